@@ -1,0 +1,120 @@
+package cli
+
+import (
+	"fmt"
+	"io"
+	"log/slog"
+
+	"github.com/spf13/cobra"
+
+	"weir/internal/controller"
+	"weir/internal/server"
+)
+
+func init() { subcommands = append(subcommands, newStorageCommand) }
+
+func newStorageCommand() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "storage",
+		Short: "Format and inspect log directories, like kafka-storage.sh",
+		Long: `storage prepares a node's log directories. Every directory in log.dirs and
+metadata.log.dir gets a meta.properties naming the cluster and the node; a
+node refuses to start on directories formatted for another cluster or node.`,
+	}
+	cmd.AddCommand(newStorageRandomUUIDCommand(), newStorageFormatCommand(), newStorageInfoCommand())
+	return cmd
+}
+
+func newStorageRandomUUIDCommand() *cobra.Command {
+	return &cobra.Command{
+		Use:   "random-uuid",
+		Short: "Print a new random cluster id",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			fmt.Fprintln(cmd.OutOrStdout(), server.RandomUUID())
+			return nil
+		},
+	}
+}
+
+func newStorageFormatCommand() *cobra.Command {
+	var (
+		clusterID, configFile string
+		overrides             []string
+		ignoreFormatted       bool
+	)
+	cmd := &cobra.Command{
+		Use:   "format",
+		Short: "Write meta.properties into the node's log directories",
+		Long: `format writes meta.properties (cluster id, node id, a new directory id) into
+every directory of log.dirs and metadata.log.dir. A directory that is already
+formatted is an error unless --ignore-formatted is given.`,
+		Example: `  weir storage format -t $(weir storage random-uuid) -c config/server.properties`,
+		Args:    cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			cfg, err := loadServerConfig(configFile, overrides, slog.New(slog.NewTextHandler(io.Discard, nil)))
+			if err != nil {
+				return err
+			}
+			dirs := append(append([]string(nil), cfg.LogDirs...), cfg.MetadataLogDir)
+			done, err := server.Format(dirs, clusterID, cfg.NodeID, ignoreFormatted)
+			if err != nil {
+				return err
+			}
+			if len(done) == 0 {
+				fmt.Fprintln(cmd.OutOrStdout(), "All of the log directories are already formatted.")
+			}
+			for _, d := range done {
+				fmt.Fprintf(cmd.OutOrStdout(), "Formatting %s with metadata.version %d.\n", d, controller.MetadataVersion)
+			}
+			return nil
+		},
+	}
+	cmd.Flags().StringVarP(&clusterID, "cluster-id", "t", "", "the cluster id (from `weir storage random-uuid`)")
+	cmd.Flags().StringVarP(&configFile, "config", "c", "", "the node's server.properties")
+	cmd.Flags().StringArrayVar(&overrides, "override", nil, "set a configuration key (key=value); may be repeated")
+	cmd.Flags().BoolVarP(&ignoreFormatted, "ignore-formatted", "g", false, "skip directories that are already formatted")
+	cmd.MarkFlagRequired("cluster-id")
+	cmd.MarkFlagRequired("config")
+	return cmd
+}
+
+func newStorageInfoCommand() *cobra.Command {
+	var (
+		configFile string
+		overrides  []string
+	)
+	cmd := &cobra.Command{
+		Use:   "info",
+		Short: "Show the meta.properties of the node's log directories",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			cfg, err := loadServerConfig(configFile, overrides, slog.New(slog.NewTextHandler(io.Discard, nil)))
+			if err != nil {
+				return err
+			}
+			out := cmd.OutOrStdout()
+			dirs := append(append([]string(nil), cfg.LogDirs...), cfg.MetadataLogDir)
+			seen := map[string]bool{}
+			for _, d := range dirs {
+				if seen[d] {
+					continue
+				}
+				seen[d] = true
+				mp, ok, err := server.ReadMetaProperties(d)
+				switch {
+				case err != nil:
+					fmt.Fprintf(out, "%s: error: %v\n", d, err)
+				case !ok:
+					fmt.Fprintf(out, "%s: not formatted\n", d)
+				default:
+					fmt.Fprintf(out, "%s: cluster.id=%s node.id=%d directory.id=%s\n", d, mp.ClusterID, mp.NodeID, mp.DirectoryID)
+				}
+			}
+			return nil
+		},
+	}
+	cmd.Flags().StringVarP(&configFile, "config", "c", "", "the node's server.properties")
+	cmd.Flags().StringArrayVar(&overrides, "override", nil, "set a configuration key (key=value); may be repeated")
+	return cmd
+}

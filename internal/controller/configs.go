@@ -1,0 +1,201 @@
+package controller
+
+import (
+	"maps"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"weir/internal/config"
+	"weir/internal/metadata"
+)
+
+// ConfigChange is one resource's requested change, in the shape both
+// AlterConfigs (Replace: the new complete set) and IncrementalAlterConfigs
+// (Ops) take.
+type ConfigChange struct {
+	Type    int8
+	Name    string
+	Replace map[string]*string // AlterConfigs: the full new set
+	Ops     []kmsg.IncrementalAlterConfigsRequestResourceConfig
+	// Incremental selects Ops over Replace.
+	Incremental bool
+}
+
+// AlterConfigs applies config changes to topics and brokers, each
+// resource independently; it returns per-resource errors and the offset
+// of the last committed record.
+func (c *Controller) AlterConfigs(changes []ConfigChange, validateOnly bool) ([]error, int64, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	img := c.Image()
+	errs := make([]error, len(changes))
+	seen := map[metadata.ConfigResource]int{}
+	for _, ch := range changes {
+		seen[metadata.ConfigResource{Type: ch.Type, Name: ch.Name}]++
+	}
+	var recs []metadata.Record
+	for i, ch := range changes {
+		res := metadata.ConfigResource{Type: ch.Type, Name: ch.Name}
+		if seen[res] > 1 {
+			errs[i] = topicErr(kerr.InvalidRequest, "Duplicate resource in request.")
+			continue
+		}
+		rrecs, err := c.planConfigChange(img, ch)
+		if err != nil {
+			errs[i] = err
+			continue
+		}
+		if !validateOnly {
+			recs = append(recs, rrecs...)
+		}
+	}
+	last, err := c.commit(recs)
+	if err != nil {
+		return nil, -1, err
+	}
+	return errs, last, nil
+}
+
+func (c *Controller) planConfigChange(img *metadata.Image, ch ConfigChange) ([]metadata.Record, error) {
+	res := metadata.ConfigResource{Type: ch.Type, Name: ch.Name}
+	var current map[string]string
+	switch ch.Type {
+	case metadata.ResourceTopic:
+		if img.Topics[ch.Name] == nil {
+			return nil, topicErr(kerr.UnknownTopicOrPartition, "The topic '%s' does not exist.", ch.Name)
+		}
+		current = img.TopicConfig(ch.Name)
+	case metadata.ResourceBroker:
+		if ch.Name != "" {
+			if _, err := strconv.ParseInt(ch.Name, 10, 32); err != nil {
+				return nil, topicErr(kerr.InvalidRequest, "Invalid broker name %q: must be a broker id or empty for the cluster default.", ch.Name)
+			}
+		}
+		current = img.BrokerConfig(ch.Name)
+	default:
+		return nil, topicErr(kerr.InvalidRequest, "Unsupported resource type %d.", ch.Type)
+	}
+	next, err := applyChange(current, ch)
+	if err != nil {
+		return nil, err
+	}
+	if err := validateConfigs(ch, next); err != nil {
+		return nil, err
+	}
+	var recs []metadata.Record
+	keys := slices.Sorted(maps.Keys(current))
+	for _, k := range keys {
+		if _, ok := next[k]; !ok {
+			recs = append(recs, &metadata.ConfigRecord{ResourceType: res.Type, ResourceName: res.Name, Name: k})
+		}
+	}
+	for _, k := range slices.Sorted(maps.Keys(next)) {
+		if v, ok := current[k]; ok && v == next[k] {
+			continue
+		}
+		v := next[k]
+		recs = append(recs, &metadata.ConfigRecord{ResourceType: res.Type, ResourceName: res.Name, Name: k, Value: &v})
+	}
+	return recs, nil
+}
+
+// applyChange computes a resource's new dynamic config set.
+func applyChange(current map[string]string, ch ConfigChange) (map[string]string, error) {
+	if !ch.Incremental {
+		next := map[string]string{}
+		for k, v := range ch.Replace {
+			if v == nil {
+				return nil, topicErr(kerr.InvalidConfig, "Null value not supported for: %s", k)
+			}
+			next[k] = *v
+		}
+		return next, nil
+	}
+	next := maps.Clone(current)
+	seen := map[string]bool{}
+	for _, op := range ch.Ops {
+		if seen[op.Name] {
+			return nil, topicErr(kerr.InvalidConfig, "Error due to duplicate config keys: %s", op.Name)
+		}
+		seen[op.Name] = true
+		switch op.Op {
+		case kmsg.IncrementalAlterConfigOpSet:
+			if op.Value == nil {
+				return nil, topicErr(kerr.InvalidConfig, "Null value not supported for: %s", op.Name)
+			}
+			next[op.Name] = *op.Value
+		case kmsg.IncrementalAlterConfigOpDelete:
+			delete(next, op.Name)
+		case kmsg.IncrementalAlterConfigOpAppend, kmsg.IncrementalAlterConfigOpSubtract:
+			if !isList(ch.Type, op.Name) {
+				return nil, topicErr(kerr.InvalidConfig, "Config value append is not allowed for config key: %s", op.Name)
+			}
+			var items []string
+			if cur, ok := next[op.Name]; ok && cur != "" {
+				items = strings.Split(cur, ",")
+			} else if def := listDefault(ch.Type, op.Name); def != "" {
+				items = strings.Split(def, ",")
+			}
+			var vals []string
+			if op.Value != nil && *op.Value != "" {
+				vals = strings.Split(*op.Value, ",")
+			}
+			for _, v := range vals {
+				v = strings.TrimSpace(v)
+				has := slices.Contains(items, v)
+				if op.Op == kmsg.IncrementalAlterConfigOpAppend && !has {
+					items = append(items, v)
+				}
+				if op.Op == kmsg.IncrementalAlterConfigOpSubtract && has {
+					items = slices.DeleteFunc(items, func(s string) bool { return s == v })
+				}
+			}
+			next[op.Name] = strings.Join(items, ",")
+		default:
+			return nil, topicErr(kerr.InvalidRequest, "Unknown config operation %d for %s.", op.Op, op.Name)
+		}
+	}
+	return next, nil
+}
+
+func def(typ int8, name string) (config.Def, bool) {
+	if typ == metadata.ResourceTopic {
+		return config.TopicDef(name)
+	}
+	return config.BrokerDef(name)
+}
+
+func isList(typ int8, name string) bool {
+	d, ok := def(typ, name)
+	return ok && d.Type == config.TypeList
+}
+
+func listDefault(typ int8, name string) string {
+	d, _ := def(typ, name)
+	return d.Default
+}
+
+func validateConfigs(ch ConfigChange, next map[string]string) error {
+	if ch.Type == metadata.ResourceTopic {
+		if err := config.ValidateTopicConfigs(next); err != nil {
+			return topicErr(kerr.InvalidConfig, "%v", err)
+		}
+		return nil
+	}
+	for _, k := range slices.Sorted(maps.Keys(next)) {
+		validate := config.ValidateBrokerDynamic
+		if ch.Name == "" {
+			validate = config.ValidateBrokerDynamicDefault
+		}
+		if err := validate(k, next[k]); err != nil {
+			return topicErr(kerr.InvalidConfig, "%v", err)
+		}
+	}
+	return nil
+}
+
+func sortedKeys(m map[string]string) []string { return slices.Sorted(maps.Keys(m)) }

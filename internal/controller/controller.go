@@ -1,0 +1,165 @@
+// Package controller is the metadata state machine of the controller role:
+// it checks admin requests against the current image and turns them into
+// metadata records, which the quorum commits to the metadata log. Every
+// change to topics, partitions, configs, brokers and producer id blocks
+// goes through here; nothing else writes metadata.
+//
+// Requests are handled one at a time. The controller's image includes all
+// of its own committed writes before it takes the next request, because
+// the quorum delivers committed batches (to Publish) before Append returns.
+package controller
+
+import (
+	"crypto/rand"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+
+	"weir/internal/config"
+	"weir/internal/metadata"
+	"weir/internal/metalog"
+)
+
+// Quorum commits batches of metadata records.
+type Quorum interface {
+	// Append commits records as one batch and returns the offset of the
+	// last one, after the batch has been delivered to subscribers.
+	Append(records []metadata.Record) (int64, error)
+	// EndOffset is the offset the next record will get.
+	EndOffset() int64
+}
+
+// Config is what the controller needs from the broker configuration.
+type Config struct {
+	Static *config.Broker
+}
+
+// Controller is the metadata state machine. See the package comment.
+type Controller struct {
+	cfg    Config
+	quorum Quorum
+	lg     *slog.Logger
+
+	mu    sync.Mutex // one request at a time
+	image atomic.Pointer[metadata.Image]
+}
+
+// New returns a controller writing through q; call Publish with every
+// committed batch (including the replay at start-up).
+func New(cfg Config, q Quorum, lg *slog.Logger) *Controller {
+	c := &Controller{cfg: cfg, quorum: q, lg: lg}
+	c.image.Store(metadata.Empty())
+	return c
+}
+
+// Publish applies a committed batch to the controller's image.
+func (c *Controller) Publish(b metalog.Committed) error {
+	img, _, err := c.image.Load().Apply(b.Records, b.LastOffset)
+	if err != nil {
+		return err
+	}
+	c.image.Store(img)
+	return nil
+}
+
+// Image is the controller's current image.
+func (c *Controller) Image() *metadata.Image { return c.image.Load() }
+
+// commit appends records; the caller holds c.mu.
+func (c *Controller) commit(recs []metadata.Record) (int64, error) {
+	if len(recs) == 0 {
+		return c.quorum.EndOffset() - 1, nil
+	}
+	return c.quorum.Append(recs)
+}
+
+// MetadataVersion is the metadata.version feature level weir writes: the
+// level of Kafka 4.0 (4.0-IV3), whose record versions weir reads and writes.
+const MetadataVersion int16 = 25
+
+// Bootstrap writes the first records of a new cluster's metadata log. It
+// does nothing when the log is not empty.
+func (c *Controller) Bootstrap() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.quorum.EndOffset() > 0 {
+		return nil
+	}
+	_, err := c.commit([]metadata.Record{
+		&metadata.FeatureLevelRecord{Name: "metadata.version", FeatureLevel: MetadataVersion},
+	})
+	return err
+}
+
+// RegisterBroker registers (or re-registers after a restart) a broker and
+// returns its new broker epoch. The broker starts fenced.
+func (c *Controller) RegisterBroker(reg *metadata.RegisterBrokerRecord) (int64, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	r := *reg
+	r.BrokerEpoch = c.quorum.EndOffset()
+	r.Fenced = true
+	r.SetVersion(r.HighestVersion())
+	if _, err := c.commit([]metadata.Record{&r}); err != nil {
+		return 0, err
+	}
+	return r.BrokerEpoch, nil
+}
+
+// UnfenceBroker lets a registered broker lead and host partitions.
+func (c *Controller) UnfenceBroker(id int32, epoch int64) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	b := c.Image().Brokers[id]
+	if b == nil || b.Epoch != epoch {
+		return kerr.StaleBrokerEpoch
+	}
+	if !b.Fenced {
+		return nil
+	}
+	_, err := c.commit([]metadata.Record{&metadata.UnfenceBrokerRecord{Id: id, Epoch: epoch}})
+	return err
+}
+
+// ProducerIDBlockSize is how many producer ids a broker gets at a time.
+const ProducerIDBlockSize = 1000
+
+// AllocateProducerIDs hands broker a block of producer ids, unique across
+// the cluster: [first, first+ProducerIDBlockSize).
+func (c *Controller) AllocateProducerIDs(broker int32, epoch int64) (int64, int32, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	img := c.Image()
+	if b := img.Brokers[broker]; b == nil || b.Epoch != epoch {
+		return 0, 0, kerr.StaleBrokerEpoch
+	}
+	first := img.NextProducerID
+	next := first + ProducerIDBlockSize
+	if next < first {
+		return 0, 0, errors.New("controller: producer ids exhausted")
+	}
+	rec := metadata.NewProducerIdsRecord()
+	rec.BrokerId, rec.BrokerEpoch, rec.NextProducerId = broker, epoch, next
+	if _, err := c.commit([]metadata.Record{rec}); err != nil {
+		return 0, 0, err
+	}
+	return first, ProducerIDBlockSize, nil
+}
+
+func newUUID() metadata.Uuid {
+	var u metadata.Uuid
+	for {
+		if _, err := rand.Read(u[:]); err != nil {
+			panic(fmt.Sprintf("controller: reading random bytes: %v", err))
+		}
+		// Kafka reserves the all-zero id and ids whose base64 form starts
+		// with '-' (they read as command-line flags).
+		if u != (metadata.Uuid{}) && u.String()[0] != '-' {
+			return u
+		}
+	}
+}

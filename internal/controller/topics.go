@@ -1,0 +1,356 @@
+package controller
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"weir/internal/config"
+	"weir/internal/metadata"
+)
+
+// MaxTopicNameLength is Kafka's limit on topic names.
+const MaxTopicNameLength = 249
+
+// ValidateTopicName applies Kafka's rules: 1-249 characters of
+// [a-zA-Z0-9._-], and not "." or "..".
+func ValidateTopicName(name string) error {
+	switch {
+	case name == "":
+		return errors.New("topic name is empty")
+	case name == "." || name == "..":
+		return fmt.Errorf("topic name cannot be %q", name)
+	case len(name) > MaxTopicNameLength:
+		return fmt.Errorf("topic name %q is longer than %d characters", name, MaxTopicNameLength)
+	}
+	for _, r := range name {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '.' || r == '_' || r == '-') {
+			return fmt.Errorf("topic name %q contains a character other than ASCII alphanumerics, '.', '_' and '-'", name)
+		}
+	}
+	return nil
+}
+
+// collisionName folds '.' into '_': Kafka refuses topics that differ only
+// there, because metric names would collide.
+func collisionName(name string) string { return strings.ReplaceAll(name, ".", "_") }
+
+// TopicError is a per-topic failure with its Kafka error code.
+type TopicError struct {
+	Code    *kerr.Error
+	Message string
+}
+
+func (e *TopicError) Error() string { return e.Message }
+
+func topicErr(code *kerr.Error, format string, args ...any) *TopicError {
+	return &TopicError{Code: code, Message: fmt.Sprintf(format, args...)}
+}
+
+// CreatedTopic describes a topic CreateTopics made (or would make, when
+// validating only).
+type CreatedTopic struct {
+	ID                metadata.Uuid
+	NumPartitions     int32
+	ReplicationFactor int16
+	Configs           map[string]string
+}
+
+// CreateTopics creates the topics of a request, each independently. It
+// returns one result or error per requested topic (by index) and the
+// offset of the last record committed (-1 if none).
+func (c *Controller) CreateTopics(req *kmsg.CreateTopicsRequest) ([]CreatedTopic, []error, int64, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	img := c.Image()
+	results := make([]CreatedTopic, len(req.Topics))
+	errs := make([]error, len(req.Topics))
+	seen := map[string]int{}
+	for _, t := range req.Topics {
+		seen[t.Topic]++
+	}
+	var recs []metadata.Record
+	// Topics created earlier in this request count for collisions.
+	pending := map[string]bool{}
+	for i, t := range req.Topics {
+		if seen[t.Topic] > 1 {
+			errs[i] = topicErr(kerr.InvalidRequest, "topic %q is listed more than once in the request", t.Topic)
+			continue
+		}
+		trecs, res, err := c.planTopic(img, t, pending)
+		if err != nil {
+			errs[i] = err
+			continue
+		}
+		results[i] = res
+		pending[collisionName(t.Topic)] = true
+		if !req.ValidateOnly {
+			recs = append(recs, trecs...)
+		}
+	}
+	last := int64(-1)
+	if len(recs) > 0 {
+		var err error
+		if last, err = c.commit(recs); err != nil {
+			return nil, nil, -1, err
+		}
+	}
+	return results, errs, last, nil
+}
+
+// planTopic validates one topic creation and returns its records.
+func (c *Controller) planTopic(img *metadata.Image, t kmsg.CreateTopicsRequestTopic, pending map[string]bool) ([]metadata.Record, CreatedTopic, error) {
+	var res CreatedTopic
+	if err := ValidateTopicName(t.Topic); err != nil {
+		return nil, res, topicErr(kerr.InvalidTopicException, "%v", err)
+	}
+	if img.Topics[t.Topic] != nil {
+		return nil, res, topicErr(kerr.TopicAlreadyExists, "Topic '%s' already exists.", t.Topic)
+	}
+	folded := collisionName(t.Topic)
+	if pending[folded] {
+		return nil, res, topicErr(kerr.InvalidTopicException, "Topic '%s' collides with another topic in the request.", t.Topic)
+	}
+	for name := range img.Topics {
+		if collisionName(name) == folded {
+			return nil, res, topicErr(kerr.InvalidTopicException, "Topic '%s' collides with existing topic: %s", t.Topic, name)
+		}
+	}
+	cfgs := map[string]string{}
+	for _, kv := range t.Configs {
+		if kv.Value == nil {
+			return nil, res, topicErr(kerr.InvalidConfig, "Null value not supported for topic configs: %s", kv.Name)
+		}
+		cfgs[kv.Name] = *kv.Value
+	}
+	if err := config.ValidateTopicConfigs(cfgs); err != nil {
+		return nil, res, topicErr(kerr.InvalidConfig, "%v", err)
+	}
+	brokers := usableBrokers(img)
+	var assignment [][]int32
+	if len(t.ReplicaAssignment) > 0 {
+		if t.NumPartitions != -1 || t.ReplicationFactor != -1 {
+			return nil, res, topicErr(kerr.InvalidRequest, "Both numPartitions or replicationFactor and replicasAssignments were set. Both cannot be used at the same time.")
+		}
+		var err error
+		if assignment, err = manualAssignment(img, t.ReplicaAssignment); err != nil {
+			return nil, res, err
+		}
+	} else {
+		n := t.NumPartitions
+		if n == -1 {
+			n = c.cfg.Static.NumPartitions
+		}
+		rf := int(t.ReplicationFactor)
+		if rf == -1 {
+			rf = int(c.cfg.Static.DefaultReplicationFactor)
+		}
+		if n <= 0 {
+			return nil, res, topicErr(kerr.InvalidPartitions, "Number of partitions was set to an invalid non-positive value.")
+		}
+		if rf <= 0 {
+			return nil, res, topicErr(kerr.InvalidReplicationFactor, "Replication factor must be larger than 0.")
+		}
+		if rf > len(brokers) {
+			return nil, res, topicErr(kerr.InvalidReplicationFactor, "Unable to replicate the partition %d time(s): The target replication factor of %d cannot be reached because only %d broker(s) are registered.", rf, rf, len(brokers))
+		}
+		assignment = assignReplicas(brokers, 0, n, rf, leastLoadedStart(img, brokers))
+	}
+	id := newUUID()
+	recs := []metadata.Record{&metadata.TopicRecord{Name: t.Topic, TopicId: id}}
+	for p, replicas := range assignment {
+		pr := metadata.NewPartitionRecord()
+		pr.PartitionId, pr.TopicId = int32(p), id
+		pr.Replicas, pr.Isr = replicas, liveReplicas(img, replicas)
+		pr.Leader, pr.LeaderEpoch, pr.PartitionEpoch = firstOr(pr.Isr, -1), 0, 0
+		pr.SetVersion(0) // Directories and ELR are not used yet
+		recs = append(recs, pr)
+	}
+	for _, k := range sortedKeys(cfgs) {
+		v := cfgs[k]
+		recs = append(recs, &metadata.ConfigRecord{ResourceType: metadata.ResourceTopic, ResourceName: t.Topic, Name: k, Value: &v})
+	}
+	res = CreatedTopic{ID: id, NumPartitions: int32(len(assignment)), ReplicationFactor: int16(len(assignment[0])), Configs: cfgs}
+	return recs, res, nil
+}
+
+func manualAssignment(img *metadata.Image, as []kmsg.CreateTopicsRequestTopicReplicaAssignment) ([][]int32, error) {
+	out := make([][]int32, len(as))
+	rf := -1
+	for _, a := range as {
+		if a.Partition < 0 || int(a.Partition) >= len(as) || out[a.Partition] != nil {
+			return nil, topicErr(kerr.InvalidReplicaAssignment, "Partitions must be numbered 0 to %d without gaps or repeats.", len(as)-1)
+		}
+		if len(a.Replicas) == 0 {
+			return nil, topicErr(kerr.InvalidReplicaAssignment, "Partition %d has no replicas.", a.Partition)
+		}
+		if rf >= 0 && len(a.Replicas) != rf {
+			return nil, topicErr(kerr.InvalidReplicaAssignment, "All partitions should have the same number of replicas.")
+		}
+		rf = len(a.Replicas)
+		seen := map[int32]bool{}
+		for _, b := range a.Replicas {
+			if seen[b] {
+				return nil, topicErr(kerr.InvalidReplicaAssignment, "Duplicate brokers not allowed in replica assignment: %v for partition id %d.", a.Replicas, a.Partition)
+			}
+			seen[b] = true
+			if img.Brokers[b] == nil {
+				return nil, topicErr(kerr.InvalidReplicaAssignment, "The manual partition assignment includes broker %d, but no such broker is registered.", b)
+			}
+		}
+		out[a.Partition] = a.Replicas
+	}
+	return out, nil
+}
+
+// liveReplicas keeps the replicas on unfenced brokers, in order: a new
+// partition's ISR.
+func liveReplicas(img *metadata.Image, replicas []int32) []int32 {
+	var out []int32
+	for _, r := range replicas {
+		if b := img.Brokers[r]; b != nil && !b.Fenced {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+func firstOr(s []int32, def int32) int32 {
+	if len(s) == 0 {
+		return def
+	}
+	return s[0]
+}
+
+// TopicRef names a topic by name or id, as DeleteTopics does.
+type TopicRef struct {
+	Name string
+	ID   metadata.Uuid
+}
+
+// DeleteTopics removes topics; it returns per-topic errors (nil for
+// success) and the offset of the last committed record.
+func (c *Controller) DeleteTopics(refs []TopicRef) ([]TopicRef, []error, int64, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	img := c.Image()
+	errs := make([]error, len(refs))
+	out := make([]TopicRef, len(refs))
+	var recs []metadata.Record
+	removed := map[metadata.Uuid]bool{}
+	for i, r := range refs {
+		var t *metadata.Topic
+		switch {
+		case r.Name != "":
+			t = img.Topics[r.Name]
+		case r.ID != (metadata.Uuid{}):
+			t = img.TopicsByID[r.ID]
+		}
+		if t == nil {
+			if r.Name == "" {
+				errs[i] = topicErr(kerr.UnknownTopicID, "This server does not host this topic ID.")
+			} else {
+				errs[i] = topicErr(kerr.UnknownTopicOrPartition, "This server does not host this topic-partition.")
+			}
+			out[i] = r
+			continue
+		}
+		out[i] = TopicRef{Name: t.Name, ID: t.ID}
+		if removed[t.ID] {
+			continue
+		}
+		removed[t.ID] = true
+		recs = append(recs, &metadata.RemoveTopicRecord{TopicId: t.ID})
+	}
+	last, err := c.commit(recs)
+	if err != nil {
+		return nil, nil, -1, err
+	}
+	return out, errs, last, nil
+}
+
+// CreatePartitions raises partition counts. It returns per-topic errors
+// (nil for success) and the offset of the last committed record.
+func (c *Controller) CreatePartitions(req *kmsg.CreatePartitionsRequest) ([]error, int64, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	img := c.Image()
+	errs := make([]error, len(req.Topics))
+	seen := map[string]int{}
+	for _, t := range req.Topics {
+		seen[t.Topic]++
+	}
+	var recs []metadata.Record
+	brokers := usableBrokers(img)
+	for i, rt := range req.Topics {
+		if seen[rt.Topic] > 1 {
+			errs[i] = topicErr(kerr.InvalidRequest, "Duplicate topic in request.")
+			continue
+		}
+		t := img.Topics[rt.Topic]
+		if t == nil {
+			errs[i] = topicErr(kerr.UnknownTopicOrPartition, "The topic '%s' does not exist.", rt.Topic)
+			continue
+		}
+		cur := int32(len(t.Partitions))
+		if rt.Count < cur {
+			errs[i] = topicErr(kerr.InvalidPartitions, "The topic %s currently has %d partition(s); %d would not be an increase.", rt.Topic, cur, rt.Count)
+			continue
+		}
+		if rt.Count == cur {
+			errs[i] = topicErr(kerr.InvalidPartitions, "Topic already has %d partition(s).", cur)
+			continue
+		}
+		rf := len(t.Partitions[0].Replicas)
+		var assignment [][]int32
+		if rt.Assignment != nil {
+			if int32(len(rt.Assignment)) != rt.Count-cur {
+				errs[i] = topicErr(kerr.InvalidReplicaAssignment, "Attempted to add %d additional partition(s), but only %d assignment(s) were specified.", rt.Count-cur, len(rt.Assignment))
+				continue
+			}
+			var bad error
+			for _, a := range rt.Assignment {
+				if len(a.Replicas) != rf {
+					bad = topicErr(kerr.InvalidReplicaAssignment, "The manual partition assignment includes a partition with %d replica(s), but this is not consistent with previous partitions, which have %d replica(s).", len(a.Replicas), rf)
+					break
+				}
+				for _, b := range a.Replicas {
+					if img.Brokers[b] == nil {
+						bad = topicErr(kerr.InvalidReplicaAssignment, "The manual partition assignment includes broker %d, but no such broker is registered.", b)
+						break
+					}
+				}
+				assignment = append(assignment, a.Replicas)
+			}
+			if bad != nil {
+				errs[i] = bad
+				continue
+			}
+		} else {
+			if rf > len(brokers) {
+				errs[i] = topicErr(kerr.InvalidReplicationFactor, "Unable to replicate the partition %d time(s): only %d broker(s) are usable.", rf, len(brokers))
+				continue
+			}
+			assignment = assignReplicas(brokers, cur, rt.Count-cur, rf, leastLoadedStart(img, brokers))
+		}
+		if req.ValidateOnly {
+			continue
+		}
+		for j, replicas := range assignment {
+			pr := metadata.NewPartitionRecord()
+			pr.PartitionId, pr.TopicId = cur+int32(j), t.ID
+			pr.Replicas, pr.Isr = replicas, liveReplicas(img, replicas)
+			pr.Leader, pr.LeaderEpoch, pr.PartitionEpoch = firstOr(pr.Isr, -1), 0, 0
+			pr.SetVersion(0)
+			recs = append(recs, pr)
+		}
+	}
+	last, err := c.commit(recs)
+	if err != nil {
+		return nil, -1, err
+	}
+	return errs, last, nil
+}

@@ -1,0 +1,213 @@
+package kafka
+
+// Fetch, versions 4-17.
+//
+// Each partition reads from its leader's log up to the high watermark
+// (the last stable offset for read_committed; the log end for a follower,
+// replica id >= 0), never more than the partition's and the response's
+// byte limits, except that the first partition with data returns at least
+// one whole batch so a large batch never stalls a consumer. Record bytes
+// go from the segment file to the socket by sendfile (see section.go).
+// With too little data for min bytes the request waits, up to max wait,
+// for new data on any of its partitions. Fetch sessions (KIP-227) are
+// declined: the response carries session id 0, so clients send full
+// requests; an incremental request gets FETCH_SESSION_ID_NOT_FOUND. With
+// a last fetched epoch (v12+) a diverging log is reported in
+// DivergingEpoch instead of data.
+
+import (
+	"errors"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"weir/internal/log"
+	"weir/internal/metadata"
+	"weir/internal/partition"
+)
+
+func (s *Server) handleFetch(req *Request) *Reply {
+	r := req.Body.(*kmsg.FetchRequest)
+	if r.SessionID != 0 {
+		resp := respFor(req).(*kmsg.FetchResponse)
+		resp.ErrorCode = kerr.FetchSessionIDNotFound.Code
+		return done(resp)
+	}
+	resp, sections, size, urgent := s.readFetch(req, r)
+	wait := time.Duration(r.MaxWaitMillis) * time.Millisecond
+	if urgent || wait <= 0 || size >= int(r.MinBytes) {
+		return &Reply{ready: closedChan, resp: resp, sections: sections}
+	}
+	rep := newReply()
+	go s.longPoll(req, r, rep, wait)
+	return rep
+}
+
+// longPoll waits for data on the request's partitions, re-reading each
+// time one of them changes, until min bytes are there or max wait passes.
+func (s *Server) longPoll(req *Request, r *kmsg.FetchRequest, rep *Reply, wait time.Duration) {
+	w := partition.NewWatcher()
+	var watched []*partition.Partition
+	img := s.deps.Metadata.Image()
+	for _, rt := range r.Topics {
+		name := rt.Topic
+		if req.Version >= 13 {
+			if t := img.TopicsByID[rt.TopicID]; t != nil {
+				name = t.Name
+			}
+		}
+		for _, rp := range rt.Partitions {
+			if p := s.deps.Partitions.Get(log.TopicPartition{Topic: name, Partition: rp.Partition}); p != nil {
+				p.Watch(w)
+				watched = append(watched, p)
+			}
+		}
+	}
+	defer func() {
+		for _, p := range watched {
+			p.Unwatch(w)
+		}
+	}()
+	timer := time.NewTimer(wait)
+	defer timer.Stop()
+	for {
+		// Re-read after registering, so data appended in between is seen.
+		resp, sections, size, urgent := s.readFetch(req, r)
+		if urgent || size >= int(r.MinBytes) {
+			rep.sections = sections
+			rep.complete(resp)
+			return
+		}
+		select {
+		case <-w.C:
+		case <-timer.C:
+			resp, sections, _, _ := s.readFetch(req, r)
+			rep.sections = sections
+			rep.complete(resp)
+			return
+		case <-req.Ctx.Done():
+			rep.complete(resp)
+			return
+		}
+	}
+}
+
+// readFetch reads every requested partition once. urgent reports an error
+// that should be answered without waiting.
+func (s *Server) readFetch(req *Request, r *kmsg.FetchRequest) (*kmsg.FetchResponse, []section, int, bool) {
+	resp := respFor(req).(*kmsg.FetchResponse)
+	img := s.deps.Metadata.Image()
+	replicaID := r.ReplicaID
+	if req.Version >= 15 {
+		replicaID = r.ReplicaState.ID
+	}
+	limit := int(r.MaxBytes)
+	if limit <= 0 {
+		limit = int(s.cfg.Broker.FetchMaxBytes)
+	}
+	var sections []section
+	total := 0
+	urgent := false
+	minOne := true
+	for _, rt := range r.Topics {
+		st := kmsg.NewFetchResponseTopic()
+		st.Topic, st.TopicID = rt.Topic, rt.TopicID
+		name, known := rt.Topic, true
+		if req.Version >= 13 {
+			t := img.TopicsByID[rt.TopicID]
+			known = t != nil
+			if known {
+				name = t.Name
+			}
+		}
+		for _, rp := range rt.Partitions {
+			sp := kmsg.NewFetchResponseTopicPartition()
+			sp.Partition = rp.Partition
+			sp.HighWatermark, sp.LastStableOffset, sp.LogStartOffset = -1, -1, -1
+			sp.PreferredReadReplica = -1
+			sp.RecordBatches = []byte{}
+			var p *partition.Partition
+			if known {
+				p = s.deps.Partitions.Get(log.TopicPartition{Topic: name, Partition: rp.Partition})
+			}
+			switch {
+			case p == nil && req.Version >= 13 && !known:
+				sp.ErrorCode = kerr.UnknownTopicID.Code
+			case p == nil && img.Topics[name] != nil && img.Topics[name].Partitions[rp.Partition] != nil:
+				s.notLeader(&sp, img, name, rp.Partition)
+			case p == nil:
+				sp.ErrorCode = kerr.UnknownTopicOrPartition.Code
+			default:
+				maxBytes := min(int(rp.PartitionMaxBytes), max(limit-total, 0))
+				n, sec, err := s.fetchPartition(p, rp, replicaID, r.IsolationLevel, maxBytes, minOne, &sp, len(sections))
+				if err != nil {
+					sp.ErrorCode = errorCode(err)
+					if sp.ErrorCode == kerr.NotLeaderForPartition.Code {
+						s.notLeader(&sp, img, name, rp.Partition)
+					}
+					if sp.ErrorCode == kerr.UnknownServerError.Code || sp.ErrorCode == kerr.KafkaStorageError.Code {
+						s.lg.Error("fetch failed", "topic", name, "partition", rp.Partition, "err", err)
+					}
+				}
+				if sec != nil {
+					sections = append(sections, *sec)
+					total += n
+					minOne = false
+				}
+			}
+			urgent = urgent || sp.ErrorCode != 0 || sp.DivergingEpoch.EndOffset >= 0
+			st.Partitions = append(st.Partitions, sp)
+		}
+		resp.Topics = append(resp.Topics, st)
+	}
+	return resp, sections, total, urgent
+}
+
+// fetchPartition reads one partition into sp; a returned section is the
+// file range standing for sp.RecordBatches (which holds its marker).
+func (s *Server) fetchPartition(p *partition.Partition, rp kmsg.FetchRequestTopicPartition, replicaID int32, isolation int8, maxBytes int, minOne bool, sp *kmsg.FetchResponseTopicPartition, index int) (int, *section, error) {
+	if rp.LastFetchedEpoch >= 0 {
+		epoch, end, err := p.EndOffsetForEpoch(rp.CurrentLeaderEpoch, rp.LastFetchedEpoch)
+		if err != nil {
+			return 0, nil, err
+		}
+		if epoch >= 0 && (epoch < rp.LastFetchedEpoch || end < rp.FetchOffset) {
+			sp.DivergingEpoch.Epoch, sp.DivergingEpoch.EndOffset = epoch, end
+			sp.HighWatermark = p.HighWatermark()
+			sp.LastStableOffset, sp.LogStartOffset = sp.HighWatermark, p.Log().LogStartOffset()
+			return 0, nil, nil
+		}
+	}
+	res, err := p.Read(partition.FetchParams{Offset: rp.FetchOffset, MaxBytes: maxBytes, LeaderEpoch: rp.CurrentLeaderEpoch,
+		Isolation: isolation, ReplicaID: replicaID, MinOne: minOne})
+	sp.HighWatermark, sp.LastStableOffset, sp.LogStartOffset = res.HighWatermark, res.LastStableOffset, res.LogStartOffset
+	if err != nil {
+		if !errors.Is(err, log.ErrOffsetOutOfRange) {
+			sp.HighWatermark, sp.LastStableOffset, sp.LogStartOffset = -1, -1, -1
+		}
+		return 0, nil, err
+	}
+	if res.Slice.Size == 0 {
+		return 0, nil, nil
+	}
+	sp.RecordBatches = sectionMarker(index)
+	return res.Slice.Size, &section{file: res.Slice.File, pos: res.Slice.Pos, size: res.Slice.Size}, nil
+}
+
+// notLeader marks a partition this broker does not lead, pointing the
+// client at the current leader (v12+).
+func (s *Server) notLeader(sp *kmsg.FetchResponseTopicPartition, img *metadata.Image, topic string, part int32) {
+	sp.ErrorCode = kerr.NotLeaderForPartition.Code
+	sp.CurrentLeader.LeaderID, sp.CurrentLeader.LeaderEpoch = leaderOf(img, topic, part)
+}
+
+// leaderOf returns a partition's leader and leader epoch, or -1s.
+func leaderOf(img *metadata.Image, topic string, part int32) (int32, int32) {
+	if t := img.Topics[topic]; t != nil {
+		if p := t.Partitions[part]; p != nil {
+			return p.Leader, p.LeaderEpoch
+		}
+	}
+	return -1, -1
+}

@@ -1,0 +1,55 @@
+package kafka
+
+// ListOffsets, versions 1-9.
+//
+// Timestamps -1 (latest: the high watermark, or the last stable offset for
+// read_committed), -2 (earliest: the log start offset), -3 (the record with
+// the largest timestamp, KIP-734), -4 and -5 (KIP-405: the same as -2 and
+// -1, all data being local); any other value finds the first record with a
+// timestamp at or after it, or offset -1 when there is none. A partition
+// listed twice gets INVALID_REQUEST.
+
+import (
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"weir/internal/log"
+)
+
+func (s *Server) handleListOffsets(req *Request) *Reply {
+	r := req.Body.(*kmsg.ListOffsetsRequest)
+	resp := respFor(req).(*kmsg.ListOffsetsResponse)
+	img := s.deps.Metadata.Image()
+	seen := map[log.TopicPartition]int{}
+	for _, rt := range r.Topics {
+		for _, rp := range rt.Partitions {
+			seen[log.TopicPartition{Topic: rt.Topic, Partition: rp.Partition}]++
+		}
+	}
+	for _, rt := range r.Topics {
+		st := kmsg.NewListOffsetsResponseTopic()
+		st.Topic = rt.Topic
+		for _, rp := range rt.Partitions {
+			sp := kmsg.NewListOffsetsResponseTopicPartition()
+			sp.Partition, sp.Timestamp, sp.Offset, sp.LeaderEpoch = rp.Partition, -1, -1, -1
+			tp := log.TopicPartition{Topic: rt.Topic, Partition: rp.Partition}
+			p, err := s.leaderPartition(img, tp)
+			switch {
+			case seen[tp] > 1:
+				sp.ErrorCode = kerr.InvalidRequest.Code
+			case err != nil:
+				sp.ErrorCode = errorCode(err)
+			default:
+				off, ts, epoch, found, err := p.ListOffset(rp.Timestamp, rp.CurrentLeaderEpoch, r.IsolationLevel)
+				if err != nil {
+					sp.ErrorCode = errorCode(err)
+				} else if found {
+					sp.Offset, sp.Timestamp, sp.LeaderEpoch = off, ts, epoch
+				}
+			}
+			st.Partitions = append(st.Partitions, sp)
+		}
+		resp.Topics = append(resp.Topics, st)
+	}
+	return done(resp)
+}

@@ -1,0 +1,173 @@
+package kafka
+
+// Metadata, versions 0-12.
+//
+// Brokers are the unfenced brokers with an endpoint on the listener the
+// request arrived on. A null topic list (v1+, or an empty one at v0) means
+// every topic. Unknown topics are created when auto.create.topics.enable
+// and the request (v4+; always before) allow it; weir creates them before
+// answering, so the client gets the new topic's metadata at once where
+// Kafka would first answer LEADER_NOT_AVAILABLE. The controller id is this
+// broker's id, as a KRaft broker reports a broker, not a controller.
+
+import (
+	"context"
+	"sort"
+	"strconv"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"weir/internal/controller"
+	"weir/internal/metadata"
+)
+
+// Topic operations bit set for AuthorizedOperations: with no authorizer
+// every operation is allowed (READ, WRITE, CREATE, DELETE, ALTER,
+// DESCRIBE, DESCRIBE_CONFIGS, ALTER_CONFIGS).
+const (
+	topicAllOperations   = 1<<3 | 1<<4 | 1<<5 | 1<<6 | 1<<7 | 1<<8 | 1<<10 | 1<<11
+	clusterAllOperations = 1<<4 | 1<<5 | 1<<7 | 1<<8 | 1<<9 | 1<<10 | 1<<11 | 1<<12
+	operationsOmitted    = -2147483648
+)
+
+// internalTopics are Kafka's internal topics.
+var internalTopics = map[string]bool{"__consumer_offsets": true, "__transaction_state": true}
+
+func (s *Server) handleMetadata(req *Request) *Reply {
+	r := req.Body.(*kmsg.MetadataRequest)
+	resp := respFor(req).(*kmsg.MetadataResponse)
+	img := s.deps.Metadata.Image()
+	allowCreate := s.cfg.Broker.AutoCreateTopics && (req.Version < 4 || r.AllowAutoTopicCreation)
+
+	all := r.Topics == nil || (req.Version == 0 && len(r.Topics) == 0)
+	if !all && allowCreate {
+		img = s.autoCreate(req.Ctx, img, r.Topics)
+	}
+	resp.Brokers = s.brokers(img, req.Listener)
+	cluster := s.cfg.ClusterID
+	resp.ClusterID = &cluster
+	resp.ControllerID = s.cfg.Broker.NodeID
+	resp.AuthorizedOperations = operationsOmitted
+	if r.IncludeClusterAuthorizedOperations {
+		resp.AuthorizedOperations = clusterAllOperations
+	}
+	if all {
+		names := make([]string, 0, len(img.Topics))
+		for name := range img.Topics {
+			names = append(names, name)
+		}
+		sort.Strings(names)
+		for _, name := range names {
+			resp.Topics = append(resp.Topics, topicMetadata(img, img.Topics[name], r.IncludeTopicAuthorizedOperations))
+		}
+		return done(resp)
+	}
+	for _, rt := range r.Topics {
+		var t *metadata.Topic
+		if rt.Topic != nil {
+			t = img.Topics[*rt.Topic]
+		} else {
+			t = img.TopicsByID[rt.TopicID]
+		}
+		if t == nil {
+			mt := kmsg.NewMetadataResponseTopic()
+			mt.Topic, mt.TopicID = rt.Topic, rt.TopicID
+			mt.AuthorizedOperations = operationsOmitted
+			switch {
+			case rt.Topic == nil:
+				mt.ErrorCode = kerr.UnknownTopicID.Code
+			case controller.ValidateTopicName(*rt.Topic) != nil:
+				mt.ErrorCode = kerr.InvalidTopicException.Code
+			default:
+				mt.ErrorCode = kerr.UnknownTopicOrPartition.Code
+			}
+			resp.Topics = append(resp.Topics, mt)
+			continue
+		}
+		resp.Topics = append(resp.Topics, topicMetadata(img, t, r.IncludeTopicAuthorizedOperations))
+	}
+	return done(resp)
+}
+
+// autoCreate creates the requested topics that do not exist and returns
+// an image that includes them.
+func (s *Server) autoCreate(ctx context.Context, img *metadata.Image, topics []kmsg.MetadataRequestTopic) *metadata.Image {
+	create := kmsg.NewPtrCreateTopicsRequest()
+	for _, rt := range topics {
+		if rt.Topic == nil || img.Topics[*rt.Topic] != nil || internalTopics[*rt.Topic] || controller.ValidateTopicName(*rt.Topic) != nil {
+			continue
+		}
+		ct := kmsg.NewCreateTopicsRequestTopic()
+		ct.Topic, ct.NumPartitions, ct.ReplicationFactor = *rt.Topic, -1, -1
+		create.Topics = append(create.Topics, ct)
+	}
+	if len(create.Topics) == 0 {
+		return img
+	}
+	_, errs, last, err := s.deps.Controller.CreateTopics(create)
+	if err != nil {
+		s.lg.Warn("auto-creating topics failed", "err", err)
+		return img
+	}
+	for i, e := range errs {
+		if e != nil && errorCode(e) != kerr.TopicAlreadyExists.Code {
+			s.lg.Info("auto-creating topic failed", "topic", create.Topics[i].Topic, "err", e)
+		}
+	}
+	if last >= 0 {
+		wctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		defer cancel()
+		if err := s.deps.Metadata.WaitFor(wctx, last); err != nil {
+			return img
+		}
+	}
+	return s.deps.Metadata.Image()
+}
+
+// brokers lists the unfenced brokers' endpoints on listener.
+func (s *Server) brokers(img *metadata.Image, listener string) []kmsg.MetadataResponseBroker {
+	var out []kmsg.MetadataResponseBroker
+	for _, b := range img.Brokers {
+		if b.Fenced {
+			continue
+		}
+		ep, ok := b.Endpoint(listener)
+		if !ok {
+			continue
+		}
+		mb := kmsg.NewMetadataResponseBroker()
+		mb.NodeID, mb.Host, mb.Port, mb.Rack = b.ID, ep.Host, int32(ep.Port), b.Rack
+		out = append(out, mb)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].NodeID < out[j].NodeID })
+	return out
+}
+
+func topicMetadata(img *metadata.Image, t *metadata.Topic, withOps bool) kmsg.MetadataResponseTopic {
+	mt := kmsg.NewMetadataResponseTopic()
+	name := t.Name
+	mt.Topic, mt.TopicID, mt.IsInternal = &name, t.ID, internalTopics[t.Name]
+	mt.AuthorizedOperations = operationsOmitted
+	if withOps {
+		mt.AuthorizedOperations = topicAllOperations
+	}
+	for _, p := range t.SortedPartitions() {
+		mp := kmsg.NewMetadataResponseTopicPartition()
+		mp.Partition, mp.Leader, mp.LeaderEpoch = p.ID, p.Leader, p.LeaderEpoch
+		mp.Replicas, mp.ISR = p.Replicas, p.ISR
+		for _, r := range p.Replicas {
+			if b := img.Brokers[r]; b == nil || b.Fenced {
+				mp.OfflineReplicas = append(mp.OfflineReplicas, r)
+			}
+		}
+		if p.Leader < 0 {
+			mp.ErrorCode = kerr.LeaderNotAvailable.Code
+		}
+		mt.Partitions = append(mt.Partitions, mp)
+	}
+	return mt
+}
+
+func itoa(i int32) string { return strconv.Itoa(int(i)) }

@@ -1,0 +1,62 @@
+package kafka
+
+// CreateTopics, versions 0-7.
+//
+// Forwarded to the controller, which validates each topic independently
+// (name, partitions, replication factor or manual assignment, configs)
+// and commits the records. The answer waits, up to the request timeout,
+// until this broker's metadata includes the new topics. From v5 each
+// created topic is described: partitions, replication factor and its
+// configs; validate_only answers the same without creating anything.
+
+import (
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"weir/internal/config"
+)
+
+func (s *Server) handleCreateTopics(req *Request) *Reply {
+	r := req.Body.(*kmsg.CreateTopicsRequest)
+	resp := respFor(req).(*kmsg.CreateTopicsResponse)
+	results, errs, last, err := s.deps.Controller.CreateTopics(r)
+	if err != nil {
+		s.lg.Error("create topics", "err", err)
+		for _, t := range r.Topics {
+			rt := kmsg.NewCreateTopicsResponseTopic()
+			rt.Topic, rt.ErrorCode = t.Topic, errorCode(err)
+			resp.Topics = append(resp.Topics, rt)
+		}
+		return done(resp)
+	}
+	if err := s.awaitMetadata(req.Ctx, last, time.Duration(r.TimeoutMillis)*time.Millisecond); err != nil {
+		for i := range errs {
+			if errs[i] == nil {
+				errs[i] = kerr.RequestTimedOut
+			}
+		}
+	}
+	img := s.deps.Metadata.Image()
+	for i, t := range r.Topics {
+		rt := kmsg.NewCreateTopicsResponseTopic()
+		rt.Topic = t.Topic
+		if e := errs[i]; e != nil {
+			rt.ErrorCode, rt.ErrorMessage = errorCode(e), errorMessage(e)
+			rt.NumPartitions, rt.ReplicationFactor = -1, -1
+			resp.Topics = append(resp.Topics, rt)
+			continue
+		}
+		res := results[i]
+		rt.TopicID, rt.NumPartitions, rt.ReplicationFactor = res.ID, res.NumPartitions, res.ReplicationFactor
+		entries := config.DescribeTopic(res.Configs, img.BrokerConfig(itoa(s.cfg.Broker.NodeID)), img.BrokerConfig(""), s.cfg.Broker)
+		for _, e := range entries {
+			c := kmsg.NewCreateTopicsResponseTopicConfig()
+			c.Name, c.Value, c.ReadOnly, c.Source, c.IsSensitive = e.Name, e.Value, e.ReadOnly, int8(e.Source), e.IsSensitive
+			rt.Configs = append(rt.Configs, c)
+		}
+		resp.Topics = append(resp.Topics, rt)
+	}
+	return done(resp)
+}

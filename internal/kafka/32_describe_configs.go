@@ -1,0 +1,97 @@
+package kafka
+
+// DescribeConfigs, versions 0-4.
+//
+// Topics: every topic configuration with its effective value and where it
+// comes from (topic override, dynamic broker config, dynamic cluster
+// default, static server.properties, or the default). Brokers: this
+// broker's configuration (resource name = its id), or the cluster-wide
+// dynamic defaults (empty name); another broker's id is INVALID_REQUEST,
+// as that broker must be asked. Synonyms (v1+) and documentation (v3+)
+// when asked for. Broker loggers are not supported (INVALID_REQUEST).
+
+import (
+	"fmt"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"weir/internal/config"
+	"weir/internal/metadata"
+)
+
+func (s *Server) handleDescribeConfigs(req *Request) *Reply {
+	r := req.Body.(*kmsg.DescribeConfigsRequest)
+	resp := respFor(req).(*kmsg.DescribeConfigsResponse)
+	img := s.deps.Metadata.Image()
+	self := itoa(s.cfg.Broker.NodeID)
+	for _, rr := range r.Resources {
+		res := kmsg.NewDescribeConfigsResponseResource()
+		res.ResourceType, res.ResourceName = rr.ResourceType, rr.ResourceName
+		var entries []config.Entry
+		switch {
+		case rr.ResourceType == kmsg.ConfigResourceTypeTopic:
+			if img.Topics[rr.ResourceName] == nil {
+				setConfigErr(&res.ErrorCode, &res.ErrorMessage, kerr.UnknownTopicOrPartition, "Topic '%s' does not exist.", rr.ResourceName)
+			} else {
+				entries = config.DescribeTopic(img.TopicConfig(rr.ResourceName), img.BrokerConfig(self), img.BrokerConfig(""), s.cfg.Broker)
+			}
+		case rr.ResourceType == kmsg.ConfigResourceTypeBroker && rr.ResourceName == "":
+			entries = config.DescribeBrokerDefaults(img.BrokerConfig(""))
+		case rr.ResourceType == kmsg.ConfigResourceTypeBroker && rr.ResourceName == self:
+			entries = config.DescribeBroker(img.BrokerConfig(self), img.BrokerConfig(""), s.cfg.Broker)
+		case rr.ResourceType == kmsg.ConfigResourceTypeBroker:
+			setConfigErr(&res.ErrorCode, &res.ErrorMessage, kerr.InvalidRequest, "Unexpected broker id, expected %s or empty string, but received %s", self, rr.ResourceName)
+		default:
+			setConfigErr(&res.ErrorCode, &res.ErrorMessage, kerr.InvalidRequest, "Unsupported resource type %d.", rr.ResourceType)
+		}
+		want := map[string]bool{}
+		for _, n := range rr.ConfigNames {
+			want[n] = true
+		}
+		for _, e := range entries {
+			if rr.ConfigNames != nil && !want[e.Name] {
+				continue
+			}
+			res.Configs = append(res.Configs, describedConfig(e, req.Version, r.IncludeSynonyms, r.IncludeDocumentation))
+		}
+		resp.Resources = append(resp.Resources, res)
+	}
+	return done(resp)
+}
+
+func describedConfig(e config.Entry, version int16, synonyms, docs bool) kmsg.DescribeConfigsResponseResourceConfig {
+	c := kmsg.NewDescribeConfigsResponseResourceConfig()
+	c.Name, c.Value, c.ReadOnly, c.IsSensitive = e.Name, e.Value, e.ReadOnly, e.IsSensitive
+	c.Source = kmsg.ConfigSource(e.Source)
+	c.IsDefault = e.Source == config.SourceDefault
+	c.ConfigType = kmsg.ConfigType(e.Type)
+	if synonyms && version >= 1 {
+		for _, syn := range e.Synonyms {
+			cs := kmsg.NewDescribeConfigsResponseResourceConfigConfigSynonym()
+			cs.Name, cs.Value, cs.Source = syn.Name, syn.Value, kmsg.ConfigSource(syn.Source)
+			c.ConfigSynonyms = append(c.ConfigSynonyms, cs)
+		}
+	}
+	if docs && e.Documentation != "" {
+		d := e.Documentation
+		c.Documentation = &d
+	}
+	return c
+}
+
+func setConfigErr(code *int16, msg **string, e *kerr.Error, format string, args ...any) {
+	m := fmt.Sprintf(format, args...)
+	*code, *msg = e.Code, &m
+}
+
+// resourceType converts a config resource type for the controller.
+func resourceType(t kmsg.ConfigResourceType) int8 {
+	switch t {
+	case kmsg.ConfigResourceTypeTopic:
+		return metadata.ResourceTopic
+	case kmsg.ConfigResourceTypeBroker:
+		return metadata.ResourceBroker
+	}
+	return int8(t)
+}

@@ -1,0 +1,242 @@
+package kafka
+
+import (
+	"bufio"
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"sync"
+
+	"github.com/twmb/franz-go/pkg/kbin"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// Request is one decoded request and what a handler needs to know about
+// where it came from.
+type Request struct {
+	Key           int16
+	Version       int16
+	CorrelationID int32
+	ClientID      string
+	Body          kmsg.Request
+	Listener      string // the listener name the connection arrived on
+	RemoteAddr    string
+	// Ctx is cancelled when the connection closes.
+	Ctx context.Context
+}
+
+// Reply is a handler's answer. A handler that must wait (acks=all, a long
+// poll) returns a Reply and completes it later; replies are written in
+// request order regardless of completion order.
+type Reply struct {
+	ready chan struct{}
+	resp  kmsg.Response
+	// sections are file ranges spliced into a Fetch response (see fetch.go).
+	sections []section
+	// none means no response is sent (Produce with acks=0).
+	none bool
+	// closeConn closes the connection after this reply (acks=0 errors).
+	closeConn bool
+	// release runs after the reply has been written (or dropped).
+	release func()
+	corrID  int32
+}
+
+func newReply() *Reply { return &Reply{ready: make(chan struct{})} }
+
+// done returns a completed reply.
+func done(resp kmsg.Response) *Reply {
+	r := &Reply{ready: closedChan, resp: resp}
+	return r
+}
+
+var closedChan = func() chan struct{} { c := make(chan struct{}); close(c); return c }()
+
+// complete sets the response of a pending reply. It must be called once.
+func (r *Reply) complete(resp kmsg.Response) {
+	r.resp = resp
+	close(r.ready)
+}
+
+// conn serves one client connection: a reader that decodes requests and
+// runs their handlers one at a time, in order (so a producer's pipelined
+// batches are appended in the order sent), and a writer that sends the
+// replies in the same order as they complete.
+type conn struct {
+	srv     *Server
+	nc      net.Conn
+	replies chan *Reply
+	ctx     context.Context
+	cancel  context.CancelFunc
+	closeMu sync.Once
+}
+
+// maxInFlight bounds replies waiting to be written per connection; the
+// reader stops reading when the writer falls this far behind.
+const maxInFlight = 100
+
+func (c *conn) serve() {
+	defer c.close()
+	writerDone := make(chan struct{})
+	go func() {
+		defer close(writerDone)
+		c.writeLoop()
+	}()
+	defer func() {
+		close(c.replies)
+		<-writerDone
+	}()
+	r := bufio.NewReaderSize(c.nc, 64<<10)
+	for {
+		frame, err := c.readFrame(r)
+		if err != nil {
+			if !errors.Is(err, io.EOF) && !errors.Is(err, net.ErrClosed) {
+				c.srv.lg.Debug("closing connection", "remote", c.nc.RemoteAddr().String(), "err", err)
+			}
+			return
+		}
+		req, err := c.decode(frame)
+		if err != nil {
+			c.srv.lg.Info("closing connection on bad request", "remote", c.nc.RemoteAddr().String(), "err", err)
+			return
+		}
+		var rep *Reply
+		if req.Body == nil {
+			// Unsupported ApiVersions version: answered at v0 (KIP-511).
+			rep = c.srv.unsupportedAPIVersions()
+		} else {
+			rep = c.srv.dispatch(req)
+		}
+		rep.corrID = req.CorrelationID
+		select {
+		case c.replies <- rep:
+		case <-c.ctx.Done():
+			return
+		}
+		if rep.closeConn {
+			return
+		}
+	}
+}
+
+func (c *conn) readFrame(r *bufio.Reader) ([]byte, error) {
+	var sz [4]byte
+	if _, err := io.ReadFull(r, sz[:]); err != nil {
+		return nil, err
+	}
+	n := int32(binary.BigEndian.Uint32(sz[:]))
+	if n < 8 || n > c.srv.cfg.MaxRequestSize {
+		return nil, fmt.Errorf("request size %d outside [8, socket.request.max.bytes=%d]", n, c.srv.cfg.MaxRequestSize)
+	}
+	frame := make([]byte, n)
+	if _, err := io.ReadFull(r, frame); err != nil {
+		return nil, err
+	}
+	return frame, nil
+}
+
+// decode parses the request header and body. An ApiVersions request of a
+// version this broker does not know comes back with a nil Body: it is
+// answered rather than dropped (KIP-511).
+func (c *conn) decode(frame []byte) (*Request, error) {
+	rd := kbin.Reader{Src: frame}
+	key, version, corr := rd.Int16(), rd.Int16(), rd.Int32()
+	clientID := rd.NullableString()
+	if !rd.Ok() {
+		return nil, errors.New("truncated request header")
+	}
+	api, ok := c.srv.apis[key]
+	if !ok {
+		return nil, fmt.Errorf("unknown api key %d", key)
+	}
+	if version < api.min || version > api.max {
+		if key == apiVersionsKey {
+			return &Request{Key: key, Version: version, CorrelationID: corr}, nil
+		}
+		return nil, fmt.Errorf("unsupported %s version %d (supported %d-%d)", kmsg.NameForKey(key), version, api.min, api.max)
+	}
+	body := kmsg.RequestForKey(key)
+	body.SetVersion(version)
+	if body.IsFlexible() {
+		skipTags(&rd)
+	}
+	if err := body.ReadFrom(rd.Src); err != nil {
+		return nil, fmt.Errorf("malformed %s v%d: %w", kmsg.NameForKey(key), version, err)
+	}
+	req := &Request{Key: key, Version: version, CorrelationID: corr, Body: body,
+		Listener: c.srv.cfg.ListenerName, RemoteAddr: c.nc.RemoteAddr().String(), Ctx: c.ctx}
+	if clientID != nil {
+		req.ClientID = *clientID
+	}
+	return req, nil
+}
+
+func skipTags(rd *kbin.Reader) {
+	n := rd.Uvarint()
+	for i := uint32(0); i < n && rd.Ok(); i++ {
+		rd.Uvarint()
+		rd.Span(int(rd.Uvarint()))
+	}
+}
+
+func (c *conn) writeLoop() {
+	bw := bufio.NewWriterSize(c.nc, 64<<10)
+	var buf []byte
+	broken := false
+	for rep := range c.replies {
+		select {
+		case <-rep.ready:
+		case <-c.ctx.Done():
+		}
+		if broken || c.ctx.Err() != nil || rep.none {
+			if rep.release != nil {
+				rep.release()
+			}
+			if rep.closeConn {
+				c.close()
+			}
+			continue
+		}
+		var err error
+		buf, err = c.writeReply(bw, rep, buf[:0])
+		if err == nil && len(c.replies) == 0 {
+			err = bw.Flush()
+		}
+		if rep.release != nil {
+			rep.release()
+		}
+		if err != nil {
+			broken = true
+			c.close()
+		}
+	}
+}
+
+// writeReply frames and writes one response. buf is scratch for encoding.
+func (c *conn) writeReply(bw *bufio.Writer, rep *Reply, buf []byte) ([]byte, error) {
+	resp := rep.resp
+	buf = append(buf, 0, 0, 0, 0)
+	buf = kbin.AppendInt32(buf, rep.corrID)
+	// ApiVersions responses always use header v0 so that a client can
+	// parse them before it knows which versions the broker speaks.
+	if resp.IsFlexible() && resp.Key() != apiVersionsKey {
+		buf = append(buf, 0)
+	}
+	buf = resp.AppendTo(buf)
+	if len(rep.sections) == 0 {
+		binary.BigEndian.PutUint32(buf, uint32(len(buf)-4))
+		_, err := bw.Write(buf)
+		return buf, err
+	}
+	return buf, writeWithSections(bw, c.nc, buf, rep.sections, resp.IsFlexible())
+}
+
+func (c *conn) close() {
+	c.closeMu.Do(func() {
+		c.cancel()
+		c.nc.Close()
+	})
+}

@@ -1,0 +1,73 @@
+package kafka
+
+import (
+	"context"
+	"errors"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+
+	"weir/internal/controller"
+	"weir/internal/log"
+	"weir/internal/partition"
+	"weir/internal/record"
+)
+
+// errorCode maps an error from below the protocol layer to its Kafka error
+// code. It is the only place such mapping happens. Unknown errors are
+// UNKNOWN_SERVER_ERROR, and are logged by the caller.
+func errorCode(err error) int16 {
+	if err == nil {
+		return 0
+	}
+	var ke *kerr.Error
+	if errors.As(err, &ke) {
+		return ke.Code
+	}
+	var te *controller.TopicError
+	if errors.As(err, &te) {
+		return te.Code.Code
+	}
+	var code *kerr.Error
+	switch {
+	case errors.Is(err, record.ErrCorrupt), errors.Is(err, record.ErrShort):
+		code = kerr.CorruptMessage
+	case errors.Is(err, record.ErrBatchTooLarge), errors.Is(err, record.ErrTooLarge):
+		code = kerr.MessageTooLarge
+	case errors.Is(err, record.ErrInvalidRecord), errors.Is(err, record.ErrMagic):
+		code = kerr.InvalidRecord
+	case errors.Is(err, record.ErrInvalidTimestamp):
+		code = kerr.InvalidTimestamp
+	case errors.Is(err, log.ErrOutOfOrderSequence):
+		code = kerr.OutOfOrderSequenceNumber
+	case errors.Is(err, log.ErrInvalidProducerEpoch):
+		code = kerr.InvalidProducerEpoch
+	case errors.Is(err, log.ErrOffsetOutOfRange):
+		code = kerr.OffsetOutOfRange
+	case errors.Is(err, partition.ErrNotLeader):
+		code = kerr.NotLeaderForPartition
+	case errors.Is(err, partition.ErrFencedLeaderEpoch):
+		code = kerr.FencedLeaderEpoch
+	case errors.Is(err, partition.ErrUnknownLeaderEpoch):
+		code = kerr.UnknownLeaderEpoch
+	case errors.Is(err, partition.ErrNotEnoughReplicas):
+		code = kerr.NotEnoughReplicas
+	case errors.Is(err, partition.ErrNotEnoughReplicasAfterAppend):
+		code = kerr.NotEnoughReplicasAfterAppend
+	case errors.Is(err, partition.ErrStorage):
+		code = kerr.KafkaStorageError
+	case errors.Is(err, context.DeadlineExceeded):
+		code = kerr.RequestTimedOut
+	default:
+		code = kerr.UnknownServerError
+	}
+	return code.Code
+}
+
+// errorMessage is the message to return with err, or nil for success.
+func errorMessage(err error) *string {
+	if err == nil {
+		return nil
+	}
+	m := err.Error()
+	return &m
+}

@@ -1,0 +1,148 @@
+// Package kafka serves the Kafka wire protocol: it accepts connections,
+// frames and decodes requests with franz-go's kmsg, runs one handler per
+// API (one file each, named for the API key), and writes the responses in
+// order. Kafka error codes are chosen in errors.go and nowhere else.
+package kafka
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"net"
+	"sync"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"weir/internal/config"
+	"weir/internal/controller"
+	"weir/internal/log"
+	"weir/internal/metadata"
+	"weir/internal/partition"
+)
+
+// Controller is the controller as the request handlers see it: on a single
+// node it is the local controller; in a cluster, a client of the active one.
+type Controller interface {
+	CreateTopics(req *kmsg.CreateTopicsRequest) ([]controller.CreatedTopic, []error, int64, error)
+	DeleteTopics(refs []controller.TopicRef) ([]controller.TopicRef, []error, int64, error)
+	CreatePartitions(req *kmsg.CreatePartitionsRequest) ([]error, int64, error)
+	AlterConfigs(changes []controller.ConfigChange, validateOnly bool) ([]error, int64, error)
+	AllocateProducerIDs(broker int32, epoch int64) (int64, int32, error)
+}
+
+// Metadata is the broker's view of the metadata log.
+type Metadata interface {
+	// Image is the latest published image.
+	Image() *metadata.Image
+	// WaitFor blocks until the published image includes offset, or ctx ends.
+	WaitFor(ctx context.Context, offset int64) error
+}
+
+// Config is what the protocol layer needs to know about its broker.
+type Config struct {
+	Broker       *config.Broker
+	ClusterID    string
+	BrokerEpoch  func() int64
+	ListenerName string
+	// MaxRequestSize is socket.request.max.bytes.
+	MaxRequestSize int32
+}
+
+// Deps are the broker services the handlers call.
+type Deps struct {
+	Partitions *partition.Manager
+	Logs       *log.Manager
+	Metadata   Metadata
+	Controller Controller
+	Logger     *slog.Logger
+	Now        func() time.Time
+}
+
+// Server serves one listener.
+type Server struct {
+	cfg  Config
+	deps Deps
+	lg   *slog.Logger
+	apis map[int16]api
+	pids producerIDs
+
+	mu    sync.Mutex
+	ln    net.Listener
+	conns map[*conn]struct{}
+	wg    sync.WaitGroup
+}
+
+// New returns a server; call Serve with a listener.
+func New(cfg Config, deps Deps) *Server {
+	if deps.Now == nil {
+		deps.Now = time.Now
+	}
+	s := &Server{cfg: cfg, deps: deps, lg: deps.Logger, conns: map[*conn]struct{}{}}
+	s.apis = s.apiTable()
+	s.pids.alloc = func() (int64, int32, error) {
+		return deps.Controller.AllocateProducerIDs(cfg.Broker.NodeID, cfg.BrokerEpoch())
+	}
+	return s
+}
+
+// Serve accepts connections until the listener is closed.
+func (s *Server) Serve(ln net.Listener) error {
+	s.mu.Lock()
+	s.ln = ln
+	s.mu.Unlock()
+	for {
+		nc, err := ln.Accept()
+		if err != nil {
+			if errors.Is(err, net.ErrClosed) {
+				return nil
+			}
+			var ne net.Error
+			if errors.As(err, &ne) && ne.Timeout() {
+				time.Sleep(10 * time.Millisecond)
+				continue
+			}
+			return err
+		}
+		if tc, ok := nc.(*net.TCPConn); ok {
+			tc.SetNoDelay(true)
+		}
+		ctx, cancel := context.WithCancel(context.Background())
+		c := &conn{srv: s, nc: nc, replies: make(chan *Reply, maxInFlight), ctx: ctx, cancel: cancel}
+		s.mu.Lock()
+		s.conns[c] = struct{}{}
+		s.wg.Add(1)
+		s.mu.Unlock()
+		go func() {
+			defer s.wg.Done()
+			c.serve()
+			s.mu.Lock()
+			delete(s.conns, c)
+			s.mu.Unlock()
+		}()
+	}
+}
+
+// Close stops accepting, closes every connection and waits for them.
+func (s *Server) Close() {
+	s.mu.Lock()
+	if s.ln != nil {
+		s.ln.Close()
+	}
+	for c := range s.conns {
+		c.close()
+	}
+	s.mu.Unlock()
+	s.wg.Wait()
+}
+
+// api is one served API: its version range and handler.
+type api struct {
+	min, max int16
+	handle   func(*Request) *Reply
+}
+
+// dispatch runs the handler of a decoded request.
+func (s *Server) dispatch(req *Request) *Reply {
+	return s.apis[req.Key].handle(req)
+}

@@ -1,0 +1,115 @@
+package log
+
+import (
+	"path/filepath"
+
+	"weir/internal/vfs"
+)
+
+// epochCache is the leader epoch lineage of a log: for each leader epoch, the
+// first offset written in it. It answers OffsetForLeaderEpoch and lets a
+// follower find where its log diverged from the leader's. It is persisted
+// to leader-epoch-checkpoint on every change (changes are rare).
+type epochCache struct {
+	fs      vfs.FS
+	path    string
+	entries []EpochEntry
+}
+
+const epochCheckpointFile = "leader-epoch-checkpoint"
+
+func loadEpochCache(fsys vfs.FS, dir string) (*epochCache, error) {
+	c := &epochCache{fs: fsys, path: filepath.Join(dir, epochCheckpointFile)}
+	ents, err := readEpochCheckpoint(fsys, c.path)
+	if err != nil {
+		return nil, err
+	}
+	c.entries = ents
+	return c, nil
+}
+
+func (c *epochCache) latest() (EpochEntry, bool) {
+	if len(c.entries) == 0 {
+		return EpochEntry{Epoch: -1, StartOffset: -1}, false
+	}
+	return c.entries[len(c.entries)-1], true
+}
+
+// assign notes that epoch starts at offset; epochs only go up.
+func (c *epochCache) assign(epoch int32, offset int64) error {
+	if epoch < 0 {
+		return nil
+	}
+	if last, ok := c.latest(); ok && epoch <= last.Epoch {
+		return nil
+	}
+	c.entries = append(c.entries, EpochEntry{epoch, offset})
+	if err := c.flush(); err != nil {
+		// Keep memory and the checkpoint in step, so a retry writes it.
+		c.entries = c.entries[:len(c.entries)-1]
+		return err
+	}
+	return nil
+}
+
+func (c *epochCache) flush() error { return writeEpochCheckpoint(c.fs, c.path, c.entries) }
+
+// endOffsetFor answers OffsetForLeaderEpoch: the largest epoch <= requested
+// and the offset where the epoch after it starts (logEnd for the latest).
+// (-1, -1) means the requested epoch is unknown: before the first or after
+// the last.
+func (c *epochCache) endOffsetFor(epoch int32, logEnd int64) (int32, int64) {
+	last, ok := c.latest()
+	if !ok || epoch < 0 {
+		return -1, -1
+	}
+	if epoch == last.Epoch {
+		return epoch, logEnd
+	}
+	higher := -1
+	for i, e := range c.entries {
+		if e.Epoch > epoch {
+			higher = i
+			break
+		}
+	}
+	if higher < 0 {
+		return -1, -1
+	}
+	if higher == 0 {
+		return epoch, c.entries[0].StartOffset
+	}
+	return c.entries[higher-1].Epoch, c.entries[higher].StartOffset
+}
+
+// truncateFromEnd drops epochs that start at or after offset.
+func (c *epochCache) truncateFromEnd(offset int64) error {
+	n := len(c.entries)
+	for n > 0 && c.entries[n-1].StartOffset >= offset {
+		n--
+	}
+	if n == len(c.entries) {
+		return nil
+	}
+	c.entries = c.entries[:n]
+	return c.flush()
+}
+
+// truncateFromStart forgets epochs wholly below offset, moving the start of
+// the epoch holding offset up to it.
+func (c *epochCache) truncateFromStart(offset int64) error {
+	i := 0
+	for i+1 < len(c.entries) && c.entries[i+1].StartOffset <= offset {
+		i++
+	}
+	if len(c.entries) == 0 || (i == 0 && c.entries[0].StartOffset >= offset) {
+		return nil
+	}
+	c.entries = append([]EpochEntry(nil), c.entries[i:]...)
+	if c.entries[0].StartOffset < offset {
+		c.entries[0].StartOffset = offset
+	}
+	return c.flush()
+}
+
+func (c *epochCache) snapshot() []EpochEntry { return append([]EpochEntry(nil), c.entries...) }

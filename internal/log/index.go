@@ -1,0 +1,221 @@
+package log
+
+import (
+	"encoding/binary"
+	"fmt"
+	"os"
+	"sort"
+	"sync"
+
+	"weir/internal/vfs"
+)
+
+// Index files are sparse: an entry is added when more than index.interval.bytes
+// of batches were appended since the last one.
+//
+//	.index      entries of 8 bytes: relativeOffset int32 | position int32
+//	            relativeOffset = last offset of the indexed batch - segment base
+//	.timeindex  entries of 12 bytes: timestamp int64 | relativeOffset int32
+//	            the largest timestamp so far and the last offset of its batch
+//
+// Both are kept in memory and appended to their file; a file whose length is
+// not a whole number of entries, or whose entries are not increasing, is
+// rebuilt from the log.
+
+const (
+	offsetEntrySize = 8
+	timeEntrySize   = 12
+)
+
+type offsetEntry struct {
+	rel int32
+	pos int32
+}
+
+type timeEntry struct {
+	ts  int64
+	rel int32
+}
+
+// offsetIndex maps offsets to file positions. Appends happen under the log's
+// lock; lookups may run concurrently, so the entries have their own lock.
+type offsetIndex struct {
+	file vfs.File
+	base int64
+	mu   sync.RWMutex
+	ents []offsetEntry
+}
+
+type timeIndex struct {
+	file vfs.File
+	base int64
+	mu   sync.RWMutex
+	ents []timeEntry
+}
+
+func openIndexFile(fsys vfs.FS, path string) (vfs.File, []byte, error) {
+	f, err := fsys.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o644)
+	if err != nil {
+		return nil, nil, err
+	}
+	st, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, nil, err
+	}
+	buf := make([]byte, st.Size())
+	if _, err := f.ReadAt(buf, 0); err != nil && len(buf) > 0 {
+		f.Close()
+		return nil, nil, err
+	}
+	return f, buf, nil
+}
+
+// loadOffsetIndex opens the index; sane reports whether its contents could
+// be trusted (otherwise it is empty and must be rebuilt).
+func loadOffsetIndex(fsys vfs.FS, path string, base int64, logSize int64) (*offsetIndex, bool, error) {
+	f, buf, err := openIndexFile(fsys, path)
+	if err != nil {
+		return nil, false, err
+	}
+	idx := &offsetIndex{file: f, base: base}
+	if len(buf)%offsetEntrySize != 0 {
+		return idx, false, nil
+	}
+	for i := 0; i < len(buf); i += offsetEntrySize {
+		e := offsetEntry{int32(binary.BigEndian.Uint32(buf[i:])), int32(binary.BigEndian.Uint32(buf[i+4:]))}
+		if n := len(idx.ents); n > 0 && (e.rel <= idx.ents[n-1].rel || e.pos <= idx.ents[n-1].pos) || e.pos < 0 || int64(e.pos) >= logSize || e.rel < 0 {
+			idx.ents = nil
+			return idx, false, nil
+		}
+		idx.ents = append(idx.ents, e)
+	}
+	return idx, true, nil
+}
+
+func (x *offsetIndex) append(lastOffset int64, pos int64) error {
+	e := offsetEntry{int32(lastOffset - x.base), int32(pos)}
+	var buf [offsetEntrySize]byte
+	binary.BigEndian.PutUint32(buf[:], uint32(e.rel))
+	binary.BigEndian.PutUint32(buf[4:], uint32(e.pos))
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	if n := len(x.ents); n > 0 && e.rel <= x.ents[n-1].rel {
+		return fmt.Errorf("index %s: offset %d not above last entry", x.file.Name(), lastOffset)
+	}
+	if _, err := x.file.WriteAt(buf[:], int64(len(x.ents))*offsetEntrySize); err != nil {
+		return err
+	}
+	x.ents = append(x.ents, e)
+	return nil
+}
+
+// lookup returns the position of the last indexed batch whose last offset is
+// below offset: scanning from there finds the batch holding offset.
+func (x *offsetIndex) lookup(offset int64) int64 {
+	rel := offset - x.base
+	x.mu.RLock()
+	defer x.mu.RUnlock()
+	i := sort.Search(len(x.ents), func(i int) bool { return int64(x.ents[i].rel) >= rel })
+	if i == 0 {
+		return 0
+	}
+	return int64(x.ents[i-1].pos)
+}
+
+// lookupPosition returns the indexed position at or before pos.
+func (x *offsetIndex) lookupPosition(pos int64) int64 {
+	x.mu.RLock()
+	defer x.mu.RUnlock()
+	i := sort.Search(len(x.ents), func(i int) bool { return int64(x.ents[i].pos) > pos })
+	if i == 0 {
+		return 0
+	}
+	return int64(x.ents[i-1].pos)
+}
+
+func (x *offsetIndex) entries() int {
+	x.mu.RLock()
+	defer x.mu.RUnlock()
+	return len(x.ents)
+}
+
+// truncateTo drops entries at or beyond position pos.
+func (x *offsetIndex) truncateTo(pos int64) error {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	i := sort.Search(len(x.ents), func(i int) bool { return int64(x.ents[i].pos) >= pos })
+	x.ents = x.ents[:i]
+	return x.file.Truncate(int64(i) * offsetEntrySize)
+}
+
+func (x *offsetIndex) reset() error { return x.truncateTo(0) }
+
+func loadTimeIndex(fsys vfs.FS, path string, base, nextOffset int64) (*timeIndex, bool, error) {
+	f, buf, err := openIndexFile(fsys, path)
+	if err != nil {
+		return nil, false, err
+	}
+	idx := &timeIndex{file: f, base: base}
+	if len(buf)%timeEntrySize != 0 {
+		return idx, false, nil
+	}
+	for i := 0; i < len(buf); i += timeEntrySize {
+		e := timeEntry{int64(binary.BigEndian.Uint64(buf[i:])), int32(binary.BigEndian.Uint32(buf[i+8:]))}
+		if n := len(idx.ents); n > 0 && (e.ts <= idx.ents[n-1].ts || e.rel < idx.ents[n-1].rel) || e.rel < 0 || base+int64(e.rel) >= nextOffset {
+			idx.ents = nil
+			return idx, false, nil
+		}
+		idx.ents = append(idx.ents, e)
+	}
+	return idx, true, nil
+}
+
+// maybeAppend adds an entry when ts is above the last entry's timestamp.
+func (x *timeIndex) maybeAppend(ts, offset int64) error {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	if n := len(x.ents); n > 0 && ts <= x.ents[n-1].ts {
+		return nil
+	}
+	e := timeEntry{ts, int32(offset - x.base)}
+	var buf [timeEntrySize]byte
+	binary.BigEndian.PutUint64(buf[:], uint64(e.ts))
+	binary.BigEndian.PutUint32(buf[8:], uint32(e.rel))
+	if _, err := x.file.WriteAt(buf[:], int64(len(x.ents))*timeEntrySize); err != nil {
+		return err
+	}
+	x.ents = append(x.ents, e)
+	return nil
+}
+
+// lookup returns the offset to start scanning from for the first record
+// with a timestamp >= ts: the offset after the last entry below ts.
+func (x *timeIndex) lookup(ts int64) int64 {
+	x.mu.RLock()
+	defer x.mu.RUnlock()
+	i := sort.Search(len(x.ents), func(i int) bool { return x.ents[i].ts >= ts })
+	if i == 0 {
+		return x.base
+	}
+	return x.base + int64(x.ents[i-1].rel) + 1
+}
+
+func (x *timeIndex) lastEntry() (timeEntry, bool) {
+	x.mu.RLock()
+	defer x.mu.RUnlock()
+	if len(x.ents) == 0 {
+		return timeEntry{}, false
+	}
+	return x.ents[len(x.ents)-1], true
+}
+
+// truncateTo drops entries for offsets at or beyond offset.
+func (x *timeIndex) truncateTo(offset int64) error {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	rel := offset - x.base
+	i := sort.Search(len(x.ents), func(i int) bool { return int64(x.ents[i].rel) >= rel })
+	x.ents = x.ents[:i]
+	return x.file.Truncate(int64(i) * timeEntrySize)
+}

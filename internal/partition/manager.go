@@ -1,0 +1,165 @@
+package partition
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"strconv"
+	"sync"
+	"time"
+
+	"weir/internal/config"
+	"weir/internal/log"
+	"weir/internal/metadata"
+)
+
+// Manager holds the replicas this broker hosts and keeps them in step with
+// the metadata image: it creates replicas assigned to the broker, deletes
+// removed ones, and applies leadership and config changes.
+type Manager struct {
+	self   int32
+	logs   *log.Manager
+	static *config.Broker
+	lg     *slog.Logger
+	now    func() time.Time
+
+	mu    sync.RWMutex
+	parts map[log.TopicPartition]*Partition
+}
+
+// NewManager returns a manager for broker self.
+func NewManager(self int32, logs *log.Manager, static *config.Broker, lg *slog.Logger, now func() time.Time) *Manager {
+	return &Manager{self: self, logs: logs, static: static, lg: lg, now: now, parts: map[log.TopicPartition]*Partition{}}
+}
+
+// Get returns the local replica of tp, or nil.
+func (m *Manager) Get(tp log.TopicPartition) *Partition {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	return m.parts[tp]
+}
+
+// All returns every local replica.
+func (m *Manager) All() []*Partition {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	out := make([]*Partition, 0, len(m.parts))
+	for _, p := range m.parts {
+		out = append(out, p)
+	}
+	return out
+}
+
+// TopicConfig resolves a topic's effective configuration from the image.
+func (m *Manager) TopicConfig(img *metadata.Image, topic string) config.Topic {
+	return config.ResolveTopic(img.TopicConfig(topic), img.BrokerConfig(""), img.BrokerConfig(strconv.Itoa(int(m.self))), m.static)
+}
+
+// Load reconciles with a whole image at start-up: every assigned replica
+// is opened or created, and logs on disk that the image does not assign
+// to this broker (stray logs of deleted or moved partitions) are deleted.
+func (m *Manager) Load(img *metadata.Image) error {
+	var errs []error
+	for _, t := range img.Topics {
+		for _, p := range t.Partitions {
+			errs = append(errs, m.applyPartition(img, t, p))
+		}
+	}
+	for _, l := range m.logs.All() {
+		tp := l.TopicPartition()
+		t := img.Topics[tp.Topic]
+		id, err := l.ReadTopicID()
+		stray := t == nil || t.Partitions[tp.Partition] == nil || !t.Partitions[tp.Partition].HasReplica(m.self) ||
+			(err == nil && id != t.ID)
+		if stray {
+			m.lg.Info("deleting stray log", "partition", tp.String())
+			m.mu.Lock()
+			delete(m.parts, tp)
+			m.mu.Unlock()
+			errs = append(errs, m.logs.Delete(tp))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// Apply reconciles with the changes of one metadata commit.
+func (m *Manager) Apply(img *metadata.Image, d *metadata.Delta) error {
+	var errs []error
+	for _, t := range d.DeletedTopics {
+		for id := range t.Partitions {
+			errs = append(errs, m.remove(log.TopicPartition{Topic: t.Name, Partition: id}))
+		}
+	}
+	for id, parts := range d.ChangedPartitions {
+		t := img.TopicsByID[id]
+		if t == nil {
+			continue
+		}
+		for pid := range parts {
+			errs = append(errs, m.applyPartition(img, t, t.Partitions[pid]))
+		}
+	}
+	brokerWide := false
+	for res := range d.ChangedConfigs {
+		switch {
+		case res.Type == metadata.ResourceTopic:
+			if t := img.Topics[res.Name]; t != nil {
+				m.reconfigure(img, t.Name)
+			}
+		case res.Type == metadata.ResourceBroker && (res.Name == "" || res.Name == strconv.Itoa(int(m.self))):
+			brokerWide = true
+		}
+	}
+	if brokerWide {
+		for _, t := range img.Topics {
+			m.reconfigure(img, t.Name)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+func (m *Manager) reconfigure(img *metadata.Image, topic string) {
+	cfg := m.TopicConfig(img, topic)
+	for _, p := range m.All() {
+		if p.tp.Topic == topic {
+			p.SetConfig(cfg)
+		}
+	}
+}
+
+func (m *Manager) applyPartition(img *metadata.Image, t *metadata.Topic, mp *metadata.Partition) error {
+	tp := log.TopicPartition{Topic: t.Name, Partition: mp.ID}
+	if !mp.HasReplica(m.self) {
+		return m.remove(tp)
+	}
+	p := m.Get(tp)
+	if p == nil {
+		cfg := m.TopicConfig(img, t.Name)
+		l, err := m.logs.GetOrCreate(tp, t.ID, LogConfig(cfg))
+		if err != nil {
+			return fmt.Errorf("creating log %s: %w", tp, err)
+		}
+		p = New(tp, t.ID, m.self, l, cfg, m.lg, m.now)
+		m.mu.Lock()
+		m.parts[tp] = p
+		m.mu.Unlock()
+	}
+	return p.Apply(State{Leader: mp.Leader, LeaderEpoch: mp.LeaderEpoch, PartitionEpoch: mp.PartitionEpoch,
+		Replicas: mp.Replicas, ISR: mp.ISR})
+}
+
+func (m *Manager) remove(tp log.TopicPartition) error {
+	m.mu.Lock()
+	p := m.parts[tp]
+	delete(m.parts, tp)
+	m.mu.Unlock()
+	if p == nil {
+		return nil
+	}
+	p.mu.Lock()
+	p.leader = false
+	p.failWaitersLocked(ErrNotLeader)
+	p.notifyLocked()
+	p.mu.Unlock()
+	return m.logs.Delete(tp)
+}

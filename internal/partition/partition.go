@@ -1,0 +1,219 @@
+// Package partition is one replica of a partition on this broker: the log,
+// the leader epoch, the ISR as the controller last published it, the high
+// watermark, and the produce requests waiting for it (acks=all) and the
+// fetches waiting for new data.
+//
+// The leader's high watermark is the smallest log end offset among the ISR
+// and only moves forward. Records at or above it are never shown to
+// consumers.
+package partition
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"weir/internal/config"
+	"weir/internal/log"
+	"weir/internal/record"
+)
+
+// Errors, each one Kafka error code (see kafka/errors.go).
+var (
+	ErrNotLeader                    = errors.New("partition: not the leader")                                    // NOT_LEADER_OR_FOLLOWER
+	ErrFencedLeaderEpoch            = errors.New("partition: leader epoch is newer than the request's")          // FENCED_LEADER_EPOCH
+	ErrUnknownLeaderEpoch           = errors.New("partition: leader epoch is older than the request's")          // UNKNOWN_LEADER_EPOCH
+	ErrNotEnoughReplicas            = errors.New("partition: ISR smaller than min.insync.replicas")              // NOT_ENOUGH_REPLICAS
+	ErrNotEnoughReplicasAfterAppend = errors.New("partition: ISR shrank below min.insync.replicas after append") // NOT_ENOUGH_REPLICAS_AFTER_APPEND
+	ErrStorage                      = errors.New("partition: storage error")                                     // KAFKA_STORAGE_ERROR
+)
+
+// State is the partition's registration in the metadata image.
+type State struct {
+	Leader         int32
+	LeaderEpoch    int32
+	PartitionEpoch int32
+	Replicas       []int32
+	ISR            []int32
+}
+
+// settings is the topic configuration as the partition uses it.
+type settings struct {
+	policy    record.Policy
+	minISR    int
+	logAppend bool
+}
+
+// Partition is one replica. See the package comment.
+type Partition struct {
+	tp      log.TopicPartition
+	topicID [16]byte
+	self    int32
+	log     *log.Log
+	lg      *slog.Logger
+	now     func() time.Time
+	cfg     atomic.Pointer[settings]
+
+	mu     sync.Mutex
+	state  State
+	leader bool
+	// remoteLEO is each follower's log end offset as of its last fetch.
+	remoteLEO  map[int32]int64
+	ackWaiters []*ackWaiter // sorted by offset
+	watchers   map[*Watcher]struct{}
+}
+
+// New wraps an open log as a replica of tp on broker self.
+func New(tp log.TopicPartition, topicID [16]byte, self int32, l *log.Log, topic config.Topic, lg *slog.Logger, now func() time.Time) *Partition {
+	p := &Partition{tp: tp, topicID: topicID, self: self, log: l, lg: lg.With("partition", tp.String()), now: now,
+		remoteLEO: map[int32]int64{}, watchers: map[*Watcher]struct{}{}}
+	p.SetConfig(topic)
+	return p
+}
+
+// TopicPartition names the partition.
+func (p *Partition) TopicPartition() log.TopicPartition { return p.tp }
+
+// TopicID is the id of the partition's topic.
+func (p *Partition) TopicID() [16]byte { return p.topicID }
+
+// Log is the partition's log.
+func (p *Partition) Log() *log.Log { return p.log }
+
+// SetConfig applies a topic configuration change.
+func (p *Partition) SetConfig(t config.Topic) {
+	s := &settings{minISR: t.MinInsyncReplicas, logAppend: t.MessageTimestampType == config.LogAppendTime}
+	s.policy = record.Policy{
+		MaxBatchBytes:      int(t.MaxMessageBytes),
+		Compacted:          t.CleanupPolicy.Compact,
+		LogAppendTime:      s.logAppend,
+		TimestampBeforeMax: t.TimestampBeforeMaxMs,
+		TimestampAfterMax:  t.TimestampAfterMaxMs,
+	}
+	if t.CompressionType != "producer" {
+		if c, err := record.ParseCodec(t.CompressionType); err == nil {
+			s.policy.Recompress, s.policy.Codec = true, c
+			switch c {
+			case record.Gzip:
+				s.policy.CompressionLevel = int(t.CompressionGzipLevel)
+			case record.LZ4:
+				s.policy.CompressionLevel = int(t.CompressionLz4Level)
+			case record.Zstd:
+				s.policy.CompressionLevel = int(t.CompressionZstdLevel)
+			}
+		}
+	}
+	p.cfg.Store(s)
+	p.log.SetConfig(LogConfig(t))
+}
+
+// LogConfig maps a topic configuration to the log's.
+func LogConfig(t config.Topic) log.Config {
+	c := log.DefaultConfig()
+	c.SegmentBytes = t.SegmentBytes
+	c.SegmentMs = t.SegmentMs
+	c.SegmentJitterMs = t.SegmentJitterMs
+	c.IndexIntervalBytes = int64(t.IndexIntervalBytes)
+	c.SegmentIndexBytes = int64(t.SegmentIndexBytes)
+	c.RetentionMs = t.RetentionMs
+	c.RetentionBytes = t.RetentionBytes
+	c.Delete = t.CleanupPolicy.Delete
+	c.Compact = t.CleanupPolicy.Compact
+	c.DeleteRetentionMs = t.DeleteRetentionMs
+	c.MinCompactionLagMs = t.MinCompactionLagMs
+	c.MaxCompactionLagMs = t.MaxCompactionLagMs
+	c.MinCleanableRatio = t.MinCleanableDirtyRatio
+	c.FlushMessages = t.FlushMessages
+	c.FlushMs = t.FlushMs
+	c.FileDeleteDelayMs = t.FileDeleteDelayMs
+	return c
+}
+
+// Apply installs the partition's state from a new metadata image. If this
+// broker just became leader, the new epoch is recorded in the log's epoch
+// lineage before any append in it.
+func (p *Partition) Apply(st State) error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if st.LeaderEpoch < p.state.LeaderEpoch {
+		return nil // stale
+	}
+	wasLeader := p.leader
+	p.state = st
+	p.leader = st.Leader == p.self
+	if p.leader && (!wasLeader || st.LeaderEpoch > p.log.LatestEpoch()) {
+		if err := p.log.AssignEpoch(st.LeaderEpoch); err != nil {
+			return fmt.Errorf("%w: %v", ErrStorage, err)
+		}
+		for id := range p.remoteLEO {
+			if !slices.Contains(st.Replicas, id) {
+				delete(p.remoteLEO, id)
+			}
+		}
+	}
+	if !p.leader {
+		p.failWaitersLocked(ErrNotLeader)
+	} else {
+		p.maybeAdvanceHWLocked()
+	}
+	p.notifyLocked()
+	return nil
+}
+
+// State returns the partition's current metadata state.
+func (p *Partition) State() State {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.state
+}
+
+// IsLeader reports whether this broker leads the partition.
+func (p *Partition) IsLeader() bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.leader
+}
+
+// checkEpochLocked validates a client's leader epoch (KIP-320); -1 skips it.
+func (p *Partition) checkEpochLocked(epoch int32) error {
+	switch {
+	case epoch < 0 || epoch == p.state.LeaderEpoch:
+		return nil
+	case epoch < p.state.LeaderEpoch:
+		return ErrFencedLeaderEpoch
+	default:
+		return ErrUnknownLeaderEpoch
+	}
+}
+
+// HighWatermark is the offset below which records are committed.
+func (p *Partition) HighWatermark() int64 { return p.log.HighWatermark() }
+
+// maybeAdvanceHWLocked moves the high watermark to the smallest log end
+// offset in the ISR, if that is higher, and completes what waited for it.
+func (p *Partition) maybeAdvanceHWLocked() {
+	if !p.leader {
+		return
+	}
+	hw := p.log.LogEndOffset()
+	for _, id := range p.state.ISR {
+		if id == p.self {
+			continue
+		}
+		leo, ok := p.remoteLEO[id]
+		if !ok {
+			leo = p.log.LogStartOffset()
+		}
+		hw = min(hw, leo)
+	}
+	if hw <= p.log.HighWatermark() {
+		return
+	}
+	p.log.SetHighWatermark(hw)
+	p.completeWaitersLocked(hw)
+	p.notifyLocked()
+}

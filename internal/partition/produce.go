@@ -1,0 +1,114 @@
+package partition
+
+import (
+	"errors"
+	"fmt"
+	"sort"
+
+	"weir/internal/log"
+	"weir/internal/record"
+)
+
+// Acks values of a produce request.
+const (
+	AcksNone   = 0
+	AcksLeader = 1
+	AcksAll    = -1
+)
+
+// ackWaiter is an acks=all produce waiting for the high watermark.
+type ackWaiter struct {
+	offset int64 // the high watermark must pass this offset
+	done   chan error
+}
+
+// AppendResult is what a produce learns from its append.
+type AppendResult struct {
+	log.AppendInfo
+	// Wait, when not nil, delivers the outcome of an acks=all append once
+	// the high watermark covers it (nil) or leadership is lost (error).
+	Wait <-chan error
+}
+
+// Append validates a client's batch against the topic's rules and appends
+// it as leader. Validation runs before taking the partition lock; the
+// append itself is ordered by the log. scratch is decompression space
+// reused across calls.
+func (p *Partition) Append(b record.Batch, acks int16, scratch *[]byte) (AppendResult, error) {
+	cfg := p.cfg.Load()
+	v, err := record.Validate(b, &cfg.policy, p.now().UnixMilli(), scratch)
+	if err != nil {
+		return AppendResult{}, err
+	}
+	p.mu.Lock()
+	if !p.leader {
+		p.mu.Unlock()
+		return AppendResult{}, ErrNotLeader
+	}
+	if acks == AcksAll && len(p.state.ISR) < cfg.minISR {
+		p.mu.Unlock()
+		return AppendResult{}, fmt.Errorf("%w: ISR %v, min.insync.replicas=%d", ErrNotEnoughReplicas, p.state.ISR, cfg.minISR)
+	}
+	epoch := p.state.LeaderEpoch
+	p.mu.Unlock()
+
+	// The log serializes appends; the partition lock is not held across
+	// the write so reads and HW updates are not blocked by the disk.
+	info, err := p.log.AppendAsLeader(v.Batch, epoch)
+	if err != nil {
+		return AppendResult{}, storageErr(err)
+	}
+	res := AppendResult{AppendInfo: info}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.maybeAdvanceHWLocked()
+	p.notifyLocked()
+	if acks != AcksAll || p.log.HighWatermark() > info.LastOffset {
+		return res, nil
+	}
+	if !p.leader {
+		return res, ErrNotLeader
+	}
+	if len(p.state.ISR) < cfg.minISR {
+		return res, ErrNotEnoughReplicasAfterAppend
+	}
+	w := &ackWaiter{offset: info.LastOffset, done: make(chan error, 1)}
+	i := sort.Search(len(p.ackWaiters), func(i int) bool { return p.ackWaiters[i].offset > w.offset })
+	p.ackWaiters = append(p.ackWaiters, nil)
+	copy(p.ackWaiters[i+1:], p.ackWaiters[i:])
+	p.ackWaiters[i] = w
+	res.Wait = w.done
+	return res, nil
+}
+
+// storageErr marks I/O failures (a full disk, a failed fsync) so they map
+// to KAFKA_STORAGE_ERROR; the log's protocol errors pass through.
+func storageErr(err error) error {
+	if errors.Is(err, log.ErrOutOfOrderSequence) || errors.Is(err, log.ErrInvalidProducerEpoch) {
+		return err
+	}
+	return fmt.Errorf("%w: %v", ErrStorage, err)
+}
+
+// completeWaitersLocked answers every acks=all append the high watermark
+// now covers. An append whose ISR shrank below min.insync.replicas while
+// it waited is answered with NOT_ENOUGH_REPLICAS_AFTER_APPEND.
+func (p *Partition) completeWaitersLocked(hw int64) {
+	n := 0
+	for n < len(p.ackWaiters) && p.ackWaiters[n].offset < hw {
+		var err error
+		if len(p.state.ISR) < p.cfg.Load().minISR {
+			err = ErrNotEnoughReplicasAfterAppend
+		}
+		p.ackWaiters[n].done <- err
+		n++
+	}
+	p.ackWaiters = p.ackWaiters[n:]
+}
+
+func (p *Partition) failWaitersLocked(err error) {
+	for _, w := range p.ackWaiters {
+		w.done <- err
+	}
+	p.ackWaiters = nil
+}

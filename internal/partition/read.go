@@ -1,0 +1,188 @@
+package partition
+
+import (
+	"errors"
+
+	"weir/internal/log"
+)
+
+// Isolation levels of a fetch.
+const (
+	ReadUncommitted = 0
+	ReadCommitted   = 1
+)
+
+// FetchParams describe one partition of a fetch.
+type FetchParams struct {
+	Offset      int64
+	MaxBytes    int
+	LeaderEpoch int32 // the client's current leader epoch, -1 if unknown
+	Isolation   int8
+	// ReplicaID is >= 0 for a follower's fetch: it reads up to the log
+	// end rather than the high watermark.
+	ReplicaID int32
+	MinOne    bool
+}
+
+// FetchResult is a partition's part of a fetch response.
+type FetchResult struct {
+	Slice            log.Slice
+	HighWatermark    int64
+	LastStableOffset int64
+	LogStartOffset   int64
+}
+
+// Read serves a fetch from the leader.
+func (p *Partition) Read(fp FetchParams) (FetchResult, error) {
+	p.mu.Lock()
+	if !p.leader {
+		p.mu.Unlock()
+		return FetchResult{}, ErrNotLeader
+	}
+	if err := p.checkEpochLocked(fp.LeaderEpoch); err != nil {
+		p.mu.Unlock()
+		return FetchResult{}, err
+	}
+	p.mu.Unlock()
+	hw := p.log.HighWatermark()
+	res := FetchResult{HighWatermark: hw, LastStableOffset: hw, LogStartOffset: p.log.LogStartOffset()}
+	bound := hw
+	if fp.ReplicaID >= 0 {
+		bound = p.log.LogEndOffset()
+	}
+	sl, err := p.log.Read(fp.Offset, fp.MaxBytes, bound, fp.MinOne)
+	if err != nil {
+		if errors.Is(err, log.ErrOffsetOutOfRange) {
+			return res, err
+		}
+		return res, storageErr(err)
+	}
+	res.Slice = sl
+	return res, nil
+}
+
+// Watcher is notified when a partition it watches gets new data or
+// changes state: a waiting fetch re-reads when its channel fires.
+type Watcher struct {
+	C chan struct{}
+}
+
+// NewWatcher returns a watcher with a one-slot channel; notifications
+// coalesce.
+func NewWatcher() *Watcher { return &Watcher{C: make(chan struct{}, 1)} }
+
+// Watch registers w; Unwatch must follow.
+func (p *Partition) Watch(w *Watcher) {
+	p.mu.Lock()
+	p.watchers[w] = struct{}{}
+	p.mu.Unlock()
+}
+
+// Unwatch removes w.
+func (p *Partition) Unwatch(w *Watcher) {
+	p.mu.Lock()
+	delete(p.watchers, w)
+	p.mu.Unlock()
+}
+
+func (p *Partition) notifyLocked() {
+	for w := range p.watchers {
+		select {
+		case w.C <- struct{}{}:
+		default:
+		}
+	}
+}
+
+// Special timestamps of ListOffsets.
+const (
+	LatestTimestamp   = -1
+	EarliestTimestamp = -2
+	MaxTimestamp      = -3
+	// EarliestLocalTimestamp and LatestTieredTimestamp (KIP-405) equal
+	// the earliest and latest offsets here: every segment is local.
+	EarliestLocalTimestamp = -4
+	LatestTieredTimestamp  = -5
+)
+
+// ListOffset answers ListOffsets for one partition: the offset (and
+// timestamp) for a target timestamp, bounded by the high watermark (or
+// the last stable offset for read_committed). found is false when no
+// record qualifies.
+func (p *Partition) ListOffset(ts int64, leaderEpoch int32, isolation int8) (offset, timestamp int64, epoch int32, found bool, err error) {
+	p.mu.Lock()
+	if !p.leader {
+		p.mu.Unlock()
+		return 0, 0, 0, false, ErrNotLeader
+	}
+	if err := p.checkEpochLocked(leaderEpoch); err != nil {
+		p.mu.Unlock()
+		return 0, 0, 0, false, err
+	}
+	epoch = p.state.LeaderEpoch
+	p.mu.Unlock()
+	bound := p.log.HighWatermark()
+	switch ts {
+	case LatestTimestamp, LatestTieredTimestamp:
+		return bound, -1, epoch, true, nil
+	case EarliestTimestamp, EarliestLocalTimestamp:
+		return p.log.LogStartOffset(), -1, p.epochAt(p.log.LogStartOffset()), true, nil
+	case MaxTimestamp:
+		o, t, ok, err := p.log.MaxTimestampOffset(bound)
+		if err != nil {
+			return 0, 0, 0, false, storageErr(err)
+		}
+		return o, t, p.epochAt(o), ok, nil
+	}
+	o, t, ok, err := p.log.OffsetForTimestamp(ts, bound)
+	if err != nil {
+		return 0, 0, 0, false, storageErr(err)
+	}
+	return o, t, p.epochAt(o), ok, nil
+}
+
+// epochAt is the leader epoch that wrote offset, from the epoch lineage.
+func (p *Partition) epochAt(offset int64) int32 {
+	epoch := int32(-1)
+	for _, e := range p.log.Epochs() {
+		if e.StartOffset > offset {
+			break
+		}
+		epoch = e.Epoch
+	}
+	return epoch
+}
+
+// DeleteRecords raises the log start offset to offset (-1: the high
+// watermark) and returns the new low watermark.
+func (p *Partition) DeleteRecords(offset int64) (int64, error) {
+	p.mu.Lock()
+	leader := p.leader
+	p.mu.Unlock()
+	if !leader {
+		return -1, ErrNotLeader
+	}
+	if offset == -1 {
+		offset = p.log.HighWatermark()
+	}
+	if offset < 0 {
+		return -1, log.ErrOffsetOutOfRange
+	}
+	return p.log.SetLogStartOffset(offset)
+}
+
+// EndOffsetForEpoch answers OffsetForLeaderEpoch.
+func (p *Partition) EndOffsetForEpoch(currentEpoch, epoch int32) (int32, int64, error) {
+	p.mu.Lock()
+	if !p.leader {
+		p.mu.Unlock()
+		return -1, -1, ErrNotLeader
+	}
+	if err := p.checkEpochLocked(currentEpoch); err != nil {
+		p.mu.Unlock()
+		return -1, -1, err
+	}
+	p.mu.Unlock()
+	e, o := p.log.EndOffsetForEpoch(epoch)
+	return e, o, nil
+}

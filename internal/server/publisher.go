@@ -1,0 +1,75 @@
+package server
+
+import (
+	"context"
+	"sync"
+	"sync/atomic"
+
+	"weir/internal/metadata"
+	"weir/internal/metalog"
+	"weir/internal/partition"
+)
+
+// publisher is the broker side of the metadata log: it applies each
+// committed batch to the broker's image, swaps the image atomically, and
+// (once the replicas are loaded) hands the delta to the partition manager.
+type publisher struct {
+	img   atomic.Pointer[metadata.Image]
+	parts *partition.Manager
+	live  atomic.Bool
+
+	mu      sync.Mutex
+	changed chan struct{} // closed and replaced on every publish
+}
+
+func newPublisher(parts *partition.Manager) *publisher {
+	p := &publisher{parts: parts, changed: make(chan struct{})}
+	p.img.Store(metadata.Empty())
+	return p
+}
+
+// Image is the latest published image.
+func (p *publisher) Image() *metadata.Image { return p.img.Load() }
+
+// publish applies a committed batch. Batches arrive one at a time, in order.
+func (p *publisher) publish(c metalog.Committed) error {
+	img, delta, err := p.Image().Apply(c.Records, c.LastOffset)
+	if err != nil {
+		return err
+	}
+	p.img.Store(img)
+	var applyErr error
+	if p.live.Load() {
+		applyErr = p.parts.Apply(img, delta)
+	}
+	p.mu.Lock()
+	close(p.changed)
+	p.changed = make(chan struct{})
+	p.mu.Unlock()
+	return applyErr
+}
+
+// startReconciling loads the replicas of the current image and applies
+// every later batch to them.
+func (p *publisher) startReconciling() error {
+	err := p.parts.Load(p.Image())
+	p.live.Store(true)
+	return err
+}
+
+// WaitFor blocks until the image includes offset or ctx is done.
+func (p *publisher) WaitFor(ctx context.Context, offset int64) error {
+	for {
+		p.mu.Lock()
+		ch := p.changed
+		p.mu.Unlock()
+		if p.Image().Offset >= offset {
+			return nil
+		}
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+}

@@ -1,0 +1,328 @@
+// Package server is the composition root: it turns a broker configuration
+// into a running node (storage checks, the metadata log and controller,
+// the log manager and replicas, the listeners) and shuts it down cleanly.
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"os"
+	"sync"
+	"time"
+
+	"weir/internal/config"
+	"weir/internal/controller"
+	"weir/internal/kafka"
+	"weir/internal/log"
+	"weir/internal/metadata"
+	"weir/internal/metalog"
+	"weir/internal/partition"
+)
+
+// Options tune a server beyond its configuration.
+type Options struct {
+	Logger *slog.Logger
+	// AutoFormat formats unformatted storage with a new cluster id at
+	// start-up (the zero-setup single node); otherwise start-up refuses.
+	AutoFormat bool
+	// Out receives the operator-facing lines (formatting notice).
+	Out io.Writer
+}
+
+// Server is one weir node.
+type Server struct {
+	cfg  *config.Broker
+	opts Options
+	lg   *slog.Logger
+
+	clusterID   string
+	brokerEpoch int64
+	metalog     *metalog.Local
+	controller  *controller.Controller
+	publisher   *publisher
+	logs        *log.Manager
+	partitions  *partition.Manager
+	listeners   map[string]net.Listener
+	kafka       map[string]*kafka.Server
+
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+	stop   sync.Once
+}
+
+// New returns a server for cfg; Start runs it.
+func New(cfg *config.Broker, opts Options) *Server {
+	if opts.Logger == nil {
+		opts.Logger = slog.Default()
+	}
+	if opts.Out == nil {
+		opts.Out = io.Discard
+	}
+	return &Server{cfg: cfg, opts: opts, lg: opts.Logger, listeners: map[string]net.Listener{}, kafka: map[string]*kafka.Server{}}
+}
+
+// ClusterID is the cluster id from meta.properties.
+func (s *Server) ClusterID() string { return s.clusterID }
+
+// Addr returns the bound address of the named listener ("PLAINTEXT").
+func (s *Server) Addr(listener string) net.Addr {
+	if ln := s.listeners[listener]; ln != nil {
+		return ln.Addr()
+	}
+	return nil
+}
+
+// Start brings the node up: it returns once the node serves clients.
+func (s *Server) Start() (err error) {
+	defer func() {
+		if err != nil {
+			s.Shutdown()
+		}
+	}()
+	if err := s.checkStorage(); err != nil {
+		return err
+	}
+	if s.metalog, err = metalog.OpenLocal(s.cfg.MetadataLogDir, int64(s.cfg.MetadataLogSegmentBytes), nil, s.lg); err != nil {
+		return fmt.Errorf("opening metadata log: %w", err)
+	}
+	s.controller = controller.New(controller.Config{Static: s.cfg}, s.metalog, s.lg.With("component", "controller"))
+	s.logs = log.NewManager(log.ManagerConfig{
+		Dirs:                         s.cfg.LogDirs,
+		RetentionCheckInterval:       s.cfg.LogRetentionCheckInterval,
+		FlushCheckInterval:           s.cfg.FlushSchedulerInterval,
+		RecoveryCheckpointEvery:      s.cfg.OffsetCheckpointInterval,
+		StartOffsetCheckpointEvery:   s.cfg.LogStartOffsetCheckpointInterval,
+		HighWatermarkCheckpointEvery: s.cfg.ReplicaHighWatermarkCheckpointInterval,
+		CleanerBackoff:               s.cfg.LogCleanerBackoff,
+		CleanerEnabled:               s.cfg.LogCleanerEnable,
+		SkipDirs:                     []string{metalog.DirName},
+	}, log.Options{Logger: s.lg})
+	s.partitions = partition.NewManager(s.cfg.NodeID, s.logs, s.cfg, s.lg, time.Now)
+	s.publisher = newPublisher(s.partitions)
+
+	// Replay the committed metadata, then follow new commits.
+	if err := s.metalog.Replay(func(c metalog.Committed) error {
+		return errors.Join(s.controller.Publish(c), s.publisher.publish(c))
+	}); err != nil {
+		return fmt.Errorf("replaying metadata log: %w", err)
+	}
+	s.metalog.Subscribe(s.controller.Publish)
+	s.metalog.Subscribe(s.publisher.publish)
+	if err := s.controller.Bootstrap(); err != nil {
+		return err
+	}
+
+	img := s.publisher.Image()
+	if err := s.logs.Load(func(tp log.TopicPartition) log.Config {
+		return partition.LogConfig(s.partitions.TopicConfig(img, tp.Topic))
+	}); err != nil {
+		return fmt.Errorf("loading logs: %w", err)
+	}
+	if err := s.publisher.startReconciling(); err != nil {
+		return fmt.Errorf("loading partitions: %w", err)
+	}
+	if err := s.listen(); err != nil {
+		return err
+	}
+	if err := s.register(); err != nil {
+		return fmt.Errorf("registering broker: %w", err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	s.cancel = cancel
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		s.logs.Run(ctx)
+	}()
+	for name, k := range s.kafka {
+		ln := s.listeners[name]
+		s.wg.Add(1)
+		go func() {
+			defer s.wg.Done()
+			if err := k.Serve(ln); err != nil {
+				s.lg.Error("listener failed", "listener", name, "err", err)
+			}
+		}()
+	}
+	s.lg.Info("weir started", "node_id", s.cfg.NodeID, "cluster_id", s.clusterID, "listeners", s.describeListeners())
+	return nil
+}
+
+// checkStorage verifies meta.properties in every directory, formatting
+// them on first start when AutoFormat allows.
+func (s *Server) checkStorage() error {
+	dirs := append(append([]string(nil), s.cfg.LogDirs...), s.cfg.MetadataLogDir)
+	clusterID, unformatted, err := CheckStorage(dirs, s.cfg.NodeID)
+	if err != nil {
+		return err
+	}
+	if len(unformatted) > 0 {
+		if !s.opts.AutoFormat && clusterID == "" {
+			return fmt.Errorf("no meta.properties found in %v: format the storage first with `weir storage format -t $(weir storage random-uuid) -c server.properties`", unformatted)
+		}
+		if clusterID == "" {
+			clusterID = RandomUUID()
+		}
+		if !s.opts.AutoFormat {
+			return fmt.Errorf("log directories %v are not formatted, while others belong to cluster %s: format them with `weir storage format -t %s`", unformatted, clusterID, clusterID)
+		}
+		done, err := Format(unformatted, clusterID, s.cfg.NodeID, false)
+		if err != nil {
+			return err
+		}
+		for _, d := range done {
+			fmt.Fprintf(s.opts.Out, "Formatting %s with cluster.id %s and metadata.version %d.\n", d, clusterID, controller.MetadataVersion)
+		}
+	}
+	s.clusterID = clusterID
+	return nil
+}
+
+// listen binds every broker listener (not the controller listeners) and
+// creates its protocol server.
+func (s *Server) listen() error {
+	for _, l := range s.cfg.Listeners {
+		if s.isControllerListener(l.Name) {
+			continue
+		}
+		ln, err := net.Listen("tcp", l.Address())
+		if err != nil {
+			return fmt.Errorf("listener %s: %w", l, err)
+		}
+		s.listeners[l.Name] = ln
+		s.kafka[l.Name] = kafka.New(kafka.Config{
+			Broker:         s.cfg,
+			ClusterID:      s.clusterID,
+			BrokerEpoch:    func() int64 { return s.brokerEpoch },
+			ListenerName:   l.Name,
+			MaxRequestSize: s.cfg.SocketRequestMaxBytes,
+		}, kafka.Deps{Partitions: s.partitions, Logs: s.logs, Metadata: s.publisher, Controller: s.controller,
+			Logger: s.lg.With("listener", l.Name)})
+	}
+	if len(s.listeners) == 0 {
+		return errors.New("no broker listener configured in listeners")
+	}
+	return nil
+}
+
+func (s *Server) isControllerListener(name string) bool {
+	for _, c := range s.cfg.ControllerListenerNames {
+		if c == name {
+			return true
+		}
+	}
+	return false
+}
+
+// endpoints are the advertised endpoints: advertised.listeners, else the
+// bound listeners (a port of 0 becomes the bound port, an empty host the
+// machine's name).
+func (s *Server) endpoints() ([]metadata.BrokerEndpoint, error) {
+	adv := s.cfg.AdvertisedListeners
+	if len(adv) == 0 {
+		adv = s.cfg.Listeners
+	}
+	var out []metadata.BrokerEndpoint
+	for _, l := range adv {
+		ln := s.listeners[l.Name]
+		if ln == nil {
+			continue
+		}
+		host, port := l.Host, l.Port
+		if port == 0 {
+			port = ln.Addr().(*net.TCPAddr).Port
+		}
+		if host == "" || host == "0.0.0.0" || host == "::" {
+			h, err := os.Hostname()
+			if err != nil {
+				return nil, err
+			}
+			host = h
+		}
+		out = append(out, metadata.BrokerEndpoint{Name: l.Name, Host: host, Port: uint16(port), SecurityProtocol: securityProtocolID(s.cfg.ListenerSecurityProtocols[l.Name])})
+	}
+	return out, nil
+}
+
+func securityProtocolID(name string) int16 {
+	switch name {
+	case "SSL":
+		return 1
+	case "SASL_PLAINTEXT":
+		return 2
+	case "SASL_SSL":
+		return 3
+	}
+	return 0
+}
+
+// register registers this broker with the controller and unfences it: on a
+// single node the broker is caught up with the metadata log by now.
+func (s *Server) register() error {
+	eps, err := s.endpoints()
+	if err != nil {
+		return err
+	}
+	reg := metadata.NewRegisterBrokerRecord()
+	reg.BrokerId, reg.IncarnationId, reg.EndPoints = s.cfg.NodeID, newIncarnation(), eps
+	if s.cfg.Rack != "" {
+		rack := s.cfg.Rack
+		reg.Rack = &rack
+	}
+	reg.Features = []metadata.BrokerFeature{{Name: "metadata.version", MinSupportedVersion: 7, MaxSupportedVersion: controller.MetadataVersion}}
+	epoch, err := s.controller.RegisterBroker(reg)
+	if err != nil {
+		return err
+	}
+	s.brokerEpoch = epoch
+	return s.controller.UnfenceBroker(s.cfg.NodeID, epoch)
+}
+
+func newIncarnation() metadata.Uuid {
+	u, _ := metadata.ParseUuid(RandomUUID())
+	return u
+}
+
+func (s *Server) describeListeners() string {
+	out := ""
+	for name, ln := range s.listeners {
+		if out != "" {
+			out += ","
+		}
+		out += name + "://" + ln.Addr().String()
+	}
+	return out
+}
+
+// Shutdown stops serving, then flushes and closes every log and writes the
+// checkpoints, so the next start recovers nothing. It is safe to call more
+// than once and on a partly started server.
+func (s *Server) Shutdown() error {
+	var err error
+	s.stop.Do(func() {
+		for _, k := range s.kafka {
+			k.Close()
+		}
+		for _, ln := range s.listeners {
+			ln.Close()
+		}
+		if s.cancel != nil {
+			s.cancel()
+		}
+		s.wg.Wait()
+		var errs []error
+		if s.logs != nil {
+			errs = append(errs, s.logs.Close())
+		}
+		if s.metalog != nil {
+			errs = append(errs, s.metalog.Close())
+		}
+		err = errors.Join(errs...)
+		s.lg.Info("weir stopped", "node_id", s.cfg.NodeID)
+	})
+	return err
+}

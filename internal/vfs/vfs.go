@@ -1,0 +1,113 @@
+// Package vfs is the small filesystem interface under weir's storage, so
+// tests can swap in a filesystem that crashes, fills up or fails.
+//
+// Contract: a File behaves like *os.File for the methods listed. Data written
+// but not yet Synced may be lost by a crash; a directory entry created or
+// renamed may be lost unless SyncDir is called on its directory.
+package vfs
+
+import (
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+)
+
+// File is an open file.
+type File interface {
+	io.ReaderAt
+	io.WriterAt
+	io.Writer
+	io.Closer
+	Sync() error
+	Truncate(size int64) error
+	Stat() (fs.FileInfo, error)
+	Seek(offset int64, whence int) (int64, error)
+	Name() string
+}
+
+// FS is the set of filesystem operations storage needs.
+type FS interface {
+	OpenFile(name string, flag int, perm fs.FileMode) (File, error)
+	Remove(name string) error
+	RemoveAll(name string) error
+	Rename(oldpath, newpath string) error
+	MkdirAll(path string, perm fs.FileMode) error
+	ReadDir(name string) ([]fs.DirEntry, error)
+	Stat(name string) (fs.FileInfo, error)
+	// SyncDir makes the directory's entries (creations, renames) durable.
+	SyncDir(dir string) error
+}
+
+// OS is the real filesystem. Files it opens are *os.File, so callers may use
+// sendfile on them.
+var OS FS = osFS{}
+
+type osFS struct{}
+
+func (osFS) OpenFile(name string, flag int, perm fs.FileMode) (File, error) {
+	f, err := os.OpenFile(name, flag, perm)
+	if err != nil {
+		return nil, err
+	}
+	return f, nil
+}
+func (osFS) Remove(name string) error                   { return os.Remove(name) }
+func (osFS) RemoveAll(name string) error                { return os.RemoveAll(name) }
+func (osFS) Rename(o, n string) error                   { return os.Rename(o, n) }
+func (osFS) MkdirAll(p string, perm fs.FileMode) error  { return os.MkdirAll(p, perm) }
+func (osFS) ReadDir(name string) ([]fs.DirEntry, error) { return os.ReadDir(name) }
+func (osFS) Stat(name string) (fs.FileInfo, error)      { return os.Stat(name) }
+func (osFS) SyncDir(dir string) error {
+	d, err := os.Open(filepath.Clean(dir))
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	return d.Sync()
+}
+
+// ReadFile reads a whole file.
+func ReadFile(fsys FS, name string) ([]byte, error) {
+	f, err := fsys.OpenFile(name, os.O_RDONLY, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	buf := make([]byte, st.Size())
+	n, err := f.ReadAt(buf, 0)
+	if err != nil && err != io.EOF {
+		return nil, err
+	}
+	return buf[:n], nil
+}
+
+// WriteFileAtomic replaces name with data durably: it writes a temporary
+// file, syncs it, renames it over name and syncs the directory. Checkpoint
+// files are written this way so a crash leaves the old or the new one.
+func WriteFileAtomic(fsys FS, name string, data []byte) error {
+	tmp := name + ".tmp"
+	f, err := fsys.OpenFile(tmp, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o644)
+	if err != nil {
+		return err
+	}
+	if _, err := f.Write(data); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	if err := fsys.Rename(tmp, name); err != nil {
+		return err
+	}
+	return fsys.SyncDir(filepath.Dir(name))
+}

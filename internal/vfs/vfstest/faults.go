@@ -1,0 +1,117 @@
+// Package vfstest provides filesystems for tests of storage code: an
+// in-memory vfs.FS that can simulate a crash (keeping only what was made
+// durable) and inject faults, and a wrapper that injects the same faults
+// over another filesystem such as vfs.OS.
+package vfstest
+
+import (
+	"io/fs"
+	"sync"
+	"syscall"
+)
+
+// Faults is the fault injection shared by MemFS and FaultFS. Its methods are
+// safe for concurrent use. The zero value injects nothing.
+type Faults struct {
+	mu          sync.Mutex
+	budgetSet   bool
+	budget      int64 // bytes that may still be written when budgetSet
+	partial     bool  // a write crossing the budget writes the prefix that fits
+	failSyncs   int
+	syncErr     error
+	failRenames int
+	renameErr   error
+}
+
+// SetWriteBudget allows n more bytes to be written (in total, over all
+// files); writes past it fail with ENOSPC. A negative n removes the limit.
+func (f *Faults) SetWriteBudget(n int64) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.budgetSet, f.budget = n >= 0, n
+}
+
+// WriteBudget returns the bytes that may still be written, or -1 when there
+// is no limit.
+func (f *Faults) WriteBudget() int64 {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if !f.budgetSet {
+		return -1
+	}
+	return f.budget
+}
+
+// SetPartialWrites chooses what a write crossing the budget does: with true
+// (what real disks do) it writes the prefix that fits before failing, with
+// false it writes nothing.
+func (f *Faults) SetPartialWrites(partial bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.partial = partial
+}
+
+// FailSyncs makes the next n File.Sync and SyncDir calls fail with err
+// (syscall.EIO when err is nil) without making anything durable.
+func (f *Faults) FailSyncs(n int, err error) {
+	if err == nil {
+		err = syscall.EIO
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.failSyncs, f.syncErr = n, err
+}
+
+// FailRenames makes the next n Rename calls fail with err (syscall.EIO when
+// err is nil) without renaming anything.
+func (f *Faults) FailRenames(n int, err error) {
+	if err == nil {
+		err = syscall.EIO
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.failRenames, f.renameErr = n, err
+}
+
+// allowWrite returns how many of n bytes may be written and the error to
+// return after writing them (nil when all may be).
+func (f *Faults) allowWrite(n int) (int, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if !f.budgetSet || int64(n) <= f.budget {
+		if f.budgetSet {
+			f.budget -= int64(n)
+		}
+		return n, nil
+	}
+	allowed := 0
+	if f.partial {
+		allowed = int(f.budget)
+	}
+	f.budget -= int64(allowed)
+	return allowed, syscall.ENOSPC
+}
+
+func (f *Faults) syncFault() error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.failSyncs > 0 {
+		f.failSyncs--
+		return f.syncErr
+	}
+	return nil
+}
+
+func (f *Faults) renameFault() error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.failRenames > 0 {
+		f.failRenames--
+		return f.renameErr
+	}
+	return nil
+}
+
+func pathErr(op, path string, err error) error {
+	return &fs.PathError{Op: op, Path: path, Err: err}
+}

@@ -1,0 +1,725 @@
+package vfstest
+
+import (
+	"io"
+	"io/fs"
+	"math/rand"
+	"os"
+	"path"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"weir/internal/vfs"
+)
+
+// MemFS is an in-memory vfs.FS, safe for concurrent use, that remembers what
+// a crash would keep:
+//
+//   - a file's contents as of its last Sync; writes and truncations after
+//     it are kept in order so a crash may keep a prefix of them;
+//   - a directory's entries as of its last SyncDir; creations, renames and
+//     removals after it are kept in order likewise.
+//
+// Open handles keep working on files that were removed or renamed, as on
+// POSIX. Paths are slash-separated; "/a/b" and "a/b" name the same file.
+// Fault injection (Faults) applies to writes, syncs and renames.
+type MemFS struct {
+	*Faults
+	mu   sync.Mutex
+	root *inode
+	now  func() time.Time
+	hook atomic.Pointer[func(op, name string)]
+}
+
+var _ vfs.FS = (*MemFS)(nil)
+
+type inode struct {
+	dir   bool
+	mtime time.Time
+	// Files.
+	data   []byte
+	synced []byte   // contents as of the last Sync
+	ops    []fileOp // changes since the last Sync, oldest first
+	// Directories.
+	ents    map[string]*inode
+	durable map[string]*inode // entries as of the last SyncDir
+	dirOps  []dirOp           // entry changes since the last SyncDir
+}
+
+// fileOp is a write (data at off) or, when truncate, a truncation to size.
+type fileOp struct {
+	off      int64
+	data     []byte
+	truncate bool
+	size     int64
+}
+
+// dirOp sets name to ino (nil: removes it); from, when set, is removed too
+// (a rename within the directory, which a crash keeps or loses whole).
+type dirOp struct {
+	name string
+	ino  *inode
+	from string
+}
+
+// NewMem returns an empty in-memory filesystem.
+func NewMem() *MemFS {
+	return &MemFS{Faults: &Faults{}, root: newDir(time.Now()), now: time.Now}
+}
+
+func newDir(t time.Time) *inode {
+	return &inode{dir: true, mtime: t, ents: map[string]*inode{}, durable: map[string]*inode{}}
+}
+
+// SetHook installs fn to be called after every operation that changes the
+// filesystem or makes something durable (op is "create", "write",
+// "truncate", "sync", "syncdir", "rename", "remove" or "mkdir"), outside
+// the filesystem's lock, so fn may call CrashClone: a test can thereby
+// crash after every step of the code under test. nil removes the hook.
+func (m *MemFS) SetHook(fn func(op, name string)) {
+	if fn == nil {
+		m.hook.Store(nil)
+		return
+	}
+	m.hook.Store(&fn)
+}
+
+func (m *MemFS) after(op, name string) {
+	if fn := m.hook.Load(); fn != nil {
+		(*fn)(op, name)
+	}
+}
+
+// SetClock sets the clock used for modification times.
+func (m *MemFS) SetClock(now func() time.Time) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.now = now
+}
+
+func split(name string) []string {
+	p := path.Clean("/" + filepath.ToSlash(name))
+	if p == "/" {
+		return nil
+	}
+	return strings.Split(p[1:], "/")
+}
+
+// walk returns the directory holding name's last component, and that
+// component. It fails when a parent is missing or not a directory.
+func (m *MemFS) walk(op, name string) (*inode, string, error) {
+	parts := split(name)
+	if len(parts) == 0 {
+		return nil, "", pathErr(op, name, syscall.EINVAL)
+	}
+	d := m.root
+	for _, p := range parts[:len(parts)-1] {
+		c := d.ents[p]
+		if c == nil {
+			return nil, "", pathErr(op, name, syscall.ENOENT)
+		}
+		if !c.dir {
+			return nil, "", pathErr(op, name, syscall.ENOTDIR)
+		}
+		d = c
+	}
+	return d, parts[len(parts)-1], nil
+}
+
+func (m *MemFS) lookup(op, name string) (*inode, error) {
+	if len(split(name)) == 0 {
+		return m.root, nil
+	}
+	d, base, err := m.walk(op, name)
+	if err != nil {
+		return nil, err
+	}
+	ino := d.ents[base]
+	if ino == nil {
+		return nil, pathErr(op, name, syscall.ENOENT)
+	}
+	return ino, nil
+}
+
+func (d *inode) set(name string, ino *inode, now time.Time) {
+	if ino == nil {
+		delete(d.ents, name)
+	} else {
+		d.ents[name] = ino
+	}
+	d.dirOps = append(d.dirOps, dirOp{name: name, ino: ino})
+	d.mtime = now
+}
+
+// OpenFile opens a file; O_CREATE, O_EXCL, O_TRUNC, O_APPEND and the access
+// modes behave as with os.OpenFile.
+func (m *MemFS) OpenFile(name string, flag int, perm fs.FileMode) (vfs.File, error) {
+	f, created, err := m.openFile(name, flag)
+	if created {
+		m.after("create", name)
+	}
+	return f, err
+}
+
+func (m *MemFS) openFile(name string, flag int) (vfs.File, bool, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	created := false
+	d, base, err := m.walk("open", name)
+	if err != nil {
+		if len(split(name)) == 0 {
+			return &memFile{fs: m, ino: m.root, name: name, flag: flag}, false, nil
+		}
+		return nil, false, err
+	}
+	ino := d.ents[base]
+	switch {
+	case ino == nil && flag&os.O_CREATE == 0:
+		return nil, false, pathErr("open", name, syscall.ENOENT)
+	case ino == nil:
+		ino = &inode{mtime: m.now()}
+		d.set(base, ino, m.now())
+		created = true
+	case flag&(os.O_CREATE|os.O_EXCL) == os.O_CREATE|os.O_EXCL:
+		return nil, false, pathErr("open", name, syscall.EEXIST)
+	case ino.dir && flag&(os.O_WRONLY|os.O_RDWR) != 0:
+		return nil, false, pathErr("open", name, syscall.EISDIR)
+	}
+	if flag&os.O_TRUNC != 0 && !ino.dir && flag&(os.O_WRONLY|os.O_RDWR) != 0 {
+		ino.truncate(0, m.now())
+		created = true
+	}
+	return &memFile{fs: m, ino: ino, name: name, flag: flag}, created, nil
+}
+
+func (ino *inode) truncate(size int64, now time.Time) {
+	if size <= int64(len(ino.data)) {
+		ino.data = ino.data[:size:size]
+	} else {
+		ino.data = append(ino.data, make([]byte, size-int64(len(ino.data)))...)
+	}
+	ino.ops = append(ino.ops, fileOp{truncate: true, size: size})
+	ino.mtime = now
+}
+
+func (ino *inode) writeAt(p []byte, off int64, now time.Time) {
+	if end := off + int64(len(p)); end > int64(len(ino.data)) {
+		if end <= int64(cap(ino.data)) {
+			ino.data = ino.data[:end]
+		} else {
+			nd := make([]byte, end, end+end/2)
+			copy(nd, ino.data)
+			ino.data = nd
+		}
+	}
+	copy(ino.data[off:], p)
+	ino.ops = append(ino.ops, fileOp{off: off, data: append([]byte(nil), p...)})
+	ino.mtime = now
+}
+
+// Remove removes a file or an empty directory.
+func (m *MemFS) Remove(name string) error {
+	err := m.remove(name)
+	if err == nil {
+		m.after("remove", name)
+	}
+	return err
+}
+
+func (m *MemFS) remove(name string) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	d, base, err := m.walk("remove", name)
+	if err != nil {
+		return err
+	}
+	ino := d.ents[base]
+	if ino == nil {
+		return pathErr("remove", name, syscall.ENOENT)
+	}
+	if ino.dir && len(ino.ents) > 0 {
+		return pathErr("remove", name, syscall.ENOTEMPTY)
+	}
+	d.set(base, nil, m.now())
+	return nil
+}
+
+// RemoveAll removes name and everything below it; a missing name is not an error.
+func (m *MemFS) RemoveAll(name string) error {
+	defer m.after("remove", name)
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	d, base, err := m.walk("removeall", name)
+	if err != nil {
+		if pe, ok := err.(*fs.PathError); ok && pe.Err == syscall.ENOENT {
+			return nil
+		}
+		return err
+	}
+	if d.ents[base] != nil {
+		d.set(base, nil, m.now())
+	}
+	return nil
+}
+
+// Rename moves oldpath to newpath, replacing a file (or empty directory)
+// already there, as os.Rename does.
+func (m *MemFS) Rename(oldpath, newpath string) error {
+	if err := m.renameFault(); err != nil {
+		return &os.LinkError{Op: "rename", Old: oldpath, New: newpath, Err: err}
+	}
+	err := m.rename(oldpath, newpath)
+	if err == nil {
+		m.after("rename", newpath)
+	}
+	return err
+}
+
+func (m *MemFS) rename(oldpath, newpath string) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	linkErr := func(err error) error { return &os.LinkError{Op: "rename", Old: oldpath, New: newpath, Err: err} }
+	od, obase, err := m.walk("rename", oldpath)
+	if err != nil {
+		return linkErr(syscall.ENOENT)
+	}
+	ino := od.ents[obase]
+	if ino == nil {
+		return linkErr(syscall.ENOENT)
+	}
+	nd, nbase, err := m.walk("rename", newpath)
+	if err != nil {
+		return linkErr(syscall.ENOENT)
+	}
+	if ino.dir && strings.HasPrefix(path.Clean("/"+newpath)+"/", path.Clean("/"+oldpath)+"/") {
+		if od == nd && obase == nbase {
+			return nil
+		}
+		return linkErr(syscall.EINVAL)
+	}
+	if old := nd.ents[nbase]; old != nil && old != ino {
+		switch {
+		case old.dir && !ino.dir:
+			return linkErr(syscall.EISDIR)
+		case !old.dir && ino.dir:
+			return linkErr(syscall.ENOTDIR)
+		case old.dir && len(old.ents) > 0:
+			return linkErr(syscall.ENOTEMPTY)
+		}
+	}
+	now := m.now()
+	if od == nd {
+		if obase == nbase {
+			return nil
+		}
+		delete(od.ents, obase)
+		od.ents[nbase] = ino
+		od.dirOps = append(od.dirOps, dirOp{name: nbase, ino: ino, from: obase})
+		od.mtime = now
+		return nil
+	}
+	od.set(obase, nil, now)
+	nd.set(nbase, ino, now)
+	return nil
+}
+
+// MkdirAll creates a directory and any missing parents.
+func (m *MemFS) MkdirAll(name string, perm fs.FileMode) error {
+	defer m.after("mkdir", name)
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	d := m.root
+	for _, p := range split(name) {
+		c := d.ents[p]
+		if c == nil {
+			c = newDir(m.now())
+			d.set(p, c, m.now())
+		} else if !c.dir {
+			return pathErr("mkdir", name, syscall.ENOTDIR)
+		}
+		d = c
+	}
+	return nil
+}
+
+// ReadDir lists a directory sorted by name, as os.ReadDir does.
+func (m *MemFS) ReadDir(name string) ([]fs.DirEntry, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	ino, err := m.lookup("readdir", name)
+	if err != nil {
+		return nil, err
+	}
+	if !ino.dir {
+		return nil, pathErr("readdir", name, syscall.ENOTDIR)
+	}
+	out := make([]fs.DirEntry, 0, len(ino.ents))
+	for _, n := range sortedNames(ino.ents) {
+		out = append(out, fs.FileInfoToDirEntry(ino.ents[n].info(n)))
+	}
+	return out, nil
+}
+
+func sortedNames(m map[string]*inode) []string {
+	names := make([]string, 0, len(m))
+	for n := range m {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}
+
+// Stat describes a file or directory.
+func (m *MemFS) Stat(name string) (fs.FileInfo, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	ino, err := m.lookup("stat", name)
+	if err != nil {
+		return nil, err
+	}
+	return ino.info(path.Base("/" + filepath.ToSlash(name))), nil
+}
+
+// SyncDir makes the directory's current entries durable.
+func (m *MemFS) SyncDir(dir string) error {
+	if err := m.syncFault(); err != nil {
+		return pathErr("sync", dir, err)
+	}
+	defer m.after("syncdir", dir)
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	ino, err := m.lookup("sync", dir)
+	if err != nil {
+		return err
+	}
+	if !ino.dir {
+		return pathErr("sync", dir, syscall.ENOTDIR)
+	}
+	ino.durable = make(map[string]*inode, len(ino.ents))
+	for n, c := range ino.ents {
+		ino.durable[n] = c
+	}
+	ino.dirOps = nil
+	return nil
+}
+
+// CrashOptions choose what a simulated crash keeps beyond what was made
+// durable. Both need Rand.
+type CrashOptions struct {
+	Rand *rand.Rand
+	// TornWrites keeps, for each file, a random prefix of the changes made
+	// since its last Sync, the last of them cut at a random byte.
+	TornWrites bool
+	// DirOps keeps, for each directory, a random prefix of the entry
+	// changes made since its last SyncDir.
+	DirOps bool
+}
+
+// CrashClone returns a new filesystem holding only what was durable: each
+// file's contents as of its last Sync, each directory's entries as of its
+// last SyncDir. The receiver is unchanged and keeps working.
+func (m *MemFS) CrashClone() *MemFS { return m.CrashCloneWith(CrashOptions{}) }
+
+// CrashCloneRandom is CrashClone where each file also keeps a random prefix
+// of its unsynced writes, cut at a random byte (a torn tail).
+func (m *MemFS) CrashCloneRandom(r *rand.Rand) *MemFS {
+	return m.CrashCloneWith(CrashOptions{Rand: r, TornWrites: true})
+}
+
+// CrashCloneWith is CrashClone with the given options. Directories and files
+// are visited in name order, so a seeded Rand gives a reproducible result.
+func (m *MemFS) CrashCloneWith(o CrashOptions) *MemFS {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if o.Rand == nil {
+		o.TornWrites, o.DirOps = false, false
+	}
+	c := &MemFS{Faults: &Faults{}, now: m.now}
+	c.root = crashInode(m.root, o)
+	return c
+}
+
+func crashInode(ino *inode, o CrashOptions) *inode {
+	if !ino.dir {
+		data := append([]byte(nil), ino.synced...)
+		if o.TornWrites && len(ino.ops) > 0 {
+			k := o.Rand.Intn(len(ino.ops) + 1)
+			for i, op := range ino.ops[:min(k+1, len(ino.ops))] {
+				switch {
+				case op.truncate && i < k:
+					data = resize(data, op.size)
+				case !op.truncate:
+					p := op.data
+					if i == k {
+						p = p[:o.Rand.Intn(len(p)+1)]
+					}
+					if end := op.off + int64(len(p)); end > int64(len(data)) {
+						data = resize(data, end)
+					}
+					copy(data[op.off:], p)
+				}
+			}
+		}
+		return &inode{mtime: ino.mtime, data: data, synced: append([]byte(nil), data...)}
+	}
+	ents := make(map[string]*inode, len(ino.durable))
+	for n, c := range ino.durable {
+		ents[n] = c
+	}
+	if o.DirOps && len(ino.dirOps) > 0 {
+		for _, op := range ino.dirOps[:o.Rand.Intn(len(ino.dirOps)+1)] {
+			if op.from != "" {
+				delete(ents, op.from)
+			}
+			if op.ino == nil {
+				delete(ents, op.name)
+			} else {
+				ents[op.name] = op.ino
+			}
+		}
+	}
+	d := newDir(ino.mtime)
+	for _, n := range sortedNames(ents) {
+		cc := crashInode(ents[n], o)
+		d.ents[n], d.durable[n] = cc, cc
+	}
+	return d
+}
+
+func resize(b []byte, size int64) []byte {
+	if size <= int64(len(b)) {
+		return b[:size]
+	}
+	return append(b, make([]byte, size-int64(len(b)))...)
+}
+
+// Files lists the paths of all regular files, sorted, for debugging tests.
+func (m *MemFS) Files() []string {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var out []string
+	var walk func(prefix string, d *inode)
+	walk = func(prefix string, d *inode) {
+		for _, n := range sortedNames(d.ents) {
+			c := d.ents[n]
+			if c.dir {
+				walk(prefix+"/"+n, c)
+			} else {
+				out = append(out, prefix+"/"+n)
+			}
+		}
+	}
+	walk("", m.root)
+	return out
+}
+
+// Unsynced reports how many changes (writes and truncations) of the file
+// at name were made since its last Sync.
+func (m *MemFS) Unsynced(name string) (int, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	ino, err := m.lookup("stat", name)
+	if err != nil {
+		return 0, err
+	}
+	return len(ino.ops), nil
+}
+
+type fileInfo struct {
+	name  string
+	size  int64
+	dir   bool
+	mtime time.Time
+}
+
+func (ino *inode) info(name string) fileInfo {
+	return fileInfo{name: name, size: int64(len(ino.data)), dir: ino.dir, mtime: ino.mtime}
+}
+
+func (fi fileInfo) Name() string       { return fi.name }
+func (fi fileInfo) Size() int64        { return fi.size }
+func (fi fileInfo) ModTime() time.Time { return fi.mtime }
+func (fi fileInfo) IsDir() bool        { return fi.dir }
+func (fi fileInfo) Sys() any           { return nil }
+func (fi fileInfo) Mode() fs.FileMode {
+	if fi.dir {
+		return fs.ModeDir | 0o755
+	}
+	return 0o644
+}
+
+// memFile is an open MemFS file. The handle's offset is guarded by the
+// filesystem's lock like everything else.
+type memFile struct {
+	fs     *MemFS
+	ino    *inode
+	name   string
+	flag   int
+	off    int64
+	closed bool
+}
+
+func (f *memFile) check(op string, write bool) error {
+	switch {
+	case f.closed:
+		return pathErr(op, f.name, os.ErrClosed)
+	case f.ino.dir:
+		return pathErr(op, f.name, syscall.EISDIR)
+	case write && f.flag&(os.O_WRONLY|os.O_RDWR) == 0:
+		return pathErr(op, f.name, syscall.EBADF)
+	case !write && f.flag&os.O_WRONLY != 0:
+		return pathErr(op, f.name, syscall.EBADF)
+	}
+	return nil
+}
+
+func (f *memFile) ReadAt(p []byte, off int64) (int, error) {
+	f.fs.mu.Lock()
+	defer f.fs.mu.Unlock()
+	if err := f.check("read", false); err != nil {
+		return 0, err
+	}
+	if off < 0 {
+		return 0, pathErr("read", f.name, syscall.EINVAL)
+	}
+	if off >= int64(len(f.ino.data)) {
+		return 0, io.EOF
+	}
+	n := copy(p, f.ino.data[off:])
+	if n < len(p) {
+		return n, io.EOF
+	}
+	return n, nil
+}
+
+// Read is not part of vfs.File but lets a handle serve as an io.Reader.
+func (f *memFile) Read(p []byte) (int, error) {
+	f.fs.mu.Lock()
+	off := f.off
+	f.fs.mu.Unlock()
+	n, err := f.ReadAt(p, off)
+	f.fs.mu.Lock()
+	f.off += int64(n)
+	f.fs.mu.Unlock()
+	if err == io.EOF && n > 0 {
+		err = nil
+	}
+	return n, err
+}
+
+func (f *memFile) WriteAt(p []byte, off int64) (int, error) {
+	f.fs.mu.Lock()
+	n, err := f.writeLocked(p, off)
+	f.fs.mu.Unlock()
+	f.fs.after("write", f.name)
+	return n, err
+}
+
+func (f *memFile) writeLocked(p []byte, off int64) (int, error) {
+	if err := f.check("write", true); err != nil {
+		return 0, err
+	}
+	if off < 0 {
+		return 0, pathErr("write", f.name, syscall.EINVAL)
+	}
+	n, ferr := f.fs.allowWrite(len(p))
+	if n > 0 {
+		f.ino.writeAt(p[:n], off, f.fs.now())
+	}
+	if ferr != nil {
+		return n, pathErr("write", f.name, ferr)
+	}
+	return n, nil
+}
+
+func (f *memFile) Write(p []byte) (int, error) {
+	f.fs.mu.Lock()
+	off := f.off
+	if f.flag&os.O_APPEND != 0 {
+		off = int64(len(f.ino.data))
+	}
+	n, err := f.writeLocked(p, off)
+	f.off = off + int64(n)
+	f.fs.mu.Unlock()
+	f.fs.after("write", f.name)
+	return n, err
+}
+
+func (f *memFile) Close() error {
+	f.fs.mu.Lock()
+	defer f.fs.mu.Unlock()
+	if f.closed {
+		return pathErr("close", f.name, os.ErrClosed)
+	}
+	f.closed = true
+	return nil
+}
+
+func (f *memFile) Sync() error {
+	f.fs.mu.Lock()
+	closed := f.closed
+	f.fs.mu.Unlock()
+	if closed {
+		return pathErr("sync", f.name, os.ErrClosed)
+	}
+	if err := f.fs.syncFault(); err != nil {
+		return pathErr("sync", f.name, err)
+	}
+	f.fs.mu.Lock()
+	if !f.ino.dir {
+		f.ino.synced = append(f.ino.synced[:0:0], f.ino.data...)
+		f.ino.ops = nil
+	}
+	f.fs.mu.Unlock()
+	f.fs.after("sync", f.name)
+	return nil
+}
+
+func (f *memFile) Truncate(size int64) error {
+	defer f.fs.after("truncate", f.name)
+	f.fs.mu.Lock()
+	defer f.fs.mu.Unlock()
+	if err := f.check("truncate", true); err != nil {
+		return err
+	}
+	if size < 0 {
+		return pathErr("truncate", f.name, syscall.EINVAL)
+	}
+	f.ino.truncate(size, f.fs.now())
+	return nil
+}
+
+func (f *memFile) Stat() (fs.FileInfo, error) {
+	f.fs.mu.Lock()
+	defer f.fs.mu.Unlock()
+	if f.closed {
+		return nil, pathErr("stat", f.name, os.ErrClosed)
+	}
+	return f.ino.info(path.Base("/" + filepath.ToSlash(f.name))), nil
+}
+
+func (f *memFile) Seek(offset int64, whence int) (int64, error) {
+	f.fs.mu.Lock()
+	defer f.fs.mu.Unlock()
+	if f.closed {
+		return 0, pathErr("seek", f.name, os.ErrClosed)
+	}
+	switch whence {
+	case io.SeekCurrent:
+		offset += f.off
+	case io.SeekEnd:
+		offset += int64(len(f.ino.data))
+	}
+	if offset < 0 {
+		return 0, pathErr("seek", f.name, syscall.EINVAL)
+	}
+	f.off = offset
+	return offset, nil
+}
+
+func (f *memFile) Name() string { return f.name }
