@@ -21,6 +21,7 @@ import (
 	"weir/internal/metadata"
 	"weir/internal/metalog"
 	"weir/internal/partition"
+	"weir/internal/vfs"
 )
 
 // Options tune a server beyond its configuration.
@@ -31,6 +32,9 @@ type Options struct {
 	AutoFormat bool
 	// Out receives the operator-facing lines (formatting notice).
 	Out io.Writer
+	// FS is the filesystem under the logs (tests inject faults); nil is the
+	// real one.
+	FS vfs.FS
 }
 
 // Server is one weir node.
@@ -62,6 +66,9 @@ func New(cfg *config.Broker, opts Options) *Server {
 	if opts.Out == nil {
 		opts.Out = io.Discard
 	}
+	if opts.FS == nil {
+		opts.FS = vfs.OS
+	}
 	return &Server{cfg: cfg, opts: opts, lg: opts.Logger, listeners: map[string]net.Listener{}, kafka: map[string]*kafka.Server{}}
 }
 
@@ -86,7 +93,7 @@ func (s *Server) Start() (err error) {
 	if err := s.checkStorage(); err != nil {
 		return err
 	}
-	if s.metalog, err = metalog.OpenLocal(s.cfg.MetadataLogDir, int64(s.cfg.MetadataLogSegmentBytes), nil, s.lg); err != nil {
+	if s.metalog, err = metalog.OpenLocal(s.cfg.MetadataLogDir, int64(s.cfg.MetadataLogSegmentBytes), s.opts.FS, s.lg); err != nil {
 		return fmt.Errorf("opening metadata log: %w", err)
 	}
 	s.controller = controller.New(controller.Config{Static: s.cfg}, s.metalog, s.lg.With("component", "controller"))
@@ -100,7 +107,7 @@ func (s *Server) Start() (err error) {
 		CleanerBackoff:               s.cfg.LogCleanerBackoff,
 		CleanerEnabled:               s.cfg.LogCleanerEnable,
 		SkipDirs:                     []string{metalog.DirName},
-	}, log.Options{Logger: s.lg})
+	}, log.Options{Logger: s.lg, FS: s.opts.FS})
 	s.partitions = partition.NewManager(s.cfg.NodeID, s.logs, s.cfg, s.lg, time.Now)
 	s.publisher = newPublisher(s.partitions)
 
