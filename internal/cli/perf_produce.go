@@ -58,8 +58,9 @@ the record number (--payload-monotonic). Records carry no key, so the client
 spreads them with a sticky partitioner as Kafka's producer does.
 
 Client settings use Kafka producer property names, given with
---producer-props NAME=VALUE ... and/or --producer.config FILE (props win over
-the file, --bootstrap-server wins over both). They are mapped onto the franz-go
+--producer-props NAME=VALUE [NAME=VALUE ...] (as in Kafka, or repeat the flag)
+and/or --producer.config FILE (props win over the file, --bootstrap-server
+wins over both). They are mapped onto the franz-go
 client:
 
   bootstrap.servers        seed brokers (or use --bootstrap-server)
@@ -115,7 +116,7 @@ The command exits non-zero if any record failed, after printing the summary.`,
 	fl.Int64Var(&f.numRecords, "num-records", 0, "number of records to produce (required)")
 	fl.IntVar(&f.recordSize, "record-size", 0, "record value size in bytes; exactly one of --record-size, --payload-file, --payload-monotonic")
 	fl.StringVar(&f.payloadFile, "payload-file", "", "file to take record values from, one per --payload-delimiter; a random one is sent each time")
-	fl.StringVar(&f.payloadDelimiter, "payload-delimiter", `\n`, "delimiter between payloads in --payload-file")
+	fl.StringVar(&f.payloadDelimiter, "payload-delimiter", "\n", `delimiter between payloads in --payload-file (\n, \t and \r are understood)`)
 	fl.BoolVar(&f.payloadMonotonic, "payload-monotonic", false, "send the record number (0, 1, 2, ...) as the value")
 	fl.Float64Var(&f.throughput, "throughput", -1, "limit to about this many records/sec; -1 means unthrottled")
 	fl.StringArrayVar(&f.producerProps, "producer-props", nil, "Kafka producer properties NAME=VALUE ...; take precedence over --producer.config")

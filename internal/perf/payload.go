@@ -27,10 +27,15 @@ const randomPayloadBuffer = 4 << 20
 // NewRandomPayloads returns size-byte values of random letters A-Z.
 func NewRandomPayloads(size int, seed uint64) *Payloads {
 	rng := rand.New(rand.NewPCG(seed, 0x9e3779b97f4a7c15))
-	n := max(randomPayloadBuffer, 16*size)
-	buf := make([]byte, n)
-	for i := range buf {
-		buf[i] = byte('A' + rng.IntN(26))
+	buf := make([]byte, max(randomPayloadBuffer, 2*size))
+	for i := 0; i < len(buf); {
+		// four letters from each 64 random bits, 16 bits apiece
+		x := rng.Uint64()
+		for j := 0; j < 4 && i < len(buf); j++ {
+			buf[i] = byte('A' + (x&0xffff)%26)
+			x >>= 16
+			i++
+		}
 	}
 	return &Payloads{size: size, buf: buf, rng: rng}
 }

@@ -25,8 +25,8 @@ func TestRandomPayloads(t *testing.T) {
 	if n := testing.AllocsPerRun(1000, func() { p.Next(1, nil) }); n != 0 {
 		t.Fatalf("Next allocates %v times", n)
 	}
-	big := NewRandomPayloads(8<<20, 1) // larger than the default buffer
-	if v := big.Next(0, nil); len(v) != 8<<20 {
+	big := NewRandomPayloads(5<<20, 1) // larger than the default buffer
+	if v := big.Next(0, nil); len(v) != 5<<20 {
 		t.Fatalf("len %d", len(v))
 	}
 }
