@@ -1,0 +1,287 @@
+package group
+
+import (
+	"errors"
+	"fmt"
+	"sort"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// Request is one group request and what the connection knows of its sender.
+type Request struct {
+	// Token identifies the request to the caller; its Response carries it.
+	Token uint64
+	// ClientID is the client id of the request header.
+	ClientID string
+	// ClientHost is the peer address as Kafka shows it ("/127.0.0.1").
+	ClientHost string
+	// Body is the decoded request, Version set.
+	Body kmsg.Request
+}
+
+// Response is the answer to the Request with the same Token. Body has the
+// request's version.
+type Response struct {
+	Token uint64
+	Body  kmsg.Response
+}
+
+// Record is one __consumer_offsets record. A nil Value is a tombstone.
+type Record struct {
+	Key   []byte
+	Value []byte
+}
+
+// Write asks the driver to append Records to __consumer_offsets-Partition and
+// to report the outcome with Persisted(ID, err).
+type Write struct {
+	ID        uint64
+	Partition int32
+	Records   []Record
+}
+
+// Ready is what one input produced. See the package comment.
+type Ready struct {
+	Responses []Response
+	Writes    []Write
+	Deadline  time.Time
+}
+
+// Coordinator holds the classic groups of the __consumer_offsets partitions
+// this broker leads.
+type Coordinator struct {
+	cfg Config
+
+	// parts are the partitions led here; loading ones are not yet served.
+	parts  map[int32]*offsetsPartition
+	groups map[string]*group
+
+	// writes are the Writes not yet reported by Persisted.
+	writes    map[uint64]*pendingWrite
+	lastWrite uint64
+
+	timers  timerHeap
+	lastSeq uint64 // timer and waiter identities; never reused
+	// nextCleanup is when offsets retention runs next; zero while no
+	// partition is led.
+	nextCleanup time.Time
+
+	now time.Time
+	out Ready
+
+	// transitions, when non-nil, records every state change (tests).
+	transitions *[]transition
+}
+
+type offsetsPartition struct {
+	loading bool
+}
+
+type pendingWrite struct {
+	partition int32
+	// done is called once with the outcome: 0, or the Kafka error code of
+	// the failed append (before translation into a group error).
+	done func(code int16)
+}
+
+// transition is one state change of one group, kept for tests.
+type transition struct {
+	group      string
+	from, to   State
+	generation int32
+}
+
+// New returns a Coordinator that leads no partition yet.
+func New(cfg Config) *Coordinator {
+	if cfg.OffsetsTopicPartitions < 1 {
+		panic("group: OffsetsTopicPartitions must be positive")
+	}
+	if cfg.NewUUID == nil {
+		cfg.NewUUID = randomUUID
+	}
+	return &Coordinator{
+		cfg:    cfg,
+		parts:  make(map[int32]*offsetsPartition),
+		groups: make(map[string]*group),
+		writes: make(map[uint64]*pendingWrite),
+	}
+}
+
+// PartitionFor is the __consumer_offsets partition of groupID under this
+// coordinator's configuration.
+func (c *Coordinator) PartitionFor(groupID string) int32 {
+	return PartitionFor(groupID, c.cfg.OffsetsTopicPartitions)
+}
+
+// Handle processes one request. It panics if Body is not one of the ten
+// group APIs served here.
+func (c *Coordinator) Handle(now time.Time, req Request) Ready {
+	c.begin(now)
+	switch r := req.Body.(type) {
+	case *kmsg.JoinGroupRequest:
+		c.joinGroup(req, r)
+	case *kmsg.SyncGroupRequest:
+		c.syncGroup(req, r)
+	case *kmsg.HeartbeatRequest:
+		c.heartbeat(req, r)
+	case *kmsg.LeaveGroupRequest:
+		c.leaveGroup(req, r)
+	case *kmsg.OffsetCommitRequest:
+		c.offsetCommit(req, r)
+	case *kmsg.OffsetFetchRequest:
+		c.offsetFetch(req, r)
+	case *kmsg.DescribeGroupsRequest:
+		c.describeGroups(req, r)
+	case *kmsg.ListGroupsRequest:
+		c.listGroups(req, r)
+	case *kmsg.DeleteGroupsRequest:
+		c.deleteGroups(req, r)
+	case *kmsg.OffsetDeleteRequest:
+		c.offsetDelete(req, r)
+	default:
+		panic(fmt.Sprintf("group: Handle of %T", req.Body))
+	}
+	return c.end()
+}
+
+// Tick fires every timer due at now. Timers that firing schedules for now or
+// earlier wait for the next Tick, so a call always returns.
+func (c *Coordinator) Tick(now time.Time) Ready {
+	c.begin(now)
+	last := c.lastSeq
+	for c.timers.Len() > 0 {
+		t := c.timers[0]
+		if t.at.After(now) || t.seq > last {
+			break
+		}
+		c.timers.pop()
+		c.fire(t)
+	}
+	if !c.nextCleanup.IsZero() && !now.Before(c.nextCleanup) {
+		c.cleanupGroupMetadata()
+		c.nextCleanup = now.Add(c.cfg.OffsetsRetentionCheckInterval)
+	}
+	return c.end()
+}
+
+// Persisted reports the outcome of the Write with this id: nil once its
+// records are durable, else the append error (ideally wrapping a
+// *kerr.Error). Unknown ids, such as writes of an unloaded partition, are
+// ignored.
+func (c *Coordinator) Persisted(now time.Time, id uint64, err error) Ready {
+	c.begin(now)
+	if w, ok := c.writes[id]; ok {
+		delete(c.writes, id)
+		w.done(appendErrorCode(err))
+	}
+	return c.end()
+}
+
+func (c *Coordinator) begin(now time.Time) {
+	c.now = now
+	c.out = Ready{}
+}
+
+func (c *Coordinator) end() Ready {
+	out := c.out
+	c.out = Ready{}
+	out.Deadline = c.deadline()
+	return out
+}
+
+func (c *Coordinator) nowMs() int64 { return c.now.UnixMilli() }
+
+func (c *Coordinator) respond(token uint64, body kmsg.Response) {
+	c.out.Responses = append(c.out.Responses, Response{Token: token, Body: body})
+}
+
+// write emits records for partition p; done runs when Persisted reports
+// them (nil done: nothing waits). Writes for a partition not served here
+// fail at once with NOT_COORDINATOR.
+func (c *Coordinator) write(p int32, recs []Record, done func(code int16)) {
+	if done == nil {
+		done = func(int16) {}
+	}
+	if ps, ok := c.parts[p]; !ok || ps.loading {
+		done(kerr.NotCoordinator.Code)
+		return
+	}
+	c.lastWrite++
+	c.writes[c.lastWrite] = &pendingWrite{partition: p, done: done}
+	c.out.Writes = append(c.out.Writes, Write{ID: c.lastWrite, Partition: p, Records: recs})
+}
+
+// route returns the partition of a group and the error to answer if this
+// broker does not serve it now.
+func (c *Coordinator) route(groupID string) (int32, int16) {
+	p := c.PartitionFor(groupID)
+	ps, ok := c.parts[p]
+	switch {
+	case !ok:
+		return p, kerr.NotCoordinator.Code
+	case ps.loading:
+		return p, kerr.CoordinatorLoadInProgress.Code
+	}
+	return p, 0
+}
+
+// sortedGroups returns the groups in id order, for deterministic sweeps.
+func (c *Coordinator) sortedGroups(keep func(*group) bool) []*group {
+	var gs []*group
+	for _, g := range c.groups {
+		if keep == nil || keep(g) {
+			gs = append(gs, g)
+		}
+	}
+	sort.Slice(gs, func(i, j int) bool { return gs[i].id < gs[j].id })
+	return gs
+}
+
+// live reports whether g is still the group the coordinator serves under
+// its id (not deleted, unloaded or replaced since a callback was made).
+func (c *Coordinator) live(g *group) bool { return c.groups[g.id] == g }
+
+// appendErrorCode is the Kafka code of an append failure.
+func appendErrorCode(err error) int16 {
+	if err == nil {
+		return 0
+	}
+	var ke *kerr.Error
+	if errors.As(err, &ke) {
+		return ke.Code
+	}
+	return kerr.UnknownServerError.Code
+}
+
+// commitErrorCode translates an append failure of offset commit records
+// into the error the committer sees, as Kafka does.
+func commitErrorCode(code int16) int16 {
+	switch code {
+	case kerr.UnknownTopicOrPartition.Code, kerr.NotEnoughReplicas.Code,
+		kerr.NotEnoughReplicasAfterAppend.Code, kerr.RequestTimedOut.Code:
+		return kerr.CoordinatorNotAvailable.Code
+	case kerr.NotLeaderForPartition.Code, kerr.KafkaStorageError.Code:
+		return kerr.NotCoordinator.Code
+	case kerr.MessageTooLarge.Code, kerr.RecordListTooLarge.Code, kerr.InvalidFetchSize.Code:
+		return kerr.InvalidCommitOffsetSize.Code
+	}
+	return code
+}
+
+// groupErrorCode translates an append failure of group metadata records
+// (and tombstones) into the error the member sees, as Kafka does.
+func groupErrorCode(code int16) int16 {
+	switch code {
+	case kerr.UnknownTopicOrPartition.Code, kerr.NotEnoughReplicas.Code,
+		kerr.NotEnoughReplicasAfterAppend.Code, kerr.RequestTimedOut.Code:
+		return kerr.CoordinatorNotAvailable.Code
+	case kerr.NotLeaderForPartition.Code, kerr.KafkaStorageError.Code:
+		return kerr.NotCoordinator.Code
+	case kerr.MessageTooLarge.Code, kerr.RecordListTooLarge.Code, kerr.InvalidFetchSize.Code:
+		return kerr.UnknownServerError.Code
+	}
+	return code
+}

@@ -1,0 +1,79 @@
+// Package group is the classic (pre-KIP-848) consumer group coordinator of
+// one broker, written as a deterministic state machine: it opens no sockets,
+// starts no goroutines, never sleeps and never reads the clock. Whoever drives
+// it (the kafka handlers and a loop that owns the Coordinator) does the I/O.
+//
+// # Inputs and outputs
+//
+// A Coordinator is not safe for concurrent use; one goroutine owns it. Every
+// input is a method call that carries the current time, and every call
+// returns a Ready value, in the manner of etcd raft's Ready:
+//
+//	Handle(now, Request)              one JoinGroup, SyncGroup, Heartbeat, LeaveGroup,
+//	                                  OffsetCommit, OffsetFetch, DescribeGroups,
+//	                                  ListGroups, DeleteGroups or OffsetDelete request
+//	Tick(now)                         timers: session, rebalance, initial delay, pending
+//	                                  sync, new member join, offsets retention
+//	BeginLoad(p)                      this broker became leader of __consumer_offsets-p;
+//	                                  its groups answer COORDINATOR_LOAD_IN_PROGRESS
+//	LoadPartition(now, p, records)    the partition's records, in log order; the groups
+//	                                  and offsets are rebuilt and served from now on (an
+//	                                  undecodable record is an error; p stays loading)
+//	UnloadPartition(now, p)           leadership lost; its groups answer NOT_COORDINATOR
+//	Persisted(now, writeID, err)      the records of a Write are durable (err == nil)
+//	                                  or could not be written
+//
+//	Ready.Responses   responses to send, each with the Token of its Request. A request
+//	                  is answered exactly once, possibly by a later call: a JoinGroup
+//	                  waits for its rebalance, a follower's SyncGroup for the leader's
+//	                  assignment, a commit or delete for its records to persist.
+//	Ready.Writes      records to append to __consumer_offsets-Partition, in order. The
+//	                  driver reports each back with Persisted(ID, err).
+//	Ready.Deadline    when to call Tick next; zero means no timer is pending. A deadline
+//	                  at or before now means "call Tick now".
+//
+// The driver's loop is therefore: feed an input, send Responses, append
+// Writes (reporting each with Persisted once durable, or failed), and arrange
+// to call Tick at Deadline. Writes of one partition must be appended in the
+// order they are returned. Handle panics on a request type it does not serve:
+// that is a wiring bug, not bad input.
+//
+// Requests are franz-go kmsg structs with Version set; responses are kmsg
+// structs of the same version. Error codes are Kafka's, chosen as Kafka 3.x/4.x
+// choose them (see the comment of each handler). Persisted's err should wrap a
+// *kerr.Error naming the append failure (NOT_LEADER_OR_FOLLOWER, ...); Kafka's
+// translation of append errors into group errors is applied here.
+//
+// Offsets are applied to the in-memory state when their records persist, so
+// OffsetFetch never returns an offset that a crash could lose.
+//
+// # Records in __consumer_offsets
+//
+// Keys and values are Kafka's (kmsg's OffsetCommitKey/Value and
+// GroupMetadataKey/Value). Integers are big-endian; a string is an int16
+// length and UTF-8 bytes (length -1 is null); bytes are an int32 length and
+// the bytes.
+//
+//	offset commit key, version 1 (0 is read too):
+//	    | version int16 = 1 | group string | topic string | partition int32 |
+//	offset commit value, version 3 (written unless a retention time was given):
+//	    | version int16 = 3 | offset int64 | leader_epoch int32 | metadata string |
+//	    | commit_timestamp int64 |
+//	offset commit value, version 1 (a v2-v4 OffsetCommit with retention_time_ms):
+//	    | version int16 = 1 | offset int64 | metadata string | commit_timestamp int64 |
+//	    | expire_timestamp int64 |
+//	group metadata key, version 2:
+//	    | version int16 = 2 | group string |
+//	group metadata value, version 3 (0-4 are read):
+//	    | version int16 = 3 | protocol_type string | generation int32 |
+//	    | protocol nullable string | leader nullable string |
+//	    | current_state_timestamp int64 | member count int32 | members... |
+//	  member: | member_id string | group_instance_id nullable string |
+//	    | client_id string | client_host string | rebalance_timeout int32 |
+//	    | session_timeout int32 | subscription bytes | assignment bytes |
+//
+// A null value is a tombstone: the offset, or the whole group, is deleted.
+// LoadPartition replays the records in order, so the last record of a key
+// wins and tombstones remove what came before. Keys of other versions (the
+// KIP-848 and share group records) are skipped.
+package group

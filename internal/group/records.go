@@ -1,0 +1,306 @@
+package group
+
+// The __consumer_offsets records (layouts in the package comment), and
+// LoadPartition, which rebuilds groups and offsets by replaying them.
+
+import (
+	"errors"
+	"fmt"
+	"sort"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// Key versions: 0 and 1 are offset commits, 2 is group metadata. Higher
+// versions are the records of other group types (KIP-848, share groups).
+const (
+	offsetCommitKeyVersion  = 1
+	groupMetadataKeyVersion = 2
+	groupMetadataVersion    = 3
+)
+
+// EncodeOffsetCommit returns the record of a committed offset: key version
+// 1, and value version 3, or version 1 when v carries an expire timestamp
+// (v.ExpireTimestamp other than -1; v.Version is ignored).
+func EncodeOffsetCommit(group, topic string, partition int32, v kmsg.OffsetCommitValue) Record {
+	v.Version = 3
+	if v.ExpireTimestamp != -1 {
+		v.Version = 1
+	}
+	return Record{Key: offsetKey(group, topic, partition), Value: v.AppendTo(nil)}
+}
+
+// EncodeOffsetTombstone returns the record that deletes a committed offset.
+func EncodeOffsetTombstone(group, topic string, partition int32) Record {
+	return Record{Key: offsetKey(group, topic, partition)}
+}
+
+// EncodeGroupMetadata returns the record of a group's metadata: key
+// version 2, value version 3 (v.Version is ignored).
+func EncodeGroupMetadata(group string, v kmsg.GroupMetadataValue) Record {
+	v.Version = groupMetadataVersion
+	return Record{Key: groupKey(group), Value: v.AppendTo(nil)}
+}
+
+// EncodeGroupTombstone returns the record that deletes a group.
+func EncodeGroupTombstone(group string) Record {
+	return Record{Key: groupKey(group)}
+}
+
+func offsetKey(group, topic string, partition int32) []byte {
+	k := kmsg.OffsetCommitKey{Version: offsetCommitKeyVersion, Group: group, Topic: topic, Partition: partition}
+	return k.AppendTo(nil)
+}
+
+func groupKey(group string) []byte {
+	k := kmsg.GroupMetadataKey{Version: groupMetadataKeyVersion, Group: group}
+	return k.AppendTo(nil)
+}
+
+func offsetCommitRecord(group string, tp topicPartition, o offset) Record {
+	v := kmsg.NewOffsetCommitValue()
+	v.Offset, v.LeaderEpoch, v.Metadata = o.offset, o.leaderEpoch, o.metadata
+	v.CommitTimestamp, v.ExpireTimestamp = o.commitTimestamp, o.expireTimestamp
+	return EncodeOffsetCommit(group, tp.topic, tp.partition, v)
+}
+
+func offsetTombstone(group string, tp topicPartition) Record {
+	return EncodeOffsetTombstone(group, tp.topic, tp.partition)
+}
+
+func groupTombstone(group string) Record { return EncodeGroupTombstone(group) }
+
+// groupMetadataValue is the persisted form of g, with the given
+// assignments (members missing from it are written with empty bytes).
+func (g *group) groupMetadataValue(assignment map[string][]byte) kmsg.GroupMetadataValue {
+	v := kmsg.NewGroupMetadataValue()
+	v.ProtocolType = g.protocolType
+	v.Generation = g.generation
+	v.Protocol = optString(g.protocol)
+	v.Leader = optString(g.leader)
+	v.CurrentStateTimestamp = g.stateTimestamp
+	for _, m := range g.members {
+		vm := kmsg.NewGroupMetadataValueMember()
+		vm.MemberID = m.id
+		vm.InstanceID = m.instanceID
+		vm.ClientID = m.clientID
+		vm.ClientHost = m.clientHost
+		vm.RebalanceTimeoutMillis = m.rebalanceTimeoutMs
+		vm.SessionTimeoutMillis = m.sessionTimeoutMs
+		vm.Subscription = m.metadata(g.protocol)
+		if vm.Subscription == nil {
+			vm.Subscription = []byte{}
+		}
+		vm.Assignment = assignment[m.id]
+		if vm.Assignment == nil {
+			vm.Assignment = []byte{}
+		}
+		v.Members = append(v.Members, vm)
+	}
+	return v
+}
+
+// storeGroup writes g's metadata with these assignments; done (may be nil)
+// gets the outcome.
+func (c *Coordinator) storeGroup(g *group, assignment map[string][]byte, done func(code int16)) {
+	c.write(g.partition, []Record{EncodeGroupMetadata(g.id, g.groupMetadataValue(assignment))}, done)
+}
+
+// BeginLoad marks __consumer_offsets-p as led here but not yet loaded: its
+// groups answer COORDINATOR_LOAD_IN_PROGRESS until LoadPartition.
+func (c *Coordinator) BeginLoad(p int32) {
+	if ps := c.parts[p]; ps == nil {
+		c.parts[p] = &offsetsPartition{loading: true}
+	}
+}
+
+// ErrBadRecord reports a record of __consumer_offsets that cannot be
+// decoded.
+var ErrBadRecord = errors.New("group: bad __consumer_offsets record")
+
+// LoadPartition makes this broker the coordinator of the groups of
+// __consumer_offsets-p, rebuilt from records (the whole partition, in log
+// order). Members get a fresh session; a group over group.max.size
+// rebalances. On a record that cannot be decoded nothing is loaded, p stays
+// loading, and the error wraps ErrBadRecord.
+func (c *Coordinator) LoadPartition(now time.Time, p int32, records []Record) (Ready, error) {
+	c.begin(now)
+	c.dropPartition(p, errNotCoordinator)
+	c.parts[p] = &offsetsPartition{loading: true}
+	groups, err := replay(p, records, c.nowMs())
+	if err != nil {
+		return c.end(), err
+	}
+	c.parts[p].loading = false
+	if c.nextCleanup.IsZero() {
+		c.nextCleanup = now.Add(c.cfg.OffsetsRetentionCheckInterval)
+	}
+	for _, g := range groups {
+		c.groups[g.id] = g
+		for _, m := range g.members {
+			c.scheduleSession(g, m, ms(int64(m.sessionTimeoutMs)))
+		}
+		if len(g.members) > c.cfg.MaxSize {
+			c.prepareRebalance(g)
+		}
+	}
+	return c.end(), nil
+}
+
+// UnloadPartition gives up __consumer_offsets-p: every waiting request of its
+// groups and every unfinished write gets NOT_COORDINATOR, and the groups are
+// forgotten.
+func (c *Coordinator) UnloadPartition(now time.Time, p int32) Ready {
+	c.begin(now)
+	c.dropPartition(p, errNotCoordinator)
+	delete(c.parts, p)
+	if len(c.parts) == 0 {
+		c.nextCleanup = time.Time{}
+	}
+	return c.end()
+}
+
+func (c *Coordinator) dropPartition(p int32, code int16) {
+	dropped := c.sortedGroups(func(g *group) bool { return g.partition == p })
+	for _, g := range dropped {
+		delete(c.groups, g.id)
+	}
+	var ids []uint64
+	for id, w := range c.writes {
+		if w.partition == p {
+			ids = append(ids, id)
+		}
+	}
+	sort.Slice(ids, func(i, j int) bool { return ids[i] < ids[j] })
+	for _, id := range ids {
+		w := c.writes[id]
+		delete(c.writes, id)
+		w.done(code)
+	}
+	for _, g := range dropped {
+		for _, m := range g.members {
+			if w := m.join; w != nil {
+				m.join = nil
+				c.respond(w.token, joinError(w.version, code, m.id))
+			}
+			if w := m.sync; w != nil {
+				m.sync = nil
+				c.respond(w.token, syncError(w.version, code))
+			}
+		}
+	}
+}
+
+// replay rebuilds the groups of partition p from its records.
+func replay(p int32, records []Record, nowMs int64) ([]*group, error) {
+	metadata := make(map[string]*kmsg.GroupMetadataValue)
+	offsets := make(map[string]map[topicPartition]offset)
+	for i, r := range records {
+		var version int16
+		if len(r.Key) >= 2 {
+			version = int16(r.Key[0])<<8 | int16(r.Key[1])
+		}
+		switch {
+		case len(r.Key) < 2:
+			return nil, fmt.Errorf("%w: record %d: key of %d bytes", ErrBadRecord, i, len(r.Key))
+		case version == 0 || version == 1:
+			var k kmsg.OffsetCommitKey
+			if err := k.ReadFrom(r.Key); err != nil {
+				return nil, fmt.Errorf("%w: record %d: offset commit key: %v", ErrBadRecord, i, err)
+			}
+			tp := topicPartition{k.Topic, k.Partition}
+			if r.Value == nil {
+				delete(offsets[k.Group], tp)
+				continue
+			}
+			var v kmsg.OffsetCommitValue
+			if err := v.ReadFrom(r.Value); err != nil {
+				return nil, fmt.Errorf("%w: record %d: offset commit value: %v", ErrBadRecord, i, err)
+			}
+			o := offset{offset: v.Offset, leaderEpoch: -1, metadata: v.Metadata,
+				commitTimestamp: v.CommitTimestamp, expireTimestamp: -1}
+			if v.Version >= 3 {
+				o.leaderEpoch = v.LeaderEpoch
+			}
+			if v.Version == 1 {
+				o.expireTimestamp = v.ExpireTimestamp
+			}
+			if offsets[k.Group] == nil {
+				offsets[k.Group] = make(map[topicPartition]offset)
+			}
+			offsets[k.Group][tp] = o
+		case version == groupMetadataKeyVersion:
+			var k kmsg.GroupMetadataKey
+			if err := k.ReadFrom(r.Key); err != nil {
+				return nil, fmt.Errorf("%w: record %d: group metadata key: %v", ErrBadRecord, i, err)
+			}
+			if r.Value == nil {
+				delete(metadata, k.Group)
+				continue
+			}
+			v := new(kmsg.GroupMetadataValue)
+			if err := v.ReadFrom(r.Value); err != nil {
+				return nil, fmt.Errorf("%w: record %d: group metadata value: %v", ErrBadRecord, i, err)
+			}
+			metadata[k.Group] = v
+		}
+	}
+
+	var groups []*group
+	for id, v := range metadata {
+		groups = append(groups, groupFromRecord(id, p, v))
+	}
+	// Groups with offsets but no metadata use Kafka only for offsets.
+	for id, os := range offsets {
+		if _, ok := metadata[id]; !ok && len(os) > 0 {
+			groups = append(groups, newGroup(id, p, nowMs))
+		}
+	}
+	sort.Slice(groups, func(i, j int) bool { return groups[i].id < groups[j].id })
+	for _, g := range groups {
+		for tp, o := range offsets[g.id] {
+			g.offsets[tp] = o
+		}
+	}
+	return groups, nil
+}
+
+// groupFromRecord rebuilds a group: Stable with its members, or Empty.
+func groupFromRecord(id string, p int32, v *kmsg.GroupMetadataValue) *group {
+	g := newGroup(id, p, -1)
+	g.generation = v.Generation
+	g.protocolType = v.ProtocolType
+	if v.Protocol != nil {
+		g.protocol = *v.Protocol
+	}
+	if v.Version >= 2 {
+		g.stateTimestamp = v.CurrentStateTimestamp
+	}
+	for _, vm := range v.Members {
+		m := &member{
+			id:                 vm.MemberID,
+			instanceID:         cloneString(vm.InstanceID),
+			clientID:           vm.ClientID,
+			clientHost:         vm.ClientHost,
+			rebalanceTimeoutMs: vm.RebalanceTimeoutMillis,
+			sessionTimeoutMs:   vm.SessionTimeoutMillis,
+			protocolType:       v.ProtocolType,
+			protocols:          []protocol{{name: g.protocol, metadata: append([]byte{}, vm.Subscription...)}},
+			assignment:         append([]byte{}, vm.Assignment...),
+		}
+		if v.Version == 0 {
+			m.rebalanceTimeoutMs = m.sessionTimeoutMs
+		}
+		g.add(m, nil)
+	}
+	if v.Leader != nil && g.byID[*v.Leader] != nil {
+		g.leader = *v.Leader
+	}
+	if len(g.members) > 0 {
+		g.state = Stable
+	}
+	g.prevState = g.state
+	g.computeSubscribed()
+	return g
+}

@@ -1,0 +1,119 @@
+package group
+
+import (
+	"container/heap"
+	"time"
+)
+
+type timerKind uint8
+
+const (
+	// timerSession expires a member (or a pending member) whose session
+	// ran out, and bounds a new member's JoinGroup.
+	timerSession timerKind = iota
+	// timerJoin ends the join phase of a rebalance: the initial delay or
+	// the rebalance timeout.
+	timerJoin
+	// timerSync removes members that did not send SyncGroup within the
+	// rebalance timeout after the join phase.
+	timerSync
+)
+
+// timer is one scheduled wake-up. A timer is live while the object it is
+// for still holds its seq (member.sessionTimer, group.joinTimer, ...);
+// cancelling or rescheduling just replaces that seq, and stale entries are
+// dropped when they reach the top of the heap.
+type timer struct {
+	at     time.Time
+	seq    uint64
+	kind   timerKind
+	group  string
+	member string
+}
+
+// timerHeap orders timers by time, then by creation, so simultaneous timers
+// fire in the order they were set.
+type timerHeap []*timer
+
+func (h timerHeap) Len() int { return len(h) }
+func (h timerHeap) Less(i, j int) bool {
+	if !h[i].at.Equal(h[j].at) {
+		return h[i].at.Before(h[j].at)
+	}
+	return h[i].seq < h[j].seq
+}
+func (h timerHeap) Swap(i, j int) { h[i], h[j] = h[j], h[i] }
+func (h *timerHeap) Push(x any)   { *h = append(*h, x.(*timer)) }
+func (h *timerHeap) Pop() any {
+	old := *h
+	t := old[len(old)-1]
+	old[len(old)-1] = nil
+	*h = old[:len(old)-1]
+	return t
+}
+func (h *timerHeap) pop() *timer { return heap.Pop(h).(*timer) }
+
+// nextSeq returns a fresh identity for a timer or a waiter.
+func (c *Coordinator) nextSeq() uint64 {
+	c.lastSeq++
+	return c.lastSeq
+}
+
+// schedule sets a timer d from now and returns its seq.
+func (c *Coordinator) schedule(kind timerKind, d time.Duration, groupID, memberID string) uint64 {
+	t := &timer{at: c.now.Add(d), seq: c.nextSeq(), kind: kind, group: groupID, member: memberID}
+	heap.Push(&c.timers, t)
+	return t.seq
+}
+
+// timerLive reports whether t is still wanted.
+func (c *Coordinator) timerLive(t *timer) bool {
+	g := c.groups[t.group]
+	if g == nil {
+		return false
+	}
+	switch t.kind {
+	case timerSession:
+		if seq, ok := g.pendingJoin[t.member]; ok {
+			return seq == t.seq
+		}
+		m := g.byID[t.member]
+		return m != nil && m.sessionTimer == t.seq
+	case timerJoin:
+		return g.joinTimer == t.seq
+	case timerSync:
+		return g.syncTimer == t.seq
+	}
+	return false
+}
+
+// deadline drops stale timers from the top of the heap and returns when
+// Tick is next needed.
+func (c *Coordinator) deadline() time.Time {
+	for c.timers.Len() > 0 && !c.timerLive(c.timers[0]) {
+		c.timers.pop()
+	}
+	next := c.nextCleanup
+	if c.timers.Len() > 0 && (next.IsZero() || c.timers[0].at.Before(next)) {
+		next = c.timers[0].at
+	}
+	return next
+}
+
+// fire runs a due timer if it is still live.
+func (c *Coordinator) fire(t *timer) {
+	if !c.timerLive(t) {
+		return
+	}
+	g := c.groups[t.group]
+	switch t.kind {
+	case timerSession:
+		c.onSessionExpired(g, t.member)
+	case timerJoin:
+		g.joinTimer = 0
+		c.onJoinTimer(g)
+	case timerSync:
+		g.syncTimer = 0
+		c.onSyncExpired(g)
+	}
+}
