@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"sync"
 
 	"github.com/klauspost/compress/gzip"
@@ -183,13 +184,19 @@ func readAllLimited(r io.Reader, dst []byte, limit int) ([]byte, error) {
 	return w.buf, nil
 }
 
-// zstdDecode decodes into a buffer whose capacity never exceeds limit, so
-// neither a declared frame size nor a decompression bomb can make it
-// allocate more. DecodeAll stops at the capacity it is given, so decoding
+// zstdDecode decodes into a buffer whose capacity tracks limit, so neither
+// a declared frame size nor a decompression bomb can make it allocate much
+// more than limit. DecodeAll stops at the capacity it is given, so decoding
 // starts from a guess (the frame's declared size, or a multiple of the
-// input) and retries with a larger buffer until the output fits or the
-// buffer reaches limit.
+// input) and retries with more room while the output may not have fit.
+//
+// Running out of room inside a compressed block is reported as a block
+// error, not ErrDecoderSizeExceeded, so an error is taken for lack of room
+// when the output reached within a block of the capacity, and for
+// corruption otherwise. At the limit, one more decode with a block of slack
+// tells the two apart.
 func zstdDecode(src, dst []byte, limit int) ([]byte, error) {
+	const blockSlack = 256 << 10 // > one block (128 KiB) and its overrun
 	limit = max(limit, 0)
 	want := max(cap(dst), 4*len(src), 64<<10)
 	var h zstd.Header
@@ -209,16 +216,26 @@ func zstdDecode(src, dst []byte, limit int) ([]byte, error) {
 		switch {
 		case err == nil:
 			return out, nil
-		case !errors.Is(err, zstd.ErrDecoderSizeExceeded):
+		case !errors.Is(err, zstd.ErrDecoderSizeExceeded) && len(out)+blockSlack < want:
 			return nil, fmt.Errorf("%w: zstd: %v", ErrCorrupt, err)
-		case want >= limit:
+		case want < limit:
+			if want > limit/4 {
+				want = limit
+			} else {
+				want *= 4
+			}
+			continue
+		case errors.Is(err, zstd.ErrDecoderSizeExceeded) || limit > math.MaxInt-blockSlack:
 			return nil, ErrTooLarge
 		}
-		if want > limit/4 {
-			want = limit
-		} else {
-			want *= 4
+		out, err = dec.DecodeAll(src, make([]byte, 0, limit+blockSlack))
+		switch {
+		case len(out) > limit || errors.Is(err, zstd.ErrDecoderSizeExceeded):
+			return nil, ErrTooLarge
+		case err != nil:
+			return nil, fmt.Errorf("%w: zstd: %v", ErrCorrupt, err)
 		}
+		return out, nil
 	}
 }
 

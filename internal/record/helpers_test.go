@@ -295,3 +295,25 @@ var allCodecs = []Codec{None, Gzip, Snappy, LZ4, Zstd}
 func withBody(body []byte) []byte {
 	return append(binary.AppendVarint(nil, int64(len(body))), body...)
 }
+
+// zstdStream compresses src with klauspost's streaming encoder, whose frames
+// do not declare their content size.
+func zstdStream(t testing.TB, src []byte) []byte {
+	t.Helper()
+	var buf bytes.Buffer
+	enc, err := zstd.NewWriter(&buf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := enc.Write(src); err != nil {
+		t.Fatal(err)
+	}
+	if err := enc.Close(); err != nil {
+		t.Fatal(err)
+	}
+	var h zstd.Header
+	if err := h.Decode(buf.Bytes()); err != nil || h.HasFCS {
+		t.Fatalf("streamed zstd declares its size (%v)", err)
+	}
+	return buf.Bytes()
+}

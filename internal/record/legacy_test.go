@@ -220,6 +220,10 @@ func TestConvertLegacyPartialTrailingMessage(t *testing.T) {
 	if _, err := ConvertLegacy(wrap(t, 1, Gzip, 0, 0, inner), 1<<20); !errors.Is(err, ErrCorrupt) {
 		t.Fatalf("partial inner message: %v", err)
 	}
+	inner = append(legacySet(1, legacyRecs), last[:11]...)
+	if _, err := ConvertLegacy(wrap(t, 1, Gzip, 0, 0, inner), 1<<20); !errors.Is(err, ErrCorrupt) {
+		t.Fatalf("partial inner message header: %v", err)
+	}
 }
 
 func TestConvertLegacyErrors(t *testing.T) {
@@ -242,6 +246,10 @@ func TestConvertLegacyErrors(t *testing.T) {
 	shortV1[16] = 1
 	binary.BigEndian.PutUint32(shortV1[12:], crc32.ChecksumIEEE(shortV1[16:]))
 	corruptGzip := legacyMessage(0, 1, 0, nil, []byte("not gzip at all"), byte(Gzip))
+	// Only magic 0 wrappers get the pre-0.10 LZ4 header checksum excused.
+	brokenLZ4 := pierrecLZ4(t, good, lz4.ChecksumOption(false))
+	brokenLZ4[6] = byte(xxh32Small(brokenLZ4[:6]) >> 8)
+	brokenLZ4v1 := legacyMessage(0, 1, 0, nil, brokenLZ4, byte(LZ4))
 
 	for _, tc := range []struct {
 		name string
@@ -260,6 +268,7 @@ func TestConvertLegacyErrors(t *testing.T) {
 		{"key overruns message", keyOverrun, ErrCorrupt},
 		{"magic 1 too short for a timestamp", shortV1, ErrCorrupt},
 		{"corrupt gzip", corruptGzip, ErrCorrupt},
+		{"magic 1 LZ4 with a pre-0.10 header checksum", brokenLZ4v1, ErrCorrupt},
 		{"empty", nil, ErrInvalidRecord},
 		{"empty wrapper", wrap(t, 1, Gzip, 0, 0, nil), ErrInvalidRecord},
 	} {
@@ -320,7 +329,8 @@ func TestXXH32(t *testing.T) {
 			t.Errorf("opts %v: checksum not restored", opts)
 		}
 	}
-	for _, junk := range [][]byte{nil, {1, 2, 3}, {0x04, 0x22, 0x4d, 0x18, 0x68}, {0x04, 0x22, 0x4d, 0x18, 0x68, 0x40, 0x00}} {
+	for _, junk := range [][]byte{nil, {1, 2, 3}, {0x04, 0x22, 0x4d, 0x18, 0x68}, {0x04, 0x22, 0x4d, 0x18, 0x68, 0x40, 0x00},
+		{0x04, 0x22, 0x4d, 0x18, 0x69, 0x40, 0, 0, 0, 0, 0}} { // dictionary id
 		fixLZ4HeaderChecksum(junk) // no panic on short or odd frames
 	}
 }

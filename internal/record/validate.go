@@ -101,11 +101,11 @@ func Validate(b Batch, p *Policy, now int64, scratch *[]byte) (Validated, error)
 		h := HeaderOf(b)
 		h.Attributes = h.Attributes.WithCodec(p.Codec)
 		if v.Batch, err = BuildRaw(h, count, raw, p.CompressionLevel); err != nil {
-			return v, err
+			return Validated{}, err
 		}
 		// Kafka re-checks the size of a batch whose bytes it changed.
 		if len(v.Batch) > p.MaxBatchBytes {
-			return v, fmt.Errorf("%w: batch of %d bytes after recompression with %s exceeds max.message.bytes=%d",
+			return Validated{}, fmt.Errorf("%w: batch of %d bytes after recompression with %s exceeds max.message.bytes=%d",
 				ErrBatchTooLarge, len(v.Batch), p.Codec, p.MaxBatchBytes)
 		}
 	}
@@ -141,12 +141,15 @@ func checkRecords(raw []byte, count int32, baseTS int64, p *Policy, now int64) (
 	for i := int32(0); i < count; i++ {
 		length, n := binary.Varint(buf)
 		if n <= 0 || length < 0 || int64(len(buf)-n) < length {
-			return 0, 0, fmt.Errorf("%w: record %d has a bad length", ErrCorrupt, i)
+			return 0, 0, fmt.Errorf("%w: record %d has a bad length", ErrInvalidRecord, i)
 		}
 		body := buf[n : n+int(length)]
 		buf = buf[n+int(length):]
 		if err := decodeRecordBody(body, &r, false); err != nil {
-			return 0, 0, fmt.Errorf("record %d: %w", i, err)
+			// A record that does not parse under a valid CRC was built
+			// wrong, not damaged in transit: INVALID_RECORD, which clients
+			// do not retry, as Kafka answers.
+			return 0, 0, fmt.Errorf("%w: record %d: %v", ErrInvalidRecord, i, err)
 		}
 		if r.OffsetDelta != i {
 			return 0, 0, fmt.Errorf("%w: record %d has offset delta %d", ErrInvalidRecord, i, r.OffsetDelta)
@@ -163,7 +166,7 @@ func checkRecords(raw []byte, count int32, baseTS int64, p *Policy, now int64) (
 		}
 	}
 	if len(buf) != 0 {
-		return 0, 0, fmt.Errorf("%w: %d bytes after the last record", ErrCorrupt, len(buf))
+		return 0, 0, fmt.Errorf("%w: %d bytes after the last record", ErrInvalidRecord, len(buf))
 	}
 	return maxTS, maxDelta, nil
 }

@@ -148,16 +148,21 @@ func TestValidateRejects(t *testing.T) {
 		{"duplicate offset delta", clientBatchRaw(t, dup), nil, ErrInvalidRecord},
 		{"offset delta gap", rawBatch(t, None, 3, encodeRecords(gap), nil), nil, ErrInvalidRecord},
 		{"null key on compacted topic", good(), func(p *Policy) { p.Compacted = true }, ErrInvalidRecord},
-		{"fewer records than count", withRaw(5, raw), nil, ErrCorrupt},
-		{"more records than count", withRaw(3, raw), nil, ErrCorrupt},
-		{"trailing byte", withRaw(4, append(bytes.Clone(raw), 0)), nil, ErrCorrupt},
-		{"truncated record", withRaw(4, raw[:len(raw)-1]), nil, ErrCorrupt},
-		{"null header key", withRaw(1, withBody([]byte{0, 0, 0, 2, 'k', 2, 'v', 2, 1, 2, 'x'})), nil, ErrCorrupt},
-		{"negative header count", withRaw(1, withBody([]byte{0, 0, 0, 2, 'k', 2, 'v', 1})), nil, ErrCorrupt},
-		{"bytes inside record after headers", withRaw(1, withBody([]byte{0, 0, 0, 2, 'k', 2, 'v', 0, 0})), nil, ErrCorrupt},
-		{"key overruns record", withRaw(1, withBody([]byte{0, 0, 0, 20, 'k', 2, 'v', 0})), nil, ErrCorrupt},
-		{"offset delta overflows int32", withRaw(1, withBody(append(append([]byte{0, 0}, binary.AppendVarint(nil, 1<<32)...), 1, 1, 0))), nil, ErrCorrupt},
-		{"compressed payload too large", zstdBomb(t), func(p *Policy) { p.MaxBatchBytes = 1000 }, ErrBatchTooLarge},
+		{"fewer records than count", withRaw(5, raw), nil, ErrInvalidRecord},
+		{"more records than count", withRaw(3, raw), nil, ErrInvalidRecord},
+		{"trailing byte", withRaw(4, append(bytes.Clone(raw), 0)), nil, ErrInvalidRecord},
+		{"truncated record", withRaw(4, raw[:len(raw)-1]), nil, ErrInvalidRecord},
+		{"null header key", withRaw(1, withBody([]byte{0, 0, 0, 2, 'k', 2, 'v', 2, 1, 2, 'x'})), nil, ErrInvalidRecord},
+		{"negative header count", withRaw(1, withBody([]byte{0, 0, 0, 2, 'k', 2, 'v', 1})), nil, ErrInvalidRecord},
+		{"bytes inside record after headers", withRaw(1, withBody([]byte{0, 0, 0, 2, 'k', 2, 'v', 0, 0})), nil, ErrInvalidRecord},
+		{"key overruns record", withRaw(1, withBody([]byte{0, 0, 0, 20, 'k', 2, 'v', 0})), nil, ErrInvalidRecord},
+		{"offset delta overflows int32", withRaw(1, withBody(append(append([]byte{0, 0}, binary.AppendVarint(nil, 1<<32)...), 1, 1, 0))), nil, ErrInvalidRecord},
+		{"compressed payload too large", zstdBomb(t, true), nil, ErrBatchTooLarge},
+		{"compressed payload too large, no declared size", zstdBomb(t, false), nil, ErrBatchTooLarge},
+		{"gzip payload too large", func() Batch {
+			big := Record{Value: make([]byte, 65<<20)}
+			return rawBatch(t, Gzip, 1, AppendRecord(nil, &big), nil)
+		}(), nil, ErrBatchTooLarge},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			p := testPolicy()
@@ -177,10 +182,26 @@ func clientBatchRaw(t testing.TB, recs []Record) Batch {
 	return rawBatch(t, None, int32(len(recs)), encodeRecords(recs), nil)
 }
 
-// zstdBomb is a small zstd batch whose records expand past 64 MiB.
-func zstdBomb(t testing.TB) Batch {
+// zstdBomb is a small zstd batch whose records expand past 64 MiB, the
+// least Validate allows; fcs says whether the frame declares its size.
+func zstdBomb(t testing.TB, fcs bool) Batch {
 	big := Record{Value: make([]byte, 65<<20)}
-	return rawBatch(t, Zstd, 1, AppendRecord(nil, &big), nil)
+	raw := AppendRecord(nil, &big)
+	if fcs {
+		return rawBatch(t, Zstd, 1, raw, nil)
+	}
+	// Built uncompressed around the compressed bytes, then relabelled.
+	return setField(rawBatch(t, None, 1, zstdStream(t, raw), nil), offAttributes, int16(Zstd))
+}
+
+func TestDecompressLimitPolicy(t *testing.T) {
+	for _, tc := range []struct{ max, want int }{
+		{0, 64 << 20}, {1 << 20, 64 << 20}, {4 << 20, 256 << 20}, {math.MaxInt, math.MaxInt}, {math.MaxInt / 64, math.MaxInt / 64 * 64},
+	} {
+		if got := decompressLimit(&Policy{MaxBatchBytes: tc.max}); got != tc.want {
+			t.Errorf("max.message.bytes %d: limit %d, want %d", tc.max, got, tc.want)
+		}
+	}
 }
 
 func TestValidateCompactedAcceptsEmptyKey(t *testing.T) {
