@@ -2,11 +2,13 @@ package kafka
 
 // Produce, versions 0-11.
 //
-// v3+ must carry exactly one v2 batch per partition (INVALID_RECORD
-// otherwise); v0-v2 carry legacy message sets, converted once to a v2
-// batch. Each batch is validated (CRC, size, offsets, timestamps, keys for
-// compacted topics) before anything is written, so a rejected batch leaves
-// the log untouched. Partitions of one request are appended in order, and
+// v3+ must carry exactly one complete v2 batch per partition
+// (INVALID_RECORD otherwise, also for a batch cut short, as Kafka finds no
+// batch in it; a magic byte no Kafka writes is CORRUPT_MESSAGE); v0-v2
+// carry legacy message sets, converted once to a v2 batch. Each batch is
+// validated (CRC, size, offsets, timestamps, keys for compacted topics)
+// before anything is written, so a rejected batch leaves the log
+// untouched. Partitions of one request are appended in order, and
 // requests of one connection are handled one at a time, so pipelined
 // batches of an idempotent producer reach the log in the order sent.
 // acks=all answers when the high watermark covers the batch, or
@@ -140,7 +142,17 @@ func produceBatch(version int16, records []byte) (record.Batch, error) {
 	}
 	b, rest, err := record.Next(records)
 	if errors.Is(err, record.ErrShort) {
-		return nil, errors.Join(record.ErrCorrupt, err)
+		// A batch cut short is no batch at all: Kafka's iterator finds
+		// none and answers INVALID_RECORD, which clients do not retry
+		// (they would retry CORRUPT_MESSAGE).
+		return nil, errors.Join(record.ErrInvalidRecord, errors.New("produce requests of version 3 or higher must have at least one complete record batch per partition"))
+	}
+	if errors.Is(err, record.ErrMagic) {
+		// A magic no Kafka version writes makes the batch corrupt to
+		// Kafka; a legacy magic is merely not allowed here.
+		if m := int8(records[record.MagicOffset]); m < 0 || m > record.CurrentMagic {
+			return nil, errors.Join(record.ErrCorrupt, err)
+		}
 	}
 	if err != nil {
 		return nil, errors.Join(record.ErrInvalidRecord, err)

@@ -138,17 +138,28 @@ func (c *conn) readFrame(r *bufio.Reader) ([]byte, error) {
 	return frame, nil
 }
 
-// decode parses the request header and body. An ApiVersions request of a
-// version this broker does not know comes back with a nil Body: it is
-// answered rather than dropped (KIP-511).
+// decode parses a request read from the connection.
 func (c *conn) decode(frame []byte) (*Request, error) {
+	req, err := c.srv.decodeRequest(frame)
+	if err != nil {
+		return nil, err
+	}
+	req.Listener, req.RemoteAddr, req.Ctx = c.srv.cfg.ListenerName, c.nc.RemoteAddr().String(), c.ctx
+	return req, nil
+}
+
+// decodeRequest parses the request header and body of a frame (without
+// its size). An ApiVersions request of a version this broker does not
+// know comes back with a nil Body: it is answered rather than dropped
+// (KIP-511).
+func (s *Server) decodeRequest(frame []byte) (*Request, error) {
 	rd := kbin.Reader{Src: frame}
 	key, version, corr := rd.Int16(), rd.Int16(), rd.Int32()
 	clientID := rd.NullableString()
 	if !rd.Ok() {
 		return nil, errors.New("truncated request header")
 	}
-	api, ok := c.srv.apis[key]
+	api, ok := s.apis[key]
 	if !ok {
 		return nil, fmt.Errorf("unknown api key %d", key)
 	}
@@ -166,8 +177,7 @@ func (c *conn) decode(frame []byte) (*Request, error) {
 	if err := body.ReadFrom(rd.Src); err != nil {
 		return nil, fmt.Errorf("malformed %s v%d: %w", kmsg.NameForKey(key), version, err)
 	}
-	req := &Request{Key: key, Version: version, CorrelationID: corr, Body: body,
-		Listener: c.srv.cfg.ListenerName, RemoteAddr: c.nc.RemoteAddr().String(), Ctx: c.ctx}
+	req := &Request{Key: key, Version: version, CorrelationID: corr, Body: body}
 	if clientID != nil {
 		req.ClientID = *clientID
 	}
