@@ -1,8 +1,720 @@
 package log
 
-// cleaner compacts logs with cleanup.policy=compact. (Being written.)
-type cleaner struct{ m *Manager }
+import (
+	"crypto/sha256"
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
 
-func newCleaner(m *Manager) *cleaner { return &cleaner{m: m} }
+	"weir/internal/record"
+	"weir/internal/vfs"
+)
 
-func (c *cleaner) cleanDirtiest() {}
+// The cleaner compacts logs whose cleanup.policy includes compact, with the
+// semantics of Kafka's log cleaner:
+//
+//   - Each log's first dirty offset is kept in cleaner-offset-checkpoint (one
+//     per log directory). The cleanable range is [first dirty, first
+//     uncleanable), where first uncleanable is the least of the active
+//     segment's base, the high watermark and the base of the first dirty
+//     segment holding records newer than min.compaction.lag.ms.
+//   - The log with the highest dirty ratio (dirty bytes over clean plus
+//     dirty bytes) at or above min.cleanable.dirty.ratio is cleaned, or any
+//     log whose oldest dirty batch is older than max.compaction.lag.ms.
+//   - A map of key -> latest offset is built over the dirty range (bounded:
+//     past maxKeys keys the range is cut short). Then every segment below
+//     the end of that range is rewritten keeping a record unless its key has
+//     a later offset in the map. Tombstones get a delete horizon (KIP-534)
+//     when first kept by a rewrite and are dropped by a later clean once it
+//     has passed. The last batch of each producer in the producer state is
+//     kept, empty if need be, so duplicate detection survives compaction.
+//   - Consecutive segments whose cleaned contents fit in one segment are
+//     merged into one named for the first base offset, written as
+//     <base>.log.cleaned, renamed to .swap (the commit point: open completes
+//     a swap it finds), then put in place under the log's lock.
+type cleaner struct {
+	m       *Manager
+	maxKeys int // bound of the offset map
+	// testHook, when set, is called at each step of a swap (tests crash there).
+	testHook func(step string)
+
+	mu         sync.Mutex // one clean at a time; guards the maps below
+	loaded     map[string]bool
+	firstDirty map[TopicPartition]int64
+	owner      map[TopicPartition]*Log // the log instance firstDirty describes
+	horizon    map[*Log]int64          // earliest delete horizon kept in a log's tombstones
+}
+
+const (
+	defaultMaxCleanerKeys = 1_000_000
+	// attrDeleteHorizon is the attribute bit saying baseTimestamp is the
+	// delete horizon (record.Attributes.HasDeleteHorizon reads it).
+	attrDeleteHorizon  record.Attributes = 0x40
+	cleanerBufBytes                      = 1 << 20
+	cleanerDecodeLimit                   = 1 << 30
+)
+
+var errCleaningAborted = errors.New("log: cleaning aborted: the log changed meanwhile")
+
+func newCleaner(m *Manager) *cleaner {
+	return &cleaner{m: m, maxKeys: defaultMaxCleanerKeys, loaded: map[string]bool{},
+		firstDirty: map[TopicPartition]int64{}, owner: map[TopicPartition]*Log{}, horizon: map[*Log]int64{}}
+}
+
+func (c *cleaner) cleanDirtiest() {
+	if _, err := c.cleanOnce(); err != nil {
+		c.m.lg.Error("log cleaning failed", "err", err)
+	}
+}
+
+// segInfo is a segment as the cleaner planned with it.
+type segInfo struct {
+	s                         *segment
+	base, next, size          int64
+	maxTS, firstTS            int64
+	indexEntries, timeEntries int
+}
+
+// cleanPlan is what cleaning one log needs, read under its lock.
+type cleanPlan struct {
+	l           *Log
+	root        string
+	cfg         Config
+	now         int64
+	segs        []segInfo // all but the active segment
+	firstDirty  int64
+	uncleanable int64
+	ratio       float64
+	dirtyBytes  int64
+	forced      bool            // max.compaction.lag.ms exceeded
+	lastBatch   map[int64]int64 // producer id -> last offset of its last batch
+}
+
+// loadCheckpoints reads the checkpoint of each log directory once.
+func (c *cleaner) loadCheckpoints() error {
+	for _, root := range c.m.cfg.Dirs {
+		if c.loaded[root] {
+			continue
+		}
+		offs, err := ReadOffsetCheckpoint(c.m.opts.FS, filepath.Join(root, CleanerOffsetFile))
+		if err != nil {
+			return err
+		}
+		for tp, o := range offs {
+			if _, ok := c.firstDirty[tp]; !ok {
+				c.firstDirty[tp] = o
+			}
+		}
+		c.loaded[root] = true
+	}
+	return nil
+}
+
+// cleanOnce cleans the dirtiest compacted log, if any is cleanable, and
+// returns it.
+func (c *cleaner) cleanOnce() (*Log, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if err := c.loadCheckpoints(); err != nil {
+		return nil, err
+	}
+	c.m.mu.Lock()
+	roots := make(map[*Log]string, len(c.m.logs))
+	for tp, l := range c.m.logs {
+		roots[l] = c.m.dirOf[tp]
+	}
+	// Forget deleted logs, so a log created again under the name starts
+	// all dirty.
+	for tp := range c.firstDirty {
+		if c.m.logs[tp] == nil {
+			delete(c.firstDirty, tp)
+			delete(c.owner, tp)
+		}
+	}
+	c.m.mu.Unlock()
+	var best, expired *cleanPlan
+	for l, root := range roots {
+		p := c.plan(l, root)
+		if p == nil {
+			continue
+		}
+		if p.dirtyBytes > 0 && (p.forced || p.ratio >= p.cfg.MinCleanableRatio) {
+			if best == nil || p.ratio > best.ratio || p.ratio == best.ratio && l.tp.String() < best.l.tp.String() {
+				best = p
+			}
+		} else if h := c.horizon[l]; h > 0 && h <= p.now && expired == nil {
+			// Nothing dirty enough, but tombstones are due for removal.
+			expired = p
+		}
+	}
+	if best == nil {
+		best = expired
+	}
+	for l := range c.horizon {
+		if _, ok := roots[l]; !ok {
+			delete(c.horizon, l)
+		}
+	}
+	if best == nil {
+		return nil, nil
+	}
+	return best.l, c.clean(best)
+}
+
+// plan reads what cleaning l needs under its lock; nil when l is not a
+// compacted log or has nothing to clean.
+func (c *cleaner) plan(l *Log, root string) *cleanPlan {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	cfg := *l.config()
+	if l.closed || !cfg.Compact {
+		return nil
+	}
+	segs := l.segments()
+	p := &cleanPlan{l: l, root: root, cfg: cfg, now: l.nowMs(), lastBatch: map[int64]int64{}}
+	logStart, logEnd := l.logStart.Load(), l.logEnd.Load()
+	fd, ok := c.firstDirty[l.tp]
+	if o := c.owner[l.tp]; o != nil && o != l {
+		ok = false // deleted and created again since
+	}
+	c.owner[l.tp] = l
+	if l.truncatedTo != math.MaxInt64 {
+		// Data from the truncation point on may have been rewritten.
+		fd = min(fd, l.truncatedTo)
+		l.truncatedTo = math.MaxInt64
+	}
+	if !ok || fd < logStart || fd > logEnd {
+		fd = logStart
+	}
+	c.firstDirty[l.tp] = fd
+	p.firstDirty = fd
+	p.uncleanable = min(segs[len(segs)-1].base, l.highWatermark.Load())
+	for i, s := range segs[:len(segs)-1] {
+		info := segInfo{s: s, base: s.base, next: segs[i+1].base, size: s.size.Load(), maxTS: l.largestTimestamp(s),
+			firstTS: s.firstTimestamp, indexEntries: s.index.entries(), timeEntries: len(s.timeIndex.ents)}
+		if info.firstTS < 0 {
+			info.firstTS = info.maxTS
+		}
+		p.segs = append(p.segs, info)
+		dirty := info.next > fd
+		if dirty && cfg.MinCompactionLagMs > 0 && info.maxTS > p.now-cfg.MinCompactionLagMs {
+			p.uncleanable = min(p.uncleanable, info.base)
+		}
+	}
+	p.uncleanable = max(p.uncleanable, fd)
+	var cleanBytes int64
+	for _, s := range p.segs {
+		if s.base < fd {
+			cleanBytes += s.size
+		}
+		if s.base < p.uncleanable && s.next > fd && fd < p.uncleanable {
+			p.dirtyBytes += s.size
+			if cfg.MaxCompactionLagMs > 0 && !p.forced && p.now-s.firstTS > cfg.MaxCompactionLagMs {
+				p.forced = true
+			}
+		}
+	}
+	if total := cleanBytes + p.dirtyBytes; total > 0 {
+		p.ratio = float64(p.dirtyBytes) / float64(total)
+	}
+	for pid, e := range l.producers.entries {
+		if n := len(e.batches); n > 0 {
+			p.lastBatch[pid] = e.batches[n-1].lastOffset
+		}
+	}
+	return p
+}
+
+type keyHash [16]byte
+
+func hashKey(k []byte) keyHash {
+	sum := sha256.Sum256(k)
+	return keyHash(sum[:16])
+}
+
+// buildMap maps each key of the dirty range to its latest offset. It
+// returns the offset where the range it covered ends: the first
+// uncleanable offset, or less when the map filled up.
+func (c *cleaner) buildMap(p *cleanPlan) (map[keyHash]int64, int64, error) {
+	keys := map[keyHash]int64{}
+	end := p.uncleanable
+	var scratch []byte
+	for _, si := range p.segs {
+		if si.next <= p.firstDirty || si.base >= p.uncleanable {
+			continue
+		}
+		err := si.s.batchesFrom(0, func(b record.Batch) error {
+			if b.LastOffset() < p.firstDirty {
+				return nil
+			}
+			if b.LastOffset() >= p.uncleanable {
+				end = min(end, b.BaseOffset())
+				return errStop
+			}
+			if b.Attributes().Control() {
+				return nil
+			}
+			if len(keys) > 0 && len(keys)+int(b.NumRecords()) > c.maxKeys {
+				end = min(end, b.BaseOffset())
+				return errStop
+			}
+			raw, err := b.Decoded(scratch[:0], cleanerDecodeLimit)
+			if err != nil {
+				return err
+			}
+			if b.Attributes().Codec() != record.None {
+				scratch = raw
+			}
+			it := record.NewRecords(raw, b.NumRecords())
+			for r, ok := it.Next(); ok; r, ok = it.Next() {
+				if r.Key != nil {
+					keys[hashKey(r.Key)] = b.BaseOffset() + int64(r.OffsetDelta)
+				}
+			}
+			return it.Err()
+		})
+		if err == errStop {
+			break
+		}
+		if err != nil {
+			return nil, 0, err
+		}
+	}
+	return keys, max(end, p.firstDirty), nil
+}
+
+// clean compacts the log of p: it builds the offset map, rewrites the
+// segments below the map's end in groups, swaps each group in, and moves
+// the first dirty offset to the map's end.
+func (c *cleaner) clean(p *cleanPlan) error {
+	l := p.l
+	keys, end, err := c.buildMap(p)
+	if err != nil {
+		return fmt.Errorf("log %s: cleaning: %w", l.tp, err)
+	}
+	f := &filter{keys: keys, end: end, now: p.now, horizon: p.now + p.cfg.DeleteRetentionMs, lastBatch: p.lastBatch}
+	maxIndex := int(p.cfg.SegmentIndexBytes / offsetEntrySize)
+	maxTime := int(p.cfg.SegmentIndexBytes / timeEntrySize)
+	var w *cleanedSegment
+	var idx, tidx int
+	finish := func() error {
+		if w == nil {
+			return nil
+		}
+		err := c.swap(l, w)
+		w = nil
+		return err
+	}
+	for _, si := range p.segs {
+		if si.base >= end {
+			break
+		}
+		if w != nil && (w.seg.size.Load()+int64(len(w.buf))+si.size > p.cfg.SegmentBytes ||
+			si.next-1-w.seg.base > math.MaxInt32 || idx+si.indexEntries+1 > maxIndex || tidx+si.timeEntries+1 > maxTime) {
+			if err := finish(); err != nil {
+				return err
+			}
+		}
+		if w == nil {
+			if w, err = newCleanedSegment(l, si.base, p.now); err != nil {
+				return err
+			}
+		}
+		w.sources = append(w.sources, si)
+		err := w.cleanFrom(si, f, p.cfg.IndexIntervalBytes)
+		if err == nil {
+			err = w.flushBuf(p.cfg.IndexIntervalBytes)
+		}
+		if err != nil {
+			w.discard()
+			return fmt.Errorf("log %s: cleaning segment %d: %w", l.tp, si.base, err)
+		}
+		idx, tidx = w.seg.index.entries(), len(w.seg.timeIndex.ents)
+	}
+	if err := finish(); err != nil {
+		return err
+	}
+	c.firstDirty[l.tp] = end
+	if f.minHorizon > 0 {
+		c.horizon[l] = f.minHorizon
+	} else {
+		delete(c.horizon, l)
+	}
+	l.lg.Info("cleaned log", "first_dirty_offset", end, "records_removed", f.removed, "segments", l.NumSegments())
+	return c.writeCheckpoint(p.root)
+}
+
+// writeCheckpoint rewrites the cleaner checkpoint of one log directory.
+func (c *cleaner) writeCheckpoint(root string) error {
+	offs := map[TopicPartition]int64{}
+	c.m.mu.Lock()
+	for tp, d := range c.m.dirOf {
+		if o, ok := c.firstDirty[tp]; ok && d == root {
+			offs[tp] = o
+		}
+	}
+	c.m.mu.Unlock()
+	return WriteOffsetCheckpoint(c.m.opts.FS, filepath.Join(root, CleanerOffsetFile), offs)
+}
+
+// filter decides, record by record, what a clean keeps.
+type filter struct {
+	keys       map[keyHash]int64
+	end        int64 // records at or past it were not mapped: kept
+	now        int64
+	horizon    int64           // delete horizon for tombstones kept for the first time
+	lastBatch  map[int64]int64 // producer id -> last offset of its last batch
+	minHorizon int64           // earliest horizon of a batch holding kept tombstones
+	removed    int
+	scratch    []byte
+}
+
+// batch returns what to write for b: b itself, a rebuilt batch, or nil to
+// drop it.
+func (f *filter) batch(b record.Batch) (record.Batch, error) {
+	attrs := b.Attributes()
+	if attrs.Control() {
+		return b, nil // no transactions: markers are kept
+	}
+	raw, err := b.Decoded(f.scratch[:0], cleanerDecodeLimit)
+	if err != nil {
+		return nil, err
+	}
+	if attrs.Codec() != record.None {
+		f.scratch = raw
+	}
+	hasHorizon := attrs.HasDeleteHorizon()
+	var kept []byte
+	var count int32
+	var tombstones, dropped bool
+	minTS, maxTS := int64(math.MaxInt64), int64(-1)
+	it := record.NewRecords(raw, b.NumRecords())
+	for r, ok := it.Next(); ok; r, ok = it.Next() {
+		off := b.BaseOffset() + int64(r.OffsetDelta)
+		keep := off >= f.end
+		if !keep && r.Key != nil {
+			latest, found := f.keys[hashKey(r.Key)]
+			keep = (!found || off >= latest) && (r.Value != nil || !hasHorizon || f.now < b.BaseTimestamp())
+		}
+		if !keep {
+			dropped = true
+			f.removed++
+			continue
+		}
+		tombstones = tombstones || r.Value == nil
+		ts := b.BaseTimestamp() + r.TimestampDelta
+		minTS, maxTS = min(minTS, ts), max(maxTS, ts)
+		count++
+		kept = record.AppendRecord(kept, r)
+	}
+	if err := it.Err(); err != nil {
+		return nil, err
+	}
+	needHorizon := tombstones && !hasHorizon
+	if tombstones {
+		h := b.BaseTimestamp()
+		if needHorizon {
+			h = f.horizon
+		}
+		if f.minHorizon == 0 || h < f.minHorizon {
+			f.minHorizon = h
+		}
+	}
+	if !dropped && !needHorizon {
+		return b, nil
+	}
+	h := record.HeaderOf(b)
+	if count == 0 {
+		if b.ProducerID() < 0 || f.lastBatch[b.ProducerID()] != b.LastOffset() {
+			return nil, nil
+		}
+		// The producer's last batch: keep its header (sequence numbers,
+		// offsets) with no records, as Kafka does.
+		h.Attributes = (h.Attributes &^ attrDeleteHorizon).WithCodec(record.None)
+		h.BaseTimestamp, h.MaxTimestamp = b.MaxTimestamp(), b.MaxTimestamp()
+		return record.BuildRaw(h, 0, nil, 0)
+	}
+	newBase := minTS
+	switch {
+	case needHorizon:
+		newBase = f.horizon
+		h.Attributes |= attrDeleteHorizon
+	case hasHorizon:
+		newBase = b.BaseTimestamp()
+	}
+	if newBase != b.BaseTimestamp() {
+		// Re-encode with deltas from the new base so every record keeps
+		// its timestamp.
+		shift := b.BaseTimestamp() - newBase
+		var re []byte
+		it := record.NewRecords(kept, count)
+		for r, ok := it.Next(); ok; r, ok = it.Next() {
+			r.TimestampDelta += shift
+			re = record.AppendRecord(re, r)
+		}
+		kept = re
+	}
+	h.BaseTimestamp = newBase
+	if !attrs.LogAppendTime() {
+		h.MaxTimestamp = maxTS
+	}
+	return record.BuildRaw(h, count, kept, 0)
+}
+
+// cleanedSegment is the new segment a group of segments is cleaned into:
+// <base>.log.cleaned with its indexes in <base>.index.cleaned and
+// <base>.timeindex.cleaned, built as the batches are written.
+type cleanedSegment struct {
+	l       *Log
+	seg     *segment
+	buf     []byte
+	sources []segInfo
+	changed bool
+}
+
+func cleanedPath(dir string, base int64, ext string) string {
+	return segmentPath(dir, base, ext) + ".cleaned"
+}
+
+func newCleanedSegment(l *Log, base, now int64) (*cleanedSegment, error) {
+	for _, ext := range []string{".log", ".index", ".timeindex"} {
+		if err := l.fs.Remove(cleanedPath(l.dir, base, ext)); err != nil && !os.IsNotExist(err) {
+			return nil, err
+		}
+	}
+	f, err := l.fs.OpenFile(cleanedPath(l.dir, base, ".log"), os.O_CREATE|os.O_TRUNC|os.O_RDWR, 0o644)
+	if err != nil {
+		return nil, err
+	}
+	s := &segment{base: base, file: f, nextOffset: base, maxTimestamp: -1, maxTSOffset: -1, firstTimestamp: -1, created: now}
+	w := &cleanedSegment{l: l, seg: s}
+	if s.index, _, err = loadOffsetIndex(l.fs, cleanedPath(l.dir, base, ".index"), base, 0); err == nil {
+		s.timeIndex, _, err = loadTimeIndex(l.fs, cleanedPath(l.dir, base, ".timeindex"), base, base)
+	}
+	if err != nil {
+		w.discard()
+		return nil, err
+	}
+	return w, nil
+}
+
+// cleanFrom filters the batches of one source segment into w.
+func (w *cleanedSegment) cleanFrom(si segInfo, f *filter, interval int64) error {
+	return si.s.batchesFrom(0, func(b record.Batch) error {
+		out, err := f.batch(b)
+		if err != nil {
+			return err
+		}
+		if out == nil {
+			w.changed = true
+			return nil
+		}
+		if len(out) != len(b) || &out[0] != &b[0] {
+			w.changed = true
+		}
+		w.buf = append(w.buf, out...)
+		if len(w.buf) >= cleanerBufBytes {
+			return w.flushBuf(interval)
+		}
+		return nil
+	})
+}
+
+func (w *cleanedSegment) flushBuf(interval int64) error {
+	if len(w.buf) == 0 {
+		return nil
+	}
+	err := w.seg.appendBatches(w.buf, interval)
+	w.buf = w.buf[:0]
+	return err
+}
+
+// discard closes and removes the files of an unused cleaned segment.
+func (w *cleanedSegment) discard() {
+	if w.seg.index != nil && w.seg.timeIndex != nil {
+		w.seg.close()
+	} else {
+		w.seg.file.Close()
+		if w.seg.index != nil {
+			w.seg.index.file.Close()
+		}
+	}
+	for _, ext := range []string{".log", ".index", ".timeindex"} {
+		w.l.fs.Remove(cleanedPath(w.l.dir, w.seg.base, ext))
+	}
+}
+
+func (c *cleaner) step(name string) {
+	if c.testHook != nil {
+		c.testHook(name)
+	}
+}
+
+// swap puts a cleaned segment in place of its sources. The new files are
+// synced, then .log.cleaned is renamed to .log.swap and the directory
+// synced: from then on, a crash ends with the new segment (open completes
+// the swap). Under the log's lock, the sources are checked to still be the
+// log's, the merged sources are renamed to .deleted, the indexes and then
+// the .log are renamed into place, and the segment list is updated.
+// Readers in flight keep their handles to the old files, which are closed
+// after file.delete.delay.ms.
+func (c *cleaner) swap(l *Log, w *cleanedSegment) error {
+	if err := w.flushBuf(l.config().IndexIntervalBytes); err != nil {
+		w.discard()
+		return err
+	}
+	if len(w.sources) == 1 && !w.changed {
+		w.discard() // nothing to gain from rewriting it
+		return nil
+	}
+	s := w.seg
+	if s.maxTimestamp >= 0 {
+		if err := s.timeIndex.maybeAppend(s.maxTimestamp, s.maxTSOffset); err != nil {
+			w.discard()
+			return err
+		}
+	}
+	if err := s.sync(); err != nil {
+		w.discard()
+		return err
+	}
+	c.step("synced")
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	segs := l.segments()
+	at := -1
+	for i, x := range segs {
+		if x == w.sources[0].s {
+			at = i
+		}
+	}
+	ok := !l.closed && l.truncatedTo == math.MaxInt64 && at >= 0 && at+len(w.sources) < len(segs)
+	for i, si := range w.sources {
+		ok = ok && segs[at+i] == si.s && si.s.size.Load() == si.size
+	}
+	if !ok {
+		w.discard()
+		return errCleaningAborted
+	}
+	dir, base := l.dir, s.base
+	logPath := segmentPath(dir, base, ".log")
+	if err := l.fs.Rename(cleanedPath(dir, base, ".log"), logPath+".swap"); err != nil {
+		w.discard()
+		return err
+	}
+	if err := l.fs.SyncDir(dir); err != nil {
+		// The swap may or may not be durable; keep going, as a crash
+		// could complete it anyway.
+		l.lg.Warn("syncing directory after cleaned segment swap", "err", err)
+	}
+	c.step("swap")
+	var errs []error
+	for _, si := range w.sources[1:] {
+		for _, ext := range []string{".log", ".index", ".timeindex"} {
+			p := segmentPath(dir, si.base, ext)
+			if err := l.fs.Rename(p, p+".deleted"); err != nil && !os.IsNotExist(err) {
+				errs = append(errs, err)
+			}
+		}
+	}
+	c.step("deleted")
+	for _, ext := range []string{".index", ".timeindex"} {
+		p := segmentPath(dir, base, ext)
+		if err := l.fs.Remove(p); err != nil && !os.IsNotExist(err) {
+			errs = append(errs, err)
+		}
+		if err := l.fs.Rename(cleanedPath(dir, base, ext), p); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	c.step("indexes")
+	if err := l.fs.SyncDir(dir); err != nil {
+		errs = append(errs, err)
+	}
+	// Only with the merged segments and the old indexes gone may the .log
+	// take its name; otherwise the .swap stays for open to finish.
+	if len(errs) == 0 {
+		if err := l.fs.Rename(logPath+".swap", logPath); err != nil {
+			errs = append(errs, err)
+		} else if err := l.fs.SyncDir(dir); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	c.step("renamed")
+	news := append(append(append([]*segment(nil), segs[:at]...), s), segs[at+len(w.sources):]...)
+	l.setSegments(news)
+	delay := time.Duration(l.config().FileDeleteDelayMs) * time.Millisecond
+	old := w.sources[0].s
+	l.wait(delay, func() { old.close() })
+	for _, si := range w.sources[1:] {
+		l.wait(delay, func() { l.removeDeletedFiles(si.s) })
+	}
+	c.step("done")
+	return errors.Join(errs...)
+}
+
+// finishSwaps completes, on open, compaction swaps whose .swap file was just
+// renamed into place: the swapped segment's index files describe its old
+// contents, so they are removed (and rebuilt), and segments based inside
+// the swapped segment's offsets were merged into it and are removed.
+func (l *Log) finishSwaps(bases, swapped []int64) ([]int64, error) {
+	for _, b := range swapped {
+		for _, ext := range []string{".index", ".timeindex"} {
+			if err := l.fs.Remove(segmentPath(l.dir, b, ext)); err != nil && !os.IsNotExist(err) {
+				return nil, err
+			}
+		}
+		next, err := scanNextOffset(l.fs, segmentPath(l.dir, b, ".log"), b)
+		if err != nil {
+			return nil, err
+		}
+		kept := bases[:0:0]
+		for _, o := range bases {
+			if o <= b || o >= next {
+				kept = append(kept, o)
+				continue
+			}
+			l.lg.Info("removing segment merged by an interrupted compaction", "segment", o, "into", b)
+			for _, ext := range []string{".log", ".index", ".timeindex"} {
+				if err := l.fs.Remove(segmentPath(l.dir, o, ext)); err != nil && !os.IsNotExist(err) {
+					return nil, err
+				}
+			}
+		}
+		bases = kept
+	}
+	return bases, nil
+}
+
+// scanNextOffset walks the batch headers of a segment file and returns the
+// offset after its last whole batch (base when there is none).
+func scanNextOffset(fsys vfs.FS, path string, base int64) (int64, error) {
+	f, err := fsys.OpenFile(path, os.O_RDONLY, 0)
+	if err != nil {
+		return 0, err
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return 0, err
+	}
+	s := &segment{base: base, file: f}
+	next := base
+	var hdr [record.HeaderSize]byte
+	for pos := int64(0); pos < st.Size(); {
+		h, err := s.header(pos, &hdr)
+		if err != nil {
+			break
+		}
+		pos += int64(h.Length()) + record.LengthOverhead
+		if pos > st.Size() {
+			break
+		}
+		next = h.NextOffset()
+	}
+	return next, nil
+}

@@ -113,11 +113,12 @@ type Log struct {
 	producers *producerState
 	epochs    *epochCache
 	unflushed int64        // messages appended since the last flush
+	lastFlush atomic.Int64 // unix ms of the last completed flush
+	closed    bool
+
 	// truncatedTo is the lowest offset the log was truncated to since the
 	// cleaner last looked (math.MaxInt64: none); guarded by mu.
 	truncatedTo int64
-	lastFlush atomic.Int64 // unix ms of the last completed flush
-	closed    bool
 
 	flushMu sync.Mutex // one fsync at a time; waiters find their data already flushed
 }
@@ -321,6 +322,13 @@ func (l *Log) load(recoveryPoint, logStart int64) error {
 			for _, later := range segs[i+1:] {
 				l.removeSegmentFiles(later)
 			}
+			if i+1 < len(segs) {
+				// Durable before new data is appended and flushed, or a
+				// crash could bring them back behind it.
+				if err := l.fs.SyncDir(l.dir); err != nil {
+					return err
+				}
+			}
 			segs = segs[:i+1]
 			l.setSegments(segs)
 			break
@@ -342,68 +350,6 @@ func (l *Log) load(recoveryPoint, logStart int64) error {
 		return err
 	}
 	return l.rebuildProducerState(l.logEnd.Load())
-}
-
-// finishSwaps completes, on open, compaction swaps whose .swap file was just
-// renamed into place: the swapped segment's index files describe its old
-// contents, so they are removed (and rebuilt), and segments based inside
-// the swapped segment's offsets were merged into it and are removed.
-func (l *Log) finishSwaps(bases, swapped []int64) ([]int64, error) {
-	for _, b := range swapped {
-		for _, ext := range []string{".index", ".timeindex"} {
-			if err := l.fs.Remove(segmentPath(l.dir, b, ext)); err != nil && !os.IsNotExist(err) {
-				return nil, err
-			}
-		}
-		next, err := scanNextOffset(l.fs, segmentPath(l.dir, b, ".log"), b)
-		if err != nil {
-			return nil, err
-		}
-		kept := bases[:0:0]
-		for _, o := range bases {
-			if o <= b || o >= next {
-				kept = append(kept, o)
-				continue
-			}
-			l.lg.Info("removing segment merged by an interrupted compaction", "segment", o, "into", b)
-			for _, ext := range []string{".log", ".index", ".timeindex"} {
-				if err := l.fs.Remove(segmentPath(l.dir, o, ext)); err != nil && !os.IsNotExist(err) {
-					return nil, err
-				}
-			}
-		}
-		bases = kept
-	}
-	return bases, nil
-}
-
-// scanNextOffset walks the batch headers of a segment file and returns the
-// offset after its last whole batch (base when there is none).
-func scanNextOffset(fsys vfs.FS, path string, base int64) (int64, error) {
-	f, err := fsys.OpenFile(path, os.O_RDONLY, 0)
-	if err != nil {
-		return 0, err
-	}
-	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		return 0, err
-	}
-	s := &segment{base: base, file: f}
-	next := base
-	var hdr [record.HeaderSize]byte
-	for pos := int64(0); pos < st.Size(); {
-		h, err := s.header(pos, &hdr)
-		if err != nil {
-			break
-		}
-		pos += int64(h.Length()) + record.LengthOverhead
-		if pos > st.Size() {
-			break
-		}
-		next = h.NextOffset()
-	}
-	return next, nil
 }
 
 func contains(s []int64, v int64) bool {
@@ -656,6 +602,13 @@ func (l *Log) rollLocked(base int64) (*segment, error) {
 	if base < l.logEnd.Load() {
 		base = l.logEnd.Load()
 	}
+	// The old segment's data must be durable before the new segment's
+	// file can be: the snapshot below syncs the directory, and a crash
+	// that kept the new segment but lost the old one's tail would leave a
+	// hole below the log end that recovery cannot see.
+	if err := old.file.Sync(); err != nil {
+		return nil, err
+	}
 	s, err := l.newEmptySegment(base)
 	if err != nil {
 		return nil, err
@@ -664,13 +617,13 @@ func (l *Log) rollLocked(base int64) (*segment, error) {
 	snap := l.producers.clone()
 	snap.mapEnd = l.logEnd.Load()
 	if err := writeProducerSnapshot(l.fs, l.dir, snap); err != nil {
-		s.close()
+		l.removeSegmentFiles(s) // else the next open takes it for the last segment
 		return nil, err
 	}
 	// Closed segments' time index gets its final entry, as Kafka does.
 	if old.maxTimestamp >= 0 {
 		if err := old.timeIndex.maybeAppend(old.maxTimestamp, old.maxTSOffset); err != nil {
-			s.close()
+			l.removeSegmentFiles(s)
 			return nil, err
 		}
 	}
@@ -758,6 +711,8 @@ func (l *Log) Read(offset int64, maxBytes int, maxOffset int64, minOneBatch bool
 		if h.BaseOffset() >= maxOffset {
 			return Slice{}, nil
 		}
+		// h aliases hdr, which batchEnd reuses: take the size first.
+		first := int64(h.Length()) + record.LengthOverhead
 		stop := limit
 		if maxOffset < end {
 			if stop, err = s.batchEnd(pos, maxOffset, limit, &hdr); err != nil {
@@ -765,7 +720,6 @@ func (l *Log) Read(offset int64, maxBytes int, maxOffset int64, minOneBatch bool
 			}
 		}
 		size := min(stop-pos, int64(maxBytes))
-		first := int64(h.Length()) + record.LengthOverhead
 		if first > int64(maxBytes) {
 			if !minOneBatch {
 				return Slice{}, nil
@@ -844,6 +798,13 @@ func (l *Log) TruncateTo(offset int64) error {
 	for _, s := range segs[keep:] {
 		l.deleteSegmentLater(s)
 	}
+	if keep < len(segs) {
+		// Durable before data appended after the truncation point is, or
+		// a crash could bring back segments overlapping it.
+		if err := l.fs.SyncDir(l.dir); err != nil {
+			return err
+		}
+	}
 	segs = append([]*segment(nil), segs[:keep]...)
 	if err := segs[keep-1].truncateTo(offset); err != nil {
 		return err
@@ -858,6 +819,11 @@ func (l *Log) TruncateTo(offset int64) error {
 	}
 	if l.highWatermark.Load() > l.logEnd.Load() {
 		l.highWatermark.Store(l.logEnd.Load())
+	}
+	// An offset inside a batch cuts the whole batch, possibly below a log
+	// start offset set inside it: keep start <= end.
+	if l.logStart.Load() > l.logEnd.Load() {
+		l.logStart.Store(l.logEnd.Load())
 	}
 	if err := l.epochs.truncateFromEnd(l.logEnd.Load()); err != nil {
 		return err

@@ -126,7 +126,7 @@ func firstRecordAtOrAfter(b record.Batch, ts, minOffset, maxOffset int64) (int64
 		o := b.BaseOffset() + int64(r.OffsetDelta)
 		t := b.BaseTimestamp() + r.TimestampDelta
 		if o >= maxOffset {
-			break
+			return 0, 0, false, nil // stopping early is not an error
 		}
 		if o >= minOffset && t >= ts {
 			return o, t, true, nil

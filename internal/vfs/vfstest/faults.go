@@ -11,7 +11,8 @@ import (
 )
 
 // Faults is the fault injection shared by MemFS and FaultFS. Its methods are
-// safe for concurrent use. The zero value injects nothing.
+// safe for concurrent use. NewMem and Faulty start with nothing armed and
+// partial writes chosen.
 type Faults struct {
 	mu          sync.Mutex
 	budgetSet   bool
@@ -43,8 +44,8 @@ func (f *Faults) WriteBudget() int64 {
 }
 
 // SetPartialWrites chooses what a write crossing the budget does: with true
-// (what real disks do) it writes the prefix that fits before failing, with
-// false it writes nothing.
+// (the default, what real disks do) it writes the prefix that fits before
+// failing, with false it writes nothing.
 func (f *Faults) SetPartialWrites(partial bool) {
 	f.mu.Lock()
 	defer f.mu.Unlock()

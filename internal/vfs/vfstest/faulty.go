@@ -18,7 +18,7 @@ type FaultFS struct {
 var _ vfs.FS = (*FaultFS)(nil)
 
 // Faulty returns inner with fault injection; no fault is armed initially.
-func Faulty(inner vfs.FS) *FaultFS { return &FaultFS{Faults: &Faults{}, inner: inner} }
+func Faulty(inner vfs.FS) *FaultFS { return &FaultFS{Faults: &Faults{partial: true}, inner: inner} }
 
 func (f *FaultFS) OpenFile(name string, flag int, perm fs.FileMode) (vfs.File, error) {
 	fl, err := f.inner.OpenFile(name, flag, perm)

@@ -385,3 +385,30 @@ func TestFaultyOS(t *testing.T) {
 		t.Fatalf("atomic write: %q", got)
 	}
 }
+
+func TestHookSeesEveryStep(t *testing.T) {
+	m := NewMem()
+	var ops []string
+	var clones []*MemFS
+	m.SetHook(func(op, name string) {
+		ops = append(ops, op+" "+name)
+		clones = append(clones, m.CrashClone()) // allowed from inside the hook
+	})
+	m.MkdirAll("/d", 0o755)
+	f := mustWrite(t, m, "/d/f", []byte("x"), true)
+	f.Truncate(0)
+	m.Rename("/d/f", "/d/g")
+	m.SyncDir("/d")
+	m.Remove("/d/g")
+	m.SetHook(nil)
+	m.Remove("/d")
+	want := "[mkdir /d create /d/f write /d/f sync /d/f truncate /d/f rename /d/g syncdir /d remove /d/g]"
+	if fmt.Sprint(ops) != want || len(clones) != 8 {
+		t.Fatalf("ops %v", ops)
+	}
+	// The clone taken after SyncDir("/d") has g; "/d" itself was never
+	// made durable in "/", so every clone is empty.
+	if exists(clones[6], "/d/g") {
+		t.Fatal("directory created without SyncDir of its parent survived")
+	}
+}

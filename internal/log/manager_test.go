@@ -1,0 +1,171 @@
+package log
+
+import (
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"weir/internal/vfs"
+)
+
+func newTestManager(e *testEnv, dirs ...string) *Manager {
+	return NewManager(ManagerConfig{Dirs: dirs, SkipDirs: []string{"__cluster_metadata-0"}}, e.opts())
+}
+
+func TestManagerLifecycle(t *testing.T) {
+	e := newEnv(t)
+	m := newTestManager(e, "/d1", "/d2")
+	if err := m.Load(func(TopicPartition) Config { return smallConfig() }); err != nil {
+		t.Fatal(err)
+	}
+	id := [16]byte{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16}
+	tps := []TopicPartition{{"orders", 0}, {"orders", 1}, {"my-topic", 2}}
+	for _, tp := range tps {
+		l, err := m.GetOrCreate(tp, id, smallConfig())
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := 0; i < 5; i++ {
+			mustAppend(t, l, valueBatch(t, 2, 300, e.clock.Ms()))
+		}
+		l.SetHighWatermark(6)
+		if again, _ := m.GetOrCreate(tp, id, smallConfig()); again != l {
+			t.Fatal("GetOrCreate made a second log")
+		}
+	}
+	// Logs are spread over the directories.
+	if m.DirOf(tps[0]) == m.DirOf(tps[1]) {
+		t.Fatalf("both logs in %s", m.DirOf(tps[0]))
+	}
+	l0 := m.Get(tps[0])
+	if got, err := l0.ReadTopicID(); err != nil || got != id {
+		t.Fatalf("topic id %v %v", got, err)
+	}
+	l0.SetHighWatermark(10)
+	l0.SetLogStartOffset(3)
+	if err := m.CheckpointHighWatermarks(); err != nil {
+		t.Fatal(err)
+	}
+	hw, _ := ReadOffsetCheckpoint(e.fs, filepath.Join(m.DirOf(tps[0]), HighWatermarkFile))
+	if hw[tps[0]] != 10 {
+		t.Fatalf("high watermark checkpoint %v", hw)
+	}
+	// A directory other components own, and a leftover of a deletion.
+	e.fs.MkdirAll("/d1/__cluster_metadata-0", 0o755)
+	e.fs.MkdirAll("/d1/gone-0.abc-delete", 0o755)
+	if err := m.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	m2 := newTestManager(e, "/d1", "/d2")
+	if err := m2.Load(func(TopicPartition) Config { return smallConfig() }); err != nil {
+		t.Fatal(err)
+	}
+	if len(m2.All()) != 3 {
+		t.Fatalf("loaded %d logs", len(m2.All()))
+	}
+	l0 = m2.Get(tps[0])
+	if l0.LogStartOffset() != 3 || l0.HighWatermark() != 10 || l0.RecoveryPoint() != 10 || l0.LogEndOffset() != 10 {
+		t.Fatalf("start %d hw %d rp %d end %d", l0.LogStartOffset(), l0.HighWatermark(), l0.RecoveryPoint(), l0.LogEndOffset())
+	}
+	if _, err := e.fs.Stat("/d1/gone-0.abc-delete"); err == nil {
+		t.Fatal("deleted partition directory left behind")
+	}
+	if _, err := e.fs.Stat("/d1/__cluster_metadata-0"); err != nil {
+		t.Fatal("skipped directory removed")
+	}
+	if got, err := l0.ReadTopicID(); err != nil || got != id {
+		t.Fatalf("topic id after reload %v %v", got, err)
+	}
+
+	// Delete renames the directory at once and removes it after the delay.
+	dir := l0.Dir()
+	if err := m2.Delete(tps[0]); err != nil {
+		t.Fatal(err)
+	}
+	if m2.Get(tps[0]) != nil {
+		t.Fatal("deleted log still served")
+	}
+	if _, err := e.fs.Stat(dir); err == nil {
+		t.Fatal("directory not renamed")
+	}
+	e.delay.run()
+	for _, f := range e.fs.Files() {
+		if strings.Contains(f, "-delete") {
+			t.Fatalf("left behind: %s", f)
+		}
+	}
+	if err := m2.Close(); err != nil {
+		t.Fatal(err)
+	}
+	m3 := newTestManager(e, "/d1", "/d2")
+	if err := m3.Load(func(TopicPartition) Config { return smallConfig() }); err != nil {
+		t.Fatal(err)
+	}
+	if len(m3.All()) != 2 || m3.Get(tps[0]) != nil {
+		t.Fatalf("after delete: %d logs", len(m3.All()))
+	}
+	m3.Close()
+}
+
+func TestManagerRetentionAndFlush(t *testing.T) {
+	e := newEnv(t)
+	m := newTestManager(e, "/d1")
+	m.Load(func(TopicPartition) Config { return smallConfig() })
+	cfg := smallConfig()
+	cfg.RetentionBytes = 0
+	cfg.FlushMs = 1000
+	l, _ := m.GetOrCreate(TopicPartition{"x", 0}, [16]byte{}, cfg)
+	fillSegments(t, e, l, 3, 3)
+	l.SetHighWatermark(l.LogEndOffset())
+	m.RunRetention()
+	if l.LogStartOffset() != 9 {
+		t.Fatalf("log start %d", l.LogStartOffset())
+	}
+	ls, _ := ReadOffsetCheckpoint(e.fs, "/d1/"+LogStartOffsetFile)
+	if ls[TopicPartition{"x", 0}] != 9 {
+		t.Fatalf("log start checkpoint %v", ls)
+	}
+	mustAppend(t, l, valueBatch(t, 1, 1, e.clock.Ms()))
+	e.clock.Advance(2 * time.Second)
+	m.flushByTime()
+	if l.RecoveryPoint() != l.LogEndOffset() {
+		t.Fatalf("recovery point %d, end %d", l.RecoveryPoint(), l.LogEndOffset())
+	}
+	m.Close()
+}
+
+func TestPartitionMetadata(t *testing.T) {
+	e := newEnv(t)
+	id := [16]byte{0xff, 0, 0xfe}
+	if err := writePartitionMetadata(e.fs, e.dir, id); err != nil {
+		t.Fatal(err)
+	}
+	data, _ := vfs.ReadFile(e.fs, e.dir+"/partition.metadata")
+	if !strings.HasPrefix(string(data), "version: 0\ntopic_id: ") {
+		t.Fatalf("metadata %q", data)
+	}
+	l := e.open(smallConfig())
+	defer l.Close()
+	if got, err := l.ReadTopicID(); err != nil || got != id {
+		t.Fatalf("topic id %v %v", got, err)
+	}
+	vfs.WriteFileAtomic(e.fs, e.dir+"/partition.metadata", []byte("version: 0\ntopic_id: nope\n"))
+	if _, err := l.ReadTopicID(); err == nil {
+		t.Fatal("bad topic id accepted")
+	}
+}
+
+func TestParseDirName(t *testing.T) {
+	for name, want := range map[string]TopicPartition{"a-0": {"a", 0}, "my-topic-12": {"my-topic", 12}} {
+		if got, ok := ParseDirName(name); !ok || got != want {
+			t.Fatalf("%s: %v %v", name, got, ok)
+		}
+	}
+	for _, bad := range []string{"a", "-1", "a-", "a-x"} {
+		if _, ok := ParseDirName(bad); ok {
+			t.Fatalf("%s parsed", bad)
+		}
+	}
+}
