@@ -4,6 +4,7 @@ import "github.com/twmb/franz-go/pkg/kmsg"
 
 // Keys referred to outside the table.
 const (
+	produceKey     = 0
 	apiVersionsKey = 18
 )
 

@@ -111,6 +111,14 @@ func (c *conn) serve() {
 			rep = c.srv.dispatch(req)
 		}
 		rep.corrID = req.CorrelationID
+		if req.Key == produceKey {
+			// Produce is the one API whose request bytes (the batches)
+			// are large and never outlive the handler: the log has
+			// written them by now. Other requests' bytes may be kept
+			// (group metadata, assignments), so their frames are not
+			// reused.
+			releaseFrame(frame)
+		}
 		select {
 		case c.replies <- rep:
 		case <-c.ctx.Done():
@@ -131,11 +139,35 @@ func (c *conn) readFrame(r *bufio.Reader) ([]byte, error) {
 	if n < 8 || n > c.srv.cfg.MaxRequestSize {
 		return nil, fmt.Errorf("request size %d outside [8, socket.request.max.bytes=%d]", n, c.srv.cfg.MaxRequestSize)
 	}
-	frame := make([]byte, n)
+	frame := getFrame(int(n))
 	if _, err := io.ReadFull(r, frame); err != nil {
 		return nil, err
 	}
 	return frame, nil
+}
+
+// framePool recycles the buffers of produce requests; see serve.
+var framePool sync.Pool
+
+const (
+	minPooledFrame = 64 << 10
+	maxPooledFrame = 16 << 20
+)
+
+func getFrame(n int) []byte {
+	if bp, ok := framePool.Get().(*[]byte); ok {
+		if cap(*bp) >= n {
+			return (*bp)[:n]
+		}
+		framePool.Put(bp)
+	}
+	return make([]byte, n, max(n, minPooledFrame))
+}
+
+func releaseFrame(b []byte) {
+	if cap(b) >= minPooledFrame && cap(b) <= maxPooledFrame {
+		framePool.Put(&b)
+	}
 }
 
 // decode parses a request read from the connection.

@@ -456,6 +456,9 @@ func (l *Log) AppendAsLeader(b record.Batch, leaderEpoch int32) (AppendInfo, err
 }
 
 func (l *Log) appendLeaderLocked(b record.Batch, leaderEpoch int32) (AppendInfo, error) {
+	if err := l.syncBeforeRollLocked(len(b), b.MaxTimestamp()); err != nil {
+		return AppendInfo{}, err
+	}
 	if l.closed {
 		return AppendInfo{}, ErrClosed
 	}
@@ -504,6 +507,15 @@ func (l *Log) AppendAsFollower(data []byte) (AppendInfo, error) {
 		if info.BaseOffset < 0 {
 			info.BaseOffset = b.BaseOffset()
 		}
+		if err := l.syncBeforeRollLocked(len(b), b.MaxTimestamp()); err != nil {
+			return info, err
+		}
+		if l.closed {
+			return info, ErrClosed
+		}
+		if b.BaseOffset() < l.logEnd.Load() {
+			return info, fmt.Errorf("log %s: follower append at %d below log end %d", l.tp, b.BaseOffset(), l.logEnd.Load())
+		}
 		if err := l.appendLocked(b); err != nil {
 			return info, err
 		}
@@ -512,6 +524,33 @@ func (l *Log) AppendAsFollower(data []byte) (AppendInfo, error) {
 	}
 	info.LogStartOffset = l.logStart.Load()
 	return info, nil
+}
+
+// syncBeforeRollLocked makes the active segment durable before an append
+// of size bytes rolls it (see rollLocked), releasing the lock during the
+// fsync so appends and reads are not blocked by the disk. Other appends
+// may land in the segment meanwhile; the loop syncs again until nothing
+// unsynced is left or no roll is due. Called and returns with l.mu held.
+func (l *Log) syncBeforeRollLocked(size int, maxTimestamp int64) error {
+	for !l.closed {
+		seg := l.active()
+		if !l.rollDue(seg, int64(size), maxTimestamp, l.config()) || seg.synced.Load() >= seg.size.Load() {
+			return nil
+		}
+		l.mu.Unlock()
+		err := seg.file.Sync()
+		l.mu.Lock()
+		if err != nil {
+			return err
+		}
+		// Appends are serialized by l.mu, which was released: only what
+		// was there before the fsync is known durable.
+		if l.active() != seg {
+			return nil
+		}
+		seg.synced.Store(seg.size.Load())
+	}
+	return nil
 }
 
 // appendLocked writes one stamped batch, rolling first when needed.
@@ -542,25 +581,28 @@ func (l *Log) appendLocked(b record.Batch) error {
 // the segment has aged past segment.ms (less jitter), an index is full, or
 // the batch's offsets do not fit the index's 32-bit relative offsets.
 func (l *Log) shouldRoll(s *segment, b record.Batch, cfg *Config) bool {
-	size := s.size.Load()
-	if size == 0 {
+	return l.rollDue(s, int64(len(b)), b.MaxTimestamp(), cfg) || b.LastOffset()-s.base > math.MaxInt32
+}
+
+// rollDue is shouldRoll without the offset rule, for a batch of size bytes
+// whose offsets are not assigned yet.
+func (l *Log) rollDue(s *segment, size, maxTimestamp int64, cfg *Config) bool {
+	cur := s.size.Load()
+	if cur == 0 {
 		return false
 	}
-	if size+int64(len(b)) > cfg.SegmentBytes {
+	if cur+size > cfg.SegmentBytes {
 		return true
 	}
 	waited := l.nowMs() - s.created
 	if s.firstTimestamp >= 0 {
-		waited = b.MaxTimestamp() - s.firstTimestamp
+		waited = maxTimestamp - s.firstTimestamp
 	}
 	if waited > cfg.SegmentMs-cfg.SegmentJitterMs {
 		return true
 	}
 	maxEntries := cfg.SegmentIndexBytes / offsetEntrySize
-	if int64(s.index.entries()) >= maxEntries || int64(len(s.timeIndex.ents)) >= cfg.SegmentIndexBytes/timeEntrySize {
-		return true
-	}
-	return b.LastOffset()-s.base > math.MaxInt32
+	return int64(s.index.entries()) >= maxEntries || int64(len(s.timeIndex.ents)) >= cfg.SegmentIndexBytes/timeEntrySize
 }
 
 // Roll starts a new segment at the log end (used by retention when the
@@ -605,9 +647,14 @@ func (l *Log) rollLocked(base int64) (*segment, error) {
 	// The old segment's data must be durable before the new segment's
 	// file can be: the snapshot below syncs the directory, and a crash
 	// that kept the new segment but lost the old one's tail would leave a
-	// hole below the log end that recovery cannot see.
-	if err := old.file.Sync(); err != nil {
-		return nil, err
+	// hole below the log end that recovery cannot see. Appends sync it
+	// beforehand without the lock (syncBeforeRollLocked), so this is
+	// normally a no-op.
+	if old.synced.Load() < old.size.Load() {
+		if err := old.file.Sync(); err != nil {
+			return nil, err
+		}
+		old.synced.Store(old.size.Load())
 	}
 	s, err := l.newEmptySegment(base)
 	if err != nil {

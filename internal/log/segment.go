@@ -22,6 +22,8 @@ type segment struct {
 	index     *offsetIndex
 	timeIndex *timeIndex
 	size      atomic.Int64
+	// synced is how much of the file is known durable (fsynced).
+	synced atomic.Int64
 
 	// Written under the log's lock only.
 	nextOffset      int64 // offset after the last batch; base when empty
@@ -335,8 +337,12 @@ func (s *segment) truncateTo(offset int64) error {
 }
 
 func (s *segment) sync() error {
+	size := s.size.Load()
 	if err := s.file.Sync(); err != nil {
 		return err
+	}
+	if size > s.synced.Load() {
+		s.synced.Store(size)
 	}
 	if err := s.index.file.Sync(); err != nil {
 		return err
