@@ -35,6 +35,9 @@ usage: bench/vs-kfake.sh [options]
   --acks A            producer acks (default 1)
   --producer-props P  extra producer properties, space-separated k=v
   --raw-inflight N    fetch requests in flight per broker for the consume (default 1)
+  --fetch-size N      partition max bytes of each consume fetch (default 8388608;
+                      1048576 is kafka-consumer-perf-test.sh's, where the client
+                      round trip rather than the broker sets the pace)
   --weir-override K=V extra `weir server --override` (repeatable)
   --workdir DIR       keep logs, data and results here (default: a temp dir,
                       removed at the end unless --keep)
@@ -53,6 +56,7 @@ systems=weir,kfake
 acks=1
 extra_props=""
 raw_inflight=1
+fetch_size=8388608
 weir_overrides=()
 workdir=""
 keep=0
@@ -66,6 +70,7 @@ while [[ $# -gt 0 ]]; do
 	--acks) acks=$2; shift 2 ;;
 	--producer-props) extra_props=$2; shift 2 ;;
 	--raw-inflight) raw_inflight=$2; shift 2 ;;
+	--fetch-size) fetch_size=$2; shift 2 ;;
 	--weir-override) weir_overrides+=("$2"); shift 2 ;;
 	--workdir) workdir=$2; shift 2 ;;
 	--keep) keep=1; shift ;;
@@ -270,7 +275,7 @@ run_pair() {
 	[[ -n $prod ]] || die "$system: no summary line in $plog"
 
 	if ! "$bin/weir" perf consume --bootstrap-server "$broker_addr" --topic "$topic" \
-		--messages "$records" --raw --raw-inflight "$raw_inflight" --hide-header \
+		--messages "$records" --raw --raw-inflight "$raw_inflight" --fetch-size "$fetch_size" --hide-header \
 		>"$clog" 2>&1; then
 		tail -n 20 "$clog" >&2
 		die "$system: consume failed for $tag (log: $clog)"

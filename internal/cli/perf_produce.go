@@ -256,13 +256,15 @@ func runPerfProduce(cmd *cobra.Command, f *perfProduceFlags) error {
 		errMu    sync.Mutex
 		firstErr error
 	)
+	clock := perf.NewCoarseClock()
+	defer clock.Stop()
 	start := time.Now()
 	stats := perf.NewProducerStats(start, perf.DefaultReportInterval, func(w perf.ProducerWindow) {
 		fmt.Fprintln(out, w.Line())
 	})
 	promise := func(r *kgo.Record, err error) {
 		s := r.Context.(*prodSlot)
-		now := time.Now()
+		now := clock.Now()
 		if err != nil {
 			if failed.Add(1) == 1 {
 				errMu.Lock()
@@ -291,7 +293,7 @@ func runPerfProduce(cmd *cobra.Command, f *perfProduceFlags) error {
 		if f.payloadMonotonic {
 			s.scratch = value
 		}
-		now := time.Now()
+		now := clock.Now()
 		s.start = now
 		s.rec = kgo.Record{Topic: f.topic, Value: value, Timestamp: now, Context: s}
 		cl.Produce(ctx, &s.rec, promise)

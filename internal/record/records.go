@@ -138,6 +138,12 @@ func (d *decoder) varint() int64 {
 	if d.err != nil {
 		return 0
 	}
+	// Most varints in records (deltas, lengths under 64) are one byte.
+	if len(d.b) > 0 && d.b[0] < 0x80 {
+		u := d.b[0]
+		d.b = d.b[1:]
+		return int64(u>>1) ^ -int64(u&1)
+	}
 	v, n := binary.Varint(d.b)
 	if n <= 0 {
 		d.err = fmt.Errorf("%w: bad varint", ErrCorrupt)
