@@ -70,8 +70,11 @@ var brokerCoreDefs = []Def{
 	def(KeyListenerSecurityMap, TypeString, DefaultSecurityProtocolMap, protocolMapValidator, PerBroker, "Security protocol of each listener name, as NAME:PROTOCOL pairs."),
 	def(KeyInterBrokerListenerName, TypeString, nullDefault, nil, ReadOnly, "Listener used between brokers; defaults to the one named by security.inter.broker.protocol."),
 	def(KeyInterBrokerProtocol, TypeString, "PLAINTEXT", in(securityProtocols...), ReadOnly, "Security protocol between brokers; exclusive with inter.broker.listener.name."),
-	def("socket.send.buffer.bytes", TypeInt, "102400", nil, ReadOnly, "SO_SNDBUF of server sockets; -1 uses the OS default."),
-	def("socket.receive.buffer.bytes", TypeInt, "102400", nil, ReadOnly, "SO_RCVBUF of server sockets; -1 uses the OS default."),
+	// weir defaults to -1 where Kafka sets 102400: a fixed buffer turns off
+	// the kernel's autotuning, and 100 KiB windows cut produce throughput
+	// of megabyte requests by a third even on loopback.
+	def("socket.send.buffer.bytes", TypeInt, "-1", nil, ReadOnly, "SO_SNDBUF of server sockets; -1 (weir's default; Kafka's is 102400) keeps the kernel's autotuning."),
+	def("socket.receive.buffer.bytes", TypeInt, "-1", nil, ReadOnly, "SO_RCVBUF of server sockets; -1 (weir's default; Kafka's is 102400) keeps the kernel's autotuning."),
 	def("socket.request.max.bytes", TypeInt, "104857600", atLeast(1), ReadOnly, "Largest request the server accepts."),
 	def("socket.listen.backlog.size", TypeInt, "50", atLeast(1), ReadOnly, "Maximum number of pending connections per listening socket."),
 	def("max.connections", TypeInt, maxInt, atLeast(0), ClusterWide, "Maximum number of connections across all listeners."),

@@ -54,7 +54,7 @@ func TestLoadBrokerDefaults(t *testing.T) {
 		{"AutoCreateTopics", b.AutoCreateTopics, true},
 		{"MessageMaxBytes", b.MessageMaxBytes, int32(1048588)},
 		{"SocketRequestMaxBytes", b.SocketRequestMaxBytes, int32(104857600)},
-		{"SocketSendBufferBytes", b.SocketSendBufferBytes, int32(102400)},
+		{"SocketSendBufferBytes", b.SocketSendBufferBytes, int32(-1)},
 		{"NumNetworkThreads", b.NumNetworkThreads, int32(3)},
 		{"NumIOThreads", b.NumIOThreads, int32(8)},
 		{"QueuedMaxRequests", b.QueuedMaxRequests, int32(500)},

@@ -106,6 +106,14 @@ func (s *Server) Serve(ln net.Listener) error {
 		}
 		if tc, ok := nc.(*net.TCPConn); ok {
 			tc.SetNoDelay(true)
+			// socket.send/receive.buffer.bytes; -1 keeps the kernel's
+			// autotuned buffers.
+			if n := s.cfg.Broker.SocketSendBufferBytes; n > 0 {
+				tc.SetWriteBuffer(int(n))
+			}
+			if n := s.cfg.Broker.SocketReceiveBufferBytes; n > 0 {
+				tc.SetReadBuffer(int(n))
+			}
 		}
 		ctx, cancel := context.WithCancel(context.Background())
 		c := &conn{srv: s, nc: nc, replies: make(chan *Reply, maxInFlight), ctx: ctx, cancel: cancel}
