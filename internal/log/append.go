@@ -1,0 +1,299 @@
+package log
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"time"
+
+	"weir/internal/record"
+)
+
+// AppendInfo describes an appended (or deduplicated) batch.
+type AppendInfo struct {
+	BaseOffset     int64
+	LastOffset     int64
+	LogAppendTime  int64 // -1 unless the topic uses LogAppendTime
+	LogStartOffset int64
+	Duplicate      bool // an idempotent retry: nothing was written
+}
+
+// AppendAsLeader assigns offsets to a validated batch, stamps the leader
+// epoch, checks the producer's sequence, and appends it. The log takes
+// ownership of b's bytes.
+func (l *Log) AppendAsLeader(b record.Batch, leaderEpoch int32) (AppendInfo, error) {
+	l.mu.Lock()
+	info, err := l.appendLeaderLocked(b, leaderEpoch)
+	needFlush := err == nil && !info.Duplicate && l.unflushed >= l.config().FlushMessages
+	l.mu.Unlock()
+	if needFlush {
+		if ferr := l.Flush(info.LastOffset + 1); ferr != nil {
+			return info, ferr
+		}
+	}
+	return info, err
+}
+
+func (l *Log) appendLeaderLocked(b record.Batch, leaderEpoch int32) (AppendInfo, error) {
+	if err := l.syncBeforeRollLocked(len(b), b.MaxTimestamp()); err != nil {
+		return AppendInfo{}, err
+	}
+	if l.closed {
+		return AppendInfo{}, ErrClosed
+	}
+	if err := l.producers.check(b); err != nil {
+		var dup *DuplicateError
+		if errors.As(err, &dup) {
+			return AppendInfo{BaseOffset: dup.BaseOffset, LastOffset: dup.BaseOffset + int64(b.LastOffsetDelta()),
+				LogAppendTime: -1, LogStartOffset: l.logStart.Load(), Duplicate: true}, nil
+		}
+		return AppendInfo{}, err
+	}
+	base := l.logEnd.Load()
+	b.SetBaseOffset(base)
+	b.SetLeaderEpoch(leaderEpoch)
+	if err := l.appendLocked(b); err != nil {
+		return AppendInfo{}, err
+	}
+	info := AppendInfo{BaseOffset: base, LastOffset: b.LastOffset(), LogAppendTime: -1, LogStartOffset: l.logStart.Load()}
+	if b.Attributes().LogAppendTime() {
+		info.LogAppendTime = b.MaxTimestamp()
+	}
+	return info, nil
+}
+
+// AppendAsFollower appends batches that already carry offsets and epochs,
+// as fetched from the leader. The first batch must start at or after the
+// log end.
+func (l *Log) AppendAsFollower(data []byte) (AppendInfo, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.closed {
+		return AppendInfo{}, ErrClosed
+	}
+	info := AppendInfo{BaseOffset: -1, LogAppendTime: -1}
+	for buf := data; len(buf) > 0; {
+		b, rest, err := record.Next(buf)
+		if err != nil {
+			return info, err
+		}
+		if b.BaseOffset() < l.logEnd.Load() {
+			return info, fmt.Errorf("log %s: follower append at %d below log end %d", l.tp, b.BaseOffset(), l.logEnd.Load())
+		}
+		if !b.ValidCRC() {
+			return info, record.ErrCorrupt
+		}
+		if info.BaseOffset < 0 {
+			info.BaseOffset = b.BaseOffset()
+		}
+		if err := l.syncBeforeRollLocked(len(b), b.MaxTimestamp()); err != nil {
+			return info, err
+		}
+		if l.closed {
+			return info, ErrClosed
+		}
+		if b.BaseOffset() < l.logEnd.Load() {
+			return info, fmt.Errorf("log %s: follower append at %d below log end %d", l.tp, b.BaseOffset(), l.logEnd.Load())
+		}
+		if err := l.appendLocked(b); err != nil {
+			return info, err
+		}
+		info.LastOffset = b.LastOffset()
+		buf = rest
+	}
+	info.LogStartOffset = l.logStart.Load()
+	return info, nil
+}
+
+// syncBeforeRollLocked makes the active segment durable before an append
+// of size bytes rolls it (see rollLocked), releasing the lock during the
+// fsync so appends and reads are not blocked by the disk. Other appends
+// may land in the segment meanwhile; the loop syncs again until nothing
+// unsynced is left or no roll is due. Called and returns with l.mu held.
+func (l *Log) syncBeforeRollLocked(size int, maxTimestamp int64) error {
+	for !l.closed {
+		seg := l.active()
+		if !l.rollDue(seg, int64(size), maxTimestamp, l.config()) || seg.synced.Load() >= seg.size.Load() {
+			return nil
+		}
+		l.mu.Unlock()
+		err := seg.file.Sync()
+		l.mu.Lock()
+		if err != nil {
+			return err
+		}
+		// Appends are serialized by l.mu, which was released: only what
+		// was there before the fsync is known durable.
+		if l.active() != seg {
+			return nil
+		}
+		seg.synced.Store(seg.size.Load())
+	}
+	return nil
+}
+
+// appendLocked writes one stamped batch, rolling first when needed.
+func (l *Log) appendLocked(b record.Batch) error {
+	cfg := l.config()
+	seg := l.active()
+	if l.shouldRoll(seg, b, cfg) {
+		var err error
+		if seg, err = l.rollLocked(b.BaseOffset()); err != nil {
+			return err
+		}
+	}
+	// The epoch goes first: failing after the data was written would
+	// leave a batch in the segment that the log end does not include.
+	if err := l.epochs.assign(b.LeaderEpoch(), b.BaseOffset()); err != nil {
+		return err
+	}
+	if err := seg.appendBatches(b, cfg.IndexIntervalBytes); err != nil {
+		return err
+	}
+	l.producers.update(b)
+	l.logEnd.Store(b.NextOffset())
+	l.unflushed += int64(b.NumRecords())
+	return nil
+}
+
+// shouldRoll follows Kafka's rules: the batch would overflow segment.bytes,
+// the segment has aged past segment.ms (less jitter), an index is full, or
+// the batch's offsets do not fit the index's 32-bit relative offsets.
+func (l *Log) shouldRoll(s *segment, b record.Batch, cfg *Config) bool {
+	return l.rollDue(s, int64(len(b)), b.MaxTimestamp(), cfg) || b.LastOffset()-s.base > math.MaxInt32
+}
+
+// rollDue is shouldRoll without the offset rule, for a batch of size bytes
+// whose offsets are not assigned yet.
+func (l *Log) rollDue(s *segment, size, maxTimestamp int64, cfg *Config) bool {
+	cur := s.size.Load()
+	if cur == 0 {
+		return false
+	}
+	if cur+size > cfg.SegmentBytes {
+		return true
+	}
+	waited := l.nowMs() - s.created
+	if s.firstTimestamp >= 0 {
+		waited = maxTimestamp - s.firstTimestamp
+	}
+	if waited > cfg.SegmentMs-cfg.SegmentJitterMs {
+		return true
+	}
+	maxEntries := cfg.SegmentIndexBytes / offsetEntrySize
+	return int64(s.index.entries()) >= maxEntries || int64(len(s.timeIndex.ents)) >= cfg.SegmentIndexBytes/timeEntrySize
+}
+
+// Roll starts a new segment at the log end (used by retention when the
+// active segment itself has expired, and by tests).
+func (l *Log) Roll() error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.active().size.Load() == 0 {
+		return nil
+	}
+	_, err := l.rollLocked(l.logEnd.Load())
+	return err
+}
+
+// newEmptySegment creates the files of a new, empty segment at base.
+func (l *Log) newEmptySegment(base int64) (*segment, error) {
+	s, err := openSegment(l.fs, l.dir, base, l.nowMs())
+	if err != nil {
+		return nil, err
+	}
+	if s.index, _, err = loadOffsetIndex(l.fs, segmentPath(l.dir, base, ".index"), base, 0); err != nil {
+		s.file.Close()
+		return nil, err
+	}
+	if s.timeIndex, _, err = loadTimeIndex(l.fs, segmentPath(l.dir, base, ".timeindex"), base, base); err != nil {
+		s.file.Close()
+		s.index.file.Close()
+		return nil, err
+	}
+	if s.size.Load() != 0 {
+		s.close()
+		return nil, fmt.Errorf("log %s: new segment %d is not empty", l.tp, base)
+	}
+	return s, nil
+}
+
+func (l *Log) rollLocked(base int64) (*segment, error) {
+	old := l.active()
+	if base < l.logEnd.Load() {
+		base = l.logEnd.Load()
+	}
+	// The old segment's data must be durable before the new segment's
+	// file can be: the snapshot below syncs the directory, and a crash
+	// that kept the new segment but lost the old one's tail would leave a
+	// hole below the log end that recovery cannot see. Appends sync it
+	// beforehand without the lock (syncBeforeRollLocked), so this is
+	// normally a no-op.
+	if old.synced.Load() < old.size.Load() {
+		if err := old.file.Sync(); err != nil {
+			return nil, err
+		}
+		old.synced.Store(old.size.Load())
+	}
+	s, err := l.newEmptySegment(base)
+	if err != nil {
+		return nil, err
+	}
+	// The producer snapshot at the roll offset bounds replay after a crash.
+	snap := l.producers.clone()
+	snap.mapEnd = l.logEnd.Load()
+	if err := writeProducerSnapshot(l.fs, l.dir, snap); err != nil {
+		l.removeSegmentFiles(s) // else the next open takes it for the last segment
+		return nil, err
+	}
+	// Closed segments' time index gets its final entry, as Kafka does.
+	if old.maxTimestamp >= 0 {
+		if err := old.timeIndex.maybeAppend(old.maxTimestamp, old.maxTSOffset); err != nil {
+			l.removeSegmentFiles(s)
+			return nil, err
+		}
+	}
+	segs := append(append([]*segment(nil), l.segments()...), s)
+	l.setSegments(segs)
+	// The rolled segment is flushed in the background, as Kafka does.
+	go l.Flush(base)
+	return s, nil
+}
+
+// Flush fsyncs everything below upTo (at least) and advances the recovery
+// point. Concurrent callers share one fsync.
+func (l *Log) Flush(upTo int64) error {
+	if l.recoveryPoint.Load() >= upTo {
+		return nil
+	}
+	l.flushMu.Lock()
+	defer l.flushMu.Unlock()
+	if l.recoveryPoint.Load() >= upTo {
+		return nil
+	}
+	l.mu.Lock()
+	end := l.logEnd.Load()
+	segs := l.segments()
+	l.unflushed = 0
+	l.mu.Unlock()
+	from := l.recoveryPoint.Load()
+	for i, s := range segs {
+		if i+1 < len(segs) && segs[i+1].base <= from {
+			continue
+		}
+		if err := s.sync(); err != nil {
+			if errors.Is(err, os.ErrClosed) {
+				continue // deleted meanwhile
+			}
+			return err
+		}
+	}
+	if end > l.recoveryPoint.Load() {
+		l.recoveryPoint.Store(end)
+	}
+	l.lastFlush.Store(l.nowMs())
+	return nil
+}
+
+func (l *Log) lastFlushed() time.Time { return time.UnixMilli(l.lastFlush.Load()) }

@@ -1,0 +1,231 @@
+package log
+
+import (
+	"errors"
+	"math"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+
+	"weir/internal/record"
+)
+
+// load lists the directory, removes leftovers of interrupted operations,
+// opens the segments, recovers those from the recovery point on, and
+// rebuilds the producer state and epoch cache to match.
+func (l *Log) load(recoveryPoint, logStart int64) error {
+	ents, err := l.fs.ReadDir(l.dir)
+	if err != nil {
+		return err
+	}
+	var bases, swapped []int64
+	for _, de := range ents {
+		name := de.Name()
+		switch {
+		case strings.HasSuffix(name, ".deleted"), strings.HasSuffix(name, ".cleaned"),
+			strings.HasSuffix(name, ".tmp"):
+			if err := l.fs.Remove(filepath.Join(l.dir, name)); err != nil {
+				return err
+			}
+		case strings.HasSuffix(name, ".swap"):
+			// A compaction swap that was written and synced completely:
+			// finish it by renaming the file into place.
+			orig := strings.TrimSuffix(name, ".swap")
+			if err := l.fs.Rename(filepath.Join(l.dir, name), filepath.Join(l.dir, orig)); err != nil {
+				return err
+			}
+			if strings.HasSuffix(orig, ".log") {
+				if b, err := strconv.ParseInt(strings.TrimSuffix(orig, ".log"), 10, 64); err == nil {
+					swapped = append(swapped, b)
+					if !contains(bases, b) {
+						bases = append(bases, b)
+					}
+				}
+			}
+		case strings.HasSuffix(name, ".log"):
+			b, err := strconv.ParseInt(strings.TrimSuffix(name, ".log"), 10, 64)
+			if err != nil {
+				continue
+			}
+			if !contains(bases, b) {
+				bases = append(bases, b)
+			}
+		}
+	}
+	sort.Slice(bases, func(i, j int) bool { return bases[i] < bases[j] })
+	if bases, err = l.finishSwaps(bases, swapped); err != nil {
+		return err
+	}
+	// An index whose segment is gone is an orphan of an interrupted deletion.
+	for _, de := range ents {
+		name := de.Name()
+		for _, ext := range []string{".index", ".timeindex"} {
+			if strings.HasSuffix(name, ext) {
+				if b, err := strconv.ParseInt(strings.TrimSuffix(name, ext), 10, 64); err == nil && !contains(bases, b) {
+					l.fs.Remove(filepath.Join(l.dir, name))
+				}
+			}
+		}
+	}
+	now := l.nowMs()
+	cfg := l.config()
+	var segs []*segment
+	for _, b := range bases {
+		s, err := openSegment(l.fs, l.dir, b, now)
+		if err != nil {
+			closeAll(segs)
+			return err
+		}
+		segs = append(segs, s)
+	}
+	if len(segs) == 0 {
+		base := max(logStart, 0)
+		s, err := openSegment(l.fs, l.dir, base, now)
+		if err != nil {
+			return err
+		}
+		segs = []*segment{s}
+	}
+	l.setSegments(segs)
+	if l.epochs, err = loadEpochCache(l.fs, l.dir); err != nil {
+		return err
+	}
+
+	// Segments wholly below the recovery point are trusted if their
+	// indexes are sane; from the segment holding the recovery point on,
+	// every batch is checked.
+	recoverFrom := len(segs) - 1
+	for i := range segs {
+		if i+1 < len(segs) && segs[i+1].base <= recoveryPoint {
+			continue
+		}
+		recoverFrom = i
+		break
+	}
+	for i, s := range segs {
+		nextBase := int64(math.MaxInt64)
+		if i+1 < len(segs) {
+			nextBase = segs[i+1].base
+		}
+		if err := l.loadIndexes(s, i >= recoverFrom, nextBase, cfg.IndexIntervalBytes); err != nil {
+			return err
+		}
+	}
+	for i := recoverFrom; i < len(segs); i++ {
+		s := segs[i]
+		truncated, err := s.recover(cfg.IndexIntervalBytes, nil)
+		var torn *errTornTail
+		if errors.As(err, &torn) {
+			l.lg.Warn("recovered torn log tail", "segment", s.base, "position", torn.pos, "bytes_dropped", truncated, "reason", torn.reason)
+			// Everything after a torn batch is unreachable: drop later segments.
+			for _, later := range segs[i+1:] {
+				l.removeSegmentFiles(later)
+			}
+			if i+1 < len(segs) {
+				// Durable before new data is appended and flushed, or a
+				// crash could bring them back behind it.
+				if err := l.fs.SyncDir(l.dir); err != nil {
+					return err
+				}
+			}
+			segs = segs[:i+1]
+			l.setSegments(segs)
+			break
+		}
+		if err != nil {
+			return err
+		}
+	}
+	// The log end is the last segment's next offset (its base when empty).
+	l.logEnd.Store(segs[len(segs)-1].nextOffset)
+	l.logStart.Store(max(logStart, segs[0].base))
+	if l.logStart.Load() > l.logEnd.Load() {
+		l.logStart.Store(l.logEnd.Load())
+	}
+	// Recovered data is not known to be flushed: keep the recovery point
+	// where it was (clamped), so a later crash scans it again.
+	l.recoveryPoint.Store(min(max(recoveryPoint, 0), l.logEnd.Load()))
+	if err := l.epochs.truncateFromEnd(l.logEnd.Load()); err != nil {
+		return err
+	}
+	return l.rebuildProducerState(l.logEnd.Load())
+}
+
+func contains(s []int64, v int64) bool {
+	for _, x := range s {
+		if x == v {
+			return true
+		}
+	}
+	return false
+}
+
+func (l *Log) loadIndexes(s *segment, recovering bool, nextBase int64, interval int64) error {
+	var ok1, ok2 bool
+	var err error
+	if s.index, ok1, err = loadOffsetIndex(l.fs, segmentPath(l.dir, s.base, ".index"), s.base, s.size.Load()); err != nil {
+		return err
+	}
+	if s.timeIndex, ok2, err = loadTimeIndex(l.fs, segmentPath(l.dir, s.base, ".timeindex"), s.base, nextBase); err != nil {
+		return err
+	}
+	if recovering {
+		return nil // recover rebuilds both
+	}
+	// An empty index on a non-empty segment may be one a crash emptied:
+	// rebuilding it costs little when it is legitimately empty.
+	if ok1 && ok2 && !(s.index.entries() == 0 && s.size.Load() > 0) {
+		if err := s.loadState(interval); err == nil {
+			return nil
+		}
+	}
+	l.lg.Info("rebuilding index", "segment", s.base)
+	_, err = s.recover(interval, nil)
+	var torn *errTornTail
+	if errors.As(err, &torn) {
+		// Data below the recovery point was flushed; corruption there is
+		// not a torn write. Keep what is valid and say so loudly.
+		l.lg.Error("corrupt flushed segment truncated", "segment", s.base, "position", torn.pos, "reason", torn.reason)
+		return nil
+	}
+	return err
+}
+
+// rebuildProducerState loads the newest snapshot at or below end and
+// replays the batches after it.
+func (l *Log) rebuildProducerState(end int64) error {
+	ps, err := loadProducerSnapshot(l.fs, l.dir, end)
+	if err != nil {
+		return err
+	}
+	if ps == nil || ps.mapEnd < l.logStart.Load() && ps.mapEnd < l.segments()[0].base {
+		ps = newProducerState()
+		ps.mapEnd = l.segments()[0].base
+	}
+	from := ps.mapEnd
+	for _, s := range l.segments() {
+		if s.nextOffset <= from {
+			continue
+		}
+		var hdr [record.HeaderSize]byte
+		pos, _, found, err := s.findBatch(from, s.size.Load(), &hdr)
+		if err != nil {
+			return err
+		}
+		if !found {
+			continue
+		}
+		if err := s.batchesFrom(pos, func(b record.Batch) error {
+			if b.BaseOffset() >= from && b.BaseOffset() < end {
+				ps.update(b)
+			}
+			return nil
+		}); err != nil {
+			return err
+		}
+	}
+	ps.mapEnd = end
+	l.producers = ps
+	return nil
+}

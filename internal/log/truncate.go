@@ -1,0 +1,143 @@
+package log
+
+import (
+	"os"
+	"time"
+)
+
+// TruncateTo removes every batch at or after offset (a follower whose log
+// diverged from its leader's). offset must be a batch boundary.
+func (l *Log) TruncateTo(offset int64) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.closed {
+		return ErrClosed
+	}
+	if offset >= l.logEnd.Load() {
+		return nil
+	}
+	if offset < l.logStart.Load() {
+		return l.truncateFullyLocked(offset)
+	}
+	l.truncatedTo = min(l.truncatedTo, offset)
+	segs := l.segments()
+	keep := len(segs)
+	for keep > 1 && segs[keep-1].base >= offset {
+		keep--
+	}
+	for _, s := range segs[keep:] {
+		l.deleteSegmentLater(s)
+	}
+	if keep < len(segs) {
+		// Durable before data appended after the truncation point is, or
+		// a crash could bring back segments overlapping it.
+		if err := l.fs.SyncDir(l.dir); err != nil {
+			return err
+		}
+	}
+	segs = append([]*segment(nil), segs[:keep]...)
+	if err := segs[keep-1].truncateTo(offset); err != nil {
+		return err
+	}
+	l.setSegments(segs)
+	l.logEnd.Store(segs[keep-1].nextOffset)
+	if l.logEnd.Load() < segs[keep-1].base {
+		l.logEnd.Store(segs[keep-1].base)
+	}
+	if l.recoveryPoint.Load() > l.logEnd.Load() {
+		l.recoveryPoint.Store(l.logEnd.Load())
+	}
+	if l.highWatermark.Load() > l.logEnd.Load() {
+		l.highWatermark.Store(l.logEnd.Load())
+	}
+	// An offset inside a batch cuts the whole batch, possibly below a log
+	// start offset set inside it: keep start <= end.
+	if l.logStart.Load() > l.logEnd.Load() {
+		l.logStart.Store(l.logEnd.Load())
+	}
+	if err := l.epochs.truncateFromEnd(l.logEnd.Load()); err != nil {
+		return err
+	}
+	return l.rebuildProducerState(l.logEnd.Load())
+}
+
+// TruncateFullyAndStartAt empties the log and restarts it at offset.
+func (l *Log) TruncateFullyAndStartAt(offset int64) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.truncateFullyLocked(offset)
+}
+
+func (l *Log) truncateFullyLocked(offset int64) error {
+	if l.closed {
+		return ErrClosed
+	}
+	l.truncatedTo = min(l.truncatedTo, offset)
+	for _, s := range l.segments() {
+		l.deleteSegmentLater(s)
+	}
+	s, err := openSegment(l.fs, l.dir, offset, l.nowMs())
+	if err != nil {
+		return err
+	}
+	if s.index, _, err = loadOffsetIndex(l.fs, segmentPath(l.dir, offset, ".index"), offset, 0); err != nil {
+		return err
+	}
+	if s.timeIndex, _, err = loadTimeIndex(l.fs, segmentPath(l.dir, offset, ".timeindex"), offset, offset); err != nil {
+		return err
+	}
+	l.setSegments([]*segment{s})
+	l.logEnd.Store(offset)
+	l.logStart.Store(offset)
+	l.recoveryPoint.Store(offset)
+	l.highWatermark.Store(offset)
+	l.epochs.entries = nil
+	if err := l.epochs.flush(); err != nil {
+		return err
+	}
+	snaps, _ := listSnapshots(l.fs, l.dir)
+	for _, o := range snaps {
+		l.fs.Remove(snapshotPath(l.dir, o))
+	}
+	l.producers = newProducerState()
+	l.producers.mapEnd = offset
+	return nil
+}
+
+// deleteSegmentLater renames a segment's files to *.deleted and closes and
+// removes them after file.delete.delay.ms, so reads in flight complete.
+func (l *Log) deleteSegmentLater(s *segment) {
+	for _, ext := range []string{".log", ".index", ".timeindex"} {
+		p := segmentPath(l.dir, s.base, ext)
+		if err := l.fs.Rename(p, p+".deleted"); err != nil && !os.IsNotExist(err) {
+			l.lg.Warn("renaming deleted segment", "file", p, "err", err)
+		}
+	}
+	delay := time.Duration(l.config().FileDeleteDelayMs) * time.Millisecond
+	l.wait(delay, func() { l.removeDeletedFiles(s) })
+}
+
+// removeDeletedFiles closes a segment deleted by deleteSegmentLater and
+// removes its *.deleted files. It must not touch the plain names: by now a
+// new segment (after a truncation, or a compaction swap) may own them.
+func (l *Log) removeDeletedFiles(s *segment) {
+	s.close()
+	for _, ext := range []string{".log", ".index", ".timeindex"} {
+		p := segmentPath(l.dir, s.base, ext) + ".deleted"
+		if err := l.fs.Remove(p); err != nil && !os.IsNotExist(err) {
+			l.lg.Warn("removing deleted segment", "file", p, "err", err)
+		}
+	}
+}
+
+func (l *Log) removeSegmentFiles(s *segment) {
+	s.close()
+	for _, ext := range []string{".log", ".index", ".timeindex"} {
+		p := segmentPath(l.dir, s.base, ext)
+		for _, q := range []string{p, p + ".deleted"} {
+			if err := l.fs.Remove(q); err != nil && !os.IsNotExist(err) {
+				l.lg.Warn("removing deleted segment", "file", q, "err", err)
+			}
+		}
+	}
+}
