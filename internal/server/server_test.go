@@ -2,6 +2,7 @@ package server_test
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"time"
 
@@ -67,4 +68,86 @@ func TestRestartKeepsTopicsRecordsAndConfigs(t *testing.T) {
 	if !found {
 		t.Fatal("retention.ms not described")
 	}
+}
+
+// A compacted topic keeps the latest value of each key once the cleaner
+// has run: the broker schedules it, no test hook involved.
+func TestCompactedTopicKeepsLatestValuePerKey(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	n := servertest.Start(t, servertest.Options{Overrides: map[string]string{"log.cleaner.backoff.ms": "50"}})
+	cl, err := kgo.NewClient(kgo.SeedBrokers(n.Addr), kgo.DefaultProduceTopic("latest"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	adm := kadm.NewClient(cl)
+	if _, err := adm.CreateTopic(ctx, 1, 1, map[string]*string{
+		"cleanup.policy":            kadm.StringPtr("compact"),
+		"segment.ms":                kadm.StringPtr("1"),
+		"min.cleanable.dirty.ratio": kadm.StringPtr("0.01"),
+	}, "latest"); err != nil {
+		t.Fatal(err)
+	}
+	const keys, rounds = 10, 30
+	for r := 0; r < rounds; r++ {
+		for k := 0; k < keys; k++ {
+			rec := &kgo.Record{Key: []byte(fmt.Sprintf("k%d", k)), Value: []byte(fmt.Sprintf("v%d", r))}
+			if err := cl.ProduceSync(ctx, rec).FirstErr(); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	// Wait until a read from the start returns at most a few values per
+	// key (the active segment is never cleaned), and check that every
+	// key's last value is the latest written.
+	for {
+		latest, total := readAll(ctx, t, n.Addr, "latest")
+		if len(latest) != keys {
+			t.Fatalf("read %d keys, want %d", len(latest), keys)
+		}
+		for k, v := range latest {
+			if v != fmt.Sprintf("v%d", rounds-1) {
+				t.Fatalf("key %s reads %s, want v%d", k, v, rounds-1)
+			}
+		}
+		if total < keys*rounds/3 {
+			return
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatalf("the cleaner did not compact the topic: still %d records", total)
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
+
+// readAll consumes a single-partition topic from the start to its end and
+// returns the last value of each key and the number of records read.
+func readAll(ctx context.Context, t *testing.T, addr, topic string) (map[string]string, int) {
+	t.Helper()
+	cl, err := kgo.NewClient(kgo.SeedBrokers(addr), kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{topic: {0: kgo.NewOffset().AtStart()}}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	ends, err := kadm.NewClient(cl).ListEndOffsets(ctx, topic)
+	if err != nil {
+		t.Fatal(err)
+	}
+	end, _ := ends.Lookup(topic, 0)
+	latest := map[string]string{}
+	total := 0
+	for next := int64(0); next < end.Offset; {
+		fs := cl.PollFetches(ctx)
+		if err := fs.Err(); err != nil {
+			t.Fatal(err)
+		}
+		fs.EachRecord(func(r *kgo.Record) {
+			latest[string(r.Key)] = string(r.Value)
+			total++
+			next = r.Offset + 1
+		})
+	}
+	return latest, total
 }
