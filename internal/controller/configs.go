@@ -132,13 +132,21 @@ func applyChange(current map[string]string, ch ConfigChange) (map[string]string,
 			delete(next, op.Name)
 		case kmsg.IncrementalAlterConfigOpAppend, kmsg.IncrementalAlterConfigOpSubtract:
 			if !isList(ch.Type, op.Name) {
-				return nil, topicErr(kerr.InvalidConfig, "Config value append is not allowed for config key: %s", op.Name)
+				verb := "APPEND"
+				if op.Op == kmsg.IncrementalAlterConfigOpSubtract {
+					verb = "SUBTRACT"
+				}
+				return nil, topicErr(kerr.InvalidConfig, "Can't %s to key %s because its type is not LIST.", verb, op.Name)
+			}
+			// The default applies only to an unset key; a key set to the
+			// empty list starts empty.
+			cur, ok := next[op.Name]
+			if !ok {
+				cur = listDefault(ch.Type, op.Name)
 			}
 			var items []string
-			if cur, ok := next[op.Name]; ok && cur != "" {
+			if cur != "" {
 				items = strings.Split(cur, ",")
-			} else if def := listDefault(ch.Type, op.Name); def != "" {
-				items = strings.Split(def, ",")
 			}
 			var vals []string
 			if op.Value != nil && *op.Value != "" {

@@ -87,6 +87,11 @@ func (c *Controller) CreateTopics(req *kmsg.CreateTopicsRequest) ([]CreatedTopic
 		}
 		results[i] = res
 		pending[collisionName(t.Topic)] = true
+		// Later topics of the request are placed against an image that
+		// has this one, so their leaders spread too.
+		if next, _, err := img.Apply(trecs, img.Offset); err == nil {
+			img = next
+		}
 		if !req.ValidateOnly {
 			recs = append(recs, trecs...)
 		}
@@ -148,11 +153,11 @@ func (c *Controller) planTopic(img *metadata.Image, t kmsg.CreateTopicsRequestTo
 		if rf == -1 {
 			rf = int(c.cfg.Static.DefaultReplicationFactor)
 		}
+		if rf <= 0 {
+			return nil, res, topicErr(kerr.InvalidReplicationFactor, "Replication factor must be larger than 0, or -1 to use the default value.")
+		}
 		if n <= 0 {
 			return nil, res, topicErr(kerr.InvalidPartitions, "Number of partitions was set to an invalid non-positive value.")
-		}
-		if rf <= 0 {
-			return nil, res, topicErr(kerr.InvalidReplicationFactor, "Replication factor must be larger than 0.")
 		}
 		if rf > len(brokers) {
 			return nil, res, topicErr(kerr.InvalidReplicationFactor, "Unable to replicate the partition %d time(s): The target replication factor of %d cannot be reached because only %d broker(s) are registered.", rf, rf, len(brokers))
@@ -201,17 +206,20 @@ func manualAssignment(img *metadata.Image, as []kmsg.CreateTopicsRequestTopicRep
 				return nil, topicErr(kerr.InvalidReplicaAssignment, "The manual partition assignment includes broker %d, but no such broker is registered.", b)
 			}
 		}
+		if len(liveReplicas(img, a.Replicas)) == 0 {
+			return nil, topicErr(kerr.InvalidReplicaAssignment, "All brokers specified in the manual partition assignment for partition %d are fenced or in controlled shutdown.", a.Partition)
+		}
 		out[a.Partition] = a.Replicas
 	}
 	return out, nil
 }
 
-// liveReplicas keeps the replicas on unfenced brokers, in order: a new
-// partition's ISR.
+// liveReplicas keeps the replicas on active brokers (unfenced and not
+// shutting down), in order: a new partition's ISR, as Kafka builds it.
 func liveReplicas(img *metadata.Image, replicas []int32) []int32 {
 	var out []int32
 	for _, r := range replicas {
-		if b := img.Brokers[r]; b != nil && !b.Fenced {
+		if b := img.Brokers[r]; b != nil && !b.Fenced && !b.InControlledShutdown {
 			out = append(out, r)
 		}
 	}
@@ -312,16 +320,28 @@ func (c *Controller) CreatePartitions(req *kmsg.CreatePartitionsRequest) ([]erro
 				continue
 			}
 			var bad error
-			for _, a := range rt.Assignment {
+			for j, a := range rt.Assignment {
 				if len(a.Replicas) != rf {
 					bad = topicErr(kerr.InvalidReplicaAssignment, "The manual partition assignment includes a partition with %d replica(s), but this is not consistent with previous partitions, which have %d replica(s).", len(a.Replicas), rf)
 					break
 				}
+				seen := map[int32]bool{}
 				for _, b := range a.Replicas {
 					if img.Brokers[b] == nil {
 						bad = topicErr(kerr.InvalidReplicaAssignment, "The manual partition assignment includes broker %d, but no such broker is registered.", b)
 						break
 					}
+					if seen[b] {
+						bad = topicErr(kerr.InvalidReplicaAssignment, "The manual partition assignment includes the broker %d more than once.", b)
+						break
+					}
+					seen[b] = true
+				}
+				if bad == nil && len(liveReplicas(img, a.Replicas)) == 0 {
+					bad = topicErr(kerr.InvalidReplicaAssignment, "All brokers specified in the manual partition assignment for partition %d are fenced or in controlled shutdown.", cur+int32(j))
+				}
+				if bad != nil {
+					break
 				}
 				assignment = append(assignment, a.Replicas)
 			}
@@ -339,14 +359,19 @@ func (c *Controller) CreatePartitions(req *kmsg.CreatePartitionsRequest) ([]erro
 		if req.ValidateOnly {
 			continue
 		}
+		var trecs []metadata.Record
 		for j, replicas := range assignment {
 			pr := metadata.NewPartitionRecord()
 			pr.PartitionId, pr.TopicId = cur+int32(j), t.ID
 			pr.Replicas, pr.Isr = replicas, liveReplicas(img, replicas)
 			pr.Leader, pr.LeaderEpoch, pr.PartitionEpoch = firstOr(pr.Isr, -1), 0, 0
 			pr.SetVersion(0)
-			recs = append(recs, pr)
+			trecs = append(trecs, pr)
 		}
+		if next, _, err := img.Apply(trecs, img.Offset); err == nil {
+			img = next
+		}
+		recs = append(recs, trecs...)
 	}
 	last, err := c.commit(recs)
 	if err != nil {

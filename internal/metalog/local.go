@@ -10,6 +10,7 @@
 package metalog
 
 import (
+	"errors"
 	"fmt"
 	"log/slog"
 	"math"
@@ -80,10 +81,15 @@ func (m *Local) Replay(fn func(Committed) error) error {
 		if len(data) == 0 {
 			return fmt.Errorf("metalog: no data at offset %d below end %d", offset, end)
 		}
-		for len(data) > 0 {
+		for read := offset; len(data) > 0; {
 			b, rest, err := record.Next(data)
 			if err != nil {
-				break // a batch cut by the read size: read again from it
+				if errors.Is(err, record.ErrShort) && offset > read {
+					break // a batch cut by the read size: read again from it
+				}
+				// Not even the first batch of the read is whole: reading
+				// again from it would loop forever.
+				return fmt.Errorf("metalog: batch at offset %d: %w", offset, err)
 			}
 			c, err := decodeBatch(b)
 			if err != nil {

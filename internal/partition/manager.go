@@ -60,11 +60,8 @@ func (m *Manager) TopicConfig(img *metadata.Image, topic string) config.Topic {
 // to this broker (stray logs of deleted or moved partitions) are deleted.
 func (m *Manager) Load(img *metadata.Image) error {
 	var errs []error
-	for _, t := range img.Topics {
-		for _, p := range t.Partitions {
-			errs = append(errs, m.applyPartition(img, t, p))
-		}
-	}
+	// Stray logs go first: a log of an earlier topic with the same name
+	// must not be adopted by the new topic's replica.
 	for _, l := range m.logs.All() {
 		tp := l.TopicPartition()
 		t := img.Topics[tp.Topic]
@@ -77,6 +74,11 @@ func (m *Manager) Load(img *metadata.Image) error {
 			delete(m.parts, tp)
 			m.mu.Unlock()
 			errs = append(errs, m.logs.Delete(tp))
+		}
+	}
+	for _, t := range img.Topics {
+		for _, p := range t.Partitions {
+			errs = append(errs, m.applyPartition(img, t, p))
 		}
 	}
 	return errors.Join(errs...)

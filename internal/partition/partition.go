@@ -179,6 +179,8 @@ func (p *Partition) IsLeader() bool {
 }
 
 // checkEpochLocked validates a client's leader epoch (KIP-320); -1 skips it.
+// Like Kafka's Partition.getLocalLog, callers check it before leadership,
+// so a stale client hears FENCED_LEADER_EPOCH even from a follower.
 func (p *Partition) checkEpochLocked(epoch int32) error {
 	switch {
 	case epoch < 0 || epoch == p.state.LeaderEpoch:

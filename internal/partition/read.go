@@ -35,13 +35,13 @@ type FetchResult struct {
 // Read serves a fetch from the leader.
 func (p *Partition) Read(fp FetchParams) (FetchResult, error) {
 	p.mu.Lock()
-	if !p.leader {
-		p.mu.Unlock()
-		return FetchResult{}, ErrNotLeader
-	}
 	if err := p.checkEpochLocked(fp.LeaderEpoch); err != nil {
 		p.mu.Unlock()
 		return FetchResult{}, err
+	}
+	if !p.leader {
+		p.mu.Unlock()
+		return FetchResult{}, ErrNotLeader
 	}
 	p.mu.Unlock()
 	hw := p.log.HighWatermark()
@@ -111,13 +111,13 @@ const (
 // record qualifies.
 func (p *Partition) ListOffset(ts int64, leaderEpoch int32, isolation int8) (offset, timestamp int64, epoch int32, found bool, err error) {
 	p.mu.Lock()
-	if !p.leader {
-		p.mu.Unlock()
-		return 0, 0, 0, false, ErrNotLeader
-	}
 	if err := p.checkEpochLocked(leaderEpoch); err != nil {
 		p.mu.Unlock()
 		return 0, 0, 0, false, err
+	}
+	if !p.leader {
+		p.mu.Unlock()
+		return 0, 0, 0, false, ErrNotLeader
 	}
 	epoch = p.state.LeaderEpoch
 	p.mu.Unlock()
@@ -174,13 +174,13 @@ func (p *Partition) DeleteRecords(offset int64) (int64, error) {
 // EndOffsetForEpoch answers OffsetForLeaderEpoch.
 func (p *Partition) EndOffsetForEpoch(currentEpoch, epoch int32) (int32, int64, error) {
 	p.mu.Lock()
-	if !p.leader {
-		p.mu.Unlock()
-		return -1, -1, ErrNotLeader
-	}
 	if err := p.checkEpochLocked(currentEpoch); err != nil {
 		p.mu.Unlock()
 		return -1, -1, err
+	}
+	if !p.leader {
+		p.mu.Unlock()
+		return -1, -1, ErrNotLeader
 	}
 	p.mu.Unlock()
 	e, o := p.log.EndOffsetForEpoch(epoch)
