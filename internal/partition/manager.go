@@ -158,10 +158,12 @@ func (m *Manager) remove(tp log.TopicPartition) error {
 	if p == nil {
 		return nil
 	}
+	p.leaderMu.Lock()
 	p.mu.Lock()
 	p.leader = false
 	p.failWaitersLocked(ErrNotLeader)
 	p.notifyLocked()
 	p.mu.Unlock()
+	p.leaderMu.Unlock()
 	return m.logs.Delete(tp)
 }

@@ -58,9 +58,12 @@ type Partition struct {
 	now     func() time.Time
 	cfg     atomic.Pointer[settings]
 
-	mu     sync.Mutex
-	state  State
-	leader bool
+	// leaderMu orders leadership changes (Apply, exclusive) against
+	// appends (shared, across the write). Lock order: leaderMu, then mu.
+	leaderMu sync.RWMutex
+	mu       sync.Mutex
+	state    State
+	leader   bool
 	// remoteLEO is each follower's log end offset as of its last fetch.
 	remoteLEO  map[int32]int64
 	ackWaiters []*ackWaiter // sorted by offset
@@ -137,6 +140,8 @@ func LogConfig(t config.Topic) log.Config {
 // broker just became leader, the new epoch is recorded in the log's epoch
 // lineage before any append in it.
 func (p *Partition) Apply(st State) error {
+	p.leaderMu.Lock()
+	defer p.leaderMu.Unlock()
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if st.LeaderEpoch < p.state.LeaderEpoch {

@@ -40,21 +40,26 @@ func (p *Partition) Append(b record.Batch, acks int16, scratch *[]byte) (AppendR
 	if err != nil {
 		return AppendResult{}, err
 	}
+	// leaderMu is held (shared) across the write, so leadership cannot
+	// change under it: no batch is stamped with an epoch that has ended.
+	// The log itself serializes appends; p.mu is not held across the
+	// write, so reads and HW updates are not blocked by the disk.
+	p.leaderMu.RLock()
 	p.mu.Lock()
 	if !p.leader {
 		p.mu.Unlock()
+		p.leaderMu.RUnlock()
 		return AppendResult{}, ErrNotLeader
 	}
 	if acks == AcksAll && len(p.state.ISR) < cfg.minISR {
 		p.mu.Unlock()
+		p.leaderMu.RUnlock()
 		return AppendResult{}, fmt.Errorf("%w: ISR %v, min.insync.replicas=%d", ErrNotEnoughReplicas, p.state.ISR, cfg.minISR)
 	}
 	epoch := p.state.LeaderEpoch
 	p.mu.Unlock()
-
-	// The log serializes appends; the partition lock is not held across
-	// the write so reads and HW updates are not blocked by the disk.
 	info, err := p.log.AppendAsLeader(v.Batch, epoch)
+	p.leaderMu.RUnlock()
 	if err != nil {
 		return AppendResult{}, storageErr(err)
 	}
