@@ -203,6 +203,7 @@ func (l *Log) newEmptySegment(base int64) (*segment, error) {
 	if err != nil {
 		return nil, err
 	}
+	l.dirUnsynced.Store(true)
 	if s.index, _, err = loadOffsetIndex(l.fs, segmentPath(l.dir, base, ".index"), base, 0); err != nil {
 		s.file.Close()
 		return nil, err
@@ -286,6 +287,14 @@ func (l *Log) Flush(upTo int64) error {
 			if errors.Is(err, os.ErrClosed) {
 				continue // deleted meanwhile
 			}
+			return err
+		}
+	}
+	// A segment created since the last flush is durable only once its
+	// directory entry is: fsyncing the file alone does not make it so.
+	if l.dirUnsynced.Swap(false) {
+		if err := l.fs.SyncDir(l.dir); err != nil {
+			l.dirUnsynced.Store(true)
 			return err
 		}
 	}

@@ -85,6 +85,7 @@ func (l *Log) load(recoveryPoint, logStart int64) error {
 		if err != nil {
 			return err
 		}
+		l.dirUnsynced.Store(true)
 		segs = []*segment{s}
 	}
 	l.setSegments(segs)

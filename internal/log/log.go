@@ -21,6 +21,8 @@ import (
 	"fmt"
 	"log/slog"
 	"math"
+	"os"
+	"path/filepath"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -107,7 +109,10 @@ type Log struct {
 	epochs    *epochCache
 	unflushed int64        // messages appended since the last flush
 	lastFlush atomic.Int64 // unix ms of the last completed flush
-	closed    bool
+	// dirUnsynced is set when a segment file was created and the
+	// directory has not been fsynced since (Flush does it).
+	dirUnsynced atomic.Bool
+	closed      bool
 
 	// truncatedTo is the lowest offset the log was truncated to since the
 	// cleaner last looked (math.MaxInt64: none); guarded by mu.
@@ -133,8 +138,14 @@ func Open(dir string, tp TopicPartition, cfg Config, opts Options) (*Log, error)
 	l := &Log{dir: dir, tp: tp, fs: opts.FS, now: opts.Now, wait: opts.AfterDelay,
 		lg: opts.Logger.With("partition", tp.String()), truncatedTo: math.MaxInt64}
 	l.cfg.Store(&cfg)
-	if err := l.fs.MkdirAll(dir, 0o755); err != nil {
-		return nil, err
+	if _, err := l.fs.Stat(dir); os.IsNotExist(err) {
+		// A new partition directory is durable once its parent says so.
+		if err := l.fs.MkdirAll(dir, 0o755); err != nil {
+			return nil, err
+		}
+		if err := l.fs.SyncDir(filepath.Dir(dir)); err != nil {
+			return nil, err
+		}
 	}
 	if err := l.load(opts.RecoveryPoint, opts.LogStartOffset); err != nil {
 		l.closeFiles()

@@ -76,14 +76,8 @@ func (l *Log) truncateFullyLocked(offset int64) error {
 	for _, s := range l.segments() {
 		l.deleteSegmentLater(s)
 	}
-	s, err := openSegment(l.fs, l.dir, offset, l.nowMs())
+	s, err := l.newEmptySegment(offset)
 	if err != nil {
-		return err
-	}
-	if s.index, _, err = loadOffsetIndex(l.fs, segmentPath(l.dir, offset, ".index"), offset, 0); err != nil {
-		return err
-	}
-	if s.timeIndex, _, err = loadTimeIndex(l.fs, segmentPath(l.dir, offset, ".timeindex"), offset, offset); err != nil {
 		return err
 	}
 	l.setSegments([]*segment{s})
