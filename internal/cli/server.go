@@ -54,7 +54,7 @@ nothing.`,
 			if err != nil {
 				return err
 			}
-			srv := server.New(cfg, server.Options{Logger: lg, AutoFormat: singleNode(cfg), Out: cmd.OutOrStdout()})
+			srv := server.New(cfg, server.Options{Logger: lg, AutoFormat: server.SingleNode(cfg), Out: cmd.OutOrStdout()})
 			if err := srv.Start(); err != nil {
 				return err
 			}
@@ -92,7 +92,7 @@ func loadServerConfig(file string, overrides []string, lg *slog.Logger) (*config
 		}
 		props[strings.TrimSpace(k)] = v
 	}
-	cfg, warnings, err := config.LoadBroker(props)
+	cfg, warnings, err := server.LoadConfig(props)
 	if err != nil {
 		return nil, err
 	}
@@ -100,13 +100,6 @@ func loadServerConfig(file string, overrides []string, lg *slog.Logger) (*config
 		lg.Warn(w)
 	}
 	return cfg, nil
-}
-
-// singleNode reports whether cfg describes a node that is the only voter
-// of its own quorum: such a node may format its storage by itself.
-func singleNode(cfg *config.Broker) bool {
-	return cfg.HasRole("controller") && cfg.HasRole("broker") &&
-		len(cfg.QuorumVoters) == 1 && cfg.QuorumVoters[0].ID == cfg.NodeID
 }
 
 func newLogger(level string) (*slog.Logger, error) {

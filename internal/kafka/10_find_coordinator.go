@@ -2,34 +2,141 @@ package kafka
 
 // FindCoordinator, versions 0-6.
 //
-// Served so clients can discover coordinators (and because librdkafka only
-// enables lz4 when FindCoordinator v0 is advertised). weir has no group or
-// transaction coordinator yet, so every key gets COORDINATOR_NOT_AVAILABLE,
-// the retriable error Kafka returns while a coordinator is loading; an
-// unknown key type is INVALID_REQUEST.
+// A group's coordinator is the leader of its __consumer_offsets partition
+// (hash of the group id, as Kafka computes it). The topic is created on
+// the first lookup, with offsets.topic.num.partitions partitions,
+// offsets.topic.replication.factor replicas, compaction, and
+// offsets.topic.segment.bytes; Kafka answers COORDINATOR_NOT_AVAILABLE
+// while it creates the topic in the background, weir creates it before
+// answering. A partition without a leader, or a leader without this
+// request's listener, is COORDINATOR_NOT_AVAILABLE. Transaction keys get
+// COORDINATOR_NOT_AVAILABLE until weir has a transaction coordinator; an
+// unknown key type is INVALID_REQUEST. v4+ looks up many keys at once.
 
 import (
+	"context"
+	"fmt"
+	"strconv"
+	"time"
+
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"weir/internal/metadata"
 )
+
+// OffsetsTopic is the internal topic holding group state and offsets.
+const OffsetsTopic = "__consumer_offsets"
+
+// coordinator is one key's answer.
+type coordinator struct {
+	node int32
+	host string
+	port int32
+	code *kerr.Error
+	msg  string
+}
 
 func (s *Server) handleFindCoordinator(req *Request) *Reply {
 	r := req.Body.(*kmsg.FindCoordinatorRequest)
 	resp := respFor(req).(*kmsg.FindCoordinatorResponse)
-	code := kerr.CoordinatorNotAvailable
-	if r.CoordinatorType != 0 && r.CoordinatorType != 1 {
-		code = kerr.InvalidRequest
-	}
-	msg := code.Message
+	keys := r.CoordinatorKeys
 	if req.Version < 4 {
-		resp.ErrorCode, resp.NodeID, resp.Port = code.Code, -1, -1
-		resp.ErrorMessage = &msg
+		keys = []string{r.CoordinatorKey}
+	}
+	var answers []coordinator
+	for _, key := range keys {
+		answers = append(answers, s.findCoordinator(req, r.CoordinatorType, key))
+	}
+	if req.Version < 4 {
+		a := answers[0]
+		resp.ErrorCode, resp.NodeID, resp.Host, resp.Port = errCode(a.code), a.node, a.host, a.port
+		if a.code != nil {
+			resp.ErrorMessage = &answers[0].msg
+		}
 		return done(resp)
 	}
-	for _, key := range r.CoordinatorKeys {
+	for i, key := range keys {
+		a := answers[i]
 		c := kmsg.NewFindCoordinatorResponseCoordinator()
-		c.Key, c.NodeID, c.Port, c.ErrorCode, c.ErrorMessage = key, -1, -1, code.Code, &msg
+		c.Key, c.NodeID, c.Host, c.Port, c.ErrorCode = key, a.node, a.host, a.port, errCode(a.code)
+		if a.code != nil {
+			c.ErrorMessage = &answers[i].msg
+		}
 		resp.Coordinators = append(resp.Coordinators, c)
 	}
 	return done(resp)
+}
+
+func errCode(e *kerr.Error) int16 {
+	if e == nil {
+		return 0
+	}
+	return e.Code
+}
+
+func (s *Server) findCoordinator(req *Request, keyType int8, key string) coordinator {
+	fail := func(code *kerr.Error, format string, args ...any) coordinator {
+		return coordinator{node: -1, port: -1, code: code, msg: fmt.Sprintf(format, args...)}
+	}
+	switch keyType {
+	case 0:
+	case 1:
+		return fail(kerr.CoordinatorNotAvailable, "The transaction coordinator is not available.")
+	default:
+		return fail(kerr.InvalidRequest, "Unknown coordinator key type %d.", keyType)
+	}
+	t, err := s.offsetsTopic(req.Ctx)
+	if err != nil {
+		s.lg.Warn("creating the offsets topic failed", "err", err)
+		return fail(kerr.CoordinatorNotAvailable, "The coordinator is not available: %v", err)
+	}
+	p := t.Partitions[s.deps.Groups.PartitionFor(key)]
+	if p == nil || p.Leader < 0 {
+		return fail(kerr.CoordinatorNotAvailable, "The coordinator is not available.")
+	}
+	b := s.deps.Metadata.Image().Brokers[p.Leader]
+	if b == nil || b.Fenced {
+		return fail(kerr.CoordinatorNotAvailable, "The coordinator is not available.")
+	}
+	ep, ok := b.Endpoint(req.Listener)
+	if !ok {
+		return fail(kerr.CoordinatorNotAvailable, "The coordinator has no %s listener.", req.Listener)
+	}
+	return coordinator{node: b.ID, host: ep.Host, port: int32(ep.Port)}
+}
+
+// offsetsTopic returns __consumer_offsets, creating it if needed.
+func (s *Server) offsetsTopic(ctx context.Context) (*metadata.Topic, error) {
+	if t := s.deps.Metadata.Image().Topics[OffsetsTopic]; t != nil {
+		return t, nil
+	}
+	b := s.cfg.Broker
+	req := kmsg.NewPtrCreateTopicsRequest()
+	t := kmsg.NewCreateTopicsRequestTopic()
+	t.Topic, t.NumPartitions, t.ReplicationFactor = OffsetsTopic, b.OffsetsTopicNumPartitions, b.OffsetsTopicReplicationFactor
+	for k, v := range map[string]string{
+		"cleanup.policy":   "compact",
+		"compression.type": "producer",
+		"segment.bytes":    strconv.Itoa(int(b.OffsetsTopicSegmentBytes)),
+	} {
+		c := kmsg.NewCreateTopicsRequestTopicConfig()
+		c.Name, c.Value = k, kmsg.StringPtr(v)
+		t.Configs = append(t.Configs, c)
+	}
+	req.Topics = append(req.Topics, t)
+	_, errs, last, err := s.deps.Controller.CreateTopics(req)
+	if err != nil {
+		return nil, err
+	}
+	if errs[0] != nil && errorCode(errs[0]) != kerr.TopicAlreadyExists.Code {
+		return nil, errs[0]
+	}
+	if err := s.awaitMetadata(ctx, last, 10*time.Second); err != nil {
+		return nil, err
+	}
+	if t := s.deps.Metadata.Image().Topics[OffsetsTopic]; t != nil {
+		return t, nil
+	}
+	return nil, fmt.Errorf("%s was created but is not in the metadata", OffsetsTopic)
 }

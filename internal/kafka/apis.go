@@ -12,13 +12,25 @@ const (
 // advertises in ApiVersions. Produce is advertised from v0 although v0-v2
 // carry legacy message sets: librdkafka only enables gzip, snappy and lz4
 // when Produce v0 is in range, and FindCoordinator v0 gates its lz4 too.
+// The group APIs keep the old versions librdkafka's balanced-consumer
+// feature checks for (OffsetCommit 2, OffsetFetch 1, JoinGroup,
+// SyncGroup, Heartbeat and LeaveGroup 0). OffsetCommit and OffsetFetch
+// stop at v9: v10 names topics by id.
 func (s *Server) apiTable() map[int16]api {
 	return map[int16]api{
 		0:  {0, 11, s.handleProduce},
 		1:  {4, 17, s.handleFetch},
 		2:  {1, 9, s.handleListOffsets},
 		3:  {0, 12, s.handleMetadata},
+		8:  {2, 9, s.handleGroupRequest}, // OffsetCommit
+		9:  {1, 9, s.handleGroupRequest}, // OffsetFetch
 		10: {0, 6, s.handleFindCoordinator},
+		11: {0, 9, s.handleGroupRequest}, // JoinGroup
+		12: {0, 4, s.handleGroupRequest}, // Heartbeat
+		13: {0, 5, s.handleGroupRequest}, // LeaveGroup
+		14: {0, 5, s.handleGroupRequest}, // SyncGroup
+		15: {0, 6, s.handleGroupRequest}, // DescribeGroups
+		16: {0, 5, s.handleGroupRequest}, // ListGroups
 		18: {0, 4, s.handleAPIVersions},
 		19: {0, 7, s.handleCreateTopics},
 		20: {0, 6, s.handleDeleteTopics},
@@ -29,7 +41,9 @@ func (s *Server) apiTable() map[int16]api {
 		33: {0, 2, s.handleAlterConfigs},
 		35: {0, 4, s.handleDescribeLogDirs},
 		37: {0, 3, s.handleCreatePartitions},
+		42: {0, 2, s.handleGroupRequest}, // DeleteGroups
 		44: {0, 1, s.handleIncrementalAlterConfigs},
+		47: {0, 0, s.handleGroupRequest}, // OffsetDelete
 		60: {0, 1, s.handleDescribeCluster},
 	}
 }

@@ -63,6 +63,19 @@ func errorCode(err error) int16 {
 	return code.Code
 }
 
+// KafkaError is errorCode as a *kerr.Error, for components that report
+// failures to a state machine in Kafka's terms (the group coordinator's
+// writes to __consumer_offsets). nil stays nil.
+func KafkaError(err error) error {
+	if err == nil {
+		return nil
+	}
+	if e := kerr.ErrorForCode(errorCode(err)); e != nil {
+		return e
+	}
+	return kerr.UnknownServerError
+}
+
 // errorMessage is the message to return with err, or nil for success.
 func errorMessage(err error) *string {
 	if err == nil {

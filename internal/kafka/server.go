@@ -31,6 +31,14 @@ type Controller interface {
 	AllocateProducerIDs(broker int32, epoch int64) (int64, int32, error)
 }
 
+// Groups is the group coordinator.
+type Groups interface {
+	// Handle answers a group request through done, possibly much later.
+	Handle(ctx context.Context, clientID, clientHost string, body kmsg.Request, done func(kmsg.Response))
+	// PartitionFor is the __consumer_offsets partition owning a group.
+	PartitionFor(groupID string) int32
+}
+
 // Metadata is the broker's view of the metadata log.
 type Metadata interface {
 	// Image is the latest published image.
@@ -55,6 +63,7 @@ type Deps struct {
 	Logs       *log.Manager
 	Metadata   Metadata
 	Controller Controller
+	Groups     Groups
 	Logger     *slog.Logger
 	Now        func() time.Time
 }

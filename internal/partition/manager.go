@@ -23,8 +23,24 @@ type Manager struct {
 	lg     *slog.Logger
 	now    func() time.Time
 
-	mu    sync.RWMutex
-	parts map[log.TopicPartition]*Partition
+	mu        sync.RWMutex
+	parts     map[log.TopicPartition]*Partition
+	listeners []LeadershipListener
+}
+
+// LeadershipListener learns when this broker becomes leader of a partition
+// (leader true, with the new leader epoch) or stops being its leader. The
+// coordinators use it to load and unload their partitions of internal
+// topics. It is called from the metadata path and must not block.
+type LeadershipListener func(tp log.TopicPartition, leader bool, epoch int32)
+
+// OnLeadership registers l; register before Load.
+func (m *Manager) OnLeadership(l LeadershipListener) { m.listeners = append(m.listeners, l) }
+
+func (m *Manager) tellLeadership(tp log.TopicPartition, leader bool, epoch int32) {
+	for _, l := range m.listeners {
+		l(tp, leader, epoch)
+	}
 }
 
 // NewManager returns a manager for broker self.
@@ -146,8 +162,20 @@ func (m *Manager) applyPartition(img *metadata.Image, t *metadata.Topic, mp *met
 		m.parts[tp] = p
 		m.mu.Unlock()
 	}
-	return p.Apply(State{Leader: mp.Leader, LeaderEpoch: mp.LeaderEpoch, PartitionEpoch: mp.PartitionEpoch,
-		Replicas: mp.Replicas, ISR: mp.ISR})
+	before := p.State()
+	wasLeader := p.IsLeader()
+	if err := p.Apply(State{Leader: mp.Leader, LeaderEpoch: mp.LeaderEpoch, PartitionEpoch: mp.PartitionEpoch,
+		Replicas: mp.Replicas, ISR: mp.ISR}); err != nil {
+		return err
+	}
+	isLeader := p.IsLeader()
+	switch {
+	case isLeader && (!wasLeader || p.State().LeaderEpoch != before.LeaderEpoch):
+		m.tellLeadership(tp, true, p.State().LeaderEpoch)
+	case wasLeader && !isLeader:
+		m.tellLeadership(tp, false, p.State().LeaderEpoch)
+	}
+	return nil
 }
 
 func (m *Manager) remove(tp log.TopicPartition) error {
@@ -160,10 +188,14 @@ func (m *Manager) remove(tp log.TopicPartition) error {
 	}
 	p.leaderMu.Lock()
 	p.mu.Lock()
+	wasLeader := p.leader
 	p.leader = false
 	p.failWaitersLocked(ErrNotLeader)
 	p.notifyLocked()
 	p.mu.Unlock()
 	p.leaderMu.Unlock()
+	if wasLeader {
+		m.tellLeadership(tp, false, p.State().LeaderEpoch)
+	}
 	return m.logs.Delete(tp)
 }

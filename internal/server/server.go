@@ -16,6 +16,7 @@ import (
 
 	"weir/internal/config"
 	"weir/internal/controller"
+	"weir/internal/group"
 	"weir/internal/kafka"
 	"weir/internal/log"
 	"weir/internal/metadata"
@@ -50,6 +51,7 @@ type Server struct {
 	publisher   *publisher
 	logs        *log.Manager
 	partitions  *partition.Manager
+	groups      *group.Service
 	listeners   map[string]net.Listener
 	kafka       map[string]*kafka.Server
 
@@ -110,6 +112,19 @@ func (s *Server) Start() (err error) {
 	}, log.Options{Logger: s.lg, FS: s.opts.FS})
 	s.partitions = partition.NewManager(s.cfg.NodeID, s.logs, s.cfg, s.lg, time.Now)
 	s.publisher = newPublisher(s.partitions)
+	s.groups = group.NewService(groupConfig(s.cfg),
+		&offsetsLog{parts: s.partitions, commitTimeout: s.cfg.OffsetsCommitTimeout, now: time.Now},
+		s.lg.With("component", "group-coordinator"), time.Now)
+	s.partitions.OnLeadership(func(tp log.TopicPartition, leader bool, epoch int32) {
+		if tp.Topic != kafka.OffsetsTopic {
+			return
+		}
+		if leader {
+			s.groups.Elected(tp.Partition, epoch)
+		} else {
+			s.groups.Resigned(tp.Partition)
+		}
+	})
 
 	// Replay the committed metadata, then follow new commits.
 	if err := s.metalog.Replay(func(c metalog.Committed) error {
@@ -140,10 +155,14 @@ func (s *Server) Start() (err error) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	s.cancel = cancel
-	s.wg.Add(1)
+	s.wg.Add(2)
 	go func() {
 		defer s.wg.Done()
 		s.logs.Run(ctx)
+	}()
+	go func() {
+		defer s.wg.Done()
+		s.groups.Run(ctx)
 	}()
 	for name, k := range s.kafka {
 		ln := s.listeners[name]
@@ -208,7 +227,7 @@ func (s *Server) listen() error {
 			ListenerName:   l.Name,
 			MaxRequestSize: s.cfg.SocketRequestMaxBytes,
 		}, kafka.Deps{Partitions: s.partitions, Logs: s.logs, Metadata: s.publisher, Controller: s.controller,
-			Logger: s.lg.With("listener", l.Name)})
+			Groups: s.groups, Logger: s.lg.With("listener", l.Name)})
 	}
 	if len(s.listeners) == 0 {
 		return errors.New("no broker listener configured in listeners")
@@ -332,4 +351,18 @@ func (s *Server) Shutdown() error {
 		s.lg.Info("weir stopped", "node_id", s.cfg.NodeID)
 	})
 	return err
+}
+
+// groupConfig maps the broker's group settings onto the coordinator's.
+func groupConfig(b *config.Broker) group.Config {
+	c := group.DefaultConfig()
+	c.OffsetsTopicPartitions = b.OffsetsTopicNumPartitions
+	c.InitialRebalanceDelay = b.GroupInitialRebalanceDelay
+	c.MinSessionTimeout = b.GroupMinSessionTimeout
+	c.MaxSessionTimeout = b.GroupMaxSessionTimeout
+	c.MaxSize = int(b.GroupMaxSize)
+	c.OffsetMetadataMaxBytes = int(b.OffsetMetadataMaxBytes)
+	c.OffsetsRetention = b.OffsetsRetention
+	c.OffsetsRetentionCheckInterval = b.OffsetsRetentionCheckInterval
+	return c
 }

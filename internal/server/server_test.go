@@ -151,3 +151,65 @@ func readAll(ctx context.Context, t *testing.T, addr, topic string) (map[string]
 	}
 	return latest, total
 }
+
+// A consumer group reads a topic, commits, and after a broker restart a
+// new member of the group resumes from the committed offsets.
+func TestGroupOffsetsSurviveRestart(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	n := servertest.Start(t, servertest.Options{Overrides: map[string]string{"group.initial.rebalance.delay.ms": "0"}})
+	produceN := func(from, count int) {
+		cl, err := kgo.NewClient(kgo.SeedBrokers(n.Addr), kgo.DefaultProduceTopic("orders"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer cl.Close()
+		for i := from; i < from+count; i++ {
+			if err := cl.ProduceSync(ctx, kgo.StringRecord(fmt.Sprintf("r%d", i))).FirstErr(); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	consume := func(want int) map[string]bool {
+		cl, err := kgo.NewClient(kgo.SeedBrokers(n.Addr), kgo.ConsumerGroup("billing"), kgo.ConsumeTopics("orders"),
+			kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()), kgo.DisableAutoCommit())
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer cl.Close()
+		seen := map[string]bool{}
+		for len(seen) < want {
+			fs := cl.PollFetches(ctx)
+			if err := fs.Err(); err != nil {
+				t.Fatalf("poll after %d records: %v", len(seen), err)
+			}
+			fs.EachRecord(func(r *kgo.Record) { seen[string(r.Value)] = true })
+		}
+		if err := cl.CommitUncommittedOffsets(ctx); err != nil {
+			t.Fatal(err)
+		}
+		return seen
+	}
+	admin, err := kgo.NewClient(kgo.SeedBrokers(n.Addr))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := kadm.NewClient(admin).CreateTopic(ctx, 3, 1, nil, "orders"); err != nil {
+		t.Fatal(err)
+	}
+	admin.Close()
+	produceN(0, 300)
+	if got := consume(300); len(got) != 300 {
+		t.Fatalf("first member read %d records", len(got))
+	}
+	n.Restart()
+	produceN(300, 50)
+	got := consume(50)
+	for v := range got {
+		var i int
+		fmt.Sscanf(v, "r%d", &i)
+		if i < 300 {
+			t.Fatalf("after the restart the group re-read %s: committed offsets were lost", v)
+		}
+	}
+}

@@ -65,7 +65,7 @@ func Config(dir string, overrides map[string]string) (*config.Broker, error) {
 	for k, v := range overrides {
 		props[k] = v
 	}
-	cfg, _, err := config.LoadBroker(props)
+	cfg, _, err := server.LoadConfig(props)
 	return cfg, err
 }
 

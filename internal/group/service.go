@@ -1,0 +1,162 @@
+package group
+
+import (
+	"context"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// OffsetsLog is __consumer_offsets as the Service needs it.
+type OffsetsLog interface {
+	// Append writes records to partition p as its leader and calls done,
+	// from any goroutine, once they are committed (the high watermark
+	// covers them) or have failed. done may be called before Append
+	// returns.
+	Append(p int32, records []Record, done func(error))
+	// ReadAll returns partition p's records from its log start to its high
+	// watermark, in order.
+	ReadAll(p int32) ([]Record, error)
+}
+
+// Service runs a Coordinator on its own goroutine and does its I/O: it
+// answers requests through callbacks, appends the coordinator's writes to
+// __consumer_offsets, loads partitions when this broker becomes their
+// leader, and fires the coordinator's timers. Its methods are safe for
+// concurrent use.
+type Service struct {
+	coord *Coordinator
+	log   OffsetsLog
+	lg    *slog.Logger
+	now   func() time.Time
+
+	in chan func() // run on the loop goroutine
+
+	// Completions of writes arrive from other goroutines (and possibly
+	// from inside Append, on the loop goroutine itself), so they are
+	// queued here rather than sent on in.
+	mu        sync.Mutex
+	completed []func()
+	wake      chan struct{}
+
+	// Owned by the loop goroutine.
+	waiting   map[uint64]func(kmsg.Response)
+	nextToken uint64
+	loads     map[int32]int32 // partition -> leader epoch being served
+	timer     *time.Timer
+}
+
+// NewService returns a service; Run starts it.
+func NewService(cfg Config, log OffsetsLog, lg *slog.Logger, now func() time.Time) *Service {
+	return &Service{coord: New(cfg), log: log, lg: lg, now: now,
+		in: make(chan func(), 256), wake: make(chan struct{}, 1),
+		waiting: map[uint64]func(kmsg.Response){}, loads: map[int32]int32{}}
+}
+
+// PartitionFor is the __consumer_offsets partition owning a group.
+func (s *Service) PartitionFor(groupID string) int32 { return s.coord.PartitionFor(groupID) }
+
+// Handle submits a request; done receives its response, possibly much
+// later (a JoinGroup waits for its rebalance). done must not block.
+func (s *Service) Handle(ctx context.Context, clientID, clientHost string, body kmsg.Request, done func(kmsg.Response)) {
+	select {
+	case s.in <- func() {
+		s.nextToken++
+		tok := s.nextToken
+		s.waiting[tok] = done
+		s.process(s.coord.Handle(s.now(), Request{Token: tok, ClientID: clientID, ClientHost: clientHost, Body: body}))
+	}:
+	case <-ctx.Done():
+	}
+}
+
+// Elected tells the service this broker leads __consumer_offsets-p in
+// epoch: it loads the partition's groups and serves them once loaded.
+func (s *Service) Elected(p, epoch int32) {
+	s.in <- func() {
+		s.loads[p] = epoch
+		s.coord.BeginLoad(p)
+		go func() {
+			recs, err := s.log.ReadAll(p)
+			s.in <- func() { s.loaded(p, epoch, recs, err) }
+		}()
+	}
+}
+
+// Resigned tells the service this broker no longer leads
+// __consumer_offsets-p.
+func (s *Service) Resigned(p int32) {
+	s.in <- func() {
+		delete(s.loads, p)
+		s.process(s.coord.UnloadPartition(s.now(), p))
+	}
+}
+
+func (s *Service) loaded(p, epoch int32, recs []Record, err error) {
+	if e, ok := s.loads[p]; !ok || e != epoch {
+		return // resigned or re-elected meanwhile; the newer load wins
+	}
+	if err != nil {
+		s.lg.Error("reading __consumer_offsets failed; its groups stay unavailable", "partition", p, "err", err)
+		return
+	}
+	ready, err := s.coord.LoadPartition(s.now(), p, recs)
+	if err != nil {
+		s.lg.Error("loading __consumer_offsets failed; its groups stay unavailable", "partition", p, "err", err)
+	}
+	s.process(ready)
+}
+
+// Run serves until ctx is done.
+func (s *Service) Run(ctx context.Context) {
+	s.timer = time.NewTimer(time.Hour)
+	s.timer.Stop()
+	defer s.timer.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case f := <-s.in:
+			f()
+		case <-s.wake:
+			s.mu.Lock()
+			done := s.completed
+			s.completed = nil
+			s.mu.Unlock()
+			for _, f := range done {
+				f()
+			}
+		case <-s.timer.C:
+			s.process(s.coord.Tick(s.now()))
+		}
+	}
+}
+
+// process carries out a Ready: answers, writes, and the next timer.
+func (s *Service) process(r Ready) {
+	for _, resp := range r.Responses {
+		if done := s.waiting[resp.Token]; done != nil {
+			delete(s.waiting, resp.Token)
+			done(resp.Body)
+		}
+	}
+	for _, w := range r.Writes {
+		id := w.ID
+		s.log.Append(w.Partition, w.Records, func(err error) {
+			s.mu.Lock()
+			s.completed = append(s.completed, func() { s.process(s.coord.Persisted(s.now(), id, err)) })
+			s.mu.Unlock()
+			select {
+			case s.wake <- struct{}{}:
+			default:
+			}
+		})
+	}
+	// Deadline is the coordinator's next timer overall; zero means none.
+	s.timer.Stop()
+	if !r.Deadline.IsZero() {
+		s.timer.Reset(max(r.Deadline.Sub(s.now()), 0))
+	}
+}

@@ -1,0 +1,119 @@
+package server
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+
+	"weir/internal/group"
+	"weir/internal/kafka"
+	"weir/internal/log"
+	"weir/internal/partition"
+	"weir/internal/record"
+)
+
+// offsetsLog is __consumer_offsets for the group coordinator: appends go
+// through the partition as any produce with acks=all does, and loading
+// reads the partition's committed records.
+type offsetsLog struct {
+	parts         *partition.Manager
+	commitTimeout time.Duration // offsets.commit.timeout.ms
+	now           func() time.Time
+}
+
+func (o *offsetsLog) partition(p int32) *partition.Partition {
+	return o.parts.Get(log.TopicPartition{Topic: kafka.OffsetsTopic, Partition: p})
+}
+
+func (o *offsetsLog) Append(p int32, recs []group.Record, done func(error)) {
+	part := o.partition(p)
+	if part == nil {
+		done(kerr.NotLeaderForPartition)
+		return
+	}
+	now := o.now().UnixMilli()
+	rs := make([]record.Record, len(recs))
+	for i, r := range recs {
+		rs[i] = record.Record{OffsetDelta: int32(i), Key: r.Key, Value: r.Value}
+	}
+	h := record.NewBatchHeader()
+	h.BaseTimestamp, h.MaxTimestamp = now, now
+	b, err := record.Build(h, rs, 0)
+	if err != nil {
+		done(kafka.KafkaError(err))
+		return
+	}
+	res, err := part.Append(b, partition.AcksAll, nil)
+	if err != nil {
+		done(kafka.KafkaError(err))
+		return
+	}
+	if res.Wait == nil {
+		done(nil)
+		return
+	}
+	go func() {
+		t := time.NewTimer(o.commitTimeout)
+		defer t.Stop()
+		select {
+		case err := <-res.Wait:
+			done(kafka.KafkaError(err))
+		case <-t.C:
+			done(kerr.RequestTimedOut)
+		}
+	}()
+}
+
+func (o *offsetsLog) ReadAll(p int32) ([]group.Record, error) {
+	part := o.partition(p)
+	if part == nil {
+		return nil, kerr.NotLeaderForPartition
+	}
+	l := part.Log()
+	end := part.HighWatermark()
+	var out []group.Record
+	for offset := l.LogStartOffset(); offset < end; {
+		data, err := l.ReadBytes(offset, 1<<20, end)
+		if err != nil {
+			return nil, err
+		}
+		if len(data) == 0 {
+			break
+		}
+		progressed := false
+		for len(data) > 0 {
+			b, rest, err := record.Next(data)
+			if errors.Is(err, record.ErrShort) {
+				break
+			}
+			if err != nil {
+				return nil, err
+			}
+			data, progressed = rest, true
+			offset = b.NextOffset()
+			if b.Attributes().Control() {
+				continue
+			}
+			raw, err := b.Decoded(nil, 1<<30)
+			if err != nil {
+				return nil, err
+			}
+			it := record.NewRecords(raw, b.NumRecords())
+			for r, ok := it.Next(); ok; r, ok = it.Next() {
+				if b.BaseOffset()+int64(r.OffsetDelta) < l.LogStartOffset() {
+					continue
+				}
+				out = append(out, group.Record{Key: r.Key, Value: r.Value})
+			}
+			if err := it.Err(); err != nil {
+				return nil, err
+			}
+		}
+		if !progressed {
+			return nil, fmt.Errorf("__consumer_offsets-%d: no whole batch at offset %d", p, offset)
+		}
+	}
+	return out, nil
+}
