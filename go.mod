@@ -12,7 +12,9 @@ require (
 	github.com/twmb/franz-go/pkg/kadm v1.20.0
 	github.com/twmb/franz-go/pkg/kfake v0.0.0-20260918054303-01f206a7e32c
 	github.com/twmb/franz-go/pkg/kmsg v1.15.1
+	go.etcd.io/raft/v3 v3.7.0
 	golang.org/x/sys v0.50.0
+	google.golang.org/protobuf v1.36.11
 )
 
 require (

@@ -28,10 +28,12 @@ import (
 const DirName = "__cluster_metadata-0"
 
 // Committed is a batch of records committed together; LastOffset is the
-// offset of its last record.
+// offset of its last record. A Snapshot batch holds the whole state as of
+// LastOffset: whoever applies it starts from an empty image.
 type Committed struct {
 	Records    []metadata.Record
 	LastOffset int64
+	Snapshot   bool
 }
 
 // Local is a single-voter metadata log. See the package comment.
@@ -91,7 +93,7 @@ func (m *Local) Replay(fn func(Committed) error) error {
 				// again from it would loop forever.
 				return fmt.Errorf("metalog: batch at offset %d: %w", offset, err)
 			}
-			c, err := decodeBatch(b)
+			c, err := DecodeBatch(b)
 			if err != nil {
 				return err
 			}
@@ -111,7 +113,7 @@ func (m *Local) Append(recs []metadata.Record) (int64, error) {
 	if len(recs) == 0 {
 		return m.log.LogEndOffset() - 1, nil
 	}
-	b, err := encodeBatch(recs, time.Now().UnixMilli())
+	b, err := EncodeBatch(recs, time.Now().UnixMilli())
 	if err != nil {
 		return 0, err
 	}
@@ -134,7 +136,9 @@ func (m *Local) Append(recs []metadata.Record) (int64, error) {
 // Close flushes and closes the log.
 func (m *Local) Close() error { return m.log.Close() }
 
-func encodeBatch(recs []metadata.Record, now int64) (record.Batch, error) {
+// EncodeBatch builds the record batch holding recs, one metadata record
+// per record value with a null key, as the metadata log stores them.
+func EncodeBatch(recs []metadata.Record, now int64) (record.Batch, error) {
 	rs := make([]record.Record, len(recs))
 	for i, r := range recs {
 		v, err := metadata.AppendRecord(nil, r)
@@ -148,7 +152,9 @@ func encodeBatch(recs []metadata.Record, now int64) (record.Batch, error) {
 	return record.Build(h, rs, 0)
 }
 
-func decodeBatch(b record.Batch) (Committed, error) {
+// DecodeBatch returns the metadata records of a batch written by
+// EncodeBatch, with LastOffset the batch's last offset.
+func DecodeBatch(b record.Batch) (Committed, error) {
 	raw, err := b.Decoded(nil, 1<<30)
 	if err != nil {
 		return Committed{}, err

@@ -86,6 +86,15 @@ type Batch []byte
 // Attributes are a batch's attribute bits.
 type Attributes int16
 
+// Attribute bits for building batches.
+const (
+	// ControlAttributes marks a batch of control records (transaction
+	// markers, Raft leader changes, snapshot headers and footers).
+	ControlAttributes Attributes = controlBit
+	// TransactionalAttributes marks a batch written in a transaction.
+	TransactionalAttributes Attributes = transactionalBit
+)
+
 // Codec is the compression codec stored in the low attribute bits.
 func (a Attributes) Codec() Codec { return Codec(a & codecMask) }
 

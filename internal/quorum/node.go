@@ -1,0 +1,464 @@
+package quorum
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math"
+	"sort"
+	"sync"
+	"time"
+
+	"go.etcd.io/raft/v3"
+	pb "go.etcd.io/raft/v3/raftpb"
+
+	"weir/internal/metadata"
+	"weir/internal/metalog"
+	"weir/internal/record"
+	"weir/internal/vfs"
+)
+
+// ErrNotLeader is returned by Append on a node that is not the active
+// controller (NOT_CONTROLLER).
+var ErrNotLeader = errors.New("quorum: not the leader")
+
+// Transport delivers Raft messages to the other voters. Send must not
+// block; it may drop messages (Raft retries).
+type Transport interface {
+	Send(msgs []*pb.Message)
+}
+
+// Config configures a Node.
+type Config struct {
+	NodeID      int32
+	Voters      []int32 // node ids of controller.quorum.voters
+	MetadataDir string  // metadata.log.dir
+	// SegmentBytes is metadata.log.segment.bytes.
+	SegmentBytes int64
+	// Tick is the Raft clock; an election takes ElectionTicks without a
+	// leader (controller.quorum.election.timeout.ms), a heartbeat
+	// HeartbeatTicks.
+	Tick           time.Duration
+	ElectionTicks  int
+	HeartbeatTicks int
+	// SnapshotBytes and SnapshotInterval are
+	// metadata.log.max.record.bytes.between.snapshots and
+	// metadata.log.max.snapshot.interval.ms.
+	SnapshotBytes    int64
+	SnapshotInterval time.Duration
+	FS               vfs.FS
+	Logger           *slog.Logger
+	Transport        Transport
+	// State returns the records that rebuild the state as applied so far;
+	// it is called on the node's goroutine, between deliveries, when a
+	// snapshot is due.
+	State func() []metadata.Record
+}
+
+// Node is one voter of the quorum. See the package comment.
+type Node struct {
+	cfg  Config
+	lg   *slog.Logger
+	rl   *raftLog
+	rn   *raft.RawNode
+	subs []func(metalog.Committed) error
+
+	recv  chan *pb.Message
+	props chan *proposal
+	done  chan struct{}
+
+	// Owned by the loop goroutine.
+	pending      map[int64]*proposal
+	applied      uint64
+	termStart    uint64 // index of the first entry of the leader's term
+	sinceSnap    int64  // bytes applied since the last snapshot
+	lastSnap     time.Time
+	lastHeard    map[uint64]time.Time // voter -> last response received
+	lastCaughtUp map[uint64]time.Time
+
+	mu     sync.Mutex // guards status
+	status Status
+}
+
+type proposal struct {
+	id   int64
+	data []byte
+	done chan proposalResult
+}
+
+type proposalResult struct {
+	lastOffset int64
+	err        error
+}
+
+// Status is what DescribeQuorum reports.
+type Status struct {
+	Leader        int32 // node.id of the leader, -1 when unknown
+	Term          uint64
+	HighWatermark int64 // the offset after the last committed entry
+	LogEndOffset  int64
+	Active        bool // leader and caught up with its own term's first entry
+	Voters        []VoterStatus
+}
+
+// VoterStatus is a voter's replication state, as the leader sees it.
+type VoterStatus struct {
+	NodeID       int32
+	LogEndOffset int64 // -1 when unknown
+	LastFetch    time.Time
+	LastCaughtUp time.Time
+}
+
+// Open loads the node's log and state. Replay, then Run, start it.
+func Open(cfg Config) (*Node, error) {
+	if cfg.FS == nil {
+		cfg.FS = vfs.OS
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	if cfg.Tick <= 0 {
+		cfg.Tick = 100 * time.Millisecond
+	}
+	if cfg.ElectionTicks <= 0 {
+		cfg.ElectionTicks = 10
+	}
+	if cfg.HeartbeatTicks <= 0 {
+		cfg.HeartbeatTicks = 1
+	}
+	voters := append([]int32(nil), cfg.Voters...)
+	sort.Slice(voters, func(i, j int) bool { return voters[i] < voters[j] })
+	rl, err := openRaftLog(cfg.FS, cfg.MetadataDir, voters, cfg.SegmentBytes, cfg.Logger)
+	if err != nil {
+		return nil, err
+	}
+	n := &Node{cfg: cfg, lg: cfg.Logger, rl: rl, recv: make(chan *pb.Message, 1024), props: make(chan *proposal, 64),
+		done: make(chan struct{}), pending: map[int64]*proposal{}, lastHeard: map[uint64]time.Time{},
+		lastCaughtUp: map[uint64]time.Time{}, lastSnap: time.Now()}
+	n.status.Leader = -1
+	return n, nil
+}
+
+// Subscribe registers fn for every batch committed after Replay. Register
+// before Replay.
+func (n *Node) Subscribe(fn func(metalog.Committed) error) { n.subs = append(n.subs, fn) }
+
+// Replay delivers the committed state found on disk to the subscribers:
+// the snapshot (as one Snapshot batch) and the committed entries after it.
+func (n *Node) Replay() error {
+	s := n.rl.snap
+	if err := n.deliver(metalog.Committed{Records: s.Records, LastOffset: s.EndOffset - 1, Snapshot: true}); err != nil {
+		return err
+	}
+	hs, _, _ := n.rl.mem.InitialState()
+	n.applied = s.Index
+	if hs.GetCommit() > s.Index {
+		ents, err := n.rl.mem.Entries(s.Index+1, hs.GetCommit()+1, math.MaxUint64)
+		if err != nil {
+			return err
+		}
+		if err := n.apply(ents); err != nil {
+			return err
+		}
+	}
+	n.rl.setCommitted(n.applied)
+	return nil
+}
+
+func (n *Node) deliver(c metalog.Committed) error {
+	for _, fn := range n.subs {
+		if err := fn(c); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Run drives Raft until ctx is done. Replay must have been called.
+func (n *Node) Run(ctx context.Context) error {
+	defer close(n.done)
+	rn, err := raft.NewRawNode(&raft.Config{
+		ID:                        raftID(n.cfg.NodeID),
+		ElectionTick:              n.cfg.ElectionTicks,
+		HeartbeatTick:             n.cfg.HeartbeatTicks,
+		Storage:                   n.rl.mem,
+		Applied:                   n.applied,
+		MaxSizePerMsg:             1 << 20,
+		MaxInflightMsgs:           256,
+		MaxUncommittedEntriesSize: 64 << 20,
+		CheckQuorum:               true,
+		PreVote:                   true,
+		DisableProposalForwarding: true,
+		Logger:                    raftLogger{n.lg},
+	})
+	if err != nil {
+		return err
+	}
+	n.rn = rn
+	// A single voter elects itself at once rather than after a timeout.
+	if len(n.cfg.Voters) == 1 {
+		rn.Campaign()
+	}
+	tick := time.NewTicker(n.cfg.Tick)
+	defer tick.Stop()
+	defer n.failPending(ErrNotLeader)
+	for {
+		if err := n.handleReady(); err != nil {
+			n.lg.Error("metadata quorum stopped", "err", err)
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return n.rl.close()
+		case <-tick.C:
+			rn.Tick()
+		case m := <-n.recv:
+			n.heard(m)
+			rn.Step(m)
+		case p := <-n.props:
+			n.propose(p)
+		}
+	}
+}
+
+func (n *Node) propose(p *proposal) {
+	st := n.rn.BasicStatus()
+	if st.RaftState != raft.StateLeader || n.applied < n.termStart {
+		p.done <- proposalResult{err: ErrNotLeader}
+		return
+	}
+	if err := n.rn.Propose(p.data); err != nil {
+		p.done <- proposalResult{err: fmt.Errorf("%w: %v", ErrNotLeader, err)}
+		return
+	}
+	n.pending[p.id] = p
+}
+
+func (n *Node) handleReady() error {
+	for n.rn.HasReady() {
+		rd := n.rn.Ready()
+		if rd.SoftState != nil {
+			n.leadershipChanged(rd.SoftState)
+		}
+		if !raft.IsEmptySnap(rd.Snapshot) {
+			s, err := n.rl.applySnapshot(rd.Snapshot)
+			if err != nil {
+				return err
+			}
+			if err := n.deliver(metalog.Committed{Records: s.Records, LastOffset: s.EndOffset - 1, Snapshot: true}); err != nil {
+				return err
+			}
+			n.applied, n.sinceSnap, n.lastSnap = s.Index, 0, time.Now()
+		}
+		if err := n.rl.append(rd.Entries, n.leaderNode()); err != nil {
+			return err
+		}
+		if rd.HardState != nil && !raft.IsEmptyHardState(rd.HardState) {
+			if err := n.rl.setHardState(rd.HardState); err != nil {
+				return err
+			}
+		}
+		n.cfg.Transport.Send(rd.Messages)
+		if err := n.apply(rd.CommittedEntries); err != nil {
+			return err
+		}
+		n.rn.Advance(rd)
+		if err := n.maybeSnapshot(); err != nil {
+			n.lg.Error("writing a metadata snapshot failed", "err", err)
+		}
+	}
+	n.updateStatus()
+	return nil
+}
+
+func (n *Node) leaderNode() int32 {
+	if n.rn == nil {
+		return -1
+	}
+	if lead := n.rn.BasicStatus().Lead; lead != 0 {
+		return nodeID(lead)
+	}
+	return -1
+}
+
+// leadershipChanged notes the start of a leader's term: its first entry
+// must be applied before it acts as the active controller, so that it has
+// everything earlier leaders committed.
+func (n *Node) leadershipChanged(ss *raft.SoftState) {
+	if ss.RaftState == raft.StateLeader {
+		last, _ := n.rl.mem.LastIndex()
+		n.termStart = last + 1
+		n.lg.Info("elected metadata quorum leader", "term", n.rn.BasicStatus().GetTerm())
+		return
+	}
+	n.failPending(ErrNotLeader)
+}
+
+// apply delivers committed entries to the subscribers and completes the
+// proposals they carry.
+func (n *Node) apply(ents []*pb.Entry) error {
+	for _, e := range ents {
+		if e.GetIndex() <= n.applied {
+			continue
+		}
+		n.applied = e.GetIndex()
+		n.rl.setCommitted(n.applied)
+		if len(e.GetData()) == 0 {
+			continue
+		}
+		b, _, err := record.Next(e.GetData())
+		if err != nil {
+			return fmt.Errorf("committed entry %d: %w", e.GetIndex(), err)
+		}
+		c, err := metalog.DecodeBatch(b)
+		if err != nil {
+			return fmt.Errorf("committed entry %d: %w", e.GetIndex(), err)
+		}
+		c.LastOffset = n.rl.endOffset(e.GetIndex()) - 1
+		if err := n.deliver(c); err != nil {
+			return err
+		}
+		n.sinceSnap += int64(len(e.GetData()))
+		if p := n.pending[b.ProducerID()]; p != nil {
+			delete(n.pending, p.id)
+			p.done <- proposalResult{lastOffset: c.LastOffset}
+		}
+	}
+	return nil
+}
+
+func (n *Node) failPending(err error) {
+	for id, p := range n.pending {
+		p.done <- proposalResult{err: err}
+		delete(n.pending, id)
+	}
+}
+
+// maybeSnapshot writes a snapshot when enough was applied since the last.
+func (n *Node) maybeSnapshot() error {
+	due := n.cfg.SnapshotBytes > 0 && n.sinceSnap >= n.cfg.SnapshotBytes ||
+		n.cfg.SnapshotInterval > 0 && n.sinceSnap > 0 && time.Since(n.lastSnap) >= n.cfg.SnapshotInterval
+	if !due || n.cfg.State == nil || n.applied <= n.rl.snap.Index {
+		return nil
+	}
+	term, err := n.rl.mem.Term(n.applied)
+	if err != nil {
+		return err
+	}
+	_, cs, _ := n.rl.mem.InitialState()
+	s := &snapshot{Index: n.applied, Term: term, EndOffset: n.rl.endOffset(n.applied), Records: n.cfg.State()}
+	for _, v := range cs.GetVoters() {
+		s.Voters = append(s.Voters, nodeID(v))
+	}
+	if err := n.rl.compact(s, cs); err != nil {
+		return err
+	}
+	n.sinceSnap, n.lastSnap = 0, time.Now()
+	n.lg.Info("wrote metadata snapshot", "index", s.Index, "end_offset", s.EndOffset, "records", len(s.Records))
+	return nil
+}
+
+// Step hands the node a message from another voter.
+func (n *Node) Step(m *pb.Message) {
+	select {
+	case n.recv <- m:
+	case <-n.done:
+	default:
+		// The node is behind; Raft resends.
+	}
+}
+
+func (n *Node) heard(m *pb.Message) {
+	now := time.Now()
+	n.lastHeard[m.GetFrom()] = now
+	if m.GetType() == pb.MessageType_MsgAppResp && !m.GetReject() {
+		last, _ := n.rl.mem.LastIndex()
+		if m.GetIndex() >= last {
+			n.lastCaughtUp[m.GetFrom()] = now
+		}
+	}
+}
+
+// Append proposes records as one batch and returns the offset of its last
+// record once it is committed and delivered to the subscribers. Only the
+// active controller may append (ErrNotLeader otherwise).
+func (n *Node) Append(recs []metadata.Record) (int64, error) {
+	if len(recs) == 0 {
+		return n.EndOffset() - 1, nil
+	}
+	var idb [8]byte
+	rand.Read(idb[:])
+	id := int64(binary.BigEndian.Uint64(idb[:]) >> 1)
+	b, err := metalog.EncodeBatch(recs, time.Now().UnixMilli())
+	if err != nil {
+		return 0, err
+	}
+	binary.BigEndian.PutUint64(b[43:], uint64(id)) // producerId: the proposal's id
+	b.UpdateCRC()
+	p := &proposal{id: id, data: b, done: make(chan proposalResult, 1)}
+	select {
+	case n.props <- p:
+	case <-n.done:
+		return 0, ErrNotLeader
+	}
+	r := <-p.done
+	return r.lastOffset, r.err
+}
+
+// EndOffset is the offset the next committed record will get (the high
+// watermark).
+func (n *Node) EndOffset() int64 { return n.rl.log.HighWatermark() }
+
+// Status returns the quorum's state as this node sees it.
+func (n *Node) Status() Status {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	s := n.status
+	s.Voters = append([]VoterStatus(nil), n.status.Voters...)
+	return s
+}
+
+func (n *Node) updateStatus() {
+	st := n.rn.Status()
+	s := Status{Leader: -1, Term: st.GetTerm(), HighWatermark: n.rl.log.HighWatermark(), LogEndOffset: n.rl.log.LogEndOffset()}
+	if st.Lead != 0 {
+		s.Leader = nodeID(st.Lead)
+	}
+	s.Active = st.RaftState == raft.StateLeader && n.applied >= n.termStart
+	for _, v := range n.cfg.Voters {
+		vs := VoterStatus{NodeID: v, LogEndOffset: -1}
+		id := raftID(v)
+		switch {
+		case v == n.cfg.NodeID:
+			vs.LogEndOffset, vs.LastFetch, vs.LastCaughtUp = s.LogEndOffset, time.Now(), time.Now()
+		case st.RaftState == raft.StateLeader:
+			if pr, ok := st.Progress[id]; ok && pr.Match >= n.rl.first-1 {
+				vs.LogEndOffset = n.rl.endOffset(pr.Match)
+			}
+			vs.LastFetch, vs.LastCaughtUp = n.lastHeard[id], n.lastCaughtUp[id]
+		}
+		s.Voters = append(s.Voters, vs)
+	}
+	n.mu.Lock()
+	n.status = s
+	n.mu.Unlock()
+}
+
+// raftLogger sends etcd raft's logging to slog.
+type raftLogger struct{ lg *slog.Logger }
+
+func (l raftLogger) Debug(v ...any)              { l.lg.Debug(fmt.Sprint(v...)) }
+func (l raftLogger) Debugf(f string, v ...any)   { l.lg.Debug(fmt.Sprintf(f, v...)) }
+func (l raftLogger) Info(v ...any)               { l.lg.Debug(fmt.Sprint(v...)) }
+func (l raftLogger) Infof(f string, v ...any)    { l.lg.Debug(fmt.Sprintf(f, v...)) }
+func (l raftLogger) Warning(v ...any)            { l.lg.Warn(fmt.Sprint(v...)) }
+func (l raftLogger) Warningf(f string, v ...any) { l.lg.Warn(fmt.Sprintf(f, v...)) }
+func (l raftLogger) Error(v ...any)              { l.lg.Error(fmt.Sprint(v...)) }
+func (l raftLogger) Errorf(f string, v ...any)   { l.lg.Error(fmt.Sprintf(f, v...)) }
+func (l raftLogger) Fatal(v ...any)              { l.lg.Error(fmt.Sprint(v...)); panic(fmt.Sprint(v...)) }
+func (l raftLogger) Fatalf(f string, v ...any)   { l.Fatal(fmt.Sprintf(f, v...)) }
+func (l raftLogger) Panic(v ...any)              { panic(fmt.Sprint(v...)) }
+func (l raftLogger) Panicf(f string, v ...any)   { panic(fmt.Sprintf(f, v...)) }

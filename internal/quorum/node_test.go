@@ -1,0 +1,303 @@
+package quorum
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"sync"
+	"testing"
+	"time"
+
+	pb "go.etcd.io/raft/v3/raftpb"
+
+	"weir/internal/metadata"
+	"weir/internal/metalog"
+	"weir/internal/vfs/vfstest"
+)
+
+// network delivers messages between in-process nodes; links can be cut.
+type network struct {
+	mu    sync.Mutex
+	nodes map[int32]*Node
+	cut   map[[2]int32]bool
+}
+
+func (nw *network) transport(from int32) Transport {
+	return sendFunc(func(msgs []*pb.Message) { nw.send(from, msgs) })
+}
+
+type sendFunc func([]*pb.Message)
+
+func (f sendFunc) Send(msgs []*pb.Message) { f(msgs) }
+
+func (nw *network) send(from int32, msgs []*pb.Message) {
+	nw.mu.Lock()
+	defer nw.mu.Unlock()
+	for _, m := range msgs {
+		to := nodeID(m.GetTo())
+		if nw.cut[[2]int32{from, to}] || nw.cut[[2]int32{to, from}] {
+			continue
+		}
+		if n := nw.nodes[to]; n != nil {
+			n.Step(m)
+		}
+	}
+}
+
+func (nw *network) isolate(id int32, voters []int32) {
+	nw.mu.Lock()
+	defer nw.mu.Unlock()
+	for _, v := range voters {
+		if v != id {
+			nw.cut[[2]int32{id, v}] = true
+		}
+	}
+}
+
+func (nw *network) heal() {
+	nw.mu.Lock()
+	defer nw.mu.Unlock()
+	nw.cut = map[[2]int32]bool{}
+}
+
+// member is a node with its filesystem and the image its subscriber built.
+type member struct {
+	id     int32
+	fs     *vfstest.MemFS
+	node   *Node
+	cancel context.CancelFunc
+	done   chan error
+
+	mu  sync.Mutex
+	img *metadata.Image
+}
+
+func (m *member) image() *metadata.Image {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.img
+}
+
+type cluster struct {
+	t             *testing.T
+	voters        []int32
+	net           *network
+	ms            map[int32]*member
+	snapshotBytes int64
+}
+
+func newCluster(t *testing.T, n int, snapshotBytes int64) *cluster {
+	c := &cluster{t: t, net: &network{nodes: map[int32]*Node{}, cut: map[[2]int32]bool{}}, ms: map[int32]*member{}, snapshotBytes: snapshotBytes}
+	for i := 0; i < n; i++ {
+		c.voters = append(c.voters, int32(i))
+	}
+	for _, id := range c.voters {
+		c.start(&member{id: id, fs: vfstest.NewMem()})
+	}
+	t.Cleanup(func() {
+		for _, m := range c.ms {
+			c.stop(m)
+		}
+	})
+	return c
+}
+
+func (c *cluster) start(m *member) {
+	c.t.Helper()
+	m.img = metadata.Empty()
+	node, err := Open(Config{NodeID: m.id, Voters: c.voters, MetadataDir: "/meta", SegmentBytes: 1 << 20,
+		Tick: 5 * time.Millisecond, ElectionTicks: 10, HeartbeatTicks: 1, SnapshotBytes: c.snapshotBytes,
+		FS: m.fs, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), Transport: c.net.transport(m.id),
+		State: func() []metadata.Record { return imageRecords(m.image()) }})
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	node.Subscribe(func(b metalog.Committed) error {
+		m.mu.Lock()
+		defer m.mu.Unlock()
+		base := m.img
+		if b.Snapshot {
+			base = metadata.Empty()
+		}
+		img, _, err := base.Apply(b.Records, b.LastOffset)
+		if err != nil {
+			return err
+		}
+		m.img = img
+		return nil
+	})
+	if err := node.Replay(); err != nil {
+		c.t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	m.node, m.cancel, m.done = node, cancel, make(chan error, 1)
+	c.net.mu.Lock()
+	c.net.nodes[m.id] = node
+	c.net.mu.Unlock()
+	go func() { m.done <- node.Run(ctx) }()
+	c.ms[m.id] = m
+}
+
+func (c *cluster) stop(m *member) {
+	if m.cancel == nil {
+		return
+	}
+	c.net.mu.Lock()
+	delete(c.net.nodes, m.id)
+	c.net.mu.Unlock()
+	m.cancel()
+	<-m.done
+	m.cancel = nil
+}
+
+// imageRecords is the state of an image as records (topics only, which is
+// what these tests create).
+func imageRecords(img *metadata.Image) []metadata.Record {
+	var out []metadata.Record
+	for _, t := range img.Topics {
+		out = append(out, &metadata.TopicRecord{Name: t.Name, TopicId: t.ID})
+	}
+	return out
+}
+
+// eventually polls cond until it holds or the deadline passes.
+func eventually(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
+}
+
+// leader waits until some node is the active leader and returns it.
+func (c *cluster) leader() *member {
+	c.t.Helper()
+	var l *member
+	eventually(c.t, "a leader", func() bool {
+		for _, m := range c.ms {
+			if m.cancel != nil && m.node.Status().Active {
+				l = m
+				return true
+			}
+		}
+		return false
+	})
+	return l
+}
+
+// createTopic appends a TopicRecord through the current leader, retrying
+// while leadership moves.
+func (c *cluster) createTopic(name string) int64 {
+	c.t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for time.Now().Before(deadline) {
+		off, err := c.leader().node.Append([]metadata.Record{&metadata.TopicRecord{Name: name, TopicId: metadata.Uuid{byte(len(name)), name[0], name[len(name)-1]}}})
+		if err == nil {
+			return off
+		}
+		if !errors.Is(err, ErrNotLeader) {
+			c.t.Fatal(err)
+		}
+	}
+	c.t.Fatalf("could not create %s", name)
+	return 0
+}
+
+// waitTopics waits until every running member's image has all names.
+func (c *cluster) waitTopics(names ...string) {
+	c.t.Helper()
+	for _, m := range c.ms {
+		if m.cancel == nil {
+			continue
+		}
+		for _, n := range names {
+			eventually(c.t, fmt.Sprintf("node %d to see topic %s", m.id, n), func() bool { return m.image().Topics[n] != nil })
+		}
+	}
+}
+
+func TestSingleVoterCommitsAndRestarts(t *testing.T) {
+	c := newCluster(t, 1, 0)
+	c.createTopic("a")
+	c.createTopic("b")
+	c.waitTopics("a", "b")
+	m := c.ms[0]
+	c.stop(m)
+	c.start(&member{id: 0, fs: m.fs})
+	if c.ms[0].image().Topics["b"] == nil {
+		t.Fatal("topic b lost across a restart")
+	}
+	c.createTopic("c")
+	c.waitTopics("a", "b", "c")
+}
+
+func TestLeaderFailoverLosesNothingCommitted(t *testing.T) {
+	c := newCluster(t, 3, 0)
+	for i := 0; i < 20; i++ {
+		c.createTopic(fmt.Sprintf("t%d", i))
+	}
+	old := c.leader()
+	c.stop(old)
+	c.createTopic("after")
+	var names []string
+	for i := 0; i < 20; i++ {
+		names = append(names, fmt.Sprintf("t%d", i))
+	}
+	c.waitTopics(append(names, "after")...)
+	c.start(&member{id: old.id, fs: old.fs})
+	c.waitTopics(append(names, "after")...)
+}
+
+func TestMinorityRefusesWrites(t *testing.T) {
+	c := newCluster(t, 3, 0)
+	c.createTopic("x")
+	l := c.leader()
+	for _, m := range c.ms {
+		if m != l {
+			c.stop(m)
+		}
+	}
+	// check-quorum makes the leader step down; nothing can commit.
+	eventually(t, "the isolated leader to step down", func() bool { return !l.node.Status().Active })
+	if _, err := l.node.Append([]metadata.Record{&metadata.TopicRecord{Name: "y"}}); !errors.Is(err, ErrNotLeader) {
+		t.Fatalf("append without a quorum: %v", err)
+	}
+	if l.image().Topics["x"] == nil {
+		t.Fatal("the survivor lost its state")
+	}
+}
+
+func TestSnapshotsCompactAndCatchUpALaggingFollower(t *testing.T) {
+	c := newCluster(t, 3, 200)
+	lagger := c.ms[2]
+	c.net.isolate(2, c.voters)
+	var names []string
+	for i := 0; i < 30; i++ {
+		name := fmt.Sprintf("s%d", i)
+		names = append(names, name)
+		c.createTopic(name)
+	}
+	l := c.leader()
+	files, _ := listSnapshots(l.fs, "/meta/"+DirName)
+	if len(files) == 0 {
+		t.Fatal("no snapshot written")
+	}
+	c.net.heal()
+	c.waitTopics(names...)
+	// Restart from snapshot plus log equals the live image.
+	want := l.image()
+	c.stop(l)
+	c.start(&member{id: l.id, fs: l.fs})
+	got := c.ms[l.id].image()
+	if len(got.Topics) != len(want.Topics) {
+		t.Fatalf("after restart %d topics, live image had %d", len(got.Topics), len(want.Topics))
+	}
+	if files, _ := listSnapshots(lagger.fs, "/meta/"+DirName); len(files) == 0 {
+		t.Fatal("the lagging follower caught up without installing a snapshot")
+	}
+}
