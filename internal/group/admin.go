@@ -3,22 +3,26 @@ package group
 // DescribeGroups (versions 0-6), ListGroups (0-5) and DeleteGroups (0-3).
 //
 // DescribeGroups: a group this broker does not serve gets the coordinator
-// error. An unknown group is state "Dead" with no error, or, from v6
-// (KIP-1043), GROUP_ID_NOT_FOUND. Members are listed in join order with
-// their client id, host, instance id and assignment; their metadata, and the
-// protocol name, only when the group is Stable, as Kafka does. With
+// error. An unknown group, or a consumer group (KIP-848), is state "Dead"
+// with no error, or, from v6 (KIP-1043), GROUP_ID_NOT_FOUND. Members are
+// listed in join order with their client id, host, instance id and
+// assignment; their metadata, and the protocol name, only when the group is
+// Stable, as Kafka does. With
 // include_authorized_operations the bit set of the operations allowed on a
 // group with no authorizer (READ, DELETE, DESCRIBE) is returned.
 //
 // ListGroups: the groups of every partition led here, sorted by id, filtered
-// by state (v4+) and type (v5+), both case-insensitive; every group here is
-// of type "classic". While any partition loads, the answer is
-// COORDINATOR_LOAD_IN_PROGRESS with no groups, as Kafka 4 answers.
+// by state (v4+) and type (v5+), both case-insensitive; groups are of type
+// "classic" or "consumer" (KIP-848, with protocol type "consumer" and the
+// states Empty, Assigning, Reconciling, Stable). While any partition loads,
+// the answer is COORDINATOR_LOAD_IN_PROGRESS with no groups, as Kafka 4
+// answers.
 //
 // DeleteGroups: per group, the coordinator error, GROUP_ID_NOT_FOUND, or
-// NON_EMPTY_GROUP unless the group is Empty. A deleted group's offsets and
-// metadata are tombstoned and the answer waits until that persists. The
-// empty group id is a valid id here, as in Kafka.
+// NON_EMPTY_GROUP unless the group is Empty (a consumer group: has no
+// members). A deleted group's offsets and metadata are tombstoned and the
+// answer waits until that persists. The empty group id is a valid id here,
+// as in Kafka.
 
 import (
 	"fmt"
@@ -47,11 +51,14 @@ func (c *Coordinator) describeGroups(req Request, r *kmsg.DescribeGroupsRequest)
 			continue
 		}
 		g := c.groups[id]
-		if g == nil {
+		if g == nil || g.consumer != nil {
 			dg.State = Dead.String()
 			if r.Version >= 6 {
 				dg.ErrorCode = errGroupIDNotFound
 				msg := fmt.Sprintf("Group %s not found.", id)
+				if g != nil {
+					msg = fmt.Sprintf("Group %s is not a classic group.", id)
+				}
 				dg.ErrorMessage = &msg
 			}
 			resp.Groups = append(resp.Groups, dg)
@@ -98,16 +105,14 @@ func (c *Coordinator) listGroups(req Request, r *kmsg.ListGroupsRequest) {
 	}
 	states := lowerSet(r.StatesFilter)
 	types := lowerSet(r.TypesFilter)
-	if len(types) > 0 && !types["classic"] {
-		return
-	}
 	for _, g := range c.sortedGroups(nil) {
-		if len(states) > 0 && !states[strings.ToLower(g.state.String())] {
+		groupType, protocolType, state := g.listing()
+		if len(states) > 0 && !states[strings.ToLower(state)] || len(types) > 0 && !types[groupType] {
 			continue
 		}
 		lg := kmsg.NewListGroupsResponseGroup()
-		lg.Group, lg.ProtocolType = g.id, g.protocolType
-		lg.GroupState, lg.GroupType = g.state.String(), "classic"
+		lg.Group, lg.ProtocolType = g.id, protocolType
+		lg.GroupState, lg.GroupType = state, groupType
 		resp.Groups = append(resp.Groups, lg)
 	}
 }
@@ -137,7 +142,7 @@ func (c *Coordinator) deleteGroups(req Request, r *kmsg.DeleteGroupsRequest) {
 			switch g := c.groups[id]; {
 			case g == nil:
 				code = errGroupIDNotFound
-			case g.state != Empty:
+			case !g.isEmpty():
 				code = errNonEmptyGroup
 			default:
 				if members[p] == nil {

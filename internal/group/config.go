@@ -36,6 +36,9 @@ type Config struct {
 	// NewUUID returns the random part of generated member ids. Nil uses a
 	// random version-4 UUID; tests pass a deterministic sequence.
 	NewUUID func() string
+	// Consumer holds the group.consumer.* settings of consumer groups
+	// (KIP-848); zero fields take Kafka's defaults.
+	Consumer ConsumerConfig
 }
 
 // DefaultConfig returns Kafka's defaults.
@@ -50,6 +53,7 @@ func DefaultConfig() Config {
 		OffsetMetadataMaxBytes:        4096,
 		OffsetsRetention:              7 * 24 * time.Hour,
 		OffsetsRetentionCheckInterval: 10 * time.Minute,
+		Consumer:                      DefaultConsumerConfig(),
 	}
 }
 

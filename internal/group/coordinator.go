@@ -74,6 +74,9 @@ type Coordinator struct {
 
 	// transitions, when non-nil, records every state change (tests).
 	transitions *[]transition
+
+	// topics are the broker's topics, as the last SetTopics gave them.
+	topics topicImage
 }
 
 type offsetsPartition struct {
@@ -102,6 +105,7 @@ func New(cfg Config) *Coordinator {
 	if cfg.NewUUID == nil {
 		cfg.NewUUID = randomUUID
 	}
+	cfg.Consumer = cfg.Consumer.withDefaults()
 	return &Coordinator{
 		cfg:    cfg,
 		parts:  make(map[int32]*offsetsPartition),
@@ -116,7 +120,7 @@ func (c *Coordinator) PartitionFor(groupID string) int32 {
 	return PartitionFor(groupID, c.cfg.OffsetsTopicPartitions)
 }
 
-// Handle processes one request. It panics if Body is not one of the ten
+// Handle processes one request. It panics if Body is not one of the twelve
 // group APIs served here.
 func (c *Coordinator) Handle(now time.Time, req Request) Ready {
 	c.begin(now)
@@ -141,6 +145,10 @@ func (c *Coordinator) Handle(now time.Time, req Request) Ready {
 		c.deleteGroups(req, r)
 	case *kmsg.OffsetDeleteRequest:
 		c.offsetDelete(req, r)
+	case *kmsg.ConsumerGroupHeartbeatRequest:
+		c.consumerGroupHeartbeat(req, r)
+	case *kmsg.ConsumerGroupDescribeRequest:
+		c.consumerGroupDescribe(req, r)
 	default:
 		panic(fmt.Sprintf("group: Handle of %T", req.Body))
 	}

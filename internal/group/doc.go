@@ -1,7 +1,9 @@
-// Package group is the classic (pre-KIP-848) consumer group coordinator of
-// one broker, written as a deterministic state machine: it opens no sockets,
-// starts no goroutines, never sleeps and never reads the clock. Whoever drives
-// it (the kafka handlers and a loop that owns the Coordinator) does the I/O.
+// Package group is the group coordinator of one broker, for classic groups
+// and for consumer groups of the new protocol (KIP-848, server-side
+// assignment; the consumer_*.go files), written as a deterministic state
+// machine: it opens no sockets, starts no goroutines, never sleeps and never
+// reads the clock. Whoever drives it (the kafka handlers and a loop that
+// owns the Coordinator) does the I/O.
 //
 // # Inputs and outputs
 //
@@ -11,7 +13,12 @@
 //
 //	Handle(now, Request)              one JoinGroup, SyncGroup, Heartbeat, LeaveGroup,
 //	                                  OffsetCommit, OffsetFetch, DescribeGroups,
-//	                                  ListGroups, DeleteGroups or OffsetDelete request
+//	                                  ListGroups, DeleteGroups, OffsetDelete,
+//	                                  ConsumerGroupHeartbeat or ConsumerGroupDescribe
+//	SetTopics(now, topics)            the broker's topics (name -> id, partition count)
+//	                                  changed; call it before serving and on every
+//	                                  metadata image change. Consumer groups use it for
+//	                                  their assignments.
 //	Tick(now)                         timers: session, rebalance, initial delay, pending
 //	                                  sync, new member join, offsets retention
 //	BeginLoad(p)                      this broker became leader of __consumer_offsets-p;
@@ -72,8 +79,44 @@
 //	    | client_id string | client_host string | rebalance_timeout int32 |
 //	    | session_timeout int32 | subscription bytes | assignment bytes |
 //
-// A null value is a tombstone: the offset, or the whole group, is deleted.
-// LoadPartition replays the records in order, so the last record of a key
-// wins and tombstones remove what came before. Keys of other versions (the
-// KIP-848 and share group records) are skipped.
+// Consumer groups (KIP-848) are kept in Kafka 4.0's records, keyed by the
+// record type in the version field. Keys are not flexible; every value is
+// version 0 and flexible (KIP-482): compact strings and arrays carry
+// length+1 as an unsigned varint (0 is null), a uuid is 16 bytes, and each
+// struct ends with a tagged field section (written empty: a varint 0;
+// tags are skipped when read). Topics are written in topic id order.
+//
+//	key 3:  | version int16 = 3 | group string |
+//	  value: | version int16 = 0 | epoch int32 | tags |            (group epoch)
+//	key 4:  | version int16 = 4 | group string |                   (subscription metadata)
+//	  value: | version int16 = 0 | topics [topic_id uuid | name string |
+//	         |   partitions int32 | racks [partition int32 | racks [string] | tags] |
+//	         |   tags] | tags |                                     (racks written empty)
+//	key 5:  | version int16 = 5 | group string | member string |
+//	  value: | version int16 = 0 | instance_id nullable string | rack_id nullable string |
+//	         | client_id string | client_host string | subscribed_topic_names [string] |
+//	         | subscribed_topic_regex nullable string | rebalance_timeout_ms int32 |
+//	         | server_assignor nullable string | tags |
+//	key 6:  | version int16 = 6 | group string |
+//	  value: | version int16 = 0 | assignment_epoch int32 | tags |
+//	key 7:  | version int16 = 7 | group string | member string |   (target assignment)
+//	  value: | version int16 = 0 | topics [topic_id uuid | partitions [int32] | tags] | tags |
+//	key 8:  | version int16 = 8 | group string | member string |   (current assignment)
+//	  value: | version int16 = 0 | member_epoch int32 | previous_member_epoch int32 |
+//	         | state int8 | assigned topics [..as key 7..] | pending_revocation [..] | tags |
+//	key 16: | version int16 = 16 | group string | regex string |  (resolved regex)
+//	  value: | version int16 = 0 | topics [string] | version int64 | timestamp int64 | tags |
+//
+// A heartbeat writes, in this order, what changed: the member's key 5, the
+// key 4 and key 3 of a new group epoch, the key 7 of every member whose
+// target changed and key 6, then the member's key 8. A member that goes
+// is tombstoned with its keys 8, 7, 5 (then a new key 3); a deleted group
+// with its keys 6, 4, 16 and 3. The state member (key 8) is 0 Stable, 1
+// UnrevokedPartitions, 2 UnreleasedPartitions.
+//
+// A null value is a tombstone: the offset, the member's record, or the
+// whole group is deleted. LoadPartition replays the records in order, so the
+// last record of a key wins and tombstones remove what came before; a group
+// id is classic or consumer as its latest record says. Keys of other
+// versions (share and streams group records) are skipped.
 package group

@@ -175,6 +175,11 @@ type group struct {
 	// pendingCommits holds, per partition, the seq of the latest commit
 	// whose records are not yet persisted.
 	pendingCommits map[topicPartition]uint64
+
+	// consumer, when set, makes this a consumer group (KIP-848): the
+	// classic fields above are unused but for id, partition, protocolType
+	// ("consumer") and the offsets.
+	consumer *consumerGroup
 }
 
 func newGroup(id string, partition int32, nowMs int64) *group {
@@ -399,6 +404,9 @@ func subscriptionTopics(b []byte) ([]string, bool) {
 // isSubscribedTo reports whether the group consumes topic. When it cannot
 // tell, a "consumer" group counts as subscribed and any other group not.
 func (g *group) isSubscribedTo(topic string) bool {
+	if g.consumer != nil {
+		return g.consumer.isSubscribedTo(topic)
+	}
 	if g.subscribedKnown {
 		return g.subscribed[topic]
 	}

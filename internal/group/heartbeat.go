@@ -47,6 +47,10 @@ func (c *Coordinator) heartbeat(req Request, r *kmsg.HeartbeatRequest) {
 		answer(errUnknownMemberID)
 		return
 	}
+	if g.consumer != nil {
+		answer(g.consumer.classicMemberError(r.MemberID, r.InstanceID))
+		return
+	}
 	if code := g.validateMember(r.MemberID, r.InstanceID); code != 0 {
 		answer(code)
 		return

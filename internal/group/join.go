@@ -21,6 +21,10 @@ package group
 // the old leader id so that no new leader runs an assignment).
 //
 // A JoinGroup v0 has no rebalance timeout; the session timeout serves.
+//
+// A consumer group (KIP-848) takes no classic member: a JoinGroup to one
+// with members is INCONSISTENT_GROUP_PROTOCOL; a new member's JoinGroup
+// turns an empty one into a classic group, keeping its offsets.
 
 import (
 	"time"
@@ -92,6 +96,19 @@ func (c *Coordinator) joinGroup(req Request, r *kmsg.JoinGroupRequest) {
 		r = &v0
 	}
 	g := c.groups[r.Group]
+	if g != nil && g.consumer != nil {
+		// No classic member joins a consumer group here; a new member
+		// takes over an empty one, as Kafka converts it.
+		if !g.isEmpty() {
+			fail(errInconsistentGroupProtocol, r.MemberID)
+			return
+		}
+		if r.MemberID != "" {
+			fail(errUnknownMemberID, r.MemberID)
+			return
+		}
+		c.convertToClassicGroup(g)
+	}
 	if g == nil {
 		if r.MemberID != "" {
 			fail(errUnknownMemberID, r.MemberID)

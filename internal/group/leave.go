@@ -9,21 +9,22 @@ package group
 // members) is found through the instance id; otherwise the member and
 // instance id are validated as for Heartbeat. A member id still pending
 // after MEMBER_ID_REQUIRED is simply forgotten. Each removal rebalances the
-// group. For v0-2 the first member error becomes the response's error.
+// group. For v0-2 the first member error becomes the response's error. A
+// consumer group (KIP-848) is handled as consumer_admin.go says.
 
 import "github.com/twmb/franz-go/pkg/kmsg"
 
 func (c *Coordinator) leaveGroup(req Request, r *kmsg.LeaveGroupRequest) {
 	resp := kmsg.NewPtrLeaveGroupResponse()
 	resp.Version = r.Version
-	defer c.respond(req.Token, resp)
-
 	if r.Group == "" {
 		resp.ErrorCode = errInvalidGroupID
+		c.respond(req.Token, resp)
 		return
 	}
 	if _, code := c.route(r.Group); code != 0 {
 		resp.ErrorCode = code
+		c.respond(req.Token, resp)
 		return
 	}
 	leaving := r.Members
@@ -31,6 +32,11 @@ func (c *Coordinator) leaveGroup(req Request, r *kmsg.LeaveGroupRequest) {
 		leaving = []kmsg.LeaveGroupRequestMember{{MemberID: r.MemberID}}
 	}
 	g := c.groups[r.Group]
+	if g != nil && g.consumer != nil {
+		c.leaveConsumerGroup(req, g, resp, leaving, r.Version >= 3)
+		return
+	}
+	defer c.respond(req.Token, resp)
 	for _, l := range leaving {
 		lm := kmsg.NewLeaveGroupResponseMember()
 		lm.MemberID, lm.InstanceID = l.MemberID, l.InstanceID

@@ -18,7 +18,8 @@ package group
 // the offsets become visible to OffsetFetch at that moment.
 //
 // OffsetFetch answers from committed state whatever the group's state (no
-// transactions exist yet, so require_stable changes nothing). Unknown groups
+// transactions exist yet, so require_stable changes nothing). Consumer
+// groups (KIP-848) are checked as consumer_admin.go says. Unknown groups
 // and partitions answer offset -1 and empty metadata; null topics (v2+) mean
 // all of the group's offsets. Coordinator errors go in each partition for v0-1,
 // in the top-level error for v2-7, and in the group for v8+.
@@ -169,6 +170,9 @@ func (c *Coordinator) offsetCommit(req Request, r *kmsg.OffsetCommitRequest) {
 // validateOffsetCommit is Kafka's member check of a (non-transactional)
 // offset commit.
 func (g *group) validateOffsetCommit(r *kmsg.OffsetCommitRequest) int16 {
+	if g.consumer != nil {
+		return g.consumer.validateOffsetCommit(r)
+	}
 	if r.Generation < 0 && g.state == Empty {
 		return 0
 	}
@@ -196,6 +200,11 @@ func (c *Coordinator) offsetFetch(req Request, r *kmsg.OffsetFetchRequest) {
 		for _, rg := range r.Groups {
 			fg := kmsg.NewOffsetFetchResponseGroup()
 			fg.Group = rg.Group
+			if code := c.offsetFetchMemberError(rg.Group, rg.MemberID, rg.MemberEpoch); code != 0 {
+				fg.ErrorCode = code
+				resp.Groups = append(resp.Groups, fg)
+				continue
+			}
 			var topics []kmsg.OffsetFetchRequestTopic
 			if rg.Topics != nil {
 				topics = make([]kmsg.OffsetFetchRequestTopic, 0, len(rg.Topics))
@@ -390,6 +399,8 @@ func (g *group) deleteOffset(tp topicPartition) (Record, bool) {
 // and false if the group's offsets do not expire in its current state.
 func (g *group) expiryBase() (func(offset) int64, bool) {
 	switch {
+	case g.consumer != nil:
+		return func(o offset) int64 { return o.commitTimestamp }, true
 	case g.protocolType == "":
 		return func(o offset) int64 { return o.commitTimestamp }, true
 	case g.state == Empty:
@@ -436,7 +447,7 @@ func (c *Coordinator) cleanupGroupMetadata() {
 		} else if len(g.offsets) > 0 {
 			allExpired = false
 		}
-		if allExpired && len(g.pendingCommits) == 0 && g.state == Empty {
+		if allExpired && len(g.pendingCommits) == 0 && g.isEmpty() {
 			recs = append(recs, c.deleteGroup(g)...)
 		}
 		if len(recs) > 0 {
@@ -455,8 +466,8 @@ func (c *Coordinator) cleanupGroupMetadata() {
 // deleteGroup removes an Empty group and returns the tombstones of its
 // offsets and of its metadata.
 func (c *Coordinator) deleteGroup(g *group) []Record {
-	if g.state != Empty {
-		panic(fmt.Sprintf("group: deleting group %q in state %v", g.id, g.state))
+	if !g.isEmpty() {
+		panic(fmt.Sprintf("group: deleting non-empty group %q", g.id))
 	}
 	var recs []Record
 	for _, tp := range g.sortedOffsets() {
@@ -467,8 +478,10 @@ func (c *Coordinator) deleteGroup(g *group) []Record {
 		recs = append(recs, offsetTombstone(g.id, tp))
 	}
 	clear(g.pendingCommits)
-	recs = append(recs, groupTombstone(g.id))
-	c.transition(g, Dead)
+	recs = append(recs, g.tombstones()...)
+	if g.consumer == nil {
+		c.transition(g, Dead)
+	}
 	delete(c.groups, g.id)
 	return recs
 }

@@ -138,6 +138,9 @@ func (c *Coordinator) LoadPartition(now time.Time, p int32, records []Record) (R
 	}
 	for _, g := range groups {
 		c.groups[g.id] = g
+		if g.consumer != nil {
+			c.cgRestoreTimers(g)
+		}
 		for _, m := range g.members {
 			c.scheduleSession(g, m, ms(int64(m.sessionTimeoutMs)))
 		}
@@ -196,6 +199,7 @@ func (c *Coordinator) dropPartition(p int32, code int16) {
 func replay(p int32, records []Record, nowMs int64) ([]*group, error) {
 	metadata := make(map[string]*kmsg.GroupMetadataValue)
 	offsets := make(map[string]map[topicPartition]offset)
+	consumers := make(map[string]*consumerGroup)
 	for i, r := range records {
 		var version int16
 		if len(r.Key) >= 2 {
@@ -244,6 +248,15 @@ func replay(p int32, records []Record, nowMs int64) ([]*group, error) {
 				return nil, fmt.Errorf("%w: record %d: group metadata value: %v", ErrBadRecord, i, err)
 			}
 			metadata[k.Group] = v
+			delete(consumers, k.Group) // the id became a classic group
+		case isConsumerGroupKey(version):
+			id, live, err := replayConsumerRecord(consumers, r)
+			if err != nil {
+				return nil, fmt.Errorf("%w: record %d: consumer group record: %v", ErrBadRecord, i, err)
+			}
+			if live {
+				delete(metadata, id) // the id became a consumer group
+			}
 		}
 	}
 
@@ -251,9 +264,12 @@ func replay(p int32, records []Record, nowMs int64) ([]*group, error) {
 	for id, v := range metadata {
 		groups = append(groups, groupFromRecord(id, p, v))
 	}
+	for id, cg := range consumers {
+		groups = append(groups, loadedConsumerGroup(id, p, cg, nowMs))
+	}
 	// Groups with offsets but no metadata use Kafka only for offsets.
 	for id, os := range offsets {
-		if _, ok := metadata[id]; !ok && len(os) > 0 {
+		if _, ok := metadata[id]; !ok && consumers[id] == nil && len(os) > 0 {
 			groups = append(groups, newGroup(id, p, nowMs))
 		}
 	}

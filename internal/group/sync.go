@@ -18,6 +18,10 @@ package group
 //
 // Members that have not sent SyncGroup within the rebalance timeout after the
 // join phase are removed and the group rebalances.
+//
+// A consumer group (KIP-848) has no classic members: UNKNOWN_MEMBER_ID, or
+// FENCED_INSTANCE_ID for an instance id another member holds. Heartbeat
+// answers the same.
 
 import "github.com/twmb/franz-go/pkg/kmsg"
 
@@ -43,6 +47,10 @@ func (c *Coordinator) syncGroup(req Request, r *kmsg.SyncGroupRequest) {
 	g := c.groups[r.Group]
 	if g == nil {
 		fail(errUnknownMemberID)
+		return
+	}
+	if g.consumer != nil {
+		fail(g.consumer.classicMemberError(r.MemberID, r.InstanceID))
 		return
 	}
 	if code := g.validateMember(r.MemberID, r.InstanceID); code != 0 {

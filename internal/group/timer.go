@@ -17,6 +17,10 @@ const (
 	// timerSync removes members that did not send SyncGroup within the
 	// rebalance timeout after the join phase.
 	timerSync
+	// timerConsumerSession removes a consumer group member whose session
+	// ran out; timerConsumerRebalance one that did not revoke in time.
+	timerConsumerSession
+	timerConsumerRebalance
 )
 
 // timer is one scheduled wake-up. A timer is live while the object it is
@@ -83,6 +87,8 @@ func (c *Coordinator) timerLive(t *timer) bool {
 		return g.joinTimer == t.seq
 	case timerSync:
 		return g.syncTimer == t.seq
+	case timerConsumerSession, timerConsumerRebalance:
+		return c.consumerTimerLive(g, t)
 	}
 	return false
 }
@@ -115,5 +121,7 @@ func (c *Coordinator) fire(t *timer) {
 	case timerSync:
 		g.syncTimer = 0
 		c.onSyncExpired(g)
+	case timerConsumerSession, timerConsumerRebalance:
+		c.onConsumerTimer(g, t)
 	}
 }

@@ -1,0 +1,166 @@
+package group
+
+import (
+	"crypto/rand"
+	"encoding/base64"
+	"fmt"
+	"math"
+	"slices"
+	"sort"
+	"time"
+)
+
+// ConsumerConfig holds the settings of consumer groups (KIP-848). Kafka's
+// key for each field is in its comment; zero fields take Kafka's defaults
+// (DefaultConsumerConfig).
+type ConsumerConfig struct {
+	// SessionTimeout is group.consumer.session.timeout.ms: a member that
+	// does not heartbeat for this long is removed.
+	SessionTimeout time.Duration
+	// HeartbeatInterval is group.consumer.heartbeat.interval.ms, returned
+	// to members in every ConsumerGroupHeartbeat response.
+	HeartbeatInterval time.Duration
+	// MaxSize is group.consumer.max.size.
+	MaxSize int
+	// Assignors is group.consumer.assignors: the server assignors members
+	// may name ("uniform", "range"); the first is the default.
+	Assignors []string
+	// NewMemberID returns the member id of a version 0 join without one
+	// (from version 1 the client chooses it). Nil uses a random Kafka Uuid
+	// in its base64 form, as Kafka does; tests pass a deterministic one.
+	NewMemberID func() string
+}
+
+// DefaultConsumerConfig returns Kafka's defaults.
+func DefaultConsumerConfig() ConsumerConfig {
+	return ConsumerConfig{
+		SessionTimeout:    45 * time.Second,
+		HeartbeatInterval: 5 * time.Second,
+		MaxSize:           math.MaxInt32,
+		Assignors:         []string{UniformAssignor, RangeAssignor},
+	}
+}
+
+// withDefaults fills zero fields with Kafka's defaults. It panics on an
+// assignor it does not know: that is a configuration bug.
+func (cc ConsumerConfig) withDefaults() ConsumerConfig {
+	def := DefaultConsumerConfig()
+	if cc.SessionTimeout <= 0 {
+		cc.SessionTimeout = def.SessionTimeout
+	}
+	if cc.HeartbeatInterval <= 0 {
+		cc.HeartbeatInterval = def.HeartbeatInterval
+	}
+	if cc.MaxSize <= 0 {
+		cc.MaxSize = def.MaxSize
+	}
+	if len(cc.Assignors) == 0 {
+		cc.Assignors = def.Assignors
+	}
+	for _, a := range cc.Assignors {
+		if assignorFunc(a) == nil {
+			panic(fmt.Sprintf("group: unknown consumer group assignor %q", a))
+		}
+	}
+	if cc.NewMemberID == nil {
+		cc.NewMemberID = kafkaUUID
+	}
+	return cc
+}
+
+// kafkaUUID is Kafka's Uuid.randomUuid().toString(): 16 random bytes in
+// unpadded URL-safe base64, never starting with '-'.
+func kafkaUUID() string {
+	for {
+		var b [16]byte
+		if _, err := rand.Read(b[:]); err != nil {
+			panic(fmt.Sprintf("group: reading random bytes: %v", err))
+		}
+		if s := base64.RawURLEncoding.EncodeToString(b[:]); s[0] != '-' {
+			return s
+		}
+	}
+}
+
+// TopicInfo is what consumer groups need to know of a topic.
+type TopicInfo struct {
+	ID         [16]byte
+	Partitions int32
+}
+
+// topicImage is the coordinator's copy of the broker's topics.
+type topicImage struct {
+	byName  map[string]TopicInfo
+	byID    map[[16]byte]string
+	names   []string // sorted
+	version int64    // bumped by every SetTopics
+}
+
+// SetTopics tells the coordinator the topics that exist now (name -> id
+// and partition count); the driver calls it at start-up, before serving,
+// and whenever the broker's metadata image changes. Consumer groups
+// subscribed to a topic that appeared, went or changed are marked for a
+// metadata refresh, as Kafka's onNewMetadataImage does: the next heartbeat
+// of one of their members records the new subscription metadata, bumps the
+// group epoch and computes a new target assignment. The map is copied.
+func (c *Coordinator) SetTopics(now time.Time, topics map[string]TopicInfo) Ready {
+	c.begin(now)
+	old := c.topics.byName
+	img := topicImage{byName: make(map[string]TopicInfo, len(topics)),
+		byID: make(map[[16]byte]string, len(topics)), version: c.topics.version + 1}
+	for name, t := range topics {
+		img.byName[name] = t
+		img.byID[t.ID] = name
+		img.names = append(img.names, name)
+	}
+	sort.Strings(img.names)
+	changed := make(map[string]bool)
+	for name, t := range topics {
+		if o, ok := old[name]; !ok || o != t {
+			changed[name] = true
+		}
+	}
+	for name := range old {
+		if _, ok := topics[name]; !ok {
+			changed[name] = true
+		}
+	}
+	c.topics = img
+	if len(changed) > 0 {
+		for _, g := range c.sortedGroups(func(g *group) bool { return g.consumer != nil }) {
+			cg := g.consumer
+			if len(cg.regexSubs) > 0 || slices.ContainsFunc(cg.subscribedTopics(), func(t string) bool { return changed[t] }) {
+				cg.refresh = true
+			}
+		}
+	}
+	return c.end()
+}
+
+// subscriptionMetadata is what the group's subscribed topics are now.
+// Until the first SetTopics the coordinator knows no topics: it keeps the
+// recorded metadata rather than conclude every topic is gone.
+func (c *Coordinator) subscriptionMetadata(cg *consumerGroup) map[string]topicMeta {
+	if c.topics.version == 0 {
+		return cg.subMeta
+	}
+	m := make(map[string]topicMeta)
+	for _, name := range cg.subscribedTopics() {
+		if t, ok := c.topics.byName[name]; ok {
+			m[name] = topicMeta{id: t.ID, partitions: t.Partitions}
+		}
+	}
+	return m
+}
+
+func equalTopicMeta(a, b map[string]topicMeta) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for name, t := range a {
+		if u, ok := b[name]; !ok || u != t {
+			return false
+		}
+	}
+	return true
+}
