@@ -126,6 +126,7 @@ type Broker struct {
 	ConsumerGroupMinHeartbeatInterval time.Duration
 	ConsumerGroupMaxHeartbeatInterval time.Duration
 	ConsumerGroupMaxSize              int32
+	ConsumerGroupAssignors            []string
 	TransactionStateLogNumPartitions  int32
 	TransactionStateLogReplication    int16
 	TransactionStateLogMinISR         int32
@@ -334,6 +335,7 @@ func (b *Broker) fill() {
 	b.ConsumerGroupMinHeartbeatInterval = g.ms("group.consumer.min.heartbeat.interval.ms")
 	b.ConsumerGroupMaxHeartbeatInterval = g.ms("group.consumer.max.heartbeat.interval.ms")
 	b.ConsumerGroupMaxSize = g.i32("group.consumer.max.size")
+	b.ConsumerGroupAssignors = g.list("group.consumer.assignors")
 	b.TransactionStateLogNumPartitions = g.i32("transaction.state.log.num.partitions")
 	b.TransactionStateLogReplication = int16(g.i64("transaction.state.log.replication.factor"))
 	b.TransactionStateLogMinISR = g.i32("transaction.state.log.min.isr")

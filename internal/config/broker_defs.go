@@ -141,6 +141,7 @@ var brokerCoreDefs = []Def{
 	def("group.consumer.min.heartbeat.interval.ms", TypeInt, "5000", atLeast(1), ReadOnly, "Smallest heartbeat interval for consumer-protocol groups."),
 	def("group.consumer.max.heartbeat.interval.ms", TypeInt, "15000", atLeast(1), ReadOnly, "Largest heartbeat interval for consumer-protocol groups."),
 	def("group.consumer.max.size", TypeInt, maxInt, atLeast(1), ReadOnly, "Maximum members of a consumer-protocol group."),
+	def("group.consumer.assignors", TypeList, "uniform,range", listIn(false, "uniform", "range"), ReadOnly, "Server-side assignors of consumer-protocol groups; the first is the default."),
 
 	// Transactions and producer state.
 	def("transaction.state.log.num.partitions", TypeInt, "50", atLeast(1), ReadOnly, "Partitions of the __transaction_state topic; do not change after deployment."),

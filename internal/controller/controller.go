@@ -81,6 +81,10 @@ func (c *Controller) commit(recs []metadata.Record) (int64, error) {
 // level of Kafka 4.0 (4.0-IV3), whose record versions weir reads and writes.
 const MetadataVersion int16 = 25
 
+// GroupVersion is the group.version feature level weir writes: 1, the
+// KIP-848 consumer group protocol.
+const GroupVersion int16 = 1
+
 // Bootstrap writes the first records of a new cluster's metadata log. It
 // does nothing when the log is not empty.
 func (c *Controller) Bootstrap() error {
@@ -91,6 +95,9 @@ func (c *Controller) Bootstrap() error {
 	}
 	_, err := c.commit([]metadata.Record{
 		&metadata.FeatureLevelRecord{Name: "metadata.version", FeatureLevel: MetadataVersion},
+		// group.version 1 enables the KIP-848 consumer protocol, as in
+		// a new Kafka 4.0 cluster.
+		&metadata.FeatureLevelRecord{Name: "group.version", FeatureLevel: GroupVersion},
 	})
 	return err
 }

@@ -178,17 +178,19 @@ func wantCode(t *testing.T, what string, err error, code *kerr.Error) {
 	}
 }
 
-func TestBootstrapWritesMetadataVersionOnce(t *testing.T) {
+func TestBootstrapWritesFeatureLevelsOnce(t *testing.T) {
 	h := newHarness(t, nil)
 	if len(h.q.batches) != 1 {
 		t.Fatalf("bootstrap wrote %d batches", len(h.q.batches))
 	}
-	fl, ok := h.q.batches[0].Records[0].(*metadata.FeatureLevelRecord)
-	if !ok || fl.Name != "metadata.version" || fl.FeatureLevel != MetadataVersion || len(h.q.batches[0].Records) != 1 {
-		t.Fatalf("bootstrap records = %+v", h.q.batches[0].Records)
+	if recs := h.q.batches[0].Records; len(recs) != 2 {
+		t.Fatalf("bootstrap records = %+v", recs)
 	}
-	if h.c.Image().Features["metadata.version"] != MetadataVersion {
-		t.Fatalf("image features = %v", h.c.Image().Features)
+	want := map[string]int16{"metadata.version": MetadataVersion, "group.version": GroupVersion}
+	for name, level := range want {
+		if got := h.c.Image().Features[name]; got != level {
+			t.Fatalf("feature %s = %d, want %d (features %v)", name, got, level, h.c.Image().Features)
+		}
 	}
 	if err := h.c.Bootstrap(); err != nil {
 		t.Fatal(err)

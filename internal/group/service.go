@@ -85,6 +85,13 @@ func (s *Service) Elected(p, epoch int32) {
 	}
 }
 
+// SetTopics gives the coordinator the cluster's topics (name -> id and
+// partition count) for KIP-848 assignments; call it with every metadata
+// image, before partitions are loaded.
+func (s *Service) SetTopics(topics map[string]TopicInfo) {
+	s.in <- func() { s.process(s.coord.SetTopics(s.now(), topics)) }
+}
+
 // Resigned tells the service this broker no longer leads
 // __consumer_offsets-p.
 func (s *Service) Resigned(p int32) {

@@ -31,6 +31,7 @@ func (s *Server) handleAPIVersions(req *Request) *Reply {
 	if req.Version >= 3 {
 		img := s.deps.Metadata.Image()
 		resp.SupportedFeatures = []kmsg.ApiVersionsResponseSupportedFeature{
+			{Name: "group.version", MinVersion: 0, MaxVersion: controller.GroupVersion},
 			{Name: "metadata.version", MinVersion: 7, MaxVersion: controller.MetadataVersion},
 		}
 		resp.FinalizedFeaturesEpoch = img.Offset

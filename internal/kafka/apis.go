@@ -44,6 +44,8 @@ func (s *Server) apiTable() map[int16]api {
 		42: {0, 2, s.handleGroupRequest}, // DeleteGroups
 		44: {0, 1, s.handleIncrementalAlterConfigs},
 		47: {0, 0, s.handleGroupRequest}, // OffsetDelete
+		68: {0, 1, s.handleGroupRequest}, // ConsumerGroupHeartbeat (KIP-848)
+		69: {0, 1, s.handleGroupRequest}, // ConsumerGroupDescribe
 		60: {0, 1, s.handleDescribeCluster},
 	}
 }

@@ -2,7 +2,8 @@ package kafka
 
 // The group APIs (JoinGroup, SyncGroup, Heartbeat, LeaveGroup,
 // OffsetCommit, OffsetFetch, DescribeGroups, ListGroups, DeleteGroups,
-// OffsetDelete) are answered by the group coordinator (package group),
+// OffsetDelete, and KIP-848's ConsumerGroupHeartbeat and
+// ConsumerGroupDescribe) are answered by the group coordinator (package group),
 // whose files state each API's rules. The handler forwards the decoded
 // request and completes the reply when the coordinator answers, which for
 // a JoinGroup may be a whole rebalance later; replies still leave the

@@ -262,6 +262,13 @@ func (n *Node) handleReady() error {
 			}
 		}
 		n.cfg.Transport.Send(rd.Messages)
+		for _, m := range rd.Messages {
+			// The transport gives no delivery report; Raft probes the
+			// follower again if the snapshot did not arrive.
+			if m.GetType() == pb.MessageType_MsgSnap {
+				n.rn.ReportSnapshot(m.GetTo(), raft.SnapshotFinish)
+			}
+		}
 		if err := n.apply(rd.CommittedEntries); err != nil {
 			return err
 		}

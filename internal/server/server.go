@@ -134,6 +134,12 @@ func (s *Server) Start() (err error) {
 	}
 	s.metalog.Subscribe(s.controller.Publish)
 	s.metalog.Subscribe(s.publisher.publish)
+	s.metalog.Subscribe(func(c metalog.Committed) error {
+		if c.Snapshot || changesTopics(c.Records) {
+			s.groups.SetTopics(groupTopics(s.publisher.Image()))
+		}
+		return nil
+	})
 	if err := s.controller.Bootstrap(); err != nil {
 		return err
 	}
@@ -144,6 +150,7 @@ func (s *Server) Start() (err error) {
 	}); err != nil {
 		return fmt.Errorf("loading logs: %w", err)
 	}
+	s.groups.SetTopics(groupTopics(img))
 	if err := s.publisher.startReconciling(); err != nil {
 		return fmt.Errorf("loading partitions: %w", err)
 	}
@@ -364,5 +371,30 @@ func groupConfig(b *config.Broker) group.Config {
 	c.OffsetMetadataMaxBytes = int(b.OffsetMetadataMaxBytes)
 	c.OffsetsRetention = b.OffsetsRetention
 	c.OffsetsRetentionCheckInterval = b.OffsetsRetentionCheckInterval
+	c.Consumer = group.DefaultConsumerConfig()
+	c.Consumer.SessionTimeout = b.ConsumerGroupSessionTimeout
+	c.Consumer.HeartbeatInterval = b.ConsumerGroupHeartbeatInterval
+	c.Consumer.MaxSize = int(b.ConsumerGroupMaxSize)
+	c.Consumer.Assignors = b.ConsumerGroupAssignors
 	return c
+}
+
+// changesTopics reports whether a batch creates, grows or deletes topics.
+func changesTopics(recs []metadata.Record) bool {
+	for _, r := range recs {
+		switch r.(type) {
+		case *metadata.TopicRecord, *metadata.PartitionRecord, *metadata.RemoveTopicRecord:
+			return true
+		}
+	}
+	return false
+}
+
+// groupTopics is the topic list the group coordinator assigns from.
+func groupTopics(img *metadata.Image) map[string]group.TopicInfo {
+	out := make(map[string]group.TopicInfo, len(img.Topics))
+	for name, t := range img.Topics {
+		out[name] = group.TopicInfo{ID: t.ID, Partitions: int32(len(t.Partitions))}
+	}
+	return out
 }
