@@ -6,6 +6,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
@@ -46,13 +47,21 @@ type Service struct {
 	nextToken uint64
 	loads     map[int32]int32 // partition -> leader epoch being served
 	timer     *time.Timer
+	inflight  map[int32]int  // writes of each partition not yet reported
+	broken    map[int32]bool // a write failed; later ones are refused
+	brokenNow map[int32]bool // failures seen by Append callbacks (under mu)
 }
+
+// errBrokenPartition fails writes queued behind a failed one; the
+// coordinator undoes them as it does the failed write.
+var errBrokenPartition = kerr.NotLeaderForPartition
 
 // NewService returns a service; Run starts it.
 func NewService(cfg Config, log OffsetsLog, lg *slog.Logger, now func() time.Time) *Service {
 	return &Service{coord: New(cfg), log: log, lg: lg, now: now,
 		in: make(chan func(), 256), wake: make(chan struct{}, 1),
-		waiting: map[uint64]func(kmsg.Response){}, loads: map[int32]int32{}}
+		waiting: map[uint64]func(kmsg.Response){}, loads: map[int32]int32{},
+		inflight: map[int32]int{}, broken: map[int32]bool{}, brokenNow: map[int32]bool{}}
 }
 
 // PartitionFor is the __consumer_offsets partition owning a group.
@@ -150,16 +159,52 @@ func (s *Service) process(r Ready) {
 		}
 	}
 	for _, w := range r.Writes {
-		id := w.ID
-		s.log.Append(w.Partition, w.Records, func(err error) {
+		id, p := w.ID, w.Partition
+		s.inflight[p]++
+		report := func(err error) {
 			s.mu.Lock()
-			s.completed = append(s.completed, func() { s.process(s.coord.Persisted(s.now(), id, err)) })
+			s.completed = append(s.completed, func() {
+				s.inflight[p]--
+				if err != nil {
+					s.broken[p] = true
+				}
+				if s.inflight[p] == 0 {
+					// Every failure of p has reached the coordinator,
+					// which undid the writes after it: p is whole again.
+					delete(s.broken, p)
+					s.mu.Lock()
+					delete(s.brokenNow, p)
+					s.mu.Unlock()
+				}
+				s.process(s.coord.Persisted(s.now(), id, err))
+			})
 			s.mu.Unlock()
 			select {
 			case s.wake <- struct{}{}:
 			default:
 			}
+		}
+		// The coordinator's records are deltas: once a write of p has
+		// failed, later writes of p must not reach the log before the
+		// coordinator has undone them.
+		if s.broken[p] {
+			report(errBrokenPartition)
+			continue
+		}
+		s.log.Append(p, w.Records, func(err error) {
+			if err != nil {
+				s.mu.Lock()
+				s.brokenNow[p] = true
+				s.mu.Unlock()
+			}
+			report(err)
 		})
+		s.mu.Lock()
+		if s.brokenNow[p] {
+			s.broken[p] = true
+			delete(s.brokenNow, p)
+		}
+		s.mu.Unlock()
 	}
 	// Deadline is the coordinator's next timer overall; zero means none.
 	s.timer.Stop()
