@@ -162,7 +162,7 @@ func (c *Controller) planTopic(img *metadata.Image, t kmsg.CreateTopicsRequestTo
 		if rf > len(brokers) {
 			return nil, res, topicErr(kerr.InvalidReplicationFactor, "Unable to replicate the partition %d time(s): The target replication factor of %d cannot be reached because only %d broker(s) are registered.", rf, rf, len(brokers))
 		}
-		assignment = assignReplicas(brokers, 0, n, rf, leastLoadedStart(img, brokers))
+		assignment = placeNew(img, nil, int(n), rf)
 	}
 	id := newUUID()
 	recs := []metadata.Record{&metadata.TopicRecord{Name: t.Topic, TopicId: id}}
@@ -354,7 +354,7 @@ func (c *Controller) CreatePartitions(req *kmsg.CreatePartitionsRequest) ([]erro
 				errs[i] = topicErr(kerr.InvalidReplicationFactor, "Unable to replicate the partition %d time(s): only %d broker(s) are usable.", rf, len(brokers))
 				continue
 			}
-			assignment = assignReplicas(brokers, cur, rt.Count-cur, rf, leastLoadedStart(img, brokers))
+			assignment = placeNew(img, t, int(rt.Count-cur), rf)
 		}
 		if req.ValidateOnly {
 			continue
