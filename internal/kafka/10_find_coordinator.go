@@ -106,10 +106,17 @@ func (s *Server) findCoordinator(req *Request, keyType int8, key string) coordin
 	return coordinator{node: b.ID, host: ep.Host, port: int32(ep.Port)}
 }
 
-// offsetsTopic returns __consumer_offsets, creating it if needed.
+// offsetsTopic returns __consumer_offsets, creating it if needed. Either
+// way it returns once this broker has applied the image that holds the
+// topic, so that the coordinator it names has been elected: a client
+// racing the creation must not be sent to a coordinator that answers
+// NOT_COORDINATOR (clients that join right away give up after a few).
 func (s *Server) offsetsTopic(ctx context.Context) (*metadata.Topic, error) {
-	if t := s.deps.Metadata.Image().Topics[OffsetsTopic]; t != nil {
-		return t, nil
+	if img := s.deps.Metadata.Image(); img.Topics[OffsetsTopic] != nil {
+		if err := s.awaitMetadata(ctx, img.Offset, 10*time.Second); err != nil {
+			return nil, err
+		}
+		return img.Topics[OffsetsTopic], nil
 	}
 	b := s.cfg.Broker
 	req := kmsg.NewPtrCreateTopicsRequest()

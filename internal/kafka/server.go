@@ -43,7 +43,9 @@ type Groups interface {
 type Metadata interface {
 	// Image is the latest published image.
 	Image() *metadata.Image
-	// WaitFor blocks until the published image includes offset, or ctx ends.
+	// WaitFor blocks until the published image includes offset and this
+	// broker's replicas (and the coordinators elected with them) have
+	// caught up with it, or ctx ends.
 	WaitFor(ctx context.Context, offset int64) error
 }
 

@@ -17,6 +17,11 @@ type publisher struct {
 	img   atomic.Pointer[metadata.Image]
 	parts *partition.Manager
 	live  atomic.Bool
+	// applied is the offset of the newest image the replicas have caught
+	// up with too: its partitions exist and its leaders were told (so the
+	// group coordinator has been elected for its __consumer_offsets
+	// partitions). WaitFor waits for it, not for the image alone.
+	applied atomic.Int64
 
 	mu      sync.Mutex
 	changed chan struct{} // closed and replaced on every publish
@@ -25,6 +30,7 @@ type publisher struct {
 func newPublisher(parts *partition.Manager) *publisher {
 	p := &publisher{parts: parts, changed: make(chan struct{})}
 	p.img.Store(metadata.Empty())
+	p.applied.Store(metadata.Empty().Offset)
 	return p
 }
 
@@ -41,6 +47,7 @@ func (p *publisher) publish(c metalog.Committed) error {
 	var applyErr error
 	if p.live.Load() {
 		applyErr = p.parts.Apply(img, delta)
+		p.applied.Store(img.Offset)
 	}
 	p.mu.Lock()
 	close(p.changed)
@@ -52,18 +59,23 @@ func (p *publisher) publish(c metalog.Committed) error {
 // startReconciling loads the replicas of the current image and applies
 // every later batch to them.
 func (p *publisher) startReconciling() error {
-	err := p.parts.Load(p.Image())
+	img := p.Image()
+	err := p.parts.Load(img)
+	p.applied.Store(img.Offset)
 	p.live.Store(true)
 	return err
 }
 
-// WaitFor blocks until the image includes offset or ctx is done.
+// WaitFor blocks until the image includes offset, and the replicas have
+// been brought in step with it, or ctx is done. A handler that answers
+// after WaitFor therefore never names a partition this broker has not
+// created yet, nor a group coordinator that has not yet been elected.
 func (p *publisher) WaitFor(ctx context.Context, offset int64) error {
 	for {
 		p.mu.Lock()
 		ch := p.changed
 		p.mu.Unlock()
-		if p.Image().Offset >= offset {
+		if p.applied.Load() >= offset {
 			return nil
 		}
 		select {
