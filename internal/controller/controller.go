@@ -21,7 +21,7 @@ import (
 
 	"weir/internal/config"
 	"weir/internal/metadata"
-	"weir/internal/metalog"
+	"weir/internal/quorum"
 )
 
 // Quorum commits batches of metadata records.
@@ -57,7 +57,7 @@ func New(cfg Config, q Quorum, lg *slog.Logger) *Controller {
 }
 
 // Publish applies a committed batch to the controller's image.
-func (c *Controller) Publish(b metalog.Committed) error {
+func (c *Controller) Publish(b quorum.Committed) error {
 	img, _, err := c.image.Load().Apply(b.Records, b.LastOffset)
 	if err != nil {
 		return err
@@ -85,12 +85,13 @@ const MetadataVersion int16 = 25
 // KIP-848 consumer group protocol.
 const GroupVersion int16 = 1
 
-// Bootstrap writes the first records of a new cluster's metadata log. It
-// does nothing when the log is not empty.
+// Bootstrap writes the first records of a new cluster's metadata log: the
+// finalized feature levels. The active controller calls it when it takes
+// over; it does nothing once metadata.version is set.
 func (c *Controller) Bootstrap() error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.quorum.EndOffset() > 0 {
+	if _, ok := c.Image().Features["metadata.version"]; ok {
 		return nil
 	}
 	_, err := c.commit([]metadata.Record{

@@ -14,7 +14,7 @@ import (
 
 	"weir/internal/config"
 	"weir/internal/metadata"
-	"weir/internal/metalog"
+	"weir/internal/quorum"
 )
 
 // memQuorum is an in-memory Quorum that commits every batch at once and
@@ -23,15 +23,15 @@ import (
 // the real log could not store fails here too.
 type memQuorum struct {
 	end     int64
-	batches []metalog.Committed
-	publish func(metalog.Committed) error
+	batches []quorum.Committed
+	publish func(quorum.Committed) error
 }
 
 func (q *memQuorum) Append(recs []metadata.Record) (int64, error) {
 	if len(recs) == 0 {
 		return q.end - 1, nil
 	}
-	c := metalog.Committed{LastOffset: q.end + int64(len(recs)) - 1}
+	c := quorum.Committed{LastOffset: q.end + int64(len(recs)) - 1}
 	for _, r := range recs {
 		b, err := metadata.AppendRecord(nil, r)
 		if err != nil {

@@ -22,6 +22,8 @@ type Request struct {
 	CorrelationID int32
 	ClientID      string
 	Body          kmsg.Request
+	// Raw is the body of an internal API request (Body is nil).
+	Raw []byte
 	Listener      string // the listener name the connection arrived on
 	RemoteAddr    string
 	// Ctx is cancelled when the connection closes.
@@ -104,7 +106,7 @@ func (c *conn) serve() {
 			return
 		}
 		var rep *Reply
-		if req.Body == nil {
+		if req.Body == nil && req.Raw == nil {
 			// Unsupported ApiVersions version: answered at v0 (KIP-511).
 			rep = c.srv.unsupportedAPIVersions()
 		} else {
@@ -190,6 +192,13 @@ func (s *Server) decodeRequest(frame []byte) (*Request, error) {
 	clientID := rd.NullableString()
 	if !rd.Ok() {
 		return nil, errors.New("truncated request header")
+	}
+	if _, ok := s.internal[key]; ok {
+		// weir's internal APIs carry their own encoding after the header.
+		if version != 0 {
+			return nil, fmt.Errorf("unsupported version %d of internal api %d", version, key)
+		}
+		return &Request{Key: key, Version: version, CorrelationID: corr, Raw: append([]byte{}, rd.Src...)}, nil
 	}
 	api, ok := s.apis[key]
 	if !ok {

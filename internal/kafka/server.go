@@ -19,6 +19,7 @@ import (
 	"weir/internal/log"
 	"weir/internal/metadata"
 	"weir/internal/partition"
+	"weir/internal/quorum"
 )
 
 // Controller is the controller as the request handlers see it: on a single
@@ -37,6 +38,12 @@ type Groups interface {
 	Handle(ctx context.Context, clientID, clientHost string, body kmsg.Request, done func(kmsg.Response))
 	// PartitionFor is the __consumer_offsets partition owning a group.
 	PartitionFor(groupID string) int32
+}
+
+// Raft receives the Raft messages other controllers send on the
+// controller listener.
+type Raft interface {
+	Receive(body []byte) error
 }
 
 // Metadata is the broker's view of the metadata log.
@@ -66,7 +73,9 @@ type Deps struct {
 	Metadata   Metadata
 	Controller Controller
 	Groups     Groups
-	Logger     *slog.Logger
+	// Raft is set on controller listeners only.
+	Raft   Raft
+	Logger *slog.Logger
 	Now        func() time.Time
 }
 
@@ -76,6 +85,9 @@ type Server struct {
 	deps Deps
 	lg   *slog.Logger
 	apis map[int16]api
+	// internal are weir's own APIs (version 0 only): their bodies are not
+	// Kafka messages and ApiVersions does not list them.
+	internal map[int16]func(*Request) *Reply
 	pids producerIDs
 
 	mu    sync.Mutex
@@ -91,6 +103,10 @@ func New(cfg Config, deps Deps) *Server {
 	}
 	s := &Server{cfg: cfg, deps: deps, lg: deps.Logger, conns: map[*conn]struct{}{}}
 	s.apis = s.apiTable()
+	s.internal = map[int16]func(*Request) *Reply{}
+	if deps.Raft != nil {
+		s.internal[quorum.RaftAPIKey] = s.handleRaft
+	}
 	s.pids.alloc = func() (int64, int32, error) {
 		return deps.Controller.AllocateProducerIDs(cfg.Broker.NodeID, cfg.BrokerEpoch())
 	}
@@ -163,5 +179,18 @@ type api struct {
 
 // dispatch runs the handler of a decoded request.
 func (s *Server) dispatch(req *Request) *Reply {
+	if req.Raw != nil {
+		return s.internal[req.Key](req)
+	}
 	return s.apis[req.Key].handle(req)
+}
+
+// handleRaft passes another controller's Raft messages to the quorum. The
+// sender expects no answer.
+func (s *Server) handleRaft(req *Request) *Reply {
+	if err := s.deps.Raft.Receive(req.Raw); err != nil {
+		s.lg.Warn("bad raft frame", "client", req.ClientID, "err", err)
+		return &Reply{ready: closedChan, none: true, closeConn: true}
+	}
+	return &Reply{ready: closedChan, none: true}
 }

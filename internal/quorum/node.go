@@ -16,7 +16,6 @@ import (
 	pb "go.etcd.io/raft/v3/raftpb"
 
 	"weir/internal/metadata"
-	"weir/internal/metalog"
 	"weir/internal/record"
 	"weir/internal/vfs"
 )
@@ -56,6 +55,10 @@ type Config struct {
 	// it is called on the node's goroutine, between deliveries, when a
 	// snapshot is due.
 	State func() []metadata.Record
+	// OnActive, if set, is called on a new goroutine each time this node
+	// becomes the active controller (leader, with everything earlier
+	// leaders committed applied).
+	OnActive func()
 }
 
 // Node is one voter of the quorum. See the package comment.
@@ -64,7 +67,7 @@ type Node struct {
 	lg   *slog.Logger
 	rl   *raftLog
 	rn   *raft.RawNode
-	subs []func(metalog.Committed) error
+	subs []func(Committed) error
 
 	recv  chan *pb.Message
 	props chan *proposal
@@ -79,8 +82,9 @@ type Node struct {
 	lastHeard    map[uint64]time.Time // voter -> last response received
 	lastCaughtUp map[uint64]time.Time
 
-	mu     sync.Mutex // guards status
-	status Status
+	mu      sync.Mutex // guards status and changed
+	status  Status
+	changed chan struct{} // closed and replaced when status changes
 }
 
 type proposal struct {
@@ -139,18 +143,19 @@ func Open(cfg Config) (*Node, error) {
 		done: make(chan struct{}), pending: map[int64]*proposal{}, lastHeard: map[uint64]time.Time{},
 		lastCaughtUp: map[uint64]time.Time{}, lastSnap: time.Now()}
 	n.status.Leader = -1
+	n.changed = make(chan struct{})
 	return n, nil
 }
 
 // Subscribe registers fn for every batch committed after Replay. Register
 // before Replay.
-func (n *Node) Subscribe(fn func(metalog.Committed) error) { n.subs = append(n.subs, fn) }
+func (n *Node) Subscribe(fn func(Committed) error) { n.subs = append(n.subs, fn) }
 
 // Replay delivers the committed state found on disk to the subscribers:
 // the snapshot (as one Snapshot batch) and the committed entries after it.
 func (n *Node) Replay() error {
 	s := n.rl.snap
-	if err := n.deliver(metalog.Committed{Records: s.Records, LastOffset: s.EndOffset - 1, Snapshot: true}); err != nil {
+	if err := n.deliver(Committed{Records: s.Records, LastOffset: s.EndOffset - 1, Snapshot: true}); err != nil {
 		return err
 	}
 	hs, _, _ := n.rl.mem.InitialState()
@@ -168,7 +173,7 @@ func (n *Node) Replay() error {
 	return nil
 }
 
-func (n *Node) deliver(c metalog.Committed) error {
+func (n *Node) deliver(c Committed) error {
 	for _, fn := range n.subs {
 		if err := fn(c); err != nil {
 			return err
@@ -248,7 +253,7 @@ func (n *Node) handleReady() error {
 			if err != nil {
 				return err
 			}
-			if err := n.deliver(metalog.Committed{Records: s.Records, LastOffset: s.EndOffset - 1, Snapshot: true}); err != nil {
+			if err := n.deliver(Committed{Records: s.Records, LastOffset: s.EndOffset - 1, Snapshot: true}); err != nil {
 				return err
 			}
 			n.applied, n.sinceSnap, n.lastSnap = s.Index, 0, time.Now()
@@ -320,7 +325,7 @@ func (n *Node) apply(ents []*pb.Entry) error {
 		if err != nil {
 			return fmt.Errorf("committed entry %d: %w", e.GetIndex(), err)
 		}
-		c, err := metalog.DecodeBatch(b)
+		c, err := DecodeBatch(b)
 		if err != nil {
 			return fmt.Errorf("committed entry %d: %w", e.GetIndex(), err)
 		}
@@ -378,6 +383,19 @@ func (n *Node) Step(m *pb.Message) {
 	}
 }
 
+// Receive steps the messages of a frame body sent by another voter's
+// NetTransport.
+func (n *Node) Receive(body []byte) error {
+	msgs, err := DecodeMessages(body)
+	if err != nil {
+		return err
+	}
+	for _, m := range msgs {
+		n.Step(m)
+	}
+	return nil
+}
+
 func (n *Node) heard(m *pb.Message) {
 	now := time.Now()
 	n.lastHeard[m.GetFrom()] = now
@@ -399,7 +417,7 @@ func (n *Node) Append(recs []metadata.Record) (int64, error) {
 	var idb [8]byte
 	rand.Read(idb[:])
 	id := int64(binary.BigEndian.Uint64(idb[:]) >> 1)
-	b, err := metalog.EncodeBatch(recs, time.Now().UnixMilli())
+	b, err := EncodeBatch(recs, time.Now().UnixMilli())
 	if err != nil {
 		return 0, err
 	}
@@ -435,6 +453,9 @@ func (n *Node) updateStatus() {
 		s.Leader = nodeID(st.Lead)
 	}
 	s.Active = st.RaftState == raft.StateLeader && n.applied >= n.termStart
+	if s.Active && !n.status.Active && n.cfg.OnActive != nil {
+		go n.cfg.OnActive()
+	}
 	for _, v := range n.cfg.Voters {
 		vs := VoterStatus{NodeID: v, LogEndOffset: -1}
 		id := raftID(v)
@@ -450,8 +471,31 @@ func (n *Node) updateStatus() {
 		s.Voters = append(s.Voters, vs)
 	}
 	n.mu.Lock()
+	if s.Active != n.status.Active || s.Leader != n.status.Leader || s.Term != n.status.Term {
+		close(n.changed)
+		n.changed = make(chan struct{})
+	}
 	n.status = s
 	n.mu.Unlock()
+}
+
+// WaitActive blocks until this node is the active controller, or ctx ends.
+func (n *Node) WaitActive(ctx context.Context) error {
+	for {
+		n.mu.Lock()
+		active, ch := n.status.Active, n.changed
+		n.mu.Unlock()
+		if active {
+			return nil
+		}
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-n.done:
+			return ErrNotLeader
+		}
+	}
 }
 
 // raftLogger sends etcd raft's logging to slog.

@@ -13,7 +13,6 @@ import (
 	pb "go.etcd.io/raft/v3/raftpb"
 
 	"weir/internal/metadata"
-	"weir/internal/metalog"
 	"weir/internal/vfs/vfstest"
 )
 
@@ -114,7 +113,7 @@ func (c *cluster) start(m *member) {
 	if err != nil {
 		c.t.Fatal(err)
 	}
-	node.Subscribe(func(b metalog.Committed) error {
+	node.Subscribe(func(b Committed) error {
 		m.mu.Lock()
 		defer m.mu.Unlock()
 		base := m.img

@@ -13,7 +13,6 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"weir/internal/metadata"
-	"weir/internal/metalog"
 	"weir/internal/record"
 	"weir/internal/vfs"
 )
@@ -73,7 +72,7 @@ func (s *snapshot) encode() ([]byte, error) {
 	}
 	out := append([]byte(nil), b...)
 	for i := 0; i < len(s.Records); i += recordsPerBatch {
-		b, err := metalog.EncodeBatch(s.Records[i:min(i+recordsPerBatch, len(s.Records))], 0)
+		b, err := EncodeBatch(s.Records[i:min(i+recordsPerBatch, len(s.Records))], 0)
 		if err != nil {
 			return nil, err
 		}
@@ -121,7 +120,7 @@ func decodeSnapshot(data []byte) (*snapshot, error) {
 		if s == nil {
 			return nil, errors.New("snapshot: records before the header")
 		}
-		c, err := metalog.DecodeBatch(b)
+		c, err := DecodeBatch(b)
 		if err != nil {
 			return nil, err
 		}

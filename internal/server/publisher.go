@@ -6,8 +6,8 @@ import (
 	"sync/atomic"
 
 	"weir/internal/metadata"
-	"weir/internal/metalog"
 	"weir/internal/partition"
+	"weir/internal/quorum"
 )
 
 // publisher is the broker side of the metadata log: it applies each
@@ -38,7 +38,7 @@ func newPublisher(parts *partition.Manager) *publisher {
 func (p *publisher) Image() *metadata.Image { return p.img.Load() }
 
 // publish applies a committed batch. Batches arrive one at a time, in order.
-func (p *publisher) publish(c metalog.Committed) error {
+func (p *publisher) publish(c quorum.Committed) error {
 	img, delta, err := p.Image().Apply(c.Records, c.LastOffset)
 	if err != nil {
 		return err

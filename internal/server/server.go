@@ -20,8 +20,8 @@ import (
 	"weir/internal/kafka"
 	"weir/internal/log"
 	"weir/internal/metadata"
-	"weir/internal/metalog"
 	"weir/internal/partition"
+	"weir/internal/quorum"
 	"weir/internal/vfs"
 )
 
@@ -46,7 +46,8 @@ type Server struct {
 
 	clusterID   string
 	brokerEpoch int64
-	metalog     *metalog.Local
+	quorum      *quorum.Node
+	transport   *quorum.NetTransport
 	controller  *controller.Controller
 	publisher   *publisher
 	logs        *log.Manager
@@ -95,10 +96,10 @@ func (s *Server) Start() (err error) {
 	if err := s.checkStorage(); err != nil {
 		return err
 	}
-	if s.metalog, err = metalog.OpenLocal(s.cfg.MetadataLogDir, int64(s.cfg.MetadataLogSegmentBytes), s.opts.FS, s.lg); err != nil {
-		return fmt.Errorf("opening metadata log: %w", err)
+	if err := s.openQuorum(); err != nil {
+		return err
 	}
-	s.controller = controller.New(controller.Config{Static: s.cfg}, s.metalog, s.lg.With("component", "controller"))
+	s.controller = controller.New(controller.Config{Static: s.cfg}, s.quorum, s.lg.With("component", "controller"))
 	s.logs = log.NewManager(log.ManagerConfig{
 		Dirs:                         s.cfg.LogDirs,
 		RetentionCheckInterval:       s.cfg.LogRetentionCheckInterval,
@@ -108,7 +109,7 @@ func (s *Server) Start() (err error) {
 		HighWatermarkCheckpointEvery: s.cfg.ReplicaHighWatermarkCheckpointInterval,
 		CleanerBackoff:               s.cfg.LogCleanerBackoff,
 		CleanerEnabled:               s.cfg.LogCleanerEnable,
-		SkipDirs:                     []string{metalog.DirName},
+		SkipDirs:                     []string{quorum.DirName},
 	}, log.Options{Logger: s.lg, FS: s.opts.FS})
 	s.partitions = partition.NewManager(s.cfg.NodeID, s.logs, s.cfg, s.lg, time.Now)
 	s.publisher = newPublisher(s.partitions)
@@ -127,20 +128,25 @@ func (s *Server) Start() (err error) {
 	})
 
 	// Replay the committed metadata, then follow new commits.
-	if err := s.metalog.Replay(func(c metalog.Committed) error {
-		return errors.Join(s.controller.Publish(c), s.publisher.publish(c))
-	}); err != nil {
-		return fmt.Errorf("replaying metadata log: %w", err)
-	}
-	s.metalog.Subscribe(s.controller.Publish)
-	s.metalog.Subscribe(s.publisher.publish)
-	s.metalog.Subscribe(func(c metalog.Committed) error {
+	s.quorum.Subscribe(s.controller.Publish)
+	s.quorum.Subscribe(s.publisher.publish)
+	s.quorum.Subscribe(func(c quorum.Committed) error {
 		if c.Snapshot || changesTopics(c.Records) {
 			s.groups.SetTopics(groupTopics(s.publisher.Image()))
 		}
 		return nil
 	})
-	if err := s.controller.Bootstrap(); err != nil {
+	if err := s.quorum.Replay(); err != nil {
+		return fmt.Errorf("replaying metadata log: %w", err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	s.cancel = cancel
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		s.quorum.Run(ctx)
+	}()
+	if err := s.awaitController(ctx); err != nil {
 		return err
 	}
 
@@ -160,8 +166,6 @@ func (s *Server) Start() (err error) {
 	if err := s.register(); err != nil {
 		return fmt.Errorf("registering broker: %w", err)
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	s.cancel = cancel
 	s.wg.Add(2)
 	go func() {
 		defer s.wg.Done()
@@ -351,8 +355,8 @@ func (s *Server) Shutdown() error {
 		if s.logs != nil {
 			errs = append(errs, s.logs.Close())
 		}
-		if s.metalog != nil {
-			errs = append(errs, s.metalog.Close())
+		if s.transport != nil {
+			s.transport.Close()
 		}
 		err = errors.Join(errs...)
 		s.lg.Info("weir stopped", "node_id", s.cfg.NodeID)
@@ -397,4 +401,60 @@ func groupTopics(img *metadata.Image) map[string]group.TopicInfo {
 		out[name] = group.TopicInfo{ID: t.ID, Partitions: int32(len(t.Partitions))}
 	}
 	return out
+}
+
+// openQuorum opens this controller's Raft node over the metadata log, with
+// a transport to the other voters of controller.quorum.voters.
+func (s *Server) openQuorum() error {
+	var voters []int32
+	addrs := map[int32]string{}
+	for _, v := range s.cfg.QuorumVoters {
+		voters = append(voters, v.ID)
+		addrs[v.ID] = v.Address()
+	}
+	if len(voters) != 1 {
+		return fmt.Errorf("controller.quorum.voters lists %d voters: weir does not yet register brokers with a remote controller, so only a single-voter quorum can run", len(voters))
+	}
+	s.transport = quorum.NewNetTransport(s.cfg.NodeID, addrs, s.lg.With("component", "raft"))
+	tick := 100 * time.Millisecond
+	n, err := quorum.Open(quorum.Config{
+		NodeID:           s.cfg.NodeID,
+		Voters:           voters,
+		MetadataDir:      s.cfg.MetadataLogDir,
+		SegmentBytes:     int64(s.cfg.MetadataLogSegmentBytes),
+		Tick:             tick,
+		ElectionTicks:    max(2, int(s.cfg.QuorumElectionTimeout/tick)),
+		HeartbeatTicks:   1,
+		SnapshotBytes:    s.cfg.MetadataSnapshotMaxNewRecordBytes,
+		SnapshotInterval: s.cfg.MetadataSnapshotMaxInterval,
+		FS:               s.opts.FS,
+		Logger:           s.lg.With("component", "quorum"),
+		Transport:        s.transport,
+		State:            func() []metadata.Record { return s.controller.Image().Records() },
+		OnActive:         s.becameActive,
+	})
+	if err != nil {
+		return fmt.Errorf("opening metadata log: %w", err)
+	}
+	s.quorum = n
+	return nil
+}
+
+// becameActive runs when this node becomes the active controller: a new
+// cluster's first records are written then.
+func (s *Server) becameActive() {
+	if err := s.controller.Bootstrap(); err != nil {
+		s.lg.Error("bootstrapping the metadata log", "err", err)
+	}
+}
+
+// awaitController waits until the quorum has an active controller that has
+// bootstrapped the cluster (this node, in a single-voter quorum).
+func (s *Server) awaitController(ctx context.Context) error {
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	if err := s.quorum.WaitActive(ctx); err != nil {
+		return fmt.Errorf("waiting for the metadata quorum to elect a leader: %w", err)
+	}
+	return s.controller.Bootstrap()
 }
