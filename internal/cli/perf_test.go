@@ -36,8 +36,11 @@ func startKfake(t *testing.T) string {
 var (
 	produceTotalRE = regexp.MustCompile(`^(\d+) records sent, \d+\.\d{6} records/sec \(\d+\.\d{2} MB/sec\), \d+\.\d{2} ms avg latency, \d+\.\d{2} ms max latency, \d+ ms 50th, \d+ ms 95th, \d+ ms 99th, \d+ ms 99\.9th\.$`)
 	kafkaTime      = `\d{4}-\d\d-\d\d \d\d:\d\d:\d\d:\d{3}`
-	consumeRowRE   = regexp.MustCompile(`^` + kafkaTime + `, ` + kafkaTime + `, (\d+\.\d{4}), \d+\.\d{4}, (\d+), \d+\.\d{4}, (\d+), \d+, \d+\.\d{4}, \d+\.\d{4}$`)
-	detailedRowRE  = regexp.MustCompile(`^` + kafkaTime + `, 0, \d+\.\d{4}, \d+\.\d{4}, \d+, \d+\.\d{4}, \d+, -?\d+, \d+\.\d{4}, \d+\.\d{4}$`)
+	// A rate over a run that took 0 ms is Infinity (or NaN), as Java
+	// prints a double divided by zero.
+	rate          = `(?:\d+\.\d{4}|Infinity|NaN)`
+	consumeRowRE  = regexp.MustCompile(`^` + kafkaTime + `, ` + kafkaTime + `, (\d+\.\d{4}), ` + rate + `, (\d+), ` + rate + `, (\d+), \d+, ` + rate + `, ` + rate + `$`)
+	detailedRowRE = regexp.MustCompile(`^` + kafkaTime + `, 0, \d+\.\d{4}, ` + rate + `, \d+, ` + rate + `, \d+, -?\d+, ` + rate + `, ` + rate + `$`)
 )
 
 func lines(s string) []string { return strings.Split(strings.TrimRight(s, "\n"), "\n") }

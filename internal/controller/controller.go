@@ -35,7 +35,8 @@ type Quorum interface {
 
 // Config is what the controller needs from the broker configuration.
 type Config struct {
-	Static *config.Broker
+	Static    *config.Broker
+	ClusterID string
 }
 
 // Controller is the metadata state machine. See the package comment.
@@ -46,12 +47,15 @@ type Controller struct {
 
 	mu    sync.Mutex // one request at a time
 	image atomic.Pointer[metadata.Image]
+	// sessions are the brokers' heartbeat deadlines, kept by the active
+	// controller only (guarded by mu); see brokers.go.
+	sessions map[int32]session
 }
 
 // New returns a controller writing through q; call Publish with every
 // committed batch (including the replay at start-up).
 func New(cfg Config, q Quorum, lg *slog.Logger) *Controller {
-	c := &Controller{cfg: cfg, quorum: q, lg: lg}
+	c := &Controller{cfg: cfg, quorum: q, lg: lg, sessions: map[int32]session{}}
 	c.image.Store(metadata.Empty())
 	return c
 }
@@ -100,36 +104,6 @@ func (c *Controller) Bootstrap() error {
 		// a new Kafka 4.0 cluster.
 		&metadata.FeatureLevelRecord{Name: "group.version", FeatureLevel: GroupVersion},
 	})
-	return err
-}
-
-// RegisterBroker registers (or re-registers after a restart) a broker and
-// returns its new broker epoch. The broker starts fenced.
-func (c *Controller) RegisterBroker(reg *metadata.RegisterBrokerRecord) (int64, error) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	r := *reg
-	r.BrokerEpoch = c.quorum.EndOffset()
-	r.Fenced = true
-	r.SetVersion(r.HighestVersion())
-	if _, err := c.commit([]metadata.Record{&r}); err != nil {
-		return 0, err
-	}
-	return r.BrokerEpoch, nil
-}
-
-// UnfenceBroker lets a registered broker lead and host partitions.
-func (c *Controller) UnfenceBroker(id int32, epoch int64) error {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	b := c.Image().Brokers[id]
-	if b == nil || b.Epoch != epoch {
-		return kerr.StaleBrokerEpoch
-	}
-	if !b.Fenced {
-		return nil
-	}
-	_, err := c.commit([]metadata.Record{&metadata.UnfenceBrokerRecord{Id: id, Epoch: epoch}})
 	return err
 }
 

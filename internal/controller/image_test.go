@@ -5,9 +5,11 @@ import (
 	"io"
 	"log/slog"
 	"maps"
+	"math"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -74,7 +76,7 @@ func newHarness(t *testing.T, props map[string]string) *harness {
 		t.Fatal(err)
 	}
 	q := &memQuorum{}
-	c := New(Config{Static: cfg}, q, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	c := New(Config{Static: cfg, ClusterID: testClusterID}, q, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	q.publish = c.Publish
 	h := &harness{t: t, c: c, q: q, epochs: map[int32]int64{}}
 	if err := c.Bootstrap(); err != nil {
@@ -83,22 +85,47 @@ func newHarness(t *testing.T, props map[string]string) *harness {
 	return h
 }
 
+const testClusterID = "weir-test-cluster-id0"
+
+// testNow is the controller tests' clock.
+var testNow = time.Unix(1_800_000_000, 0)
+
 // addBroker registers broker id and, unless fenced, unfences it.
 func (h *harness) addBroker(id int32, fenced bool) {
 	h.t.Helper()
-	reg := metadata.NewRegisterBrokerRecord()
-	reg.BrokerId = id
-	reg.EndPoints = []metadata.BrokerEndpoint{{Name: "PLAINTEXT", Host: "localhost", Port: uint16(9092 + id)}}
-	epoch, err := h.c.RegisterBroker(reg)
+	h.addRackBroker(id, "", fenced)
+}
+
+// addRackBroker registers broker id in rack ("" for none) and, unless
+// fenced, unfences it with a caught-up heartbeat.
+func (h *harness) addRackBroker(id int32, rack string, fenced bool) {
+	h.t.Helper()
+	req := kmsg.NewPtrBrokerRegistrationRequest()
+	req.BrokerID, req.ClusterID, req.IncarnationID = id, testClusterID, [16]byte{byte(id), 1}
+	req.Listeners = []kmsg.BrokerRegistrationRequestListener{{Name: "PLAINTEXT", Host: "localhost", Port: uint16(9092 + id)}}
+	if rack != "" {
+		req.Rack = &rack
+	}
+	epoch, err := h.c.RegisterBroker(req, testNow)
 	if err != nil {
 		h.t.Fatal(err)
 	}
 	h.epochs[id] = epoch
 	if !fenced {
-		if err := h.c.UnfenceBroker(id, epoch); err != nil {
-			h.t.Fatal(err)
-		}
+		h.heartbeat(id, epoch, false)
 	}
+}
+
+// heartbeat sends a caught-up heartbeat.
+func (h *harness) heartbeat(id int32, epoch int64, wantShutdown bool) *kmsg.BrokerHeartbeatResponse {
+	h.t.Helper()
+	hb := kmsg.NewPtrBrokerHeartbeatRequest()
+	hb.BrokerID, hb.BrokerEpoch, hb.CurrentMetadataOffset, hb.WantShutdown = id, epoch, math.MaxInt64, wantShutdown
+	resp, err := h.c.BrokerHeartbeat(hb, testNow)
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	return resp
 }
 
 func newCluster(t *testing.T, brokers int, props map[string]string) *harness {
@@ -202,9 +229,9 @@ func TestBootstrapWritesFeatureLevelsOnce(t *testing.T) {
 
 func TestRegisterAndUnfenceBroker(t *testing.T) {
 	h := newHarness(t, nil)
-	reg := metadata.NewRegisterBrokerRecord()
-	reg.BrokerId, reg.Fenced = 1, false
-	epoch, err := h.c.RegisterBroker(reg)
+	req := kmsg.NewPtrBrokerRegistrationRequest()
+	req.BrokerID, req.ClusterID, req.IncarnationID = 1, testClusterID, [16]byte{1}
+	epoch, err := h.c.RegisterBroker(req, testNow)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -212,24 +239,52 @@ func TestRegisterAndUnfenceBroker(t *testing.T) {
 	if b == nil || b.Epoch != epoch || !b.Fenced {
 		t.Fatalf("registered broker = %+v (epoch %d)", b, epoch)
 	}
-	if err := h.c.UnfenceBroker(1, epoch+1); !errors.Is(err, kerr.StaleBrokerEpoch) {
-		t.Fatalf("unfence with a wrong epoch: %v", err)
+	stale := kmsg.NewPtrBrokerHeartbeatRequest()
+	stale.BrokerID, stale.BrokerEpoch = 1, epoch+1
+	if _, err := h.c.BrokerHeartbeat(stale, testNow); !errors.Is(err, kerr.StaleBrokerEpoch) {
+		t.Fatalf("heartbeat with a wrong epoch: %v", err)
 	}
-	if err := h.c.UnfenceBroker(2, epoch); !errors.Is(err, kerr.StaleBrokerEpoch) {
-		t.Fatalf("unfence of an unknown broker: %v", err)
+	stale.BrokerID, stale.BrokerEpoch = 2, epoch
+	if _, err := h.c.BrokerHeartbeat(stale, testNow); !errors.Is(err, kerr.StaleBrokerEpoch) {
+		t.Fatalf("heartbeat of an unknown broker: %v", err)
 	}
-	if err := h.c.UnfenceBroker(1, epoch); err != nil {
-		t.Fatal(err)
+	// Not caught up: stays fenced.
+	behind := kmsg.NewPtrBrokerHeartbeatRequest()
+	behind.BrokerID, behind.BrokerEpoch, behind.CurrentMetadataOffset = 1, epoch, epoch-1
+	if resp, err := h.c.BrokerHeartbeat(behind, testNow); err != nil || !resp.IsFenced || resp.IsCaughtUp {
+		t.Fatalf("heartbeat behind the registration: %+v, %v", resp, err)
+	}
+	if resp := h.heartbeat(1, epoch, false); resp.IsFenced || !resp.IsCaughtUp {
+		t.Fatalf("caught-up heartbeat: %+v", resp)
 	}
 	n := len(h.q.batches)
-	if err := h.c.UnfenceBroker(1, epoch); err != nil || len(h.q.batches) != n {
-		t.Fatalf("unfencing an unfenced broker: %v, wrote %d batches", err, len(h.q.batches)-n)
+	if resp := h.heartbeat(1, epoch, false); resp.IsFenced || len(h.q.batches) != n {
+		t.Fatalf("heartbeat of an unfenced broker: %+v, wrote %d batches", resp, len(h.q.batches)-n)
 	}
-	// Re-registration gets a new, higher epoch and fences again.
-	epoch2, err := h.c.RegisterBroker(reg)
+	// Another incarnation while the session lives is a duplicate.
+	other := *req
+	other.IncarnationID = [16]byte{9}
+	if _, err := h.c.RegisterBroker(&other, testNow); errorCode(err) != kerr.DuplicateBrokerRegistration {
+		t.Fatalf("second incarnation: %v", err)
+	}
+	// The same incarnation re-registers: a new, higher epoch, fenced again.
+	epoch2, err := h.c.RegisterBroker(req, testNow)
 	if err != nil || epoch2 <= epoch || !h.c.Image().Brokers[1].Fenced {
 		t.Fatalf("re-registration: epoch %d -> %d, %v, %+v", epoch, epoch2, err, h.c.Image().Brokers[1])
 	}
+	bad := *req
+	bad.ClusterID = "other"
+	if _, err := h.c.RegisterBroker(&bad, testNow); errorCode(err) != kerr.InconsistentClusterID {
+		t.Fatalf("wrong cluster id: %v", err)
+	}
+}
+
+func errorCode(err error) *kerr.Error {
+	var te *TopicError
+	if errors.As(err, &te) {
+		return te.Code
+	}
+	return nil
 }
 
 func TestCreateTopicDefaults(t *testing.T) {

@@ -386,28 +386,6 @@ func TestBalancedStart(t *testing.T) {
 	}
 }
 
-// addRackBroker registers broker id in rack ("" for none) and, unless
-// fenced, unfences it.
-func (h *harness) addRackBroker(id int32, rack string, fenced bool) {
-	h.t.Helper()
-	reg := metadata.NewRegisterBrokerRecord()
-	reg.BrokerId = id
-	reg.EndPoints = []metadata.BrokerEndpoint{{Name: "PLAINTEXT", Host: "localhost", Port: uint16(9092 + id)}}
-	if rack != "" {
-		reg.Rack = &rack
-	}
-	epoch, err := h.c.RegisterBroker(reg)
-	if err != nil {
-		h.t.Fatal(err)
-	}
-	h.epochs[id] = epoch
-	if !fenced {
-		if err := h.c.UnfenceBroker(id, epoch); err != nil {
-			h.t.Fatal(err)
-		}
-	}
-}
-
 func rackCluster(t *testing.T, l layout) *harness {
 	h := newHarness(t, nil)
 	for i, id := range l.ids {

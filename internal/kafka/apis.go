@@ -17,7 +17,7 @@ const (
 // SyncGroup, Heartbeat and LeaveGroup 0). OffsetCommit and OffsetFetch
 // stop at v9: v10 names topics by id.
 func (s *Server) apiTable() map[int16]api {
-	return map[int16]api{
+	t := map[int16]api{
 		0:  {0, 11, s.handleProduce},
 		1:  {4, 17, s.handleFetch},
 		2:  {1, 9, s.handleListOffsets},
@@ -48,6 +48,16 @@ func (s *Server) apiTable() map[int16]api {
 		69: {0, 1, s.handleGroupRequest}, // ConsumerGroupDescribe
 		60: {0, 1, s.handleDescribeCluster},
 	}
+	if s.deps.Raft != nil {
+		// Controller listeners also serve the brokers' controller APIs.
+		t[62] = api{0, 4, s.handleBrokerRegistration}
+		t[63] = api{0, 2, s.handleBrokerHeartbeat}
+		t[67] = api{0, 0, s.handleAllocateProducerIDs}
+	}
+	if s.deps.Quorum != nil {
+		t[55] = api{0, 2, s.handleDescribeQuorum} // DescribeQuorum
+	}
+	return t
 }
 
 // respFor returns the response type for a request, at the request's version.

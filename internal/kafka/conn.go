@@ -23,9 +23,9 @@ type Request struct {
 	ClientID      string
 	Body          kmsg.Request
 	// Raw is the body of an internal API request (Body is nil).
-	Raw []byte
-	Listener      string // the listener name the connection arrived on
-	RemoteAddr    string
+	Raw        []byte
+	Listener   string // the listener name the connection arrived on
+	RemoteAddr string
 	// Ctx is cancelled when the connection closes.
 	Ctx context.Context
 }
@@ -45,6 +45,8 @@ type Reply struct {
 	// release runs after the reply has been written (or dropped).
 	release func()
 	corrID  int32
+	// raw, when set, is the body of an internal API's answer, sent as is.
+	raw []byte
 }
 
 func newReply() *Reply { return &Reply{ready: make(chan struct{})} }
@@ -268,9 +270,15 @@ func (c *conn) writeLoop() {
 
 // writeReply frames and writes one response. buf is scratch for encoding.
 func (c *conn) writeReply(bw *bufio.Writer, rep *Reply, buf []byte) ([]byte, error) {
-	resp := rep.resp
 	buf = append(buf, 0, 0, 0, 0)
 	buf = kbin.AppendInt32(buf, rep.corrID)
+	if rep.raw != nil {
+		buf = append(buf, rep.raw...)
+		binary.BigEndian.PutUint32(buf, uint32(len(buf)-4))
+		_, err := bw.Write(buf)
+		return buf, err
+	}
+	resp := rep.resp
 	// ApiVersions responses always use header v0 so that a client can
 	// parse them before it knows which versions the broker speaks.
 	if resp.IsFlexible() && resp.Key() != apiVersionsKey {

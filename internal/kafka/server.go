@@ -30,6 +30,8 @@ type Controller interface {
 	CreatePartitions(req *kmsg.CreatePartitionsRequest) ([]error, int64, error)
 	AlterConfigs(changes []controller.ConfigChange, validateOnly bool) ([]error, int64, error)
 	AllocateProducerIDs(broker int32, epoch int64) (int64, int32, error)
+	RegisterBroker(req *kmsg.BrokerRegistrationRequest, now time.Time) (int64, error)
+	BrokerHeartbeat(req *kmsg.BrokerHeartbeatRequest, now time.Time) (*kmsg.BrokerHeartbeatResponse, error)
 }
 
 // Groups is the group coordinator.
@@ -46,6 +48,11 @@ type Raft interface {
 	Receive(body []byte) error
 }
 
+// Quorum is the metadata quorum as DescribeQuorum reports it.
+type Quorum interface {
+	Status() quorum.Status
+}
+
 // Metadata is the broker's view of the metadata log.
 type Metadata interface {
 	// Image is the latest published image.
@@ -60,7 +67,6 @@ type Metadata interface {
 type Config struct {
 	Broker       *config.Broker
 	ClusterID    string
-	BrokerEpoch  func() int64
 	ListenerName string
 	// MaxRequestSize is socket.request.max.bytes.
 	MaxRequestSize int32
@@ -73,10 +79,17 @@ type Deps struct {
 	Metadata   Metadata
 	Controller Controller
 	Groups     Groups
+	Quorum     Quorum // when set, DescribeQuorum is served
 	// Raft is set on controller listeners only.
-	Raft   Raft
-	Logger *slog.Logger
-	Now        func() time.Time
+	Raft Raft
+	// Forward reaches the active controller (nil: this node's is the only
+	// one).
+	Forward Forwarder
+	// ProducerIDs fetches a block of producer ids from the active
+	// controller.
+	ProducerIDs func() (first int64, n int32, err error)
+	Logger      *slog.Logger
+	Now         func() time.Time
 }
 
 // Server serves one listener.
@@ -88,7 +101,7 @@ type Server struct {
 	// internal are weir's own APIs (version 0 only): their bodies are not
 	// Kafka messages and ApiVersions does not list them.
 	internal map[int16]func(*Request) *Reply
-	pids producerIDs
+	pids     producerIDs
 
 	mu    sync.Mutex
 	ln    net.Listener
@@ -106,10 +119,9 @@ func New(cfg Config, deps Deps) *Server {
 	s.internal = map[int16]func(*Request) *Reply{}
 	if deps.Raft != nil {
 		s.internal[quorum.RaftAPIKey] = s.handleRaft
+		s.internal[ForwardAPIKey] = s.handleForward
 	}
-	s.pids.alloc = func() (int64, int32, error) {
-		return deps.Controller.AllocateProducerIDs(cfg.Broker.NodeID, cfg.BrokerEpoch())
-	}
+	s.pids.alloc = deps.ProducerIDs
 	return s
 }
 
@@ -181,6 +193,9 @@ type api struct {
 func (s *Server) dispatch(req *Request) *Reply {
 	if req.Raw != nil {
 		return s.internal[req.Key](req)
+	}
+	if rep := s.maybeForward(req); rep != nil {
+		return rep
 	}
 	return s.apis[req.Key].handle(req)
 }

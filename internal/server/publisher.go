@@ -39,14 +39,23 @@ func (p *publisher) Image() *metadata.Image { return p.img.Load() }
 
 // publish applies a committed batch. Batches arrive one at a time, in order.
 func (p *publisher) publish(c quorum.Committed) error {
-	img, delta, err := p.Image().Apply(c.Records, c.LastOffset)
+	base := p.Image()
+	if c.Snapshot {
+		// A snapshot is the whole state: start over from it.
+		base = metadata.Empty()
+	}
+	img, delta, err := base.Apply(c.Records, c.LastOffset)
 	if err != nil {
 		return err
 	}
 	p.img.Store(img)
 	var applyErr error
 	if p.live.Load() {
-		applyErr = p.parts.Apply(img, delta)
+		if c.Snapshot {
+			applyErr = p.parts.Load(img)
+		} else {
+			applyErr = p.parts.Apply(img, delta)
+		}
 		p.applied.Store(img.Offset)
 	}
 	p.mu.Lock()
@@ -64,6 +73,15 @@ func (p *publisher) startReconciling() error {
 	p.applied.Store(img.Offset)
 	p.live.Store(true)
 	return err
+}
+
+// appliedOffset is the metadata offset the broker has caught up with,
+// reported in heartbeats.
+func (p *publisher) appliedOffset() int64 {
+	if p.live.Load() {
+		return p.applied.Load()
+	}
+	return p.Image().Offset
 }
 
 // WaitFor blocks until the image includes offset, and the replicas have

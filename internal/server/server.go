@@ -44,17 +44,17 @@ type Server struct {
 	opts Options
 	lg   *slog.Logger
 
-	clusterID   string
-	brokerEpoch int64
-	quorum      *quorum.Node
-	transport   *quorum.NetTransport
-	controller  *controller.Controller
-	publisher   *publisher
-	logs        *log.Manager
-	partitions  *partition.Manager
-	groups      *group.Service
-	listeners   map[string]net.Listener
-	kafka       map[string]*kafka.Server
+	clusterID  string
+	lifecycle  *lifecycle
+	quorum     *quorum.Node
+	transport  *quorum.NetTransport
+	controller *controller.Controller
+	publisher  *publisher
+	logs       *log.Manager
+	partitions *partition.Manager
+	groups     *group.Service
+	listeners  map[string]net.Listener
+	kafka      map[string]*kafka.Server
 
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
@@ -99,7 +99,7 @@ func (s *Server) Start() (err error) {
 	if err := s.openQuorum(); err != nil {
 		return err
 	}
-	s.controller = controller.New(controller.Config{Static: s.cfg}, s.quorum, s.lg.With("component", "controller"))
+	s.controller = controller.New(controller.Config{Static: s.cfg, ClusterID: s.clusterID}, s.quorum, s.lg.With("component", "controller"))
 	s.logs = log.NewManager(log.ManagerConfig{
 		Dirs:                         s.cfg.LogDirs,
 		RetentionCheckInterval:       s.cfg.LogRetentionCheckInterval,
@@ -139,14 +139,25 @@ func (s *Server) Start() (err error) {
 	if err := s.quorum.Replay(); err != nil {
 		return fmt.Errorf("replaying metadata log: %w", err)
 	}
+	s.lifecycle = newLifecycle(s)
+	if err := s.listen(); err != nil {
+		return err
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	s.cancel = cancel
-	s.wg.Add(1)
+	// Controllers talk Raft from the start; clients wait until the broker
+	// is registered and unfenced.
+	s.serve(true)
+	s.wg.Add(2)
 	go func() {
 		defer s.wg.Done()
 		s.quorum.Run(ctx)
 	}()
-	if err := s.awaitController(ctx); err != nil {
+	go func() {
+		defer s.wg.Done()
+		s.fenceStaleBrokers(ctx)
+	}()
+	if err := s.awaitLeader(ctx); err != nil {
 		return err
 	}
 
@@ -160,13 +171,19 @@ func (s *Server) Start() (err error) {
 	if err := s.publisher.startReconciling(); err != nil {
 		return fmt.Errorf("loading partitions: %w", err)
 	}
-	if err := s.listen(); err != nil {
+	startup, cancelStartup := context.WithTimeout(ctx, s.cfg.InitialBrokerRegistrationTimeout)
+	defer cancelStartup()
+	if err := s.lifecycle.register(startup); err != nil {
 		return err
 	}
-	if err := s.register(); err != nil {
-		return fmt.Errorf("registering broker: %w", err)
+	if err := s.lifecycle.awaitUnfenced(startup); err != nil {
+		return err
 	}
-	s.wg.Add(2)
+	s.wg.Add(3)
+	go func() {
+		defer s.wg.Done()
+		s.lifecycle.run(ctx)
+	}()
 	go func() {
 		defer s.wg.Done()
 		s.logs.Run(ctx)
@@ -175,16 +192,7 @@ func (s *Server) Start() (err error) {
 		defer s.wg.Done()
 		s.groups.Run(ctx)
 	}()
-	for name, k := range s.kafka {
-		ln := s.listeners[name]
-		s.wg.Add(1)
-		go func() {
-			defer s.wg.Done()
-			if err := k.Serve(ln); err != nil {
-				s.lg.Error("listener failed", "listener", name, "err", err)
-			}
-		}()
-	}
+	s.serve(false)
 	s.lg.Info("weir started", "node_id", s.cfg.NodeID, "cluster_id", s.clusterID, "listeners", s.describeListeners())
 	return nil
 }
@@ -219,31 +227,52 @@ func (s *Server) checkStorage() error {
 	return nil
 }
 
-// listen binds every broker listener (not the controller listeners) and
-// creates its protocol server.
+// listen binds every listener and creates its protocol server; the
+// controller listeners also carry Raft and the brokers' controller APIs.
 func (s *Server) listen() error {
+	broker := false
 	for _, l := range s.cfg.Listeners {
-		if s.isControllerListener(l.Name) {
-			continue
-		}
 		ln, err := net.Listen("tcp", l.Address())
 		if err != nil {
 			return fmt.Errorf("listener %s: %w", l, err)
 		}
 		s.listeners[l.Name] = ln
+		deps := kafka.Deps{Partitions: s.partitions, Logs: s.logs, Metadata: s.publisher, Controller: s.controller,
+			Groups: s.groups, Forward: s.lifecycle, ProducerIDs: s.lifecycle.allocateProducerIDs, Logger: s.lg.With("listener", l.Name)}
+		deps.Quorum = s.quorum
+		if s.isControllerListener(l.Name) {
+			deps.Raft = s.quorum
+		} else {
+			broker = true
+		}
 		s.kafka[l.Name] = kafka.New(kafka.Config{
 			Broker:         s.cfg,
 			ClusterID:      s.clusterID,
-			BrokerEpoch:    func() int64 { return s.brokerEpoch },
 			ListenerName:   l.Name,
 			MaxRequestSize: s.cfg.SocketRequestMaxBytes,
-		}, kafka.Deps{Partitions: s.partitions, Logs: s.logs, Metadata: s.publisher, Controller: s.controller,
-			Groups: s.groups, Logger: s.lg.With("listener", l.Name)})
+		}, deps)
 	}
-	if len(s.listeners) == 0 {
+	if !broker {
 		return errors.New("no broker listener configured in listeners")
 	}
 	return nil
+}
+
+// serve starts serving the listeners that match controller.
+func (s *Server) serve(controller bool) {
+	for name, k := range s.kafka {
+		if s.isControllerListener(name) != controller {
+			continue
+		}
+		ln := s.listeners[name]
+		s.wg.Add(1)
+		go func() {
+			defer s.wg.Done()
+			if err := k.Serve(ln); err != nil {
+				s.lg.Error("listener failed", "listener", name, "err", err)
+			}
+		}()
+	}
 }
 
 func (s *Server) isControllerListener(name string) bool {
@@ -297,28 +326,6 @@ func securityProtocolID(name string) int16 {
 	return 0
 }
 
-// register registers this broker with the controller and unfences it: on a
-// single node the broker is caught up with the metadata log by now.
-func (s *Server) register() error {
-	eps, err := s.endpoints()
-	if err != nil {
-		return err
-	}
-	reg := metadata.NewRegisterBrokerRecord()
-	reg.BrokerId, reg.IncarnationId, reg.EndPoints = s.cfg.NodeID, newIncarnation(), eps
-	if s.cfg.Rack != "" {
-		rack := s.cfg.Rack
-		reg.Rack = &rack
-	}
-	reg.Features = []metadata.BrokerFeature{{Name: "metadata.version", MinSupportedVersion: 7, MaxSupportedVersion: controller.MetadataVersion}}
-	epoch, err := s.controller.RegisterBroker(reg)
-	if err != nil {
-		return err
-	}
-	s.brokerEpoch = epoch
-	return s.controller.UnfenceBroker(s.cfg.NodeID, epoch)
-}
-
 func newIncarnation() metadata.Uuid {
 	u, _ := metadata.ParseUuid(RandomUUID())
 	return u
@@ -341,6 +348,10 @@ func (s *Server) describeListeners() string {
 func (s *Server) Shutdown() error {
 	var err error
 	s.stop.Do(func() {
+		if s.lifecycle != nil {
+			s.lifecycle.controlledShutdown(s.cfg.BrokerSessionTimeout)
+			s.lifecycle.close()
+		}
 		for _, k := range s.kafka {
 			k.Close()
 		}
@@ -412,9 +423,6 @@ func (s *Server) openQuorum() error {
 		voters = append(voters, v.ID)
 		addrs[v.ID] = v.Address()
 	}
-	if len(voters) != 1 {
-		return fmt.Errorf("controller.quorum.voters lists %d voters: weir does not yet register brokers with a remote controller, so only a single-voter quorum can run", len(voters))
-	}
 	s.transport = quorum.NewNetTransport(s.cfg.NodeID, addrs, s.lg.With("component", "raft"))
 	tick := 100 * time.Millisecond
 	n, err := quorum.Open(quorum.Config{
@@ -440,21 +448,46 @@ func (s *Server) openQuorum() error {
 	return nil
 }
 
-// becameActive runs when this node becomes the active controller: a new
-// cluster's first records are written then.
+// becameActive runs when this node becomes the active controller: brokers
+// get fresh sessions, and a new cluster's first records are written.
 func (s *Server) becameActive() {
+	s.controller.ResetSessions()
 	if err := s.controller.Bootstrap(); err != nil {
 		s.lg.Error("bootstrapping the metadata log", "err", err)
 	}
 }
 
-// awaitController waits until the quorum has an active controller that has
-// bootstrapped the cluster (this node, in a single-voter quorum).
-func (s *Server) awaitController(ctx context.Context) error {
-	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+// awaitLeader waits until the metadata quorum has a leader, which
+// registration needs.
+func (s *Server) awaitLeader(ctx context.Context) error {
+	ctx, cancel := context.WithTimeout(ctx, s.cfg.InitialBrokerRegistrationTimeout)
 	defer cancel()
-	if err := s.quorum.WaitActive(ctx); err != nil {
-		return fmt.Errorf("waiting for the metadata quorum to elect a leader: %w", err)
+	for s.quorum.Status().Leader < 0 {
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("the metadata quorum elected no leader: %w", ctx.Err())
+		case <-time.After(20 * time.Millisecond):
+		}
 	}
-	return s.controller.Bootstrap()
+	return nil
+}
+
+// fenceStaleBrokers fences, while this node is the active controller,
+// brokers whose heartbeats stopped for broker.session.timeout.ms.
+func (s *Server) fenceStaleBrokers(ctx context.Context) {
+	t := time.NewTicker(max(s.cfg.BrokerHeartbeatInterval/2, 100*time.Millisecond))
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case now := <-t.C:
+			if !s.quorum.Status().Active {
+				continue
+			}
+			if _, err := s.controller.FenceStaleBrokers(now); err != nil && !errors.Is(err, quorum.ErrNotLeader) {
+				s.lg.Error("fencing stale brokers", "err", err)
+			}
+		}
+	}
 }

@@ -1,0 +1,287 @@
+package controller
+
+// Broker lifecycle, as Kafka's controller runs it (KIP-631):
+//
+//   - BrokerRegistration: a broker (re)registers with a new incarnation; it
+//     gets a broker epoch (the offset of its RegisterBrokerRecord) and
+//     starts fenced. The cluster id must match (INCONSISTENT_CLUSTER_ID);
+//     another live incarnation of the same id is
+//     DUPLICATE_BROKER_REGISTRATION.
+//   - BrokerHeartbeat, every broker.heartbeat.interval.ms: a fenced broker
+//     whose metadata has caught up with its registration is unfenced; a
+//     broker that asks to shut down enters controlled shutdown, its
+//     leaderships move away, and once it leads nothing it is told to shut
+//     down (and fenced). A stale epoch is STALE_BROKER_EPOCH.
+//   - A broker that sends no heartbeat for broker.session.timeout.ms is
+//     fenced by FenceStaleBrokers, run by the active controller's clock.
+//
+// Fencing or shutting down a broker removes it from ISRs (unless it is the
+// last member) and elects new leaders among the live ISR members; a
+// partition whose ISR has no live member goes offline (leader -1) until
+// one returns. Sessions live in the active controller's memory: a new
+// active controller gives every broker a full session before fencing.
+
+import (
+	"slices"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"weir/internal/metadata"
+)
+
+type session struct {
+	epoch    int64
+	deadline time.Time
+}
+
+func (c *Controller) sessionTimeout() time.Duration { return c.cfg.Static.BrokerSessionTimeout }
+
+// RegisterBroker handles BrokerRegistration and returns the broker epoch.
+func (c *Controller) RegisterBroker(req *kmsg.BrokerRegistrationRequest, now time.Time) (int64, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if req.ClusterID != c.cfg.ClusterID {
+		return 0, topicErr(kerr.InconsistentClusterID, "Expected cluster ID %s, but got cluster ID %s", c.cfg.ClusterID, req.ClusterID)
+	}
+	img := c.Image()
+	if old := img.Brokers[req.BrokerID]; old != nil && old.IncarnationID != req.IncarnationID {
+		if s, ok := c.sessions[req.BrokerID]; ok && s.epoch == old.Epoch && now.Before(s.deadline) {
+			return 0, topicErr(kerr.DuplicateBrokerRegistration, "Another broker is registered with that broker id.")
+		}
+	}
+	for _, f := range req.Features {
+		if f.Name == "metadata.version" {
+			if mv := img.Features["metadata.version"]; mv < f.MinSupportedVersion || mv > f.MaxSupportedVersion {
+				return 0, topicErr(kerr.UnsupportedVersion, "Unable to register because the broker does not support finalized version %d of metadata.version.", mv)
+			}
+		}
+	}
+	r := metadata.NewRegisterBrokerRecord()
+	r.BrokerId, r.IncarnationId, r.Rack, r.LogDirs = req.BrokerID, req.IncarnationID, req.Rack, nil
+	for _, d := range req.LogDirs {
+		r.LogDirs = append(r.LogDirs, d)
+	}
+	for _, l := range req.Listeners {
+		r.EndPoints = append(r.EndPoints, metadata.BrokerEndpoint{Name: l.Name, Host: l.Host, Port: l.Port, SecurityProtocol: l.SecurityProtocol})
+	}
+	for _, f := range req.Features {
+		r.Features = append(r.Features, metadata.BrokerFeature{Name: f.Name, MinSupportedVersion: f.MinSupportedVersion, MaxSupportedVersion: f.MaxSupportedVersion})
+	}
+	r.BrokerEpoch = c.quorum.EndOffset()
+	r.Fenced = true
+	recs := []metadata.Record{r}
+	// A re-registration replaces a live registration: its leaderships
+	// must move, as for a fenced broker.
+	if old := img.Brokers[req.BrokerID]; old != nil && !old.Fenced {
+		recs = append(recs, c.electAway(img, req.BrokerID, false)...)
+	}
+	if _, err := c.commit(recs); err != nil {
+		return 0, err
+	}
+	c.sessions[req.BrokerID] = session{epoch: r.BrokerEpoch, deadline: now.Add(c.sessionTimeout())}
+	return r.BrokerEpoch, nil
+}
+
+// BrokerHeartbeat handles a heartbeat and returns the broker's state.
+func (c *Controller) BrokerHeartbeat(req *kmsg.BrokerHeartbeatRequest, now time.Time) (*kmsg.BrokerHeartbeatResponse, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	resp := kmsg.NewPtrBrokerHeartbeatResponse()
+	img := c.Image()
+	b := img.Brokers[req.BrokerID]
+	if b == nil || b.Epoch != req.BrokerEpoch {
+		return nil, kerr.StaleBrokerEpoch
+	}
+	c.sessions[req.BrokerID] = session{epoch: b.Epoch, deadline: now.Add(c.sessionTimeout())}
+	caughtUp := req.CurrentMetadataOffset >= b.Epoch
+	var recs []metadata.Record
+	switch {
+	case req.WantShutdown:
+		if !b.InControlledShutdown && !b.Fenced {
+			change := &metadata.BrokerRegistrationChangeRecord{BrokerId: b.ID, BrokerEpoch: b.Epoch, InControlledShutdown: 1}
+			change.SetVersion(change.HighestVersion())
+			recs = append(recs, change)
+		}
+		recs = append(recs, c.electAway(img, b.ID, false)...)
+	case b.Fenced && !req.WantFence && caughtUp:
+		recs = append(recs, &metadata.UnfenceBrokerRecord{Id: b.ID, Epoch: b.Epoch})
+		recs = append(recs, c.electOffline(img, b.ID)...)
+	case !b.Fenced && req.WantFence:
+		recs = append(recs, &metadata.FenceBrokerRecord{Id: b.ID, Epoch: b.Epoch})
+		recs = append(recs, c.electAway(img, b.ID, false)...)
+	}
+	if _, err := c.commit(recs); err != nil {
+		return nil, err
+	}
+	img = c.Image()
+	b = img.Brokers[req.BrokerID]
+	resp.IsCaughtUp, resp.IsFenced = caughtUp, b.Fenced
+	if req.WantShutdown && !leadsAny(img, b.ID) {
+		resp.ShouldShutdown = true
+		if !b.Fenced {
+			if _, err := c.commit([]metadata.Record{&metadata.FenceBrokerRecord{Id: b.ID, Epoch: b.Epoch}}); err != nil {
+				return nil, err
+			}
+			resp.IsFenced = true
+		}
+	}
+	return resp, nil
+}
+
+// FenceStaleBrokers fences every unfenced broker whose session has run out
+// and returns their ids. The active controller calls it on a timer.
+func (c *Controller) FenceStaleBrokers(now time.Time) ([]int32, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	img := c.Image()
+	var fenced []int32
+	var recs []metadata.Record
+	for _, id := range sortedBrokerIDs(img) {
+		b := img.Brokers[id]
+		if b.Fenced {
+			continue
+		}
+		s, ok := c.sessions[id]
+		if !ok || s.epoch != b.Epoch {
+			// Not heard from since this controller took over: a full
+			// session from now.
+			c.sessions[id] = session{epoch: b.Epoch, deadline: now.Add(c.sessionTimeout())}
+			continue
+		}
+		if now.Before(s.deadline) {
+			continue
+		}
+		fenced = append(fenced, id)
+		recs = append(recs, &metadata.FenceBrokerRecord{Id: id, Epoch: b.Epoch})
+	}
+	if len(recs) == 0 {
+		return nil, nil
+	}
+	// Elect against an image where all of them are gone at once.
+	after, _, err := img.Apply(recs, img.Offset)
+	if err != nil {
+		return nil, err
+	}
+	for _, id := range fenced {
+		moved := c.electAway(after, id, true)
+		if after, _, err = after.Apply(moved, img.Offset); err != nil {
+			return nil, err
+		}
+		recs = append(recs, moved...)
+	}
+	if _, err := c.commit(recs); err != nil {
+		return nil, err
+	}
+	c.lg.Warn("fenced brokers whose sessions expired", "brokers", fenced)
+	return fenced, nil
+}
+
+// ResetSessions forgets every broker session: a controller that just became
+// active gives all brokers a full session before fencing any.
+func (c *Controller) ResetSessions() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.sessions = map[int32]session{}
+}
+
+func sortedBrokerIDs(img *metadata.Image) []int32 {
+	ids := make([]int32, 0, len(img.Brokers))
+	for id := range img.Brokers {
+		ids = append(ids, id)
+	}
+	slices.Sort(ids)
+	return ids
+}
+
+func leadsAny(img *metadata.Image, broker int32) bool {
+	for _, t := range img.Topics {
+		for _, p := range t.Partitions {
+			if p.Leader == broker {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// live reports whether a broker may lead: registered, unfenced, not
+// shutting down.
+func live(img *metadata.Image, id int32) bool {
+	b := img.Brokers[id]
+	return b != nil && !b.Fenced && !b.InControlledShutdown
+}
+
+// electAway moves broker's leaderships and ISR memberships away: it leaves
+// every ISR that has another member, and every partition it leads gets the
+// first live member of the remaining ISR as leader, or none. With
+// assumeGone the image already has the broker fenced.
+func (c *Controller) electAway(img *metadata.Image, broker int32, assumeGone bool) []metadata.Record {
+	var recs []metadata.Record
+	for _, name := range sortedTopicNames(img) {
+		t := img.Topics[name]
+		for _, p := range t.SortedPartitions() {
+			inISR := slices.Contains(p.ISR, broker)
+			if p.Leader != broker && !inISR {
+				continue
+			}
+			isr := p.ISR
+			if inISR && len(p.ISR) > 1 {
+				isr = slices.DeleteFunc(slices.Clone(p.ISR), func(r int32) bool { return r == broker })
+			}
+			leader := p.Leader
+			if p.Leader == broker {
+				leader = -1
+				for _, r := range isr {
+					if r != broker && live(img, r) {
+						leader = r
+						break
+					}
+				}
+			}
+			if leader == p.Leader && slices.Equal(isr, p.ISR) {
+				continue
+			}
+			rec := metadata.NewPartitionChangeRecord()
+			rec.PartitionId, rec.TopicId = p.ID, t.ID
+			if !slices.Equal(isr, p.ISR) {
+				rec.Isr = isr
+			}
+			if leader != p.Leader {
+				rec.Leader = leader
+			}
+			rec.SetVersion(0)
+			recs = append(recs, rec)
+		}
+	}
+	return recs
+}
+
+// electOffline gives a leader to every offline partition whose ISR holds
+// broker, which just became live.
+func (c *Controller) electOffline(img *metadata.Image, broker int32) []metadata.Record {
+	var recs []metadata.Record
+	for _, name := range sortedTopicNames(img) {
+		t := img.Topics[name]
+		for _, p := range t.SortedPartitions() {
+			if p.Leader >= 0 || !slices.Contains(p.ISR, broker) {
+				continue
+			}
+			rec := metadata.NewPartitionChangeRecord()
+			rec.PartitionId, rec.TopicId, rec.Leader = p.ID, t.ID, broker
+			rec.SetVersion(0)
+			recs = append(recs, rec)
+		}
+	}
+	return recs
+}
+
+func sortedTopicNames(img *metadata.Image) []string {
+	names := make([]string, 0, len(img.Topics))
+	for n := range img.Topics {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	return names
+}

@@ -1,0 +1,116 @@
+package controller
+
+import (
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"weir/internal/metadata"
+)
+
+func partitionsOf(h *harness, topic string) []*metadata.Partition {
+	return h.c.Image().Topics[topic].SortedPartitions()
+}
+
+func TestFenceStaleBrokersMovesLeadershipAndShrinksISR(t *testing.T) {
+	h := newCluster(t, 3, nil)
+	h.mustCreate(manualReq("t", []int32{3, 1, 2}, []int32{1, 3, 2}, []int32{2, 1, 3}))
+	// The controller starts counting sessions at the first check.
+	if fenced, err := h.c.FenceStaleBrokers(testNow); err != nil || len(fenced) != 0 {
+		t.Fatalf("first check fenced %v (%v)", fenced, err)
+	}
+	later := testNow.Add(h.c.sessionTimeout() - time.Millisecond)
+	for _, id := range []int32{1, 2} {
+		hb := kmsg.NewPtrBrokerHeartbeatRequest()
+		hb.BrokerID, hb.BrokerEpoch, hb.CurrentMetadataOffset = id, h.epochs[id], 1<<40
+		if _, err := h.c.BrokerHeartbeat(hb, later); err != nil {
+			t.Fatal(err)
+		}
+	}
+	fenced, err := h.c.FenceStaleBrokers(testNow.Add(h.c.sessionTimeout()))
+	if err != nil || !slices.Equal(fenced, []int32{3}) {
+		t.Fatalf("fenced %v (%v), want [3]", fenced, err)
+	}
+	if !h.c.Image().Brokers[3].Fenced {
+		t.Fatal("broker 3 not fenced in the image")
+	}
+	for _, p := range partitionsOf(h, "t") {
+		if slices.Contains(p.ISR, 3) {
+			t.Errorf("partition %d keeps fenced broker 3 in its ISR %v", p.ID, p.ISR)
+		}
+		if p.Leader == 3 || p.Leader < 0 {
+			t.Errorf("partition %d leader %d", p.ID, p.Leader)
+		}
+	}
+	if p := partitionsOf(h, "t")[0]; p.Leader != 1 || p.LeaderEpoch != 1 {
+		t.Errorf("partition 0 led by %d in epoch %d, want the first live ISR member 1 in epoch 1", p.Leader, p.LeaderEpoch)
+	}
+}
+
+func TestFencedSoleReplicaGoesOfflineAndReturns(t *testing.T) {
+	h := newCluster(t, 2, nil)
+	h.mustCreate(manualReq("solo", []int32{2}))
+	hb := kmsg.NewPtrBrokerHeartbeatRequest()
+	hb.BrokerID, hb.BrokerEpoch, hb.WantFence = 2, h.epochs[2], true
+	if resp, err := h.c.BrokerHeartbeat(hb, testNow); err != nil || !resp.IsFenced {
+		t.Fatalf("fencing heartbeat: %+v, %v", resp, err)
+	}
+	p := partitionsOf(h, "solo")[0]
+	if p.Leader != -1 || !slices.Equal(p.ISR, []int32{2}) {
+		t.Fatalf("after fencing the only replica: leader %d ISR %v, want offline with ISR [2]", p.Leader, p.ISR)
+	}
+	if resp := h.heartbeat(2, h.epochs[2], false); resp.IsFenced {
+		t.Fatal("caught-up heartbeat left the broker fenced")
+	}
+	if p := partitionsOf(h, "solo")[0]; p.Leader != 2 {
+		t.Fatalf("after the broker returned the partition is led by %d", p.Leader)
+	}
+}
+
+func TestControlledShutdownMovesLeadersFirst(t *testing.T) {
+	h := newCluster(t, 3, nil)
+	h.mustCreate(manualReq("c", []int32{1, 2}, []int32{2, 1}, []int32{1, 3}))
+	resp := h.heartbeat(1, h.epochs[1], true)
+	if !resp.ShouldShutdown {
+		t.Fatalf("broker 1 still told to run: %+v", resp)
+	}
+	img := h.c.Image()
+	if !img.Brokers[1].InControlledShutdown || !img.Brokers[1].Fenced {
+		t.Fatalf("broker 1 after shutdown: %+v", img.Brokers[1])
+	}
+	for _, p := range partitionsOf(h, "c") {
+		if p.Leader == 1 || slices.Contains(p.ISR, 1) {
+			t.Errorf("partition %d: leader %d ISR %v still has broker 1", p.ID, p.Leader, p.ISR)
+		}
+	}
+	// New topics avoid the shutting-down broker.
+	for _, r := range h.mustCreate(topicReq("after", 6, 2)) {
+		_ = r
+	}
+	for _, p := range partitionsOf(h, "after") {
+		if slices.Contains(p.Replicas, 1) {
+			t.Errorf("new partition %d placed on shutting-down broker 1: %v", p.ID, p.Replicas)
+		}
+	}
+}
+
+func TestSeveralBrokersFencedAtOnce(t *testing.T) {
+	h := newCluster(t, 3, nil)
+	h.mustCreate(manualReq("m", []int32{1, 2, 3}))
+	h.c.FenceStaleBrokers(testNow)
+	hb := kmsg.NewPtrBrokerHeartbeatRequest()
+	hb.BrokerID, hb.BrokerEpoch, hb.CurrentMetadataOffset = 3, h.epochs[3], 1<<40
+	if _, err := h.c.BrokerHeartbeat(hb, testNow.Add(h.c.sessionTimeout()/2)); err != nil {
+		t.Fatal(err)
+	}
+	fenced, err := h.c.FenceStaleBrokers(testNow.Add(h.c.sessionTimeout()))
+	if err != nil || !slices.Equal(fenced, []int32{1, 2}) {
+		t.Fatalf("fenced %v (%v)", fenced, err)
+	}
+	p := partitionsOf(h, "m")[0]
+	if p.Leader != 3 || !slices.Equal(p.ISR, []int32{3}) {
+		t.Fatalf("leader %d ISR %v, want 3 and [3]", p.Leader, p.ISR)
+	}
+}

@@ -1,0 +1,22 @@
+package kafka
+
+// BrokerHeartbeat, versions 0-2, on controller listeners.
+//
+// Every broker.heartbeat.interval.ms a broker reports its metadata offset;
+// the answer says whether it caught up, is fenced, or should shut down
+// (controller/brokers.go). A stale broker epoch is STALE_BROKER_EPOCH; a
+// controller that is not active answers NOT_CONTROLLER.
+
+import "github.com/twmb/franz-go/pkg/kmsg"
+
+func (s *Server) handleBrokerHeartbeat(req *Request) *Reply {
+	r := req.Body.(*kmsg.BrokerHeartbeatRequest)
+	out, err := s.deps.Controller.BrokerHeartbeat(r, s.deps.Now())
+	if err != nil {
+		resp := respFor(req).(*kmsg.BrokerHeartbeatResponse)
+		resp.ErrorCode, resp.IsFenced = errorCode(err), true
+		return done(resp)
+	}
+	out.SetVersion(req.Version)
+	return done(out)
+}

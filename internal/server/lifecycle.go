@@ -1,0 +1,281 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"weir/internal/controller"
+	"weir/internal/kafka"
+)
+
+// lifecycle is the broker side of KIP-631: it registers this broker with
+// the active controller, heartbeats every broker.heartbeat.interval.ms
+// with the broker's metadata offset, re-registers when the controller has
+// forgotten it, and asks for a controlled shutdown when the node stops.
+// It also routes the node's other calls to the active controller: its own
+// controller when active, else the active one's controller listener.
+type lifecycle struct {
+	s           *Server
+	incarnation [16]byte
+
+	epoch    atomic.Int64
+	fenced   atomic.Bool
+	unfenced chan struct{} // closed the first time the broker is unfenced
+	once     sync.Once
+
+	mu    sync.Mutex
+	conns map[int32]*ctrlConn
+}
+
+func newLifecycle(s *Server) *lifecycle {
+	l := &lifecycle{s: s, unfenced: make(chan struct{}), conns: map[int32]*ctrlConn{}}
+	l.incarnation = newIncarnation()
+	l.epoch.Store(-1)
+	l.fenced.Store(true)
+	return l
+}
+
+var errNoController = errors.New("no active controller known")
+
+// target returns the connection to the active controller, or nil when it
+// is this node's own.
+func (l *lifecycle) target() (*ctrlConn, error) {
+	st := l.s.quorum.Status()
+	if st.Active {
+		return nil, nil
+	}
+	if st.Leader < 0 || st.Leader == l.s.cfg.NodeID {
+		return nil, errNoController
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if c := l.conns[st.Leader]; c != nil {
+		return c, nil
+	}
+	for _, v := range l.s.cfg.QuorumVoters {
+		if v.ID == st.Leader {
+			c := &ctrlConn{addr: v.Address(), clientID: fmt.Sprintf("weir-broker-%d", l.s.cfg.NodeID)}
+			l.conns[st.Leader] = c
+			return c, nil
+		}
+	}
+	return nil, fmt.Errorf("controller %d is not among controller.quorum.voters", st.Leader)
+}
+
+// Local implements kafka.Forwarder.
+func (l *lifecycle) Local() bool { return l.s.quorum.Status().Active }
+
+// Forward implements kafka.Forwarder.
+func (l *lifecycle) Forward(ctx context.Context, body []byte) ([]byte, error) {
+	c, err := l.target()
+	if err != nil {
+		return nil, err
+	}
+	if c == nil {
+		return nil, errors.New("the active controller is local")
+	}
+	return c.roundTrip(ctx, kafka.ForwardAPIKey, 0, false, body)
+}
+
+// allocateProducerIDs gets a block of producer ids from the active
+// controller.
+func (l *lifecycle) allocateProducerIDs() (int64, int32, error) {
+	c, err := l.target()
+	if err != nil {
+		return 0, 0, err
+	}
+	if c == nil {
+		return l.s.controller.AllocateProducerIDs(l.s.cfg.NodeID, l.epoch.Load())
+	}
+	req := kmsg.NewPtrAllocateProducerIDsRequest()
+	req.BrokerID, req.BrokerEpoch = l.s.cfg.NodeID, l.epoch.Load()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	resp, err := c.call(ctx, req)
+	if err != nil {
+		return 0, 0, err
+	}
+	r := resp.(*kmsg.AllocateProducerIDsResponse)
+	if err := kerr.ErrorForCode(r.ErrorCode); err != nil {
+		return 0, 0, err
+	}
+	return r.ProducerIDStart, r.ProducerIDLen, nil
+}
+
+func (l *lifecycle) registrationRequest() (*kmsg.BrokerRegistrationRequest, error) {
+	eps, err := l.s.endpoints()
+	if err != nil {
+		return nil, err
+	}
+	req := kmsg.NewPtrBrokerRegistrationRequest()
+	req.SetVersion(4)
+	req.BrokerID, req.ClusterID, req.IncarnationID = l.s.cfg.NodeID, l.s.clusterID, l.incarnation
+	for _, e := range eps {
+		req.Listeners = append(req.Listeners, kmsg.BrokerRegistrationRequestListener{Name: e.Name, Host: e.Host, Port: e.Port, SecurityProtocol: e.SecurityProtocol})
+	}
+	req.Features = []kmsg.BrokerRegistrationRequestFeature{
+		{Name: "metadata.version", MinSupportedVersion: 7, MaxSupportedVersion: controller.MetadataVersion},
+		{Name: "group.version", MinSupportedVersion: 0, MaxSupportedVersion: controller.GroupVersion},
+	}
+	if l.s.cfg.Rack != "" {
+		rack := l.s.cfg.Rack
+		req.Rack = &rack
+	}
+	req.PreviousBrokerEpoch = l.epoch.Load()
+	return req, nil
+}
+
+// register registers the broker, retrying until it succeeds or ctx ends.
+func (l *lifecycle) register(ctx context.Context) error {
+	req, err := l.registrationRequest()
+	if err != nil {
+		return err
+	}
+	for {
+		epoch, err := l.registerOnce(ctx, req)
+		if err == nil {
+			l.epoch.Store(epoch)
+			l.fenced.Store(true)
+			l.s.lg.Info("registered with the controller", "broker_epoch", epoch)
+			return nil
+		}
+		l.s.lg.Debug("registration failed; retrying", "err", err)
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("registering with the controller: %w (last error: %v)", ctx.Err(), err)
+		case <-time.After(l.s.cfg.BrokerHeartbeatInterval / 4):
+		}
+	}
+}
+
+func (l *lifecycle) registerOnce(ctx context.Context, req *kmsg.BrokerRegistrationRequest) (int64, error) {
+	c, err := l.target()
+	if err != nil {
+		return 0, err
+	}
+	if c == nil {
+		return l.s.controller.RegisterBroker(req, time.Now())
+	}
+	resp, err := c.call(ctx, req)
+	if err != nil {
+		return 0, err
+	}
+	r := resp.(*kmsg.BrokerRegistrationResponse)
+	if err := kerr.ErrorForCode(r.ErrorCode); err != nil {
+		return 0, err
+	}
+	return r.BrokerEpoch, nil
+}
+
+// heartbeat sends one heartbeat and notes the answer.
+func (l *lifecycle) heartbeat(ctx context.Context, wantShutdown bool) (*kmsg.BrokerHeartbeatResponse, error) {
+	req := kmsg.NewPtrBrokerHeartbeatRequest()
+	req.SetVersion(2)
+	req.BrokerID, req.BrokerEpoch = l.s.cfg.NodeID, l.epoch.Load()
+	req.CurrentMetadataOffset, req.WantShutdown = l.s.publisher.appliedOffset(), wantShutdown
+	c, err := l.target()
+	if err != nil {
+		return nil, err
+	}
+	var resp *kmsg.BrokerHeartbeatResponse
+	if c == nil {
+		if resp, err = l.s.controller.BrokerHeartbeat(req, time.Now()); err != nil {
+			return nil, err
+		}
+	} else {
+		out, err := c.call(ctx, req)
+		if err != nil {
+			return nil, err
+		}
+		resp = out.(*kmsg.BrokerHeartbeatResponse)
+		if err := kerr.ErrorForCode(resp.ErrorCode); err != nil {
+			return nil, err
+		}
+	}
+	l.fenced.Store(resp.IsFenced)
+	if !resp.IsFenced {
+		l.once.Do(func() { close(l.unfenced) })
+	}
+	return resp, nil
+}
+
+// run heartbeats until ctx ends, re-registering when the controller no
+// longer knows this broker's epoch.
+func (l *lifecycle) run(ctx context.Context) {
+	t := time.NewTicker(l.s.cfg.BrokerHeartbeatInterval)
+	defer t.Stop()
+	for {
+		_, err := l.heartbeat(ctx, false)
+		if errors.Is(err, kerr.StaleBrokerEpoch) {
+			l.s.lg.Warn("the controller fenced this broker's registration; registering again")
+			if err := l.register(ctx); err != nil {
+				return
+			}
+			continue
+		}
+		if err != nil && ctx.Err() == nil {
+			l.s.lg.Debug("heartbeat failed", "err", err)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}
+
+// awaitUnfenced waits until the controller has unfenced this broker,
+// heartbeating meanwhile (run is not started yet).
+func (l *lifecycle) awaitUnfenced(ctx context.Context) error {
+	for {
+		if _, err := l.heartbeat(ctx, false); err != nil {
+			l.s.lg.Debug("heartbeat failed", "err", err)
+		}
+		if !l.fenced.Load() {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("waiting to be unfenced: %w", ctx.Err())
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+}
+
+// controlledShutdown asks the controller to move this broker's leaderships
+// away, until it says the broker may stop or the time runs out.
+func (l *lifecycle) controlledShutdown(timeout time.Duration) {
+	if l.epoch.Load() < 0 || !l.s.cfg.ControlledShutdownEnable {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	for {
+		resp, err := l.heartbeat(ctx, true)
+		if err == nil && resp.ShouldShutdown {
+			l.s.lg.Info("controlled shutdown complete")
+			return
+		}
+		select {
+		case <-ctx.Done():
+			l.s.lg.Warn("controlled shutdown did not complete in time", "last_error", err)
+			return
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
+
+func (l *lifecycle) close() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for _, c := range l.conns {
+		c.close()
+	}
+}
