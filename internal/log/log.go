@@ -233,6 +233,19 @@ func (l *Log) Close() error {
 	return errors.Join(err, l.closeFiles())
 }
 
+// Abandon closes the log's files as a crash would leave them: nothing is
+// flushed, snapshotted or checkpointed (what was written stays in the
+// page cache, as after SIGKILL). In-process tests use it to kill a node.
+func (l *Log) Abandon() error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.closed {
+		return nil
+	}
+	l.closed = true
+	return l.closeFiles()
+}
+
 func (l *Log) closeFiles() error {
 	p := l.segs.Load()
 	if p == nil {

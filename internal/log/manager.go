@@ -389,6 +389,15 @@ func (m *Manager) Close() error {
 	return errors.Join(errs...)
 }
 
+// Abandon closes every log as a crash would (see Log.Abandon).
+func (m *Manager) Abandon() error {
+	var errs []error
+	for _, l := range m.All() {
+		errs = append(errs, l.Abandon())
+	}
+	return errors.Join(errs...)
+}
+
 // DirOf returns the log directory (root) that holds tp.
 func (m *Manager) DirOf(tp TopicPartition) string {
 	m.mu.Lock()

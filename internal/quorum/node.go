@@ -10,6 +10,7 @@ import (
 	"math"
 	"sort"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"go.etcd.io/raft/v3"
@@ -82,7 +83,8 @@ type Node struct {
 	lastHeard    map[uint64]time.Time // voter -> last response received
 	lastCaughtUp map[uint64]time.Time
 
-	mu      sync.Mutex // guards status and changed
+	abandon atomic.Bool // Run ends as a crash would: nothing written
+	mu      sync.Mutex  // guards status and changed
 	status  Status
 	changed chan struct{} // closed and replaced when status changes
 }
@@ -217,6 +219,9 @@ func (n *Node) Run(ctx context.Context) error {
 		}
 		select {
 		case <-ctx.Done():
+			if n.abandon.Load() {
+				return n.rl.log.Abandon()
+			}
 			return n.rl.close()
 		case <-tick.C:
 			rn.Tick()
@@ -372,6 +377,10 @@ func (n *Node) maybeSnapshot() error {
 	n.lg.Info("wrote metadata snapshot", "index", s.Index, "end_offset", s.EndOffset, "records", len(s.Records))
 	return nil
 }
+
+// Abandon makes Run end, when its context is done, without writing its
+// state: in-process tests kill a node with it.
+func (n *Node) Abandon() { n.abandon.Store(true) }
 
 // Step hands the node a message from another voter.
 func (n *Node) Step(m *pb.Message) {

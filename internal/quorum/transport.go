@@ -2,6 +2,7 @@ package quorum
 
 import (
 	"bufio"
+	"context"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -65,8 +66,13 @@ func DecodeMessages(body []byte) ([]*pb.Message, error) {
 type NetTransport struct {
 	self  int32
 	lg    *slog.Logger
+	dial  Dialer
 	peers map[int32]*peer
 }
+
+// Dialer opens connections (net.Dialer.DialContext by default; tests
+// inject network faults through it).
+type Dialer func(ctx context.Context, network, addr string) (net.Conn, error)
 
 type peer struct {
 	id   int32
@@ -77,8 +83,11 @@ type peer struct {
 
 // NewNetTransport starts a transport from node self to the voters at
 // addrs (node.id -> host:port; self is skipped).
-func NewNetTransport(self int32, addrs map[int32]string, lg *slog.Logger) *NetTransport {
-	t := &NetTransport{self: self, lg: lg, peers: map[int32]*peer{}}
+func NewNetTransport(self int32, addrs map[int32]string, dial Dialer, lg *slog.Logger) *NetTransport {
+	if dial == nil {
+		dial = (&net.Dialer{}).DialContext
+	}
+	t := &NetTransport{self: self, lg: lg, dial: dial, peers: map[int32]*peer{}}
 	for id, addr := range addrs {
 		if id == self {
 			continue
@@ -140,7 +149,9 @@ func (t *NetTransport) run(p *peer) {
 			}
 		}
 		if nc == nil {
-			c, err := net.DialTimeout("tcp", p.addr, time.Second)
+			ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+			c, err := t.dial(ctx, "tcp", p.addr)
+			cancel()
 			if err != nil {
 				// Drop what is queued: Raft resends what still matters.
 				t.lg.Debug("raft peer unreachable", "peer", p.id, "err", err)

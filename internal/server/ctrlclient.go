@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"weir/internal/quorum"
 )
 
 // ctrlConn is a connection to another node's controller listener, for the
@@ -22,6 +24,7 @@ import (
 type ctrlConn struct {
 	addr     string
 	clientID string
+	dial     quorum.Dialer
 
 	mu   sync.Mutex
 	nc   net.Conn
@@ -33,8 +36,7 @@ func (c *ctrlConn) roundTrip(ctx context.Context, key, version int16, flexible b
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.nc == nil {
-		var d net.Dialer
-		nc, err := d.DialContext(ctx, "tcp", c.addr)
+		nc, err := c.dial(ctx, "tcp", c.addr)
 		if err != nil {
 			return nil, err
 		}

@@ -61,7 +61,7 @@ func (l *lifecycle) target() (*ctrlConn, error) {
 	}
 	for _, v := range l.s.cfg.QuorumVoters {
 		if v.ID == st.Leader {
-			c := &ctrlConn{addr: v.Address(), clientID: fmt.Sprintf("weir-broker-%d", l.s.cfg.NodeID)}
+			c := &ctrlConn{addr: v.Address(), clientID: fmt.Sprintf("weir-broker-%d", l.s.cfg.NodeID), dial: l.s.opts.Dial}
 			l.conns[st.Leader] = c
 			return c, nil
 		}

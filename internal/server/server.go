@@ -36,6 +36,9 @@ type Options struct {
 	// FS is the filesystem under the logs (tests inject faults); nil is the
 	// real one.
 	FS vfs.FS
+	// Dial opens connections to other nodes (tests inject network faults);
+	// nil is net.Dialer's.
+	Dial quorum.Dialer
 }
 
 // Server is one weir node.
@@ -71,6 +74,9 @@ func New(cfg *config.Broker, opts Options) *Server {
 	}
 	if opts.FS == nil {
 		opts.FS = vfs.OS
+	}
+	if opts.Dial == nil {
+		opts.Dial = (&net.Dialer{}).DialContext
 	}
 	return &Server{cfg: cfg, opts: opts, lg: opts.Logger, listeners: map[string]net.Listener{}, kafka: map[string]*kafka.Server{}}
 }
@@ -345,12 +351,25 @@ func (s *Server) describeListeners() string {
 // Shutdown stops serving, then flushes and closes every log and writes the
 // checkpoints, so the next start recovers nothing. It is safe to call more
 // than once and on a partly started server.
-func (s *Server) Shutdown() error {
+func (s *Server) Shutdown() error { return s.stopNode(false) }
+
+// Kill stops the node as a crash would (in-process tests use it): no
+// controlled shutdown, and nothing is flushed, snapshotted or
+// checkpointed; what was written stays in the page cache, as after
+// SIGKILL.
+func (s *Server) Kill() { s.stopNode(true) }
+
+func (s *Server) stopNode(crash bool) error {
 	var err error
 	s.stop.Do(func() {
 		if s.lifecycle != nil {
-			s.lifecycle.controlledShutdown(s.cfg.BrokerSessionTimeout)
+			if !crash {
+				s.lifecycle.controlledShutdown(s.cfg.BrokerSessionTimeout)
+			}
 			s.lifecycle.close()
+		}
+		if crash && s.quorum != nil {
+			s.quorum.Abandon()
 		}
 		for _, k := range s.kafka {
 			k.Close()
@@ -363,7 +382,10 @@ func (s *Server) Shutdown() error {
 		}
 		s.wg.Wait()
 		var errs []error
-		if s.logs != nil {
+		switch {
+		case s.logs != nil && crash:
+			errs = append(errs, s.logs.Abandon())
+		case s.logs != nil:
 			errs = append(errs, s.logs.Close())
 		}
 		if s.transport != nil {
@@ -423,7 +445,7 @@ func (s *Server) openQuorum() error {
 		voters = append(voters, v.ID)
 		addrs[v.ID] = v.Address()
 	}
-	s.transport = quorum.NewNetTransport(s.cfg.NodeID, addrs, s.lg.With("component", "raft"))
+	s.transport = quorum.NewNetTransport(s.cfg.NodeID, addrs, s.opts.Dial, s.lg.With("component", "raft"))
 	tick := 100 * time.Millisecond
 	n, err := quorum.Open(quorum.Config{
 		NodeID:           s.cfg.NodeID,
