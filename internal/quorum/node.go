@@ -84,9 +84,10 @@ type Node struct {
 	lastCaughtUp map[uint64]time.Time
 
 	abandon atomic.Bool // Run ends as a crash would: nothing written
-	mu      sync.Mutex  // guards status and changed
-	status  Status
-	changed chan struct{} // closed and replaced when status changes
+	mu       sync.Mutex // guards status, changed and commitCh
+	status   Status
+	changed  chan struct{} // closed and replaced when status changes
+	commitCh chan struct{} // closed and replaced when entries are applied
 }
 
 type proposal struct {
@@ -146,6 +147,7 @@ func Open(cfg Config) (*Node, error) {
 		lastCaughtUp: map[uint64]time.Time{}, lastSnap: time.Now()}
 	n.status.Leader = -1
 	n.changed = make(chan struct{})
+	n.commitCh = make(chan struct{})
 	return n, nil
 }
 
@@ -281,6 +283,12 @@ func (n *Node) handleReady() error {
 		}
 		if err := n.apply(rd.CommittedEntries); err != nil {
 			return err
+		}
+		if len(rd.CommittedEntries) > 0 {
+			n.mu.Lock()
+			close(n.commitCh)
+			n.commitCh = make(chan struct{})
+			n.mu.Unlock()
 		}
 		n.rn.Advance(rd)
 		if err := n.maybeSnapshot(); err != nil {

@@ -180,6 +180,7 @@ func writeSnapshotFile(fsys vfs.FS, dir string, s *snapshot, data []byte) error 
 type snapshotFile struct {
 	name      string
 	endOffset int64
+	epoch     int32
 }
 
 // listSnapshots returns the checkpoint files in dir, oldest first.
@@ -197,12 +198,13 @@ func listSnapshots(fsys vfs.FS, dir string) ([]snapshotFile, error) {
 		if !strings.HasSuffix(name, snapshotSuffix) {
 			continue
 		}
-		off, _, ok := strings.Cut(strings.TrimSuffix(name, snapshotSuffix), "-")
-		o, err := strconv.ParseInt(off, 10, 64)
-		if !ok || err != nil {
+		off, ep, ok := strings.Cut(strings.TrimSuffix(name, snapshotSuffix), "-")
+		o, err1 := strconv.ParseInt(off, 10, 64)
+		e, err2 := strconv.ParseInt(ep, 10, 32)
+		if !ok || err1 != nil || err2 != nil {
 			continue
 		}
-		out = append(out, snapshotFile{name: name, endOffset: o})
+		out = append(out, snapshotFile{name: name, endOffset: o, epoch: int32(e)})
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].endOffset < out[j].endOffset })
 	return out, nil

@@ -12,6 +12,8 @@ import (
 
 	pb "go.etcd.io/raft/v3/raftpb"
 	"google.golang.org/protobuf/proto"
+
+	"weir/internal/nodeclient"
 )
 
 // Raft messages travel between voters on the controller listener, framed
@@ -66,13 +68,9 @@ func DecodeMessages(body []byte) ([]*pb.Message, error) {
 type NetTransport struct {
 	self  int32
 	lg    *slog.Logger
-	dial  Dialer
+	dial  nodeclient.Dialer
 	peers map[int32]*peer
 }
-
-// Dialer opens connections (net.Dialer.DialContext by default; tests
-// inject network faults through it).
-type Dialer func(ctx context.Context, network, addr string) (net.Conn, error)
 
 type peer struct {
 	id   int32
@@ -83,7 +81,7 @@ type peer struct {
 
 // NewNetTransport starts a transport from node self to the voters at
 // addrs (node.id -> host:port; self is skipped).
-func NewNetTransport(self int32, addrs map[int32]string, dial Dialer, lg *slog.Logger) *NetTransport {
+func NewNetTransport(self int32, addrs map[int32]string, dial nodeclient.Dialer, lg *slog.Logger) *NetTransport {
 	if dial == nil {
 		dial = (&net.Dialer{}).DialContext
 	}

@@ -13,6 +13,7 @@ import (
 
 	"weir/internal/controller"
 	"weir/internal/kafka"
+	"weir/internal/nodeclient"
 )
 
 // lifecycle is the broker side of KIP-631: it registers this broker with
@@ -31,11 +32,11 @@ type lifecycle struct {
 	once     sync.Once
 
 	mu    sync.Mutex
-	conns map[int32]*ctrlConn
+	conns map[int32]*nodeclient.Conn
 }
 
 func newLifecycle(s *Server) *lifecycle {
-	l := &lifecycle{s: s, unfenced: make(chan struct{}), conns: map[int32]*ctrlConn{}}
+	l := &lifecycle{s: s, unfenced: make(chan struct{}), conns: map[int32]*nodeclient.Conn{}}
 	l.incarnation = newIncarnation()
 	l.epoch.Store(-1)
 	l.fenced.Store(true)
@@ -46,7 +47,7 @@ var errNoController = errors.New("no active controller known")
 
 // target returns the connection to the active controller, or nil when it
 // is this node's own.
-func (l *lifecycle) target() (*ctrlConn, error) {
+func (l *lifecycle) target() (*nodeclient.Conn, error) {
 	st := l.s.quorum.Status()
 	if st.Active {
 		return nil, nil
@@ -61,7 +62,7 @@ func (l *lifecycle) target() (*ctrlConn, error) {
 	}
 	for _, v := range l.s.cfg.QuorumVoters {
 		if v.ID == st.Leader {
-			c := &ctrlConn{addr: v.Address(), clientID: fmt.Sprintf("weir-broker-%d", l.s.cfg.NodeID), dial: l.s.opts.Dial}
+			c := nodeclient.New(v.Address(), fmt.Sprintf("weir-broker-%d", l.s.cfg.NodeID), l.s.opts.Dial)
 			l.conns[st.Leader] = c
 			return c, nil
 		}
@@ -81,7 +82,7 @@ func (l *lifecycle) Forward(ctx context.Context, body []byte) ([]byte, error) {
 	if c == nil {
 		return nil, errors.New("the active controller is local")
 	}
-	return c.roundTrip(ctx, kafka.ForwardAPIKey, 0, false, body)
+	return c.RoundTrip(ctx, kafka.ForwardAPIKey, 0, false, body)
 }
 
 // allocateProducerIDs gets a block of producer ids from the active
@@ -98,7 +99,7 @@ func (l *lifecycle) allocateProducerIDs() (int64, int32, error) {
 	req.BrokerID, req.BrokerEpoch = l.s.cfg.NodeID, l.epoch.Load()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	resp, err := c.call(ctx, req)
+	resp, err := c.Call(ctx, req)
 	if err != nil {
 		return 0, 0, err
 	}
@@ -163,7 +164,7 @@ func (l *lifecycle) registerOnce(ctx context.Context, req *kmsg.BrokerRegistrati
 	if c == nil {
 		return l.s.controller.RegisterBroker(req, time.Now())
 	}
-	resp, err := c.call(ctx, req)
+	resp, err := c.Call(ctx, req)
 	if err != nil {
 		return 0, err
 	}
@@ -190,7 +191,7 @@ func (l *lifecycle) heartbeat(ctx context.Context, wantShutdown bool) (*kmsg.Bro
 			return nil, err
 		}
 	} else {
-		out, err := c.call(ctx, req)
+		out, err := c.Call(ctx, req)
 		if err != nil {
 			return nil, err
 		}
@@ -276,6 +277,6 @@ func (l *lifecycle) close() {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	for _, c := range l.conns {
-		c.close()
+		c.Close()
 	}
 }

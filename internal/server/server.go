@@ -20,6 +20,7 @@ import (
 	"weir/internal/kafka"
 	"weir/internal/log"
 	"weir/internal/metadata"
+	"weir/internal/nodeclient"
 	"weir/internal/partition"
 	"weir/internal/quorum"
 	"weir/internal/vfs"
@@ -38,7 +39,7 @@ type Options struct {
 	FS vfs.FS
 	// Dial opens connections to other nodes (tests inject network faults);
 	// nil is net.Dialer's.
-	Dial quorum.Dialer
+	Dial nodeclient.Dialer
 }
 
 // Server is one weir node.

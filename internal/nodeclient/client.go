@@ -1,4 +1,8 @@
-package server
+// Package nodeclient is how a weir node sends Kafka requests to another
+// node: registration and heartbeats to the active controller, forwarded
+// admin requests, metadata fetches of observers. Requests go at fixed
+// versions, since weir speaks to weir.
+package nodeclient
 
 import (
 	"bufio"
@@ -12,19 +16,26 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
-
-	"weir/internal/quorum"
 )
 
-// ctrlConn is a connection to another node's controller listener, for the
-// few requests a node sends a controller itself (registration, heartbeats,
-// producer id blocks, forwarded admin requests). Calls are serialized; the
-// connection is redialled after an error. weir speaks to weir here, so
-// requests go at fixed versions both ends serve.
-type ctrlConn struct {
+// New returns a connection to addr, dialled on first use.
+func New(addr, clientID string, dial Dialer) *Conn {
+	if dial == nil {
+		dial = (&net.Dialer{}).DialContext
+	}
+	return &Conn{addr: addr, clientID: clientID, dial: dial}
+}
+
+// Dialer opens connections (net.Dialer.DialContext by default; tests
+// inject network faults through it).
+type Dialer func(ctx context.Context, network, addr string) (net.Conn, error)
+
+// Conn is a connection to another node's listener. Calls are serialized;
+// the connection is redialled after an error.
+type Conn struct {
 	addr     string
 	clientID string
-	dial     quorum.Dialer
+	dial     Dialer
 
 	mu   sync.Mutex
 	nc   net.Conn
@@ -32,7 +43,9 @@ type ctrlConn struct {
 	corr int32
 }
 
-func (c *ctrlConn) roundTrip(ctx context.Context, key, version int16, flexible bool, body []byte) ([]byte, error) {
+// RoundTrip sends a request frame with the given header and body and
+// returns the response body (after the correlation id).
+func (c *Conn) RoundTrip(ctx context.Context, key, version int16, flexible bool, body []byte) ([]byte, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.nc == nil {
@@ -68,7 +81,7 @@ func (c *ctrlConn) roundTrip(ctx context.Context, key, version int16, flexible b
 	return resp, nil
 }
 
-func (c *ctrlConn) exchange(frame []byte) ([]byte, error) {
+func (c *Conn) exchange(frame []byte) ([]byte, error) {
 	if _, err := c.nc.Write(frame); err != nil {
 		return nil, err
 	}
@@ -88,9 +101,9 @@ func (c *ctrlConn) exchange(frame []byte) ([]byte, error) {
 	return resp, err
 }
 
-// call sends a Kafka request and decodes its response.
-func (c *ctrlConn) call(ctx context.Context, req kmsg.Request) (kmsg.Response, error) {
-	body, err := c.roundTrip(ctx, req.Key(), req.GetVersion(), req.IsFlexible(), req.AppendTo(nil))
+// Call sends a Kafka request (at its set version) and decodes its response.
+func (c *Conn) Call(ctx context.Context, req kmsg.Request) (kmsg.Response, error) {
+	body, err := c.RoundTrip(ctx, req.Key(), req.GetVersion(), req.IsFlexible(), req.AppendTo(nil))
 	if err != nil {
 		return nil, err
 	}
@@ -107,7 +120,8 @@ func (c *ctrlConn) call(ctx context.Context, req kmsg.Request) (kmsg.Response, e
 	return resp, nil
 }
 
-func (c *ctrlConn) close() {
+// Close closes the connection.
+func (c *Conn) Close() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.nc != nil {
