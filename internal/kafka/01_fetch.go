@@ -29,6 +29,12 @@ import (
 
 func (s *Server) handleFetch(req *Request) *Reply {
 	r := req.Body.(*kmsg.FetchRequest)
+	if s.isMetadataFetch(r) {
+		return s.handleMetadataFetch(req, r)
+	}
+	if s.deps.Partitions == nil {
+		return done(s.noPartitions(req, r))
+	}
 	if r.SessionID != 0 {
 		resp := respFor(req).(*kmsg.FetchResponse)
 		resp.ErrorCode = kerr.FetchSessionIDNotFound.Code
@@ -210,4 +216,20 @@ func leaderOf(img *metadata.Image, topic string, part int32) (int32, int32) {
 		}
 	}
 	return -1, -1
+}
+
+// noPartitions answers a fetch on a node that hosts no partitions.
+func (s *Server) noPartitions(req *Request, r *kmsg.FetchRequest) *kmsg.FetchResponse {
+	resp := respFor(req).(*kmsg.FetchResponse)
+	for _, rt := range r.Topics {
+		st := kmsg.NewFetchResponseTopic()
+		st.Topic, st.TopicID = rt.Topic, rt.TopicID
+		for _, rp := range rt.Partitions {
+			sp := kmsg.NewFetchResponseTopicPartition()
+			sp.Partition, sp.ErrorCode = rp.Partition, kerr.NotLeaderForPartition.Code
+			st.Partitions = append(st.Partitions, sp)
+		}
+		resp.Topics = append(resp.Topics, st)
+	}
+	return resp
 }

@@ -14,7 +14,6 @@ import (
 	"context"
 	"sort"
 	"strconv"
-	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -106,21 +105,14 @@ func (s *Server) autoCreate(ctx context.Context, img *metadata.Image, topics []k
 	if len(create.Topics) == 0 {
 		return img
 	}
-	_, errs, last, err := s.deps.Controller.CreateTopics(create)
+	errs, err := s.createTopics(ctx, create)
 	if err != nil {
 		s.lg.Warn("auto-creating topics failed", "err", err)
-		return img
+		return s.deps.Metadata.Image()
 	}
 	for i, e := range errs {
 		if e != nil && errorCode(e) != kerr.TopicAlreadyExists.Code {
 			s.lg.Info("auto-creating topic failed", "topic", create.Topics[i].Topic, "err", e)
-		}
-	}
-	if last >= 0 {
-		wctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-		defer cancel()
-		if err := s.deps.Metadata.WaitFor(wctx, last); err != nil {
-			return img
 		}
 	}
 	return s.deps.Metadata.Image()

@@ -132,15 +132,12 @@ func (s *Server) offsetsTopic(ctx context.Context) (*metadata.Topic, error) {
 		t.Configs = append(t.Configs, c)
 	}
 	req.Topics = append(req.Topics, t)
-	_, errs, last, err := s.deps.Controller.CreateTopics(req)
+	errs, err := s.createTopics(ctx, req)
 	if err != nil {
 		return nil, err
 	}
 	if errs[0] != nil && errorCode(errs[0]) != kerr.TopicAlreadyExists.Code {
 		return nil, errs[0]
-	}
-	if err := s.awaitMetadata(ctx, last, 10*time.Second); err != nil {
-		return nil, err
 	}
 	if t := s.deps.Metadata.Image().Topics[OffsetsTopic]; t != nil {
 		return t, nil

@@ -26,7 +26,8 @@ func (s *Server) handleCreateTopics(req *Request) *Reply {
 		s.lg.Error("create topics", "err", err)
 		for _, t := range r.Topics {
 			rt := kmsg.NewCreateTopicsResponseTopic()
-			rt.Topic, rt.ErrorCode = t.Topic, errorCode(err)
+			rt.Topic, rt.ErrorCode, rt.ErrorMessage = t.Topic, errorCode(err), errorMessage(err)
+			rt.NumPartitions, rt.ReplicationFactor = -1, -1
 			resp.Topics = append(resp.Topics, rt)
 		}
 		return done(resp)

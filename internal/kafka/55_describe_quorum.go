@@ -6,8 +6,8 @@ package kafka
 // partition 0, as its leader sees it: the leader's id, its epoch (the Raft
 // term), the high watermark, and each voter's replication state (log end
 // offset; from v1 the last fetch and last caught-up times in ms, -1 when
-// unknown, the leader's own being now). Observers are not tracked yet and
-// are an empty list. v2 adds each voter's directory id (all zero: the
+// unknown, the leader's own being now), and the observers: brokers that
+// are not voters, as the leader saw them fetch the log. v2 adds each voter's directory id (all zero: the
 // voters are static, from controller.quorum.voters, which names no
 // directory) and Nodes, each voter's endpoint on the first of
 // controller.listener.names, taken from controller.quorum.voters.
@@ -30,7 +30,7 @@ import (
 )
 
 // metadataTopic is the metadata log's topic name; its only partition is 0.
-const metadataTopic = "__cluster_metadata"
+const metadataTopic = MetadataLogTopic
 
 func (s *Server) handleDescribeQuorum(req *Request) *Reply {
 	r := req.Body.(*kmsg.DescribeQuorumRequest)
@@ -50,6 +50,11 @@ func (s *Server) handleDescribeQuorum(req *Request) *Reply {
 		return done(resp)
 	}
 
+	if s.deps.Quorum == nil {
+		// A broker-only node, whose forwarding to the leader failed.
+		resp.ErrorCode = kerr.NotLeaderForPartition.Code
+		return done(resp)
+	}
 	st := s.deps.Quorum.Status()
 	p := kmsg.NewDescribeQuorumResponseTopicPartition()
 	p.LeaderID, p.LeaderEpoch = st.Leader, int32(st.Term)
@@ -73,6 +78,12 @@ func (s *Server) handleDescribeQuorum(req *Request) *Reply {
 			rs.LastFetchTimestamp, rs.LastCaughtUpTimestamp = now, now
 		}
 		p.CurrentVoters = append(p.CurrentVoters, rs)
+	}
+	for _, o := range st.Observers {
+		rs := kmsg.NewDescribeQuorumResponseTopicPartitionReplicaState()
+		rs.ReplicaID, rs.LogEndOffset = o.NodeID, o.LogEndOffset
+		rs.LastFetchTimestamp, rs.LastCaughtUpTimestamp = unixMilliOr(o.LastFetch), unixMilliOr(o.LastCaughtUp)
+		p.Observers = append(p.Observers, rs)
 	}
 	t.Partitions = append(t.Partitions, p)
 	resp.Topics = append(resp.Topics, t)

@@ -54,11 +54,27 @@ func (s *Server) apiTable() map[int16]api {
 		t[63] = api{0, 2, s.handleBrokerHeartbeat}
 		t[67] = api{0, 0, s.handleAllocateProducerIDs}
 	}
-	if s.deps.Quorum != nil {
-		t[55] = api{0, 2, s.handleDescribeQuorum} // DescribeQuorum
+	if s.deps.MetadataLog != nil {
+		t[59] = api{0, 1, s.handleFetchSnapshot}
 	}
+	if s.deps.Partitions == nil {
+		// A controller-only node hosts no partitions and no groups: its
+		// listeners serve the controller's APIs, Metadata and the admin
+		// APIs, as a KRaft controller's do.
+		for key := range t {
+			if !controllerOnlyAPIs[key] {
+				delete(t, key)
+			}
+		}
+	}
+	// DescribeQuorum: answered by the leader; other nodes forward it.
+	t[55] = api{0, 2, s.handleDescribeQuorum}
 	return t
 }
+
+// controllerOnlyAPIs are those a controller-only node serves.
+var controllerOnlyAPIs = map[int16]bool{1: true, 3: true, 18: true, 19: true, 20: true, 32: true, 33: true, 37: true,
+	44: true, 55: true, 59: true, 60: true, 62: true, 63: true, 67: true}
 
 // respFor returns the response type for a request, at the request's version.
 func respFor(req *Request) kmsg.Response {

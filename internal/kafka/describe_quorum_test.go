@@ -297,15 +297,19 @@ func TestDescribeQuorumNotLeader(t *testing.T) {
 	}
 }
 
-// Without a quorum the API is not served: not listed, and a request for it
-// closes the connection as any unknown API does.
-func TestDescribeQuorumNeedsAQuorum(t *testing.T) {
+// A node without a quorum (a broker-only node) lists the API (it forwards
+// it to the leader) and, when it cannot, answers NOT_LEADER_OR_FOLLOWER.
+func TestDescribeQuorumWithoutAQuorum(t *testing.T) {
 	w := dial(t, quorumServer(t, nil, time.Now()))
+	listed := false
 	for _, k := range w.do(kmsg.NewPtrApiVersionsRequest()).(*kmsg.ApiVersionsResponse).ApiKeys {
-		if k.ApiKey == describeQuorumKey {
-			t.Fatalf("ApiVersions lists DescribeQuorum %+v", k)
-		}
+		listed = listed || k.ApiKey == describeQuorumKey
 	}
-	w.send(describeQuorumReq(0, "__cluster_metadata", 0))
-	w.expectClosed()
+	if !listed {
+		t.Fatal("ApiVersions does not list DescribeQuorum")
+	}
+	resp := w.do(describeQuorumReq(0, "__cluster_metadata", 0)).(*kmsg.DescribeQuorumResponse)
+	if resp.ErrorCode != kerr.NotLeaderForPartition.Code {
+		t.Fatalf("error %d, want NOT_LEADER_OR_FOLLOWER", resp.ErrorCode)
+	}
 }

@@ -9,6 +9,7 @@ import (
 	"weir/internal/controller"
 	"weir/internal/log"
 	"weir/internal/partition"
+	"weir/internal/quorum"
 	"weir/internal/record"
 )
 
@@ -57,6 +58,10 @@ func errorCode(err error) int16 {
 		code = kerr.KafkaStorageError
 	case errors.Is(err, context.DeadlineExceeded):
 		code = kerr.RequestTimedOut
+	case errors.Is(err, quorum.ErrNotLeader):
+		// This node's controller lost (or never had) the quorum's
+		// leadership: the client finds the active one and retries.
+		code = kerr.NotController
 	default:
 		code = kerr.UnknownServerError
 	}

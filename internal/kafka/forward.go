@@ -17,8 +17,11 @@ package kafka
 import (
 	"context"
 	"encoding/binary"
+	"errors"
+	"fmt"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
@@ -44,30 +47,73 @@ func (s *Server) maybeForward(req *Request) *Reply {
 	if s.deps.Forward == nil || !forwarded[req.Key] || s.deps.Forward.Local() {
 		return nil
 	}
-	body := binary.BigEndian.AppendUint16(nil, uint16(req.Key))
-	body = binary.BigEndian.AppendUint16(body, uint16(req.Version))
-	body = req.Body.AppendTo(body)
-	out, err := s.deps.Forward.Forward(req.Ctx, body)
+	resp, err := s.forward(req.Ctx, req.Body)
 	if err != nil {
-		// The active controller moved or cannot be reached: handled here,
-		// the controller answers NOT_CONTROLLER and the client retries.
+		// The active controller moved or cannot be reached: the client
+		// gets NOT_CONTROLLER and retries (a node with a controller of
+		// its own lets it answer that).
 		s.lg.Info("forwarding to the active controller failed", "api", kmsg.NameForKey(req.Key), "err", err)
+		if s.deps.Controller == nil {
+			return s.notController(req)
+		}
 		return nil
-	}
-	if len(out) < 8 {
-		s.lg.Warn("short answer from the active controller")
-		return nil
-	}
-	offset := int64(binary.BigEndian.Uint64(out))
-	resp := respFor(req)
-	if err := resp.ReadFrom(out[8:]); err != nil {
-		s.lg.Warn("bad answer from the active controller", "err", err)
-		return nil
-	}
-	if err := s.awaitMetadata(req.Ctx, offset, 30*time.Second); err != nil {
-		s.lg.Warn("metadata did not catch up with a forwarded change", "offset", offset, "err", err)
 	}
 	return done(resp)
+}
+
+// forward has the active controller carry out body (a request at its
+// version) and waits until this node's metadata includes the outcome.
+func (s *Server) forward(ctx context.Context, body kmsg.Request) (kmsg.Response, error) {
+	enc := binary.BigEndian.AppendUint16(nil, uint16(body.Key()))
+	enc = binary.BigEndian.AppendUint16(enc, uint16(body.GetVersion()))
+	enc = body.AppendTo(enc)
+	out, err := s.deps.Forward.Forward(ctx, enc)
+	if err != nil {
+		return nil, err
+	}
+	if len(out) < 8 {
+		return nil, errors.New("short answer from the active controller")
+	}
+	offset := int64(binary.BigEndian.Uint64(out))
+	resp := body.ResponseKind()
+	resp.SetVersion(body.GetVersion())
+	if err := resp.ReadFrom(out[8:]); err != nil {
+		return nil, fmt.Errorf("bad answer from the active controller: %w", err)
+	}
+	if err := s.awaitMetadata(ctx, offset, 30*time.Second); err != nil {
+		s.lg.Warn("metadata did not catch up with a forwarded change", "offset", offset, "err", err)
+	}
+	return resp, nil
+}
+
+// createTopics creates topics this broker needs itself (auto-creation,
+// internal topics) at the active controller, wherever it is, and returns
+// once this broker's metadata has them: one error per topic (nil when
+// created).
+func (s *Server) createTopics(ctx context.Context, req *kmsg.CreateTopicsRequest) ([]error, error) {
+	if s.deps.Forward != nil && !s.deps.Forward.Local() {
+		req.SetVersion(7)
+		out, err := s.forward(ctx, req)
+		if err != nil {
+			return nil, err
+		}
+		resp := out.(*kmsg.CreateTopicsResponse)
+		errs := make([]error, len(req.Topics))
+		for i, t := range resp.Topics {
+			if i < len(errs) {
+				errs[i] = kerr.ErrorForCode(t.ErrorCode)
+			}
+		}
+		return errs, nil
+	}
+	if s.deps.Controller == nil {
+		return nil, kerr.NotController
+	}
+	_, errs, last, err := s.deps.Controller.CreateTopics(req)
+	if err != nil {
+		return nil, err
+	}
+	return errs, s.awaitMetadata(ctx, last, 10*time.Second)
 }
 
 // handleForward carries out a forwarded request as the active controller.
@@ -103,4 +149,62 @@ func (s *Server) handleForward(req *Request) *Reply {
 		close(rep.ready)
 	}()
 	return rep
+}
+
+// notController answers a forwardable request with NOT_CONTROLLER for
+// every resource it names.
+func (s *Server) notController(req *Request) *Reply {
+	code := kerr.NotController.Code
+	msg := kerr.NotController.Message
+	switch r := req.Body.(type) {
+	case *kmsg.CreateTopicsRequest:
+		resp := respFor(req).(*kmsg.CreateTopicsResponse)
+		for _, t := range r.Topics {
+			rt := kmsg.NewCreateTopicsResponseTopic()
+			rt.Topic, rt.ErrorCode, rt.ErrorMessage = t.Topic, code, &msg
+			resp.Topics = append(resp.Topics, rt)
+		}
+		return done(resp)
+	case *kmsg.DeleteTopicsRequest:
+		resp := respFor(req).(*kmsg.DeleteTopicsResponse)
+		for _, n := range r.TopicNames {
+			rt := kmsg.NewDeleteTopicsResponseTopic()
+			rt.Topic, rt.ErrorCode = kmsg.StringPtr(n), code
+			resp.Topics = append(resp.Topics, rt)
+		}
+		for _, t := range r.Topics {
+			rt := kmsg.NewDeleteTopicsResponseTopic()
+			rt.Topic, rt.TopicID, rt.ErrorCode = t.Topic, t.TopicID, code
+			resp.Topics = append(resp.Topics, rt)
+		}
+		return done(resp)
+	case *kmsg.CreatePartitionsRequest:
+		resp := respFor(req).(*kmsg.CreatePartitionsResponse)
+		for _, t := range r.Topics {
+			rt := kmsg.NewCreatePartitionsResponseTopic()
+			rt.Topic, rt.ErrorCode, rt.ErrorMessage = t.Topic, code, &msg
+			resp.Topics = append(resp.Topics, rt)
+		}
+		return done(resp)
+	case *kmsg.AlterConfigsRequest:
+		resp := respFor(req).(*kmsg.AlterConfigsResponse)
+		for _, rr := range r.Resources {
+			res := kmsg.NewAlterConfigsResponseResource()
+			res.ResourceType, res.ResourceName, res.ErrorCode, res.ErrorMessage = rr.ResourceType, rr.ResourceName, code, &msg
+			resp.Resources = append(resp.Resources, res)
+		}
+		return done(resp)
+	case *kmsg.IncrementalAlterConfigsRequest:
+		resp := respFor(req).(*kmsg.IncrementalAlterConfigsResponse)
+		for _, rr := range r.Resources {
+			res := kmsg.NewIncrementalAlterConfigsResponseResource()
+			res.ResourceType, res.ResourceName, res.ErrorCode, res.ErrorMessage = rr.ResourceType, rr.ResourceName, code, &msg
+			resp.Resources = append(resp.Resources, res)
+		}
+		return done(resp)
+	default:
+		resp := respFor(req).(*kmsg.DescribeQuorumResponse)
+		resp.ErrorCode = kerr.NotLeaderForPartition.Code
+		return done(resp)
+	}
 }

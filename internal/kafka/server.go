@@ -82,6 +82,8 @@ type Deps struct {
 	Quorum     Quorum // when set, DescribeQuorum is served
 	// Raft is set on controller listeners only.
 	Raft Raft
+	// MetadataLog is set on controller listeners: observers fetch it.
+	MetadataLog MetadataLog
 	// Forward reaches the active controller (nil: this node's is the only
 	// one).
 	Forward Forwarder

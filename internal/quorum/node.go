@@ -83,11 +83,12 @@ type Node struct {
 	lastHeard    map[uint64]time.Time // voter -> last response received
 	lastCaughtUp map[uint64]time.Time
 
-	abandon atomic.Bool // Run ends as a crash would: nothing written
-	mu       sync.Mutex // guards status, changed and commitCh
-	status   Status
-	changed  chan struct{} // closed and replaced when status changes
-	commitCh chan struct{} // closed and replaced when entries are applied
+	abandon   atomic.Bool // Run ends as a crash would: nothing written
+	mu        sync.Mutex  // guards status, changed, commitCh and observers
+	status    Status
+	observers map[int32]VoterStatus
+	changed   chan struct{} // closed and replaced when status changes
+	commitCh  chan struct{} // closed and replaced when entries are applied
 }
 
 type proposal struct {
@@ -109,6 +110,9 @@ type Status struct {
 	LogEndOffset  int64
 	Active        bool // leader and caught up with its own term's first entry
 	Voters        []VoterStatus
+	// Observers are the brokers that fetch the log without voting, as the
+	// leader has seen them.
+	Observers []VoterStatus
 }
 
 // VoterStatus is a voter's replication state, as the leader sees it.
@@ -148,6 +152,7 @@ func Open(cfg Config) (*Node, error) {
 	n.status.Leader = -1
 	n.changed = make(chan struct{})
 	n.commitCh = make(chan struct{})
+	n.observers = map[int32]VoterStatus{}
 	return n, nil
 }
 
@@ -415,13 +420,34 @@ func (n *Node) Receive(body []byte) error {
 
 func (n *Node) heard(m *pb.Message) {
 	now := time.Now()
-	n.lastHeard[m.GetFrom()] = now
-	if m.GetType() == pb.MessageType_MsgAppResp && !m.GetReject() {
-		last, _ := n.rl.mem.LastIndex()
-		if m.GetIndex() >= last {
-			n.lastCaughtUp[m.GetFrom()] = now
+	from := m.GetFrom()
+	n.lastHeard[from] = now
+	last, _ := n.rl.mem.LastIndex()
+	switch m.GetType() {
+	case pb.MessageType_MsgAppResp:
+		if !m.GetReject() && m.GetIndex() >= last {
+			n.lastCaughtUp[from] = now
+		}
+	case pb.MessageType_MsgHeartbeatResp:
+		// An idle follower that holds everything is caught up too.
+		if pr, ok := n.rn.Status().Progress[from]; ok && pr.Match >= last {
+			n.lastCaughtUp[from] = now
 		}
 	}
+}
+
+// ObserverFetched notes a fetch of the metadata log by an observer (a
+// broker that is not a voter), for DescribeQuorum.
+func (n *Node) ObserverFetched(id int32, offset int64) {
+	now := time.Now()
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	o := n.observers[id]
+	o.NodeID, o.LogEndOffset, o.LastFetch = id, offset, now
+	if offset >= n.rl.log.HighWatermark() {
+		o.LastCaughtUp = now
+	}
+	n.observers[id] = o
 }
 
 // Append proposes records as one batch and returns the offset of its last
@@ -460,6 +486,12 @@ func (n *Node) Status() Status {
 	defer n.mu.Unlock()
 	s := n.status
 	s.Voters = append([]VoterStatus(nil), n.status.Voters...)
+	if s.Active {
+		for _, o := range n.observers {
+			s.Observers = append(s.Observers, o)
+		}
+		sort.Slice(s.Observers, func(i, j int) bool { return s.Observers[i].NodeID < s.Observers[j].NodeID })
+	}
 	return s
 }
 

@@ -48,30 +48,33 @@ var errNoController = errors.New("no active controller known")
 // target returns the connection to the active controller, or nil when it
 // is this node's own.
 func (l *lifecycle) target() (*nodeclient.Conn, error) {
-	st := l.s.quorum.Status()
-	if st.Active {
+	leader, local := l.s.leader()
+	if local {
 		return nil, nil
 	}
-	if st.Leader < 0 || st.Leader == l.s.cfg.NodeID {
+	if leader < 0 || leader == l.s.cfg.NodeID {
 		return nil, errNoController
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if c := l.conns[st.Leader]; c != nil {
+	if c := l.conns[leader]; c != nil {
 		return c, nil
 	}
 	for _, v := range l.s.cfg.QuorumVoters {
-		if v.ID == st.Leader {
+		if v.ID == leader {
 			c := nodeclient.New(v.Address(), fmt.Sprintf("weir-broker-%d", l.s.cfg.NodeID), l.s.opts.Dial)
-			l.conns[st.Leader] = c
+			l.conns[leader] = c
 			return c, nil
 		}
 	}
-	return nil, fmt.Errorf("controller %d is not among controller.quorum.voters", st.Leader)
+	return nil, fmt.Errorf("controller %d is not among controller.quorum.voters", leader)
 }
 
 // Local implements kafka.Forwarder.
-func (l *lifecycle) Local() bool { return l.s.quorum.Status().Active }
+func (l *lifecycle) Local() bool {
+	_, local := l.s.leader()
+	return local
+}
 
 // Forward implements kafka.Forwarder.
 func (l *lifecycle) Forward(ctx context.Context, body []byte) ([]byte, error) {

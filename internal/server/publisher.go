@@ -13,6 +13,7 @@ import (
 // publisher is the broker side of the metadata log: it applies each
 // committed batch to the broker's image, swaps the image atomically, and
 // (once the replicas are loaded) hands the delta to the partition manager.
+// A controller-only node has no partition manager: it keeps the image.
 type publisher struct {
 	img   atomic.Pointer[metadata.Image]
 	parts *partition.Manager
@@ -51,9 +52,11 @@ func (p *publisher) publish(c quorum.Committed) error {
 	p.img.Store(img)
 	var applyErr error
 	if p.live.Load() {
-		if c.Snapshot {
+		switch {
+		case p.parts == nil:
+		case c.Snapshot:
 			applyErr = p.parts.Load(img)
-		} else {
+		default:
 			applyErr = p.parts.Apply(img, delta)
 		}
 		p.applied.Store(img.Offset)
@@ -69,7 +72,10 @@ func (p *publisher) publish(c quorum.Committed) error {
 // every later batch to them.
 func (p *publisher) startReconciling() error {
 	img := p.Image()
-	err := p.parts.Load(img)
+	var err error
+	if p.parts != nil {
+		err = p.parts.Load(img)
+	}
 	p.applied.Store(img.Offset)
 	p.live.Store(true)
 	return err

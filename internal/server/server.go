@@ -11,6 +11,7 @@ import (
 	"log/slog"
 	"net"
 	"os"
+	"strings"
 	"sync"
 	"time"
 
@@ -50,7 +51,8 @@ type Server struct {
 
 	clusterID  string
 	lifecycle  *lifecycle
-	quorum     *quorum.Node
+	quorum     *quorum.Node     // controllers
+	observer   *quorum.Observer // broker-only nodes
 	transport  *quorum.NetTransport
 	controller *controller.Controller
 	publisher  *publisher
@@ -85,6 +87,25 @@ func New(cfg *config.Broker, opts Options) *Server {
 // ClusterID is the cluster id from meta.properties.
 func (s *Server) ClusterID() string { return s.clusterID }
 
+// QuorumStatus is the metadata quorum as this node sees it (its leader,
+// term, and whether this node is the active controller); Leader is -1
+// before the quorum is open.
+func (s *Server) QuorumStatus() quorum.Status {
+	if s.quorum == nil {
+		return quorum.Status{Leader: -1}
+	}
+	return s.quorum.Status()
+}
+
+// Image is the metadata image this node's broker serves (the empty image
+// before start-up replays the metadata log).
+func (s *Server) Image() *metadata.Image {
+	if s.publisher == nil {
+		return metadata.Empty()
+	}
+	return s.publisher.Image()
+}
+
 // Addr returns the bound address of the named listener ("PLAINTEXT").
 func (s *Server) Addr(listener string) net.Addr {
 	if ln := s.listeners[listener]; ln != nil {
@@ -103,50 +124,43 @@ func (s *Server) Start() (err error) {
 	if err := s.checkStorage(); err != nil {
 		return err
 	}
-	if err := s.openQuorum(); err != nil {
-		return err
+	isController, isBroker := s.cfg.HasRole("controller"), s.cfg.HasRole("broker")
+	if isBroker {
+		s.openBroker()
+	} else {
+		s.publisher = newPublisher(nil)
 	}
-	s.controller = controller.New(controller.Config{Static: s.cfg, ClusterID: s.clusterID}, s.quorum, s.lg.With("component", "controller"))
-	s.logs = log.NewManager(log.ManagerConfig{
-		Dirs:                         s.cfg.LogDirs,
-		RetentionCheckInterval:       s.cfg.LogRetentionCheckInterval,
-		FlushCheckInterval:           s.cfg.FlushSchedulerInterval,
-		RecoveryCheckpointEvery:      s.cfg.OffsetCheckpointInterval,
-		StartOffsetCheckpointEvery:   s.cfg.LogStartOffsetCheckpointInterval,
-		HighWatermarkCheckpointEvery: s.cfg.ReplicaHighWatermarkCheckpointInterval,
-		CleanerBackoff:               s.cfg.LogCleanerBackoff,
-		CleanerEnabled:               s.cfg.LogCleanerEnable,
-		SkipDirs:                     []string{quorum.DirName},
-	}, log.Options{Logger: s.lg, FS: s.opts.FS})
-	s.partitions = partition.NewManager(s.cfg.NodeID, s.logs, s.cfg, s.lg, time.Now)
-	s.publisher = newPublisher(s.partitions)
-	s.groups = group.NewService(groupConfig(s.cfg),
-		&offsetsLog{parts: s.partitions, commitTimeout: s.cfg.OffsetsCommitTimeout, now: time.Now},
-		s.lg.With("component", "group-coordinator"), time.Now)
-	s.partitions.OnLeadership(func(tp log.TopicPartition, leader bool, epoch int32) {
-		if tp.Topic != kafka.OffsetsTopic {
-			return
+	// Replay the committed metadata, then follow new commits: through the
+	// Raft quorum on a controller, as an observer of it on a broker-only
+	// node.
+	var subscribe func(func(quorum.Committed) error)
+	var replay func() error
+	if isController {
+		if err := s.openQuorum(); err != nil {
+			return err
 		}
-		if leader {
-			s.groups.Elected(tp.Partition, epoch)
-		} else {
-			s.groups.Resigned(tp.Partition)
+		s.controller = controller.New(controller.Config{Static: s.cfg, ClusterID: s.clusterID}, s.quorum, s.lg.With("component", "controller"))
+		s.quorum.Subscribe(s.controller.Publish)
+		subscribe, replay = s.quorum.Subscribe, s.quorum.Replay
+	} else {
+		if err := s.openObserver(); err != nil {
+			return err
 		}
-	})
-
-	// Replay the committed metadata, then follow new commits.
-	s.quorum.Subscribe(s.controller.Publish)
-	s.quorum.Subscribe(s.publisher.publish)
-	s.quorum.Subscribe(func(c quorum.Committed) error {
-		if c.Snapshot || changesTopics(c.Records) {
-			s.groups.SetTopics(groupTopics(s.publisher.Image()))
-		}
-		return nil
-	})
-	if err := s.quorum.Replay(); err != nil {
+		subscribe, replay = s.observer.Subscribe, s.observer.Replay
+	}
+	subscribe(s.publisher.publish)
+	if isBroker {
+		subscribe(func(c quorum.Committed) error {
+			if c.Snapshot || changesTopics(c.Records) {
+				s.groups.SetTopics(groupTopics(s.publisher.Image()))
+			}
+			return nil
+		})
+		s.lifecycle = newLifecycle(s)
+	}
+	if err := replay(); err != nil {
 		return fmt.Errorf("replaying metadata log: %w", err)
 	}
-	s.lifecycle = newLifecycle(s)
 	if err := s.listen(); err != nil {
 		return err
 	}
@@ -155,17 +169,32 @@ func (s *Server) Start() (err error) {
 	// Controllers talk Raft from the start; clients wait until the broker
 	// is registered and unfenced.
 	s.serve(true)
-	s.wg.Add(2)
-	go func() {
-		defer s.wg.Done()
-		s.quorum.Run(ctx)
-	}()
-	go func() {
-		defer s.wg.Done()
-		s.fenceStaleBrokers(ctx)
-	}()
+	s.wg.Add(1)
+	if isController {
+		go func() {
+			defer s.wg.Done()
+			s.quorum.Run(ctx)
+		}()
+		s.wg.Add(1)
+		go func() {
+			defer s.wg.Done()
+			s.fenceStaleBrokers(ctx)
+		}()
+	} else {
+		go func() {
+			defer s.wg.Done()
+			s.observer.Run(ctx)
+		}()
+	}
 	if err := s.awaitLeader(ctx); err != nil {
 		return err
+	}
+	if !isBroker {
+		if err := s.publisher.startReconciling(); err != nil {
+			return err
+		}
+		s.lg.Info("weir started", "node_id", s.cfg.NodeID, "roles", "controller", "cluster_id", s.clusterID, "listeners", s.describeListeners())
+		return nil
 	}
 
 	img := s.publisher.Image()
@@ -200,8 +229,66 @@ func (s *Server) Start() (err error) {
 		s.groups.Run(ctx)
 	}()
 	s.serve(false)
-	s.lg.Info("weir started", "node_id", s.cfg.NodeID, "cluster_id", s.clusterID, "listeners", s.describeListeners())
+	s.lg.Info("weir started", "node_id", s.cfg.NodeID, "roles", strings.Join(s.cfg.ProcessRoles, ","), "cluster_id", s.clusterID, "listeners", s.describeListeners())
 	return nil
+}
+
+// openBroker creates the broker's storage and services: the log manager,
+// the replicas, the metadata publisher and the group coordinator.
+func (s *Server) openBroker() {
+	s.logs = log.NewManager(log.ManagerConfig{
+		Dirs:                         s.cfg.LogDirs,
+		RetentionCheckInterval:       s.cfg.LogRetentionCheckInterval,
+		FlushCheckInterval:           s.cfg.FlushSchedulerInterval,
+		RecoveryCheckpointEvery:      s.cfg.OffsetCheckpointInterval,
+		StartOffsetCheckpointEvery:   s.cfg.LogStartOffsetCheckpointInterval,
+		HighWatermarkCheckpointEvery: s.cfg.ReplicaHighWatermarkCheckpointInterval,
+		CleanerBackoff:               s.cfg.LogCleanerBackoff,
+		CleanerEnabled:               s.cfg.LogCleanerEnable,
+		SkipDirs:                     []string{quorum.DirName},
+	}, log.Options{Logger: s.lg, FS: s.opts.FS})
+	s.partitions = partition.NewManager(s.cfg.NodeID, s.logs, s.cfg, s.lg, time.Now)
+	s.publisher = newPublisher(s.partitions)
+	s.groups = group.NewService(groupConfig(s.cfg),
+		&offsetsLog{parts: s.partitions, commitTimeout: s.cfg.OffsetsCommitTimeout, now: time.Now},
+		s.lg.With("component", "group-coordinator"), time.Now)
+	s.partitions.OnLeadership(func(tp log.TopicPartition, leader bool, epoch int32) {
+		if tp.Topic != kafka.OffsetsTopic {
+			return
+		}
+		if leader {
+			s.groups.Elected(tp.Partition, epoch)
+		} else {
+			s.groups.Resigned(tp.Partition)
+		}
+	})
+}
+
+// openObserver opens a broker-only node's copy of the metadata log, which
+// it fetches from the active controller.
+func (s *Server) openObserver() error {
+	voters := map[int32]string{}
+	for _, v := range s.cfg.QuorumVoters {
+		voters[v.ID] = v.Address()
+	}
+	o, err := quorum.OpenObserver(quorum.ObserverConfig{NodeID: s.cfg.NodeID, Voters: voters, MetadataDir: s.cfg.MetadataLogDir,
+		SegmentBytes: int64(s.cfg.MetadataLogSegmentBytes), ClusterID: s.clusterID, FS: s.opts.FS, Dial: s.opts.Dial,
+		Logger: s.lg.With("component", "metadata-observer")})
+	if err != nil {
+		return fmt.Errorf("opening metadata log: %w", err)
+	}
+	s.observer = o
+	return nil
+}
+
+// leader is the node id of the active controller as this node knows it
+// (-1 when unknown), and whether it is this node.
+func (s *Server) leader() (int32, bool) {
+	if s.quorum != nil {
+		st := s.quorum.Status()
+		return st.Leader, st.Active
+	}
+	return s.observer.Leader(), false
 }
 
 // checkStorage verifies meta.properties in every directory, formatting
@@ -244,12 +331,28 @@ func (s *Server) listen() error {
 			return fmt.Errorf("listener %s: %w", l, err)
 		}
 		s.listeners[l.Name] = ln
-		deps := kafka.Deps{Partitions: s.partitions, Logs: s.logs, Metadata: s.publisher, Controller: s.controller,
-			Groups: s.groups, Forward: s.lifecycle, ProducerIDs: s.lifecycle.allocateProducerIDs, Logger: s.lg.With("listener", l.Name)}
-		deps.Quorum = s.quorum
+		deps := kafka.Deps{Metadata: s.publisher, Logger: s.lg.With("listener", l.Name)}
+		if s.partitions != nil {
+			deps.Partitions, deps.Logs, deps.Groups = s.partitions, s.logs, s.groups
+		}
+		if s.lifecycle != nil {
+			deps.Forward, deps.ProducerIDs = s.lifecycle, s.lifecycle.allocateProducerIDs
+		}
+		if s.controller != nil {
+			deps.Controller = s.controller
+		}
+		if s.quorum != nil {
+			deps.Quorum = s.quorum
+		}
 		if s.isControllerListener(l.Name) {
-			deps.Raft = s.quorum
+			if s.quorum == nil {
+				return fmt.Errorf("listener %s is a controller listener, but this node is not a controller (process.roles=%s)", l.Name, strings.Join(s.cfg.ProcessRoles, ","))
+			}
+			deps.Raft, deps.MetadataLog = s.quorum, s.quorum
 		} else {
+			if !s.cfg.HasRole("broker") {
+				return fmt.Errorf("listener %s: a controller-only node (process.roles=controller) has only controller listeners (controller.listener.names)", l.Name)
+			}
 			broker = true
 		}
 		s.kafka[l.Name] = kafka.New(kafka.Config{
@@ -259,7 +362,7 @@ func (s *Server) listen() error {
 			MaxRequestSize: s.cfg.SocketRequestMaxBytes,
 		}, deps)
 	}
-	if !broker {
+	if !broker && s.cfg.HasRole("broker") {
 		return errors.New("no broker listener configured in listeners")
 	}
 	return nil
@@ -485,7 +588,7 @@ func (s *Server) becameActive() {
 func (s *Server) awaitLeader(ctx context.Context) error {
 	ctx, cancel := context.WithTimeout(ctx, s.cfg.InitialBrokerRegistrationTimeout)
 	defer cancel()
-	for s.quorum.Status().Leader < 0 {
+	for leader, _ := s.leader(); leader < 0; leader, _ = s.leader() {
 		select {
 		case <-ctx.Done():
 			return fmt.Errorf("the metadata quorum elected no leader: %w", ctx.Err())
