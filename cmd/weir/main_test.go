@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -53,8 +54,26 @@ func freePort(t *testing.T) int {
 type proc struct {
 	cmd    *exec.Cmd
 	addr   string
-	stdout bytes.Buffer
-	stderr bytes.Buffer
+	stdout lockedBuffer
+	stderr lockedBuffer
+}
+
+// lockedBuffer collects a process's output while the test reads it.
+type lockedBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *lockedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *lockedBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
 }
 
 func startServer(t *testing.T, dir string, extra ...string) *proc {
@@ -66,14 +85,20 @@ func startServer(t *testing.T, dir string, extra ...string) *proc {
 		"--override", "log.dirs=" + filepath.Join(dir, "logs"),
 		"--override", "metadata.log.dir=" + filepath.Join(dir, "meta"),
 	}
-	args = append(args, extra...)
-	p := &proc{cmd: exec.Command(binary, args...), addr: fmt.Sprintf("127.0.0.1:%d", port)}
+	return launch(t, fmt.Sprintf("127.0.0.1:%d", port), append(args, extra...)...)
+}
+
+// launch runs weir with args and waits until it listens on addr.
+func launch(t *testing.T, addr string, args ...string) *proc {
+	t.Helper()
+	p := &proc{cmd: exec.Command(binary, args...), addr: addr}
 	p.cmd.Stdout, p.cmd.Stderr = &p.stdout, &p.stderr
 	if err := p.cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
 		if p.cmd.ProcessState == nil {
+			p.cmd.Process.Signal(syscall.SIGCONT)
 			p.cmd.Process.Kill()
 			p.cmd.Wait()
 		}

@@ -78,6 +78,11 @@ func (s *Server) handleMetadataFetch(req *Request, r *kmsg.FetchRequest) *Reply 
 		resp.Topics = append(resp.Topics, st)
 		return resp, sections, ready
 	}
+	if r.ClusterID != nil && *r.ClusterID != s.cfg.ClusterID {
+		resp := respFor(req).(*kmsg.FetchResponse)
+		resp.ErrorCode = kerr.InconsistentClusterID.Code
+		return done(resp)
+	}
 	resp, sections, ready := read()
 	if ready || r.MaxWaitMillis <= 0 {
 		return &Reply{ready: closedChan, resp: resp, sections: sections}
@@ -101,6 +106,10 @@ func (s *Server) handleMetadataFetch(req *Request, r *kmsg.FetchRequest) *Reply 
 func (s *Server) handleFetchSnapshot(req *Request) *Reply {
 	r := req.Body.(*kmsg.FetchSnapshotRequest)
 	resp := respFor(req).(*kmsg.FetchSnapshotResponse)
+	if r.ClusterID != nil && *r.ClusterID != s.cfg.ClusterID {
+		resp.ErrorCode = kerr.InconsistentClusterID.Code
+		return done(resp)
+	}
 	leader, epoch := s.deps.MetadataLog.Leadership()
 	for _, rt := range r.Topics {
 		st := kmsg.NewFetchSnapshotResponseTopic()

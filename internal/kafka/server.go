@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"net"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -104,6 +105,8 @@ type Server struct {
 	// Kafka messages and ApiVersions does not list them.
 	internal map[int16]func(*Request) *Reply
 	pids     producerIDs
+	// raftWarned is when a refused Raft frame was last logged (unix ns).
+	raftWarned atomic.Int64
 
 	mu    sync.Mutex
 	ln    net.Listener
@@ -206,7 +209,11 @@ func (s *Server) dispatch(req *Request) *Reply {
 // sender expects no answer.
 func (s *Server) handleRaft(req *Request) *Reply {
 	if err := s.deps.Raft.Receive(req.Raw); err != nil {
-		s.lg.Warn("bad raft frame", "client", req.ClientID, "err", err)
+		// The sender redials at once; one warning a minute is enough.
+		if now := time.Now().UnixNano(); now-s.raftWarned.Load() > int64(time.Minute) {
+			s.raftWarned.Store(now)
+			s.lg.Warn("refused raft frame", "remote", req.RemoteAddr, "err", err)
+		}
 		return &Reply{ready: closedChan, none: true, closeConn: true}
 	}
 	return &Reply{ready: closedChan, none: true}

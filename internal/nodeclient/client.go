@@ -23,43 +23,53 @@ func New(addr, clientID string, dial Dialer) *Conn {
 	if dial == nil {
 		dial = (&net.Dialer{}).DialContext
 	}
-	return &Conn{addr: addr, clientID: clientID, dial: dial}
+	return &Conn{addr: addr, clientID: clientID, dial: dial, turn: make(chan struct{}, 1)}
 }
 
 // Dialer opens connections (net.Dialer.DialContext by default; tests
 // inject network faults through it).
 type Dialer func(ctx context.Context, network, addr string) (net.Conn, error)
 
-// Conn is a connection to another node's listener. Calls are serialized;
-// the connection is redialled after an error.
+// ErrClosed is returned by calls on a closed Conn.
+var ErrClosed = errors.New("nodeclient: connection closed")
+
+// Conn is a connection to another node's listener. Calls are serialized:
+// a call waits its turn for at most its context's lifetime, and holds the
+// connection for at most 30 seconds or its deadline. The connection is
+// redialled after an error.
 type Conn struct {
 	addr     string
 	clientID string
 	dial     Dialer
+	turn     chan struct{} // holds a token while a call is in flight
 
-	mu   sync.Mutex
-	nc   net.Conn
+	// Owned by the call in flight.
 	br   *bufio.Reader
 	corr int32
+
+	mu     sync.Mutex // guards nc and closed, so Close can abort a call
+	nc     net.Conn
+	closed bool
 }
 
 // RoundTrip sends a request frame with the given header and body and
 // returns the response body (after the correlation id).
 func (c *Conn) RoundTrip(ctx context.Context, key, version int16, flexible bool, body []byte) ([]byte, error) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.nc == nil {
-		nc, err := c.dial(ctx, "tcp", c.addr)
-		if err != nil {
-			return nil, err
-		}
-		c.nc, c.br = nc, bufio.NewReader(nc)
+	select {
+	case c.turn <- struct{}{}:
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	defer func() { <-c.turn }()
+	nc, err := c.connect(ctx)
+	if err != nil {
+		return nil, err
 	}
 	deadline := time.Now().Add(30 * time.Second)
 	if d, ok := ctx.Deadline(); ok && d.Before(deadline) {
 		deadline = d
 	}
-	c.nc.SetDeadline(deadline)
+	nc.SetDeadline(deadline)
 	c.corr++
 	frame := make([]byte, 4, 64+len(body))
 	frame = binary.BigEndian.AppendUint16(frame, uint16(key))
@@ -72,17 +82,46 @@ func (c *Conn) RoundTrip(ctx context.Context, key, version int16, flexible bool,
 	}
 	frame = append(frame, body...)
 	binary.BigEndian.PutUint32(frame, uint32(len(frame)-4))
-	resp, err := c.exchange(frame)
+	resp, err := c.exchange(nc, frame)
 	if err != nil {
-		c.nc.Close()
-		c.nc = nil
+		c.mu.Lock()
+		if c.nc == nc {
+			c.nc = nil
+		}
+		c.mu.Unlock()
+		nc.Close()
 		return nil, err
 	}
 	return resp, nil
 }
 
-func (c *Conn) exchange(frame []byte) ([]byte, error) {
-	if _, err := c.nc.Write(frame); err != nil {
+// connect returns the open connection, dialling one if there is none.
+func (c *Conn) connect(ctx context.Context) (net.Conn, error) {
+	c.mu.Lock()
+	nc, closed := c.nc, c.closed
+	c.mu.Unlock()
+	if closed {
+		return nil, ErrClosed
+	}
+	if nc != nil {
+		return nc, nil
+	}
+	nc, err := c.dial(ctx, "tcp", c.addr)
+	if err != nil {
+		return nil, err
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closed {
+		nc.Close()
+		return nil, ErrClosed
+	}
+	c.nc, c.br = nc, bufio.NewReader(nc)
+	return nc, nil
+}
+
+func (c *Conn) exchange(nc net.Conn, frame []byte) ([]byte, error) {
+	if _, err := nc.Write(frame); err != nil {
 		return nil, err
 	}
 	var hdr [8]byte
@@ -120,10 +159,12 @@ func (c *Conn) Call(ctx context.Context, req kmsg.Request) (kmsg.Response, error
 	return resp, nil
 }
 
-// Close closes the connection.
+// Close closes the connection, failing a call in flight; later calls
+// return ErrClosed.
 func (c *Conn) Close() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	c.closed = true
 	if c.nc != nil {
 		c.nc.Close()
 		c.nc = nil

@@ -34,6 +34,7 @@ type Transport interface {
 // Config configures a Node.
 type Config struct {
 	NodeID      int32
+	ClusterID   string  // frames from other clusters are refused
 	Voters      []int32 // node ids of controller.quorum.voters
 	MetadataDir string  // metadata.log.dir
 	// SegmentBytes is metadata.log.segment.bytes.
@@ -408,7 +409,7 @@ func (n *Node) Step(m *pb.Message) {
 // Receive steps the messages of a frame body sent by another voter's
 // NetTransport.
 func (n *Node) Receive(body []byte) error {
-	msgs, err := DecodeMessages(body)
+	msgs, err := DecodeFrameBody(body, n.cfg.ClusterID)
 	if err != nil {
 		return err
 	}

@@ -180,7 +180,15 @@ func (o *Observer) Run(ctx context.Context) {
 		if ctx.Err() != nil {
 			return
 		}
-		o.lg.Debug("metadata fetch failed", "leader", o.Leader(), "err", err)
+		if errors.Is(err, kerr.InconsistentClusterID) {
+			// Not transient: this node's storage was formatted for
+			// another cluster. Say so loudly, and keep trying in case
+			// the controllers are the ones that are wrong.
+			o.lg.Error("the controllers belong to another cluster", "cluster_id", o.cfg.ClusterID, "err", err)
+			backoff = 30 * time.Second
+		} else {
+			o.lg.Debug("metadata fetch failed", "leader", o.Leader(), "err", err)
+		}
 		select {
 		case <-ctx.Done():
 			return
@@ -306,6 +314,8 @@ func (o *Observer) loadSnapshot(ctx context.Context, c *nodeclient.Conn, endOffs
 		req := kmsg.NewPtrFetchSnapshotRequest()
 		req.SetVersion(0)
 		req.ReplicaID, req.MaxBytes = o.cfg.NodeID, 8<<20
+		cid := o.cfg.ClusterID
+		req.ClusterID = &cid
 		rt := kmsg.NewFetchSnapshotRequestTopic()
 		rt.Topic = "__cluster_metadata"
 		rp := kmsg.NewFetchSnapshotRequestTopicPartition()

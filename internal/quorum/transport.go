@@ -21,10 +21,41 @@ import (
 //
 //	size int32 | api key int16 = RaftAPIKey | version int16 = 0 |
 //	correlation id int32 | client id string ("weir-raft-<node.id>") |
+//	cluster id string |
 //	messages: [ length uint32 | raftpb.Message (protobuf) ]...
 //
-// The receiver does not answer: Raft's own messages are its replies.
+// The receiver does not answer: Raft's own messages are its replies. A
+// frame from another cluster (a voter formatted with a different cluster
+// id) is refused with ErrInconsistentClusterID, so such a node can never
+// vote or be counted towards a commit.
 const RaftAPIKey int16 = 32000
+
+// ErrInconsistentClusterID refuses a Raft frame from another cluster.
+var ErrInconsistentClusterID = errors.New("raft frame from another cluster")
+
+// EncodeFrameBody appends the body of a Raft frame: the sender's cluster
+// id, then its messages.
+func EncodeFrameBody(dst []byte, clusterID string, msgs []*pb.Message) ([]byte, error) {
+	dst = binary.BigEndian.AppendUint16(dst, uint16(len(clusterID)))
+	dst = append(dst, clusterID...)
+	return EncodeMessages(dst, msgs)
+}
+
+// DecodeFrameBody parses the body of a Raft frame, refusing one from a
+// cluster other than clusterID.
+func DecodeFrameBody(body []byte, clusterID string) ([]*pb.Message, error) {
+	if len(body) < 2 {
+		return nil, errors.New("raft frame: truncated cluster id")
+	}
+	n := int(binary.BigEndian.Uint16(body))
+	if len(body) < 2+n {
+		return nil, errors.New("raft frame: truncated cluster id")
+	}
+	if got := string(body[2 : 2+n]); got != clusterID {
+		return nil, fmt.Errorf("%w: expected cluster id %s, got %s", ErrInconsistentClusterID, clusterID, got)
+	}
+	return DecodeMessages(body[2+n:])
+}
 
 // EncodeMessages appends the body of a Raft message frame.
 func EncodeMessages(dst []byte, msgs []*pb.Message) ([]byte, error) {
@@ -66,10 +97,11 @@ func DecodeMessages(body []byte) ([]*pb.Message, error) {
 // it is full (the peer is down or slow) messages are dropped, which Raft
 // tolerates.
 type NetTransport struct {
-	self  int32
-	lg    *slog.Logger
-	dial  nodeclient.Dialer
-	peers map[int32]*peer
+	self    int32
+	cluster string
+	lg      *slog.Logger
+	dial    nodeclient.Dialer
+	peers   map[int32]*peer
 }
 
 type peer struct {
@@ -79,13 +111,13 @@ type peer struct {
 	stop chan struct{}
 }
 
-// NewNetTransport starts a transport from node self to the voters at
-// addrs (node.id -> host:port; self is skipped).
-func NewNetTransport(self int32, addrs map[int32]string, dial nodeclient.Dialer, lg *slog.Logger) *NetTransport {
+// NewNetTransport starts a transport from node self of cluster clusterID
+// to the voters at addrs (node.id -> host:port; self is skipped).
+func NewNetTransport(self int32, clusterID string, addrs map[int32]string, dial nodeclient.Dialer, lg *slog.Logger) *NetTransport {
 	if dial == nil {
 		dial = (&net.Dialer{}).DialContext
 	}
-	t := &NetTransport{self: self, lg: lg, dial: dial, peers: map[int32]*peer{}}
+	t := &NetTransport{self: self, cluster: clusterID, lg: lg, dial: dial, peers: map[int32]*peer{}}
 	for id, addr := range addrs {
 		if id == self {
 			continue
@@ -174,7 +206,7 @@ func (t *NetTransport) run(p *peer) {
 		buf = binary.BigEndian.AppendUint32(buf, 0)
 		buf = binary.BigEndian.AppendUint16(buf, uint16(len(clientID)))
 		buf = append(buf, clientID...)
-		if buf, err = EncodeMessages(buf, msgs); err != nil {
+		if buf, err = EncodeFrameBody(buf, t.cluster, msgs); err != nil {
 			t.lg.Error("encoding raft messages", "err", err)
 			continue
 		}

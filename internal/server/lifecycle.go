@@ -31,12 +31,16 @@ type lifecycle struct {
 	unfenced chan struct{} // closed the first time the broker is unfenced
 	once     sync.Once
 
-	mu    sync.Mutex
-	conns map[int32]*nodeclient.Conn
+	// Connections to the controllers, one set for the broker's own calls
+	// (registration, heartbeats, producer ids) and one for forwarded
+	// requests, so a slow forwarded request never delays a heartbeat.
+	mu       sync.Mutex
+	conns    map[int32]*nodeclient.Conn
+	forwards map[int32]*nodeclient.Conn
 }
 
 func newLifecycle(s *Server) *lifecycle {
-	l := &lifecycle{s: s, unfenced: make(chan struct{}), conns: map[int32]*nodeclient.Conn{}}
+	l := &lifecycle{s: s, unfenced: make(chan struct{}), conns: map[int32]*nodeclient.Conn{}, forwards: map[int32]*nodeclient.Conn{}}
 	l.incarnation = newIncarnation()
 	l.epoch.Store(-1)
 	l.fenced.Store(true)
@@ -48,6 +52,10 @@ var errNoController = errors.New("no active controller known")
 // target returns the connection to the active controller, or nil when it
 // is this node's own.
 func (l *lifecycle) target() (*nodeclient.Conn, error) {
+	return l.connTo(l.conns, "weir-broker")
+}
+
+func (l *lifecycle) connTo(pool map[int32]*nodeclient.Conn, clientID string) (*nodeclient.Conn, error) {
 	leader, local := l.s.leader()
 	if local {
 		return nil, nil
@@ -57,13 +65,13 @@ func (l *lifecycle) target() (*nodeclient.Conn, error) {
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if c := l.conns[leader]; c != nil {
+	if c := pool[leader]; c != nil {
 		return c, nil
 	}
 	for _, v := range l.s.cfg.QuorumVoters {
 		if v.ID == leader {
-			c := nodeclient.New(v.Address(), fmt.Sprintf("weir-broker-%d", l.s.cfg.NodeID), l.s.opts.Dial)
-			l.conns[leader] = c
+			c := nodeclient.New(v.Address(), fmt.Sprintf("%s-%d", clientID, l.s.cfg.NodeID), l.s.opts.Dial)
+			pool[leader] = c
 			return c, nil
 		}
 	}
@@ -78,7 +86,7 @@ func (l *lifecycle) Local() bool {
 
 // Forward implements kafka.Forwarder.
 func (l *lifecycle) Forward(ctx context.Context, body []byte) ([]byte, error) {
-	c, err := l.target()
+	c, err := l.connTo(l.forwards, "weir-forward")
 	if err != nil {
 		return nil, err
 	}
@@ -167,6 +175,8 @@ func (l *lifecycle) registerOnce(ctx context.Context, req *kmsg.BrokerRegistrati
 	if c == nil {
 		return l.s.controller.RegisterBroker(req, time.Now())
 	}
+	ctx, cancel := context.WithTimeout(ctx, l.callTimeout())
+	defer cancel()
 	resp, err := c.Call(ctx, req)
 	if err != nil {
 		return 0, err
@@ -176,6 +186,14 @@ func (l *lifecycle) registerOnce(ctx context.Context, req *kmsg.BrokerRegistrati
 		return 0, err
 	}
 	return r.BrokerEpoch, nil
+}
+
+// callTimeout bounds a registration or heartbeat call. A controller that
+// stops answering (paused, partitioned) must not hold the broker past the
+// point where it could still reach the next active controller within its
+// session.
+func (l *lifecycle) callTimeout() time.Duration {
+	return min(2*l.s.cfg.BrokerHeartbeatInterval, l.s.cfg.BrokerSessionTimeout/2)
 }
 
 // heartbeat sends one heartbeat and notes the answer.
@@ -194,6 +212,8 @@ func (l *lifecycle) heartbeat(ctx context.Context, wantShutdown bool) (*kmsg.Bro
 			return nil, err
 		}
 	} else {
+		ctx, cancel := context.WithTimeout(ctx, l.callTimeout())
+		defer cancel()
 		out, err := c.Call(ctx, req)
 		if err != nil {
 			return nil, err
@@ -280,6 +300,9 @@ func (l *lifecycle) close() {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	for _, c := range l.conns {
+		c.Close()
+	}
+	for _, c := range l.forwards {
 		c.Close()
 	}
 }

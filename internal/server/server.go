@@ -549,10 +549,11 @@ func (s *Server) openQuorum() error {
 		voters = append(voters, v.ID)
 		addrs[v.ID] = v.Address()
 	}
-	s.transport = quorum.NewNetTransport(s.cfg.NodeID, addrs, s.opts.Dial, s.lg.With("component", "raft"))
+	s.transport = quorum.NewNetTransport(s.cfg.NodeID, s.clusterID, addrs, s.opts.Dial, s.lg.With("component", "raft"))
 	tick := 100 * time.Millisecond
 	n, err := quorum.Open(quorum.Config{
 		NodeID:           s.cfg.NodeID,
+		ClusterID:        s.clusterID,
 		Voters:           voters,
 		MetadataDir:      s.cfg.MetadataLogDir,
 		SegmentBytes:     int64(s.cfg.MetadataLogSegmentBytes),
