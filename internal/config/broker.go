@@ -141,6 +141,10 @@ type Broker struct {
 	QuotaWindowNum                    int32
 	QuotaWindowSize                   time.Duration
 
+	// MetricsListener is the host:port of the Prometheus endpoint
+	// (weir.metrics.listener without its http:// prefix); "" disables it.
+	MetricsListener string
+
 	// Values holds the normalized value of every known broker key that has
 	// a value: explicitly set keys and keys with a non-null default. Keys
 	// whose Kafka default is null and that were not set are absent.
@@ -349,6 +353,7 @@ func (b *Broker) fill() {
 	b.ProducerIDExpiration = g.ms("producer.id.expiration.ms")
 	b.QuotaWindowNum = g.i32("quota.window.num")
 	b.QuotaWindowSize = g.dur("quota.window.size.seconds", time.Second)
+	b.MetricsListener, _ = ParseMetricsListener(g.str(KeyMetricsListener))
 }
 
 // getter reads normalized values. Values are validated before use, so

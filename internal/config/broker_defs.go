@@ -21,6 +21,7 @@ const (
 	KeyLogDirs                 = "log.dirs"
 	KeyLogDir                  = "log.dir"
 	KeyMetadataLogDir          = "metadata.log.dir"
+	KeyMetricsListener         = "weir.metrics.listener"
 )
 
 // Weir defaults that differ from Kafka (where Kafka has no default or a
@@ -159,4 +160,7 @@ var brokerCoreDefs = []Def{
 	// Client quotas.
 	def("quota.window.num", TypeInt, "11", atLeast(1), ReadOnly, "Samples kept for client quotas."),
 	def("quota.window.size.seconds", TypeInt, "1", atLeast(1), ReadOnly, "Length of one client quota sample."),
+
+	// weir-specific keys (no Kafka equivalent).
+	def(KeyMetricsListener, TypeString, "", metricsListenerValidator, ReadOnly, "weir: address of the Prometheus /metrics endpoint, host:port or http://host:port; empty disables it."),
 }

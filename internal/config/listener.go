@@ -66,6 +66,32 @@ func ParseListeners(s string) ([]Listener, error) {
 	return out, nil
 }
 
+// ParseMetricsListener parses weir.metrics.listener: empty (no metrics
+// endpoint), host:port, or http://host:port. It returns the address to bind
+// as host:port (brackets around IPv6), or "" when empty; an empty host binds
+// all interfaces.
+func ParseMetricsListener(s string) (string, error) {
+	s = strings.TrimSpace(s)
+	if s == "" {
+		return "", nil
+	}
+	addr := s
+	if scheme, rest, ok := strings.Cut(s, "://"); ok {
+		if !strings.EqualFold(scheme, "http") {
+			return "", fmt.Errorf("metrics listener %q: the scheme must be http", s)
+		}
+		addr = rest
+	}
+	if strings.Contains(addr, "/") {
+		return "", fmt.Errorf("metrics listener %q is not of the form host:port or http://host:port (the path is always /metrics)", s)
+	}
+	host, port, err := splitHostPort(addr)
+	if err != nil {
+		return "", fmt.Errorf("metrics listener %q: %v", s, err)
+	}
+	return net.JoinHostPort(host, strconv.Itoa(port)), nil
+}
+
 // splitHostPort splits host:port where host may be empty or a bracketed IPv6
 // address.
 func splitHostPort(s string) (string, int, error) {

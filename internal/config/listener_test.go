@@ -1,6 +1,7 @@
 package config
 
 import (
+	"errors"
 	"maps"
 	"strings"
 	"testing"
@@ -101,5 +102,43 @@ func TestParseSecurityProtocolMap(t *testing.T) {
 		if _, err := ParseSecurityProtocolMap(in); err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%q: got %v, want %q", in, err, want)
 		}
+	}
+}
+
+func TestParseMetricsListener(t *testing.T) {
+	good := map[string]string{
+		"":                      "",
+		"0.0.0.0:9309":          "0.0.0.0:9309",
+		"http://0.0.0.0:9309":   "0.0.0.0:9309",
+		"HTTP://localhost:0":    "localhost:0",
+		":9309":                 ":9309",
+		"http://[::1]:9309":     "[::1]:9309",
+		" http://127.0.0.1:80 ": "127.0.0.1:80",
+	}
+	for in, want := range good {
+		got, err := ParseMetricsListener(in)
+		if err != nil || got != want {
+			t.Errorf("ParseMetricsListener(%q) = %q, %v; want %q", in, got, err, want)
+		}
+	}
+	for _, in := range []string{"9309", "https://0.0.0.0:9309", "http://0.0.0.0:9309/metrics", "host:99999", "::1:9309", "PLAINTEXT://h:1"} {
+		if got, err := ParseMetricsListener(in); err == nil {
+			t.Errorf("ParseMetricsListener(%q) = %q, want an error", in, got)
+		}
+	}
+}
+
+func TestLoadBrokerMetricsListener(t *testing.T) {
+	b, _, err := LoadBroker(map[string]string{KeyMetricsListener: "http://127.0.0.1:9309"})
+	if err != nil || b.MetricsListener != "127.0.0.1:9309" {
+		t.Fatalf("MetricsListener = %v, %v", b, err)
+	}
+	if b, _, _ := LoadBroker(nil); b.MetricsListener != "" {
+		t.Errorf("default MetricsListener = %q, want disabled", b.MetricsListener)
+	}
+	_, _, err = LoadBroker(map[string]string{KeyMetricsListener: "0.0.0.0"})
+	var ce *Error
+	if !errors.As(err, &ce) || ce.Kind != InvalidValue || ce.Name != KeyMetricsListener {
+		t.Errorf("invalid value: %v", err)
 	}
 }

@@ -175,6 +175,11 @@ var bootstrapServersValidator = eachElement(true, "list of host:port", func(s st
 	return err
 })
 
+var metricsListenerValidator validator = check{"empty, host:port or http://host:port", func(v any) error {
+	_, err := ParseMetricsListener(v.(string))
+	return err
+}}
+
 var protocolMapValidator validator = check{"list of LISTENER:PROTOCOL", func(v any) error {
 	_, err := ParseSecurityProtocolMap(v.(string))
 	return err
