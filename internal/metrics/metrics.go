@@ -1,0 +1,237 @@
+// Package metrics exposes a node's health in Prometheus form. Each metric is
+// named after the Kafka MBean that means the same thing, as
+// weir_<domain>_<type>_<name> in snake case: Kafka's
+// kafka.server:type=ReplicaManager,name=UnderReplicatedPartitions is
+// weir_server_replica_manager_under_replicated_partitions. Kafka's
+// ...PerSec meters become counters ending in _total (rate() gives the
+// per-second value).
+//
+// The gauges are not kept up to date by the code they describe: a
+// collector reads them from a [Source], which the server implements, at
+// every scrape. The only state held here is the [Counters] that the
+// replication code bumps as events happen. This package imports no other
+// weir package.
+//
+// Metrics:
+//
+//	weir_server_replica_manager_partition_count                    local replicas
+//	weir_server_replica_manager_leader_count                       local replicas led here
+//	weir_server_replica_manager_under_replicated_partitions        led here, ISR < replicas
+//	weir_server_replica_manager_under_min_isr_partition_count      led here, ISR < min.insync.replicas
+//	weir_server_replica_manager_at_min_isr_partition_count         led here, ISR = min.insync.replicas
+//	weir_server_replica_manager_isr_shrinks_total                  ISR shrinks of partitions led here
+//	weir_server_replica_manager_isr_expands_total                  ISR expansions of partitions led here
+//	weir_server_fetcher_lag_metrics_consumer_lag{topic,partition}  per follower replica: ReplicaStatus.Lag
+//	weir_server_replica_fetcher_manager_max_lag                    the largest of those, 0 without followers
+//	weir_controller_kafka_controller_active_controller_count       1 on the active controller, else 0
+//	weir_controller_kafka_controller_offline_partitions_count      partitions without a leader
+//	weir_controller_kafka_controller_global_topic_count            topics in the cluster
+//	weir_controller_kafka_controller_global_partition_count        partitions in the cluster
+//
+// plus the Go runtime's go_* and the process's process_* metrics. The
+// controller's gauges are 0 on every node but the active controller, so
+// that summing them over a cluster counts each partition once.
+package metrics
+
+import (
+	"net/http"
+	"strconv"
+	"sync/atomic"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+)
+
+// Source is what a node reports, read at each scrape. Its methods are
+// called from the HTTP server's goroutines, concurrently with everything
+// else the node does, and must not block for long.
+type Source interface {
+	// Replicas lists every replica hosted by this broker (none on a
+	// controller-only node).
+	Replicas() []ReplicaStatus
+	// Controller is the controller's view of the cluster; the zero value
+	// on a node that is not the active controller.
+	Controller() ControllerStatus
+}
+
+// ReplicaStatus is one local replica as the broker sees it now.
+type ReplicaStatus struct {
+	Topic     string
+	Partition int32
+	// Leader is true when this broker leads the partition.
+	Leader bool
+	// Replicas, ISR and MinISR are the sizes of the assignment and of the
+	// in-sync set, and the topic's effective min.insync.replicas.
+	Replicas, ISR, MinISR int
+	// Lag is meaningful on a follower only (Leader false): the leader's
+	// log end offset as this follower last learned it, minus the
+	// follower's own log end offset, and never below 0 (Kafka's
+	// FetcherLagMetrics ConsumerLag, which uses the leader's high
+	// watermark from the last fetch response). It is ignored on a leader.
+	Lag int64
+}
+
+// ControllerStatus is the active controller's view of the cluster.
+type ControllerStatus struct {
+	// Active is true on the active controller only; the counts below
+	// are reported only when it is.
+	Active bool
+	// OfflinePartitions counts partitions without a leader (Leader -1 in
+	// the controller's image).
+	OfflinePartitions int
+	Topics            int
+	Partitions        int
+}
+
+// Counters are the event counts the replication code reports as they
+// happen. Their methods are safe for concurrent use and on a nil
+// *Counters (then they do nothing), so the caller can hold one
+// unconditionally.
+type Counters struct {
+	isrShrinks atomic.Uint64
+	isrExpands atomic.Uint64
+}
+
+// IsrShrunk counts one ISR shrink of a partition this broker leads: call
+// it once each time a smaller ISR proposed by this leader is committed
+// (one call however many replicas left), as Kafka's IsrShrinksPerSec.
+func (c *Counters) IsrShrunk() {
+	if c != nil {
+		c.isrShrinks.Add(1)
+	}
+}
+
+// IsrExpanded counts one ISR expansion of a partition this broker leads:
+// call it once each time a larger ISR proposed by this leader is
+// committed, as Kafka's IsrExpandsPerSec.
+func (c *Counters) IsrExpanded() {
+	if c != nil {
+		c.isrExpands.Add(1)
+	}
+}
+
+// IsrChanged counts a committed ISR change of a partition this broker
+// leads: a shrink when shrunk, else an expansion. It fits a
+// func(shrunk bool) hook.
+func (c *Counters) IsrChanged(shrunk bool) {
+	if shrunk {
+		c.IsrShrunk()
+	} else {
+		c.IsrExpanded()
+	}
+}
+
+// Metrics is one node's registry. Each server has its own, so that
+// several servers can run in one process.
+type Metrics struct {
+	// Counters is what the replication code bumps.
+	Counters *Counters
+
+	reg *prometheus.Registry
+}
+
+// New returns a registry that reads src at each scrape and also reports
+// the Go runtime and process collectors.
+func New(src Source) *Metrics {
+	m := &Metrics{Counters: &Counters{}, reg: prometheus.NewRegistry()}
+	m.reg.MustRegister(
+		collectors.NewGoCollector(),
+		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
+		newCollector(src, m.Counters),
+	)
+	return m
+}
+
+// Registry is the underlying registry (tests gather from it).
+func (m *Metrics) Registry() *prometheus.Registry { return m.reg }
+
+// Handler serves the metrics in the Prometheus text and protobuf
+// exposition formats. A metric that fails to gather is left out and
+// the rest is served.
+func (m *Metrics) Handler() http.Handler {
+	return promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{ErrorHandling: promhttp.ContinueOnError})
+}
+
+func desc(name, help string, labels ...string) *prometheus.Desc {
+	return prometheus.NewDesc("weir_"+name, help, labels, nil)
+}
+
+var (
+	descPartitionCount   = desc("server_replica_manager_partition_count", "Number of replicas hosted by this broker (Kafka's ReplicaManager PartitionCount).")
+	descLeaderCount      = desc("server_replica_manager_leader_count", "Number of partitions this broker leads (Kafka's ReplicaManager LeaderCount).")
+	descUnderReplicated  = desc("server_replica_manager_under_replicated_partitions", "Partitions led by this broker whose ISR is smaller than their replica set.")
+	descUnderMinISR      = desc("server_replica_manager_under_min_isr_partition_count", "Partitions led by this broker whose ISR is smaller than min.insync.replicas.")
+	descAtMinISR         = desc("server_replica_manager_at_min_isr_partition_count", "Partitions led by this broker whose ISR size equals min.insync.replicas.")
+	descIsrShrinks       = desc("server_replica_manager_isr_shrinks_total", "ISR shrinks of partitions led by this broker (Kafka's IsrShrinksPerSec).")
+	descIsrExpands       = desc("server_replica_manager_isr_expands_total", "ISR expansions of partitions led by this broker (Kafka's IsrExpandsPerSec).")
+	descConsumerLag      = desc("server_fetcher_lag_metrics_consumer_lag", "Messages a follower replica on this broker is behind its leader (Kafka's FetcherLagMetrics ConsumerLag).", "topic", "partition")
+	descMaxLag           = desc("server_replica_fetcher_manager_max_lag", "Largest lag, in messages, of a follower replica on this broker (Kafka's ReplicaFetcherManager MaxLag).")
+	descActiveController = desc("controller_kafka_controller_active_controller_count", "1 on the active controller, 0 elsewhere.")
+	descOffline          = desc("controller_kafka_controller_offline_partitions_count", "Partitions without a leader; reported by the active controller only.")
+	descGlobalTopics     = desc("controller_kafka_controller_global_topic_count", "Topics in the cluster; reported by the active controller only.")
+	descGlobalPartitions = desc("controller_kafka_controller_global_partition_count", "Partitions in the cluster; reported by the active controller only.")
+)
+
+// collector turns one read of the Source into metrics.
+type collector struct {
+	src      Source
+	counters *Counters
+}
+
+func newCollector(src Source, c *Counters) *collector { return &collector{src: src, counters: c} }
+
+func (c *collector) Describe(ch chan<- *prometheus.Desc) {
+	for _, d := range []*prometheus.Desc{descPartitionCount, descLeaderCount, descUnderReplicated, descUnderMinISR, descAtMinISR,
+		descIsrShrinks, descIsrExpands, descConsumerLag, descMaxLag, descActiveController, descOffline, descGlobalTopics, descGlobalPartitions} {
+		ch <- d
+	}
+}
+
+func (c *collector) Collect(ch chan<- prometheus.Metric) {
+	gauge := func(d *prometheus.Desc, v int, labels ...string) {
+		ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, float64(v), labels...)
+	}
+	reps := c.src.Replicas()
+	var leaders, under, underMin, atMin int
+	var maxLag int64
+	for _, r := range reps {
+		if !r.Leader {
+			lag := max(r.Lag, 0)
+			maxLag = max(maxLag, lag)
+			ch <- prometheus.MustNewConstMetric(descConsumerLag, prometheus.GaugeValue, float64(lag), r.Topic, strconv.Itoa(int(r.Partition)))
+			continue
+		}
+		leaders++
+		if r.ISR < r.Replicas {
+			under++
+		}
+		if r.ISR < r.MinISR {
+			underMin++
+		}
+		if r.ISR == r.MinISR {
+			atMin++
+		}
+	}
+	gauge(descPartitionCount, len(reps))
+	gauge(descLeaderCount, leaders)
+	gauge(descUnderReplicated, under)
+	gauge(descUnderMinISR, underMin)
+	gauge(descAtMinISR, atMin)
+	ch <- prometheus.MustNewConstMetric(descMaxLag, prometheus.GaugeValue, float64(maxLag))
+	ch <- prometheus.MustNewConstMetric(descIsrShrinks, prometheus.CounterValue, float64(c.counters.isrShrinks.Load()))
+	ch <- prometheus.MustNewConstMetric(descIsrExpands, prometheus.CounterValue, float64(c.counters.isrExpands.Load()))
+
+	ctl := c.src.Controller()
+	if !ctl.Active {
+		ctl = ControllerStatus{}
+	}
+	active := 0
+	if ctl.Active {
+		active = 1
+	}
+	gauge(descActiveController, active)
+	gauge(descOffline, ctl.OfflinePartitions)
+	gauge(descGlobalTopics, ctl.Topics)
+	gauge(descGlobalPartitions, ctl.Partitions)
+}

@@ -1,0 +1,191 @@
+package metrics
+
+import (
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/prometheus/client_golang/prometheus/testutil"
+)
+
+type fakeSource struct {
+	mu   sync.Mutex
+	reps []ReplicaStatus
+	ctl  ControllerStatus
+}
+
+func (f *fakeSource) Replicas() []ReplicaStatus {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.reps
+}
+
+func (f *fakeSource) Controller() ControllerStatus {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.ctl
+}
+
+var weirNames = []string{
+	"weir_server_replica_manager_partition_count",
+	"weir_server_replica_manager_leader_count",
+	"weir_server_replica_manager_under_replicated_partitions",
+	"weir_server_replica_manager_under_min_isr_partition_count",
+	"weir_server_replica_manager_at_min_isr_partition_count",
+	"weir_server_replica_manager_isr_shrinks_total",
+	"weir_server_replica_manager_isr_expands_total",
+	"weir_server_fetcher_lag_metrics_consumer_lag",
+	"weir_server_replica_fetcher_manager_max_lag",
+	"weir_controller_kafka_controller_active_controller_count",
+	"weir_controller_kafka_controller_offline_partitions_count",
+	"weir_controller_kafka_controller_global_topic_count",
+	"weir_controller_kafka_controller_global_partition_count",
+}
+
+func TestCollectorReadsSourceAtScrape(t *testing.T) {
+	src := &fakeSource{
+		reps: []ReplicaStatus{
+			{Topic: "a", Partition: 0, Leader: true, Replicas: 3, ISR: 3, MinISR: 2},
+			{Topic: "a", Partition: 1, Leader: true, Replicas: 3, ISR: 2, MinISR: 2}, // under-replicated, at min ISR
+			{Topic: "a", Partition: 2, Leader: true, Replicas: 3, ISR: 1, MinISR: 2}, // under min ISR
+			{Topic: "b", Partition: 0, Leader: false, Replicas: 3, ISR: 3, MinISR: 2, Lag: 7},
+			{Topic: "b", Partition: 1, Leader: false, Replicas: 3, ISR: 3, MinISR: 2, Lag: -1}, // clamped to 0
+		},
+		ctl: ControllerStatus{Active: true, OfflinePartitions: 2, Topics: 4, Partitions: 9},
+	}
+	m := New(src)
+	m.Counters.IsrShrunk()
+	m.Counters.IsrChanged(true)
+	m.Counters.IsrChanged(false)
+
+	want := `
+# HELP weir_controller_kafka_controller_active_controller_count 1 on the active controller, 0 elsewhere.
+# TYPE weir_controller_kafka_controller_active_controller_count gauge
+weir_controller_kafka_controller_active_controller_count 1
+# HELP weir_controller_kafka_controller_global_partition_count Partitions in the cluster; reported by the active controller only.
+# TYPE weir_controller_kafka_controller_global_partition_count gauge
+weir_controller_kafka_controller_global_partition_count 9
+# HELP weir_controller_kafka_controller_global_topic_count Topics in the cluster; reported by the active controller only.
+# TYPE weir_controller_kafka_controller_global_topic_count gauge
+weir_controller_kafka_controller_global_topic_count 4
+# HELP weir_controller_kafka_controller_offline_partitions_count Partitions without a leader; reported by the active controller only.
+# TYPE weir_controller_kafka_controller_offline_partitions_count gauge
+weir_controller_kafka_controller_offline_partitions_count 2
+# HELP weir_server_fetcher_lag_metrics_consumer_lag Messages a follower replica on this broker is behind its leader (Kafka's FetcherLagMetrics ConsumerLag).
+# TYPE weir_server_fetcher_lag_metrics_consumer_lag gauge
+weir_server_fetcher_lag_metrics_consumer_lag{partition="0",topic="b"} 7
+weir_server_fetcher_lag_metrics_consumer_lag{partition="1",topic="b"} 0
+# HELP weir_server_replica_fetcher_manager_max_lag Largest lag, in messages, of a follower replica on this broker (Kafka's ReplicaFetcherManager MaxLag).
+# TYPE weir_server_replica_fetcher_manager_max_lag gauge
+weir_server_replica_fetcher_manager_max_lag 7
+# HELP weir_server_replica_manager_at_min_isr_partition_count Partitions led by this broker whose ISR size equals min.insync.replicas.
+# TYPE weir_server_replica_manager_at_min_isr_partition_count gauge
+weir_server_replica_manager_at_min_isr_partition_count 1
+# HELP weir_server_replica_manager_isr_expands_total ISR expansions of partitions led by this broker (Kafka's IsrExpandsPerSec).
+# TYPE weir_server_replica_manager_isr_expands_total counter
+weir_server_replica_manager_isr_expands_total 1
+# HELP weir_server_replica_manager_isr_shrinks_total ISR shrinks of partitions led by this broker (Kafka's IsrShrinksPerSec).
+# TYPE weir_server_replica_manager_isr_shrinks_total counter
+weir_server_replica_manager_isr_shrinks_total 2
+# HELP weir_server_replica_manager_leader_count Number of partitions this broker leads (Kafka's ReplicaManager LeaderCount).
+# TYPE weir_server_replica_manager_leader_count gauge
+weir_server_replica_manager_leader_count 3
+# HELP weir_server_replica_manager_partition_count Number of replicas hosted by this broker (Kafka's ReplicaManager PartitionCount).
+# TYPE weir_server_replica_manager_partition_count gauge
+weir_server_replica_manager_partition_count 5
+# HELP weir_server_replica_manager_under_min_isr_partition_count Partitions led by this broker whose ISR is smaller than min.insync.replicas.
+# TYPE weir_server_replica_manager_under_min_isr_partition_count gauge
+weir_server_replica_manager_under_min_isr_partition_count 1
+# HELP weir_server_replica_manager_under_replicated_partitions Partitions led by this broker whose ISR is smaller than their replica set.
+# TYPE weir_server_replica_manager_under_replicated_partitions gauge
+weir_server_replica_manager_under_replicated_partitions 2
+`
+	if err := testutil.GatherAndCompare(m.Registry(), strings.NewReader(want), weirNames...); err != nil {
+		t.Fatal(err)
+	}
+
+	// The next scrape sees the source as it is then; a node that is no
+	// longer the active controller reports no controller counts.
+	src.mu.Lock()
+	src.reps = src.reps[:1]
+	src.ctl = ControllerStatus{Active: false, OfflinePartitions: 5, Topics: 4, Partitions: 9}
+	src.mu.Unlock()
+	for name, v := range map[string]float64{
+		"weir_server_replica_manager_partition_count":               1,
+		"weir_server_replica_manager_leader_count":                  1,
+		"weir_server_replica_manager_under_replicated_partitions":   0,
+		"weir_server_replica_fetcher_manager_max_lag":               0,
+		"weir_controller_kafka_controller_active_controller_count":  0,
+		"weir_controller_kafka_controller_offline_partitions_count": 0,
+		"weir_controller_kafka_controller_global_topic_count":       0,
+		"weir_server_replica_manager_isr_shrinks_total":             2,
+	} {
+		if got := gathered(t, m, name); got != v {
+			t.Errorf("%s = %v, want %v", name, got, v)
+		}
+	}
+	if n, err := testutil.GatherAndCount(m.Registry(), "weir_server_fetcher_lag_metrics_consumer_lag"); err != nil || n != 0 {
+		t.Errorf("consumer lag series = %d, %v; want none without followers", n, err)
+	}
+}
+
+// gathered returns the value of an unlabelled gauge or counter.
+func gathered(t *testing.T, m *Metrics, name string) float64 {
+	t.Helper()
+	mfs, err := m.Registry().Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, mf := range mfs {
+		if mf.GetName() != name {
+			continue
+		}
+		for _, mt := range mf.GetMetric() {
+			if g := mt.GetGauge(); g != nil {
+				return g.GetValue()
+			}
+			return mt.GetCounter().GetValue()
+		}
+	}
+	t.Fatalf("%s not gathered", name)
+	return 0
+}
+
+func TestNilCountersDoNothing(t *testing.T) {
+	var c *Counters
+	c.IsrShrunk()
+	c.IsrExpanded()
+	c.IsrChanged(true)
+}
+
+func TestHandlerServesTextWithRuntimeMetrics(t *testing.T) {
+	m := New(&fakeSource{reps: []ReplicaStatus{{Topic: "t", Partition: 0, Leader: true, Replicas: 1, ISR: 1, MinISR: 1}}})
+	srv := httptest.NewServer(m.Handler())
+	defer srv.Close()
+	resp, err := http.Get(srv.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != http.StatusOK || !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/plain") {
+		t.Fatalf("status %d, content type %q", resp.StatusCode, resp.Header.Get("Content-Type"))
+	}
+	for _, want := range []string{"\nweir_server_replica_manager_leader_count 1\n", "\ngo_goroutines ", "\nprocess_resident_memory_bytes "} {
+		if !strings.Contains("\n"+string(body), want) {
+			t.Errorf("scrape lacks %q", want)
+		}
+	}
+}
+
+// Two registries in one process do not collide.
+func TestRegistriesAreIndependent(t *testing.T) {
+	a, b := New(&fakeSource{}), New(&fakeSource{})
+	a.Counters.IsrExpanded()
+	if got := gathered(t, b, "weir_server_replica_manager_isr_expands_total"); got != 0 {
+		t.Fatalf("b counted a's expansion: %v", got)
+	}
+}
