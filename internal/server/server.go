@@ -10,6 +10,7 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"net/http"
 	"os"
 	"strings"
 	"sync"
@@ -21,6 +22,7 @@ import (
 	"weir/internal/kafka"
 	"weir/internal/log"
 	"weir/internal/metadata"
+	"weir/internal/metrics"
 	"weir/internal/nodeclient"
 	"weir/internal/partition"
 	"weir/internal/quorum"
@@ -61,6 +63,11 @@ type Server struct {
 	groups     *group.Service
 	listeners  map[string]net.Listener
 	kafka      map[string]*kafka.Server
+	// metrics always counts; metricsHTTP serves it when
+	// weir.metrics.listener is set.
+	metrics     *metrics.Metrics
+	metricsHTTP *http.Server
+	metricsAddr net.Addr
 
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
@@ -81,7 +88,9 @@ func New(cfg *config.Broker, opts Options) *Server {
 	if opts.Dial == nil {
 		opts.Dial = (&net.Dialer{}).DialContext
 	}
-	return &Server{cfg: cfg, opts: opts, lg: opts.Logger, listeners: map[string]net.Listener{}, kafka: map[string]*kafka.Server{}}
+	s := &Server{cfg: cfg, opts: opts, lg: opts.Logger, listeners: map[string]net.Listener{}, kafka: map[string]*kafka.Server{}}
+	s.metrics = metrics.New(metricsSource{s})
+	return s
 }
 
 // ClusterID is the cluster id from meta.properties.
@@ -162,6 +171,9 @@ func (s *Server) Start() (err error) {
 		return fmt.Errorf("replaying metadata log: %w", err)
 	}
 	if err := s.listen(); err != nil {
+		return err
+	}
+	if err := s.startMetrics(); err != nil {
 		return err
 	}
 	ctx, cancel := context.WithCancel(context.Background())
@@ -481,6 +493,7 @@ func (s *Server) stopNode(crash bool) error {
 		for _, ln := range s.listeners {
 			ln.Close()
 		}
+		s.stopMetrics()
 		if s.cancel != nil {
 			s.cancel()
 		}

@@ -1,0 +1,90 @@
+package server_test
+
+import (
+	"context"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"weir/internal/config"
+	"weir/internal/servertest"
+)
+
+// scrape returns the unlabelled samples of /metrics by name.
+func scrape(t *testing.T, addr string) map[string]string {
+	t.Helper()
+	resp, err := http.Get("http://" + addr + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil || resp.StatusCode != http.StatusOK {
+		t.Fatalf("scrape: status %d, %v", resp.StatusCode, err)
+	}
+	out := map[string]string{}
+	for _, line := range strings.Split(string(body), "\n") {
+		if name, v, ok := strings.Cut(line, " "); ok && !strings.HasPrefix(line, "#") && !strings.Contains(name, "{") {
+			out[name] = v
+		}
+	}
+	return out
+}
+
+// A single node serves /metrics on weir.metrics.listener: it is the active
+// controller and leads every replica of a new topic.
+func TestMetricsEndpoint(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	n := servertest.Start(t, servertest.Options{Overrides: map[string]string{config.KeyMetricsListener: "http://127.0.0.1:0"}})
+	addr := n.Server.MetricsAddr()
+	if addr == nil {
+		t.Fatal("no metrics address")
+	}
+	cl, err := kgo.NewClient(kgo.SeedBrokers(n.Addr))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	if _, err := kadm.NewClient(cl).CreateTopic(ctx, 3, 1, nil, "metered"); err != nil {
+		t.Fatal(err)
+	}
+	got := scrape(t, addr.String())
+	for name, want := range map[string]string{
+		"weir_server_replica_manager_partition_count":               "3",
+		"weir_server_replica_manager_leader_count":                  "3",
+		"weir_server_replica_manager_under_replicated_partitions":   "0",
+		"weir_server_replica_manager_under_min_isr_partition_count": "0",
+		"weir_server_replica_manager_at_min_isr_partition_count":    "3",
+		"weir_server_replica_manager_isr_shrinks_total":             "0",
+		"weir_controller_kafka_controller_active_controller_count":  "1",
+		"weir_controller_kafka_controller_offline_partitions_count": "0",
+		"weir_controller_kafka_controller_global_topic_count":       "1",
+		"weir_controller_kafka_controller_global_partition_count":   "3",
+	} {
+		if got[name] != want {
+			t.Errorf("%s = %q, want %s", name, got[name], want)
+		}
+	}
+	if got["go_goroutines"] == "" {
+		t.Error("no Go runtime metrics")
+	}
+
+	n.Stop()
+	if _, err := http.Get("http://" + addr.String() + "/metrics"); err == nil {
+		t.Error("metrics endpoint still serves after shutdown")
+	}
+}
+
+// Without weir.metrics.listener there is no endpoint.
+func TestMetricsDisabledByDefault(t *testing.T) {
+	n := servertest.Start(t, servertest.Options{})
+	if a := n.Server.MetricsAddr(); a != nil {
+		t.Fatalf("metrics listening on %v without weir.metrics.listener", a)
+	}
+}
