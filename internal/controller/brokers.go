@@ -15,10 +15,8 @@ package controller
 //   - A broker that sends no heartbeat for broker.session.timeout.ms is
 //     fenced by FenceStaleBrokers, run by the active controller's clock.
 //
-// Fencing or shutting down a broker removes it from ISRs (unless it is the
-// last member) and elects new leaders among the live ISR members; a
-// partition whose ISR has no live member goes offline (leader -1) until
-// one returns. Sessions live in the active controller's memory: a new
+// Fencing or shutting down a broker, and unfencing one, run the elections
+// of elections.go. Sessions live in the active controller's memory: a new
 // active controller gives every broker a full session before fencing.
 
 import (
@@ -75,7 +73,10 @@ func (c *Controller) RegisterBroker(req *kmsg.BrokerRegistrationRequest, now tim
 	// A re-registration replaces a live registration: its leaderships
 	// must move, as for a fenced broker.
 	if old := img.Brokers[req.BrokerID]; old != nil && !old.Fenced {
-		recs = append(recs, c.electAway(img, req.BrokerID, false)...)
+		var err error
+		if recs, err = thenElect(img, recs, func(after *metadata.Image) []metadata.Record { return c.electAway(after, req.BrokerID) }); err != nil {
+			return 0, err
+		}
 	}
 	if _, err := c.commit(recs); err != nil {
 		return 0, err
@@ -97,6 +98,8 @@ func (c *Controller) BrokerHeartbeat(req *kmsg.BrokerHeartbeatRequest, now time.
 	c.sessions[req.BrokerID] = session{epoch: b.Epoch, deadline: now.Add(c.sessionTimeout())}
 	caughtUp := req.CurrentMetadataOffset >= b.Epoch
 	var recs []metadata.Record
+	away := func(after *metadata.Image) []metadata.Record { return c.electAway(after, b.ID) }
+	var elect func(*metadata.Image) []metadata.Record
 	switch {
 	case req.WantShutdown:
 		if !b.InControlledShutdown && !b.Fenced {
@@ -104,13 +107,19 @@ func (c *Controller) BrokerHeartbeat(req *kmsg.BrokerHeartbeatRequest, now time.
 			change.SetVersion(change.HighestVersion())
 			recs = append(recs, change)
 		}
-		recs = append(recs, c.electAway(img, b.ID, false)...)
+		elect = away
 	case b.Fenced && !req.WantFence && caughtUp:
 		recs = append(recs, &metadata.UnfenceBrokerRecord{Id: b.ID, Epoch: b.Epoch})
-		recs = append(recs, c.electOffline(img, b.ID)...)
+		elect = c.electOffline
 	case !b.Fenced && req.WantFence:
 		recs = append(recs, &metadata.FenceBrokerRecord{Id: b.ID, Epoch: b.Epoch})
-		recs = append(recs, c.electAway(img, b.ID, false)...)
+		elect = away
+	}
+	if elect != nil {
+		var err error
+		if recs, err = thenElect(img, recs, elect); err != nil {
+			return nil, err
+		}
 	}
 	if _, err := c.commit(recs); err != nil {
 		return nil, err
@@ -165,7 +174,7 @@ func (c *Controller) FenceStaleBrokers(now time.Time) ([]int32, error) {
 		return nil, err
 	}
 	for _, id := range fenced {
-		moved := c.electAway(after, id, true)
+		moved := c.electAway(after, id)
 		if after, _, err = after.Apply(moved, img.Offset); err != nil {
 			return nil, err
 		}
@@ -204,77 +213,6 @@ func leadsAny(img *metadata.Image, broker int32) bool {
 		}
 	}
 	return false
-}
-
-// live reports whether a broker may lead: registered, unfenced, not
-// shutting down.
-func live(img *metadata.Image, id int32) bool {
-	b := img.Brokers[id]
-	return b != nil && !b.Fenced && !b.InControlledShutdown
-}
-
-// electAway moves broker's leaderships and ISR memberships away: it leaves
-// every ISR that has another member, and every partition it leads gets the
-// first live member of the remaining ISR as leader, or none. With
-// assumeGone the image already has the broker fenced.
-func (c *Controller) electAway(img *metadata.Image, broker int32, assumeGone bool) []metadata.Record {
-	var recs []metadata.Record
-	for _, name := range sortedTopicNames(img) {
-		t := img.Topics[name]
-		for _, p := range t.SortedPartitions() {
-			inISR := slices.Contains(p.ISR, broker)
-			if p.Leader != broker && !inISR {
-				continue
-			}
-			isr := p.ISR
-			if inISR && len(p.ISR) > 1 {
-				isr = slices.DeleteFunc(slices.Clone(p.ISR), func(r int32) bool { return r == broker })
-			}
-			leader := p.Leader
-			if p.Leader == broker {
-				leader = -1
-				for _, r := range isr {
-					if r != broker && live(img, r) {
-						leader = r
-						break
-					}
-				}
-			}
-			if leader == p.Leader && slices.Equal(isr, p.ISR) {
-				continue
-			}
-			rec := metadata.NewPartitionChangeRecord()
-			rec.PartitionId, rec.TopicId = p.ID, t.ID
-			if !slices.Equal(isr, p.ISR) {
-				rec.Isr = isr
-			}
-			if leader != p.Leader {
-				rec.Leader = leader
-			}
-			rec.SetVersion(0)
-			recs = append(recs, rec)
-		}
-	}
-	return recs
-}
-
-// electOffline gives a leader to every offline partition whose ISR holds
-// broker, which just became live.
-func (c *Controller) electOffline(img *metadata.Image, broker int32) []metadata.Record {
-	var recs []metadata.Record
-	for _, name := range sortedTopicNames(img) {
-		t := img.Topics[name]
-		for _, p := range t.SortedPartitions() {
-			if p.Leader >= 0 || !slices.Contains(p.ISR, broker) {
-				continue
-			}
-			rec := metadata.NewPartitionChangeRecord()
-			rec.PartitionId, rec.TopicId, rec.Leader = p.ID, t.ID, broker
-			rec.SetVersion(0)
-			recs = append(recs, rec)
-		}
-	}
-	return recs
 }
 
 func sortedTopicNames(img *metadata.Image) []string {

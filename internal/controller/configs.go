@@ -53,6 +53,14 @@ func (c *Controller) AlterConfigs(changes []ConfigChange, validateOnly bool) ([]
 			recs = append(recs, rrecs...)
 		}
 	}
+	if len(recs) > 0 {
+		// unclean.leader.election.enable may have been turned on: offline
+		// partitions it now lets lead are elected in the same commit.
+		var err error
+		if recs, err = thenElect(img, recs, c.electOffline); err != nil {
+			return nil, -1, err
+		}
+	}
 	last, err := c.commit(recs)
 	if err != nil {
 		return nil, -1, err

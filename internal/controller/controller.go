@@ -31,6 +31,9 @@ type Quorum interface {
 	Append(records []metadata.Record) (int64, error)
 	// EndOffset is the offset the next record will get.
 	EndOffset() int64
+	// Status reports, among others, whether this node is the active
+	// controller.
+	Status() quorum.Status
 }
 
 // Config is what the controller needs from the broker configuration.
@@ -73,12 +76,39 @@ func (c *Controller) Publish(b quorum.Committed) error {
 // Image is the controller's current image.
 func (c *Controller) Image() *metadata.Image { return c.image.Load() }
 
-// commit appends records; the caller holds c.mu.
+// commit appends records; the caller holds c.mu. Unclean elections among
+// them (the only changes that set a RECOVERING leader) are logged once
+// committed.
 func (c *Controller) commit(recs []metadata.Record) (int64, error) {
 	if len(recs) == 0 {
 		return c.quorum.EndOffset() - 1, nil
 	}
-	return c.quorum.Append(recs)
+	last, err := c.quorum.Append(recs)
+	if err != nil {
+		return last, err
+	}
+	img := c.Image()
+	for _, r := range recs {
+		if pc, ok := r.(*metadata.PartitionChangeRecord); ok && pc.LeaderRecoveryState == recovering && pc.Leader >= 0 {
+			topic := pc.TopicId.String()
+			if t := img.TopicsByID[pc.TopicId]; t != nil {
+				topic = t.Name
+			}
+			c.lg.Warn("unclean leader election: records acknowledged by the old ISR may be lost",
+				"topic", topic, "partition", pc.PartitionId, "leader", pc.Leader)
+		}
+	}
+	return last, nil
+}
+
+// requireActive fails with quorum.ErrNotLeader unless this node is the
+// active controller, whose image is the latest: a request checked against
+// another node's image could be answered from stale state.
+func (c *Controller) requireActive() error {
+	if !c.quorum.Status().Active {
+		return quorum.ErrNotLeader
+	}
+	return nil
 }
 
 // MetadataVersion is the metadata.version feature level weir writes: the

@@ -27,11 +27,16 @@ type memQuorum struct {
 	end     int64
 	batches []quorum.Committed
 	publish func(quorum.Committed) error
+	// inactive makes the node a controller that is not the active one.
+	inactive bool
 }
 
 func (q *memQuorum) Append(recs []metadata.Record) (int64, error) {
 	if len(recs) == 0 {
 		return q.end - 1, nil
+	}
+	if q.inactive {
+		return 0, quorum.ErrNotLeader
 	}
 	c := quorum.Committed{LastOffset: q.end + int64(len(recs)) - 1}
 	for _, r := range recs {
@@ -51,6 +56,8 @@ func (q *memQuorum) Append(recs []metadata.Record) (int64, error) {
 }
 
 func (q *memQuorum) EndOffset() int64 { return q.end }
+
+func (q *memQuorum) Status() quorum.Status { return quorum.Status{Leader: 1, Active: !q.inactive} }
 
 // records returns every record committed since batch index from.
 func (q *memQuorum) recordsSince(from int) []metadata.Record {
