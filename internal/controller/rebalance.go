@@ -1,0 +1,74 @@
+package controller
+
+// Automatic preferred-leader rebalancing (auto.leader.rebalance.enable), as
+// Kafka's ZooKeeper-era controller ran it: for each broker, the share of
+// the partitions it is the preferred (first) replica of that it does not
+// lead is its imbalance; above leader.imbalance.per.broker.percentage, each
+// of those partitions whose preferred replica is live and in the ISR, and
+// that is not being reassigned, gets a preferred election. The server runs
+// RebalanceLeaders every leader.imbalance.check.interval.seconds while this
+// node is the active controller.
+
+import (
+	"weir/internal/metadata"
+)
+
+// RebalanceLeaders runs the preferred elections of one rebalancing round
+// (see the file comment) and returns how many it committed.
+func (c *Controller) RebalanceLeaders() (int, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if err := c.requireActive(); err != nil {
+		return 0, err
+	}
+	img := c.Image()
+	type share struct {
+		preferred  int
+		notLeading []*metadata.Partition
+		topics     []*metadata.Topic // of notLeading, by index
+	}
+	shares := map[int32]*share{}
+	for _, name := range sortedTopicNames(img) {
+		t := img.Topics[name]
+		for _, p := range t.SortedPartitions() {
+			if len(p.Replicas) == 0 {
+				continue
+			}
+			s := shares[p.Replicas[0]]
+			if s == nil {
+				s = &share{}
+				shares[p.Replicas[0]] = s
+			}
+			s.preferred++
+			if p.Leader != p.Replicas[0] {
+				s.notLeading, s.topics = append(s.notLeading, p), append(s.topics, t)
+			}
+		}
+	}
+	pct := int(c.cfg.Static.LeaderImbalancePerBrokerPercentage)
+	var recs []metadata.Record
+	for _, id := range sortedBrokerIDs(img) {
+		s := shares[id]
+		// Imbalance above pct percent, in integers.
+		if s == nil || len(s.notLeading)*100 <= pct*s.preferred {
+			continue
+		}
+		for i, p := range s.notLeading {
+			if inReassignment(p) {
+				continue
+			}
+			ch := newChange(img, s.topics[i].ID, p)
+			ch.election = electPreferred
+			if rec := ch.record(); rec != nil && rec.Leader == id {
+				recs = append(recs, rec)
+			}
+		}
+	}
+	if _, err := c.commit(recs); err != nil {
+		return 0, err
+	}
+	if len(recs) > 0 {
+		c.lg.Info("moved leaderships back to preferred replicas", "partitions", len(recs))
+	}
+	return len(recs), nil
+}
