@@ -42,7 +42,10 @@ func (s *Server) apiTable() map[int16]api {
 		35: {0, 4, s.handleDescribeLogDirs},
 		37: {0, 3, s.handleCreatePartitions},
 		42: {0, 2, s.handleGroupRequest}, // DeleteGroups
+		43: {0, 2, s.handleElectLeaders},
 		44: {0, 1, s.handleIncrementalAlterConfigs},
+		45: {0, 0, s.handleAlterPartitionReassignments},
+		46: {0, 0, s.handleListPartitionReassignments},
 		47: {0, 0, s.handleGroupRequest}, // OffsetDelete
 		68: {0, 1, s.handleGroupRequest}, // ConsumerGroupHeartbeat (KIP-848)
 		69: {0, 1, s.handleGroupRequest}, // ConsumerGroupDescribe
@@ -50,6 +53,7 @@ func (s *Server) apiTable() map[int16]api {
 	}
 	if s.deps.Raft != nil {
 		// Controller listeners also serve the brokers' controller APIs.
+		t[56] = api{2, 3, s.handleAlterPartition}
 		t[62] = api{0, 4, s.handleBrokerRegistration}
 		t[63] = api{0, 2, s.handleBrokerHeartbeat}
 		t[67] = api{0, 0, s.handleAllocateProducerIDs}
@@ -74,7 +78,7 @@ func (s *Server) apiTable() map[int16]api {
 
 // controllerOnlyAPIs are those a controller-only node serves.
 var controllerOnlyAPIs = map[int16]bool{1: true, 3: true, 18: true, 19: true, 20: true, 32: true, 33: true, 37: true,
-	44: true, 55: true, 59: true, 60: true, 62: true, 63: true, 67: true}
+	43: true, 44: true, 45: true, 46: true, 55: true, 56: true, 59: true, 60: true, 62: true, 63: true, 67: true}
 
 // respFor returns the response type for a request, at the request's version.
 func respFor(req *Request) kmsg.Response {

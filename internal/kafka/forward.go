@@ -1,7 +1,8 @@
 package kafka
 
 // Admin requests that change metadata (CreateTopics, DeleteTopics,
-// CreatePartitions, AlterConfigs, IncrementalAlterConfigs), and
+// CreatePartitions, AlterConfigs, IncrementalAlterConfigs, ElectLeaders,
+// AlterPartitionReassignments), ListPartitionReassignments, and
 // DescribeQuorum, which only the leader can answer, are carried out by the
 // active controller. A node whose own controller is not active
 // forwards them, whole, to the active one over an internal API of the
@@ -39,7 +40,7 @@ type Forwarder interface {
 }
 
 // forwarded are the APIs the active controller carries out.
-var forwarded = map[int16]bool{19: true, 20: true, 33: true, 37: true, 44: true, 55: true}
+var forwarded = map[int16]bool{19: true, 20: true, 33: true, 37: true, 43: true, 44: true, 45: true, 46: true, 55: true}
 
 // maybeForward sends req to the active controller when this node's is not
 // active; it returns nil when req is to be handled here.
@@ -201,6 +202,30 @@ func (s *Server) notController(req *Request) *Reply {
 			res.ResourceType, res.ResourceName, res.ErrorCode, res.ErrorMessage = rr.ResourceType, rr.ResourceName, code, &msg
 			resp.Resources = append(resp.Resources, res)
 		}
+		return done(resp)
+	case *kmsg.ElectLeadersRequest:
+		resp := respFor(req).(*kmsg.ElectLeadersResponse)
+		if req.Version >= 1 {
+			resp.ErrorCode = code
+		}
+		for _, t := range r.Topics {
+			rt := kmsg.NewElectLeadersResponseTopic()
+			rt.Topic = t.Topic
+			for _, p := range t.Partitions {
+				rp := kmsg.NewElectLeadersResponseTopicPartition()
+				rp.Partition, rp.ErrorCode, rp.ErrorMessage = p, code, &msg
+				rt.Partitions = append(rt.Partitions, rp)
+			}
+			resp.Topics = append(resp.Topics, rt)
+		}
+		return done(resp)
+	case *kmsg.AlterPartitionAssignmentsRequest:
+		resp := respFor(req).(*kmsg.AlterPartitionAssignmentsResponse)
+		resp.ErrorCode, resp.ErrorMessage = code, &msg
+		return done(resp)
+	case *kmsg.ListPartitionReassignmentsRequest:
+		resp := respFor(req).(*kmsg.ListPartitionReassignmentsResponse)
+		resp.ErrorCode, resp.ErrorMessage = code, &msg
 		return done(resp)
 	default:
 		resp := respFor(req).(*kmsg.DescribeQuorumResponse)

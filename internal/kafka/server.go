@@ -33,6 +33,10 @@ type Controller interface {
 	AllocateProducerIDs(broker int32, epoch int64) (int64, int32, error)
 	RegisterBroker(req *kmsg.BrokerRegistrationRequest, now time.Time) (int64, error)
 	BrokerHeartbeat(req *kmsg.BrokerHeartbeatRequest, now time.Time) (*kmsg.BrokerHeartbeatResponse, error)
+	AlterPartition(req *kmsg.AlterPartitionRequest) (*kmsg.AlterPartitionResponse, error)
+	ElectLeaders(req *kmsg.ElectLeadersRequest) ([]controller.TopicResult, int64, error)
+	AlterPartitionReassignments(req *kmsg.AlterPartitionAssignmentsRequest) ([]controller.TopicResult, int64, error)
+	ListPartitionReassignments(topics []kmsg.ListPartitionReassignmentsRequestTopic) ([]controller.Reassignment, error)
 }
 
 // Groups is the group coordinator.

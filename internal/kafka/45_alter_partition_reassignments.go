@@ -1,0 +1,42 @@
+package kafka
+
+// AlterPartitionReassignments, version 0.
+//
+// Forwarded to the controller, which starts, replaces or (replicas null)
+// cancels each partition's reassignment; see controller/reassignment.go.
+// A failure of the whole request (NOT_CONTROLLER) is the top-level error.
+// The answer waits until this broker's metadata has the change.
+
+import (
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+func (s *Server) handleAlterPartitionReassignments(req *Request) *Reply {
+	r := req.Body.(*kmsg.AlterPartitionAssignmentsRequest)
+	resp := respFor(req).(*kmsg.AlterPartitionAssignmentsResponse)
+	results, last, err := s.deps.Controller.AlterPartitionReassignments(r)
+	if err != nil {
+		if resp.ErrorCode = errorCode(err); resp.ErrorCode == kerr.UnknownServerError.Code {
+			s.lg.Error("alter partition reassignments", "err", err)
+		}
+		resp.ErrorMessage = errorMessage(err)
+		return done(resp)
+	}
+	if err := s.awaitMetadata(req.Ctx, last, time.Duration(r.TimeoutMillis)*time.Millisecond); err != nil {
+		timedOut(results)
+	}
+	for _, tr := range results {
+		rt := kmsg.NewAlterPartitionAssignmentsResponseTopic()
+		rt.Topic = tr.Topic
+		for _, pr := range tr.Partitions {
+			rp := kmsg.NewAlterPartitionAssignmentsResponseTopicPartition()
+			rp.Partition, rp.ErrorCode, rp.ErrorMessage = pr.Partition, errorCode(pr.Err), errorMessage(pr.Err)
+			rt.Partitions = append(rt.Partitions, rp)
+		}
+		resp.Topics = append(resp.Topics, rt)
+	}
+	return done(resp)
+}
