@@ -192,6 +192,11 @@ func (s *Server) Start() (err error) {
 			defer s.wg.Done()
 			s.fenceStaleBrokers(ctx)
 		}()
+		s.wg.Add(1)
+		go func() {
+			defer s.wg.Done()
+			s.rebalanceLeaders(ctx)
+		}()
 	} else {
 		go func() {
 			defer s.wg.Done()
