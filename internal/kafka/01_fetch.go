@@ -3,8 +3,7 @@ package kafka
 // Fetch, versions 4-17.
 //
 // Each partition reads from its leader's log up to the high watermark
-// (the last stable offset for read_committed; the log end for a follower,
-// replica id >= 0), never more than the partition's and the response's
+// (the last stable offset for read_committed), never more than the partition's and the response's
 // byte limits, except that the first partition with data returns at least
 // one whole batch so a large batch never stalls a consumer. Record bytes
 // go from the segment file to the socket by sendfile (see section.go).
@@ -14,6 +13,11 @@ package kafka
 // requests; an incremental request gets FETCH_SESSION_ID_NOT_FOUND. With
 // a last fetched epoch (v12+) a diverging log is reported in
 // DivergingEpoch instead of data.
+//
+// A follower's fetch (replica id >= 0, in ReplicaState from v15 with its
+// broker epoch) reads up to the log end and reports the follower's
+// progress to the partition, which moves the high watermark and the ISR
+// (partition/leader.go).
 
 import (
 	"errors"
@@ -104,9 +108,9 @@ func (s *Server) longPoll(req *Request, r *kmsg.FetchRequest, rep *Reply, wait t
 func (s *Server) readFetch(req *Request, r *kmsg.FetchRequest) (*kmsg.FetchResponse, []section, int, bool) {
 	resp := respFor(req).(*kmsg.FetchResponse)
 	img := s.deps.Metadata.Image()
-	replicaID := r.ReplicaID
+	replica := replicaFetch{id: r.ReplicaID, epoch: -1}
 	if req.Version >= 15 {
-		replicaID = r.ReplicaState.ID
+		replica = replicaFetch{id: r.ReplicaState.ID, epoch: r.ReplicaState.Epoch}
 	}
 	limit := int(r.MaxBytes)
 	if limit <= 0 {
@@ -146,7 +150,7 @@ func (s *Server) readFetch(req *Request, r *kmsg.FetchRequest) (*kmsg.FetchRespo
 				sp.ErrorCode = kerr.UnknownTopicOrPartition.Code
 			default:
 				maxBytes := min(int(rp.PartitionMaxBytes), max(limit-total, 0))
-				n, sec, err := s.fetchPartition(p, rp, replicaID, r.IsolationLevel, maxBytes, minOne, &sp, len(sections))
+				n, sec, err := s.fetchPartition(p, rp, replica, r.IsolationLevel, maxBytes, minOne, &sp, len(sections))
 				if err != nil {
 					sp.ErrorCode = errorCode(err)
 					if sp.ErrorCode == kerr.NotLeaderForPartition.Code {
@@ -170,23 +174,52 @@ func (s *Server) readFetch(req *Request, r *kmsg.FetchRequest) (*kmsg.FetchRespo
 	return resp, sections, total, urgent
 }
 
+// replicaFetch identifies a follower's fetch (id >= 0) and its broker
+// epoch (-1: not sent).
+type replicaFetch struct {
+	id    int32
+	epoch int64
+}
+
 // fetchPartition reads one partition into sp; a returned section is the
 // file range standing for sp.RecordBatches (which holds its marker).
-func (s *Server) fetchPartition(p *partition.Partition, rp kmsg.FetchRequestTopicPartition, replicaID int32, isolation int8, maxBytes int, minOne bool, sp *kmsg.FetchResponseTopicPartition, index int) (int, *section, error) {
-	if rp.LastFetchedEpoch >= 0 {
-		epoch, end, err := p.EndOffsetForEpoch(rp.CurrentLeaderEpoch, rp.LastFetchedEpoch)
-		if err != nil {
-			return 0, nil, err
+func (s *Server) fetchPartition(p *partition.Partition, rp kmsg.FetchRequestTopicPartition, replica replicaFetch, isolation int8, maxBytes int, minOne bool, sp *kmsg.FetchResponseTopicPartition, index int) (int, *section, error) {
+	var res partition.FetchResult
+	var err error
+	if replica.id >= 0 {
+		// A follower out of the ISR of a throttled replica gets no data
+		// while the leader-side replication quota is exceeded.
+		throttled := s.deps.ReplicationQuota != nil && p.LeaderThrottled(replica.id)
+		if throttled && s.deps.ReplicationQuota.LeaderExceeded() {
+			maxBytes, minOne = 0, false
 		}
-		if epoch >= 0 && (epoch < rp.LastFetchedEpoch || end < rp.FetchOffset) {
-			sp.DivergingEpoch.Epoch, sp.DivergingEpoch.EndOffset = epoch, end
-			sp.HighWatermark = p.HighWatermark()
-			sp.LastStableOffset, sp.LogStartOffset = sp.HighWatermark, p.Log().LogStartOffset()
-			return 0, nil, nil
+		defer func() {
+			if throttled && res.Slice.Size > 0 {
+				s.deps.ReplicationQuota.RecordLeader(int64(res.Slice.Size))
+			}
+		}()
+		var fr partition.FollowerRead
+		fr, err = p.ReadForFollower(partition.FollowerFetch{ReplicaID: replica.id, BrokerEpoch: replica.epoch,
+			FetchOffset: rp.FetchOffset, LogStartOffset: rp.LogStartOffset, LastFetchedEpoch: rp.LastFetchedEpoch,
+			CurrentLeaderEpoch: rp.CurrentLeaderEpoch, MaxBytes: maxBytes, MinOne: minOne})
+		res = fr.FetchResult
+		sp.DivergingEpoch.Epoch, sp.DivergingEpoch.EndOffset = fr.DivergingEpoch, fr.DivergingEndOffset
+	} else {
+		if rp.LastFetchedEpoch >= 0 {
+			epoch, end, err := p.EndOffsetForEpoch(rp.CurrentLeaderEpoch, rp.LastFetchedEpoch)
+			if err != nil {
+				return 0, nil, err
+			}
+			if epoch >= 0 && (epoch < rp.LastFetchedEpoch || end < rp.FetchOffset) {
+				sp.DivergingEpoch.Epoch, sp.DivergingEpoch.EndOffset = epoch, end
+				sp.HighWatermark = p.HighWatermark()
+				sp.LastStableOffset, sp.LogStartOffset = sp.HighWatermark, p.Log().LogStartOffset()
+				return 0, nil, nil
+			}
 		}
+		res, err = p.Read(partition.FetchParams{Offset: rp.FetchOffset, MaxBytes: maxBytes, LeaderEpoch: rp.CurrentLeaderEpoch,
+			Isolation: isolation, MinOne: minOne})
 	}
-	res, err := p.Read(partition.FetchParams{Offset: rp.FetchOffset, MaxBytes: maxBytes, LeaderEpoch: rp.CurrentLeaderEpoch,
-		Isolation: isolation, ReplicaID: replicaID, MinOne: minOne})
 	sp.HighWatermark, sp.LastStableOffset, sp.LogStartOffset = res.HighWatermark, res.LastStableOffset, res.LogStartOffset
 	if err != nil {
 		if !errors.Is(err, log.ErrOffsetOutOfRange) {

@@ -7,13 +7,15 @@ package kafka
 // the largest timestamp, KIP-734), -4 and -5 (KIP-405: the same as -2 and
 // -1, all data being local); any other value finds the first record with a
 // timestamp at or after it, or offset -1 when there is none. A partition
-// listed twice gets INVALID_REQUEST.
+// listed twice gets INVALID_REQUEST. A follower (replica id >= 0) asking
+// for the latest offset gets the leader's log end offset.
 
 import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"weir/internal/log"
+	"weir/internal/partition"
 )
 
 func (s *Server) handleListOffsets(req *Request) *Reply {
@@ -39,6 +41,10 @@ func (s *Server) handleListOffsets(req *Request) *Reply {
 				sp.ErrorCode = kerr.InvalidRequest.Code
 			case err != nil:
 				sp.ErrorCode = errorCode(err)
+			case r.ReplicaID >= 0 && rp.Timestamp == partition.LatestTimestamp:
+				// A follower past the leader's end asks where it ends.
+				off, epoch, err := p.LogEndForReplica(rp.CurrentLeaderEpoch)
+				sp.ErrorCode, sp.Offset, sp.LeaderEpoch = errorCode(err), off, epoch
 			default:
 				off, ts, epoch, found, err := p.ListOffset(rp.Timestamp, rp.CurrentLeaderEpoch, r.IsolationLevel)
 				if err != nil {

@@ -21,6 +21,7 @@ import (
 	"weir/internal/metadata"
 	"weir/internal/partition"
 	"weir/internal/quorum"
+	"weir/internal/quota"
 )
 
 // Controller is the controller as the request handlers see it: on a single
@@ -92,6 +93,9 @@ type Deps struct {
 	// Forward reaches the active controller (nil: this node's is the only
 	// one).
 	Forward Forwarder
+	// ReplicationQuota throttles the leader side of replication (nil:
+	// never).
+	ReplicationQuota *quota.Replication
 	// ProducerIDs fetches a block of producer ids from the active
 	// controller.
 	ProducerIDs func() (first int64, n int32, err error)

@@ -138,7 +138,7 @@ func readBatches(t *testing.T, sl log.Slice) []record.Batch {
 
 func read(t *testing.T, p *Partition, offset int64) (FetchResult, []record.Batch) {
 	t.Helper()
-	res, err := p.Read(FetchParams{Offset: offset, MaxBytes: 1 << 20, LeaderEpoch: -1, ReplicaID: -1})
+	res, err := p.Read(FetchParams{Offset: offset, MaxBytes: 1 << 20, LeaderEpoch: -1})
 	if err != nil {
 		t.Fatalf("Read(%d): %v", offset, err)
 	}
@@ -294,7 +294,7 @@ func TestAcksAllWaitsForTheISR(t *testing.T) {
 		t.Fatalf("a consumer read %d batches above the HW (%+v)", len(bs), res)
 	}
 	// A follower's fetch reads up to the log end.
-	fres, err := p.Read(FetchParams{Offset: 0, MaxBytes: 1 << 20, LeaderEpoch: 0, ReplicaID: 2})
+	fres, err := p.ReadForFollower(FollowerFetch{ReplicaID: 2, BrokerEpoch: -1, FetchOffset: 0, LastFetchedEpoch: -1, CurrentLeaderEpoch: 0, MaxBytes: 1 << 20})
 	if err != nil || len(readBatches(t, fres.Slice)) != 3 {
 		t.Fatalf("follower read: %v", err)
 	}
@@ -352,7 +352,7 @@ func TestAcksAllISRShrinksBelowMinInsync(t *testing.T) {
 
 func TestReadBoundsAndErrors(t *testing.T) {
 	p := newPartition(t, topicConfig(t))
-	if _, err := p.Read(FetchParams{Offset: 0, MaxBytes: 100, LeaderEpoch: -1, ReplicaID: -1}); !errors.Is(err, ErrNotLeader) {
+	if _, err := p.Read(FetchParams{Offset: 0, MaxBytes: 100, LeaderEpoch: -1}); !errors.Is(err, ErrNotLeader) {
 		t.Fatalf("read from a non-leader: %v", err)
 	}
 	lead(t, p, 2)
@@ -366,16 +366,16 @@ func TestReadBoundsAndErrors(t *testing.T) {
 	if _, bs := read(t, p, 6); len(bs) != 0 {
 		t.Fatal("read at the log end returned data")
 	}
-	if _, err := p.Read(FetchParams{Offset: 7, MaxBytes: 100, LeaderEpoch: -1, ReplicaID: -1}); !errors.Is(err, log.ErrOffsetOutOfRange) {
+	if _, err := p.Read(FetchParams{Offset: 7, MaxBytes: 100, LeaderEpoch: -1}); !errors.Is(err, log.ErrOffsetOutOfRange) {
 		t.Fatalf("read past the log end: %v", err)
 	}
 	// MaxBytes smaller than a batch: nothing, or the whole first batch
 	// with MinOne.
-	res, err := p.Read(FetchParams{Offset: 0, MaxBytes: 10, LeaderEpoch: -1, ReplicaID: -1})
+	res, err := p.Read(FetchParams{Offset: 0, MaxBytes: 10, LeaderEpoch: -1})
 	if err != nil || res.Slice.Size != 0 {
 		t.Fatalf("tiny read: %v, %+v", err, res.Slice)
 	}
-	res, err = p.Read(FetchParams{Offset: 0, MaxBytes: 10, LeaderEpoch: -1, ReplicaID: -1, MinOne: true})
+	res, err = p.Read(FetchParams{Offset: 0, MaxBytes: 10, LeaderEpoch: -1, MinOne: true})
 	if err != nil || len(readBatches(t, res.Slice)) != 1 {
 		t.Fatalf("tiny read with MinOne: %v, %+v", err, res.Slice)
 	}
@@ -393,7 +393,7 @@ func TestLeaderEpochChecks(t *testing.T) {
 	type op func(epoch int32) error
 	ops := map[string]op{
 		"Read": func(e int32) error {
-			_, err := p.Read(FetchParams{Offset: 0, MaxBytes: 100, LeaderEpoch: e, ReplicaID: -1})
+			_, err := p.Read(FetchParams{Offset: 0, MaxBytes: 100, LeaderEpoch: e})
 			return err
 		},
 		"ListOffset": func(e int32) error {
@@ -518,7 +518,7 @@ func TestDeleteRecords(t *testing.T) {
 	if lso, err := p.DeleteRecords(0); err != nil || lso != 1 {
 		t.Fatalf("DeleteRecords below the start = %d, %v", lso, err)
 	}
-	if _, err := p.Read(FetchParams{Offset: 0, MaxBytes: 100, LeaderEpoch: -1, ReplicaID: -1}); !errors.Is(err, log.ErrOffsetOutOfRange) {
+	if _, err := p.Read(FetchParams{Offset: 0, MaxBytes: 100, LeaderEpoch: -1}); !errors.Is(err, log.ErrOffsetOutOfRange) {
 		t.Fatalf("read below the log start: %v", err)
 	}
 	if res, _ := read(t, p, 1); res.LogStartOffset != 1 {

@@ -26,6 +26,32 @@ type Manager struct {
 	mu        sync.RWMutex
 	parts     map[log.TopicPartition]*Partition
 	listeners []LeadershipListener
+	repl      *Replication
+	fetcher   Fetcher
+}
+
+// Fetcher fetches the partitions this broker follows from their leaders.
+type Fetcher interface {
+	// Follow starts (or keeps) fetching p from leader.
+	Follow(p *Partition, leader int32)
+	// Unfollow stops fetching tp.
+	Unfollow(tp log.TopicPartition)
+}
+
+// SetReplication installs the replication hooks every replica gets and
+// the fetcher followers are handed to; call it before Load. Without it a
+// replica never proposes ISR changes and followers do not fetch.
+func (m *Manager) SetReplication(r *Replication, f Fetcher) {
+	m.repl, m.fetcher = r, f
+}
+
+// MaybeShrinkISRs checks every partition this broker leads for followers
+// that fell out of sync (see Partition.MaybeShrinkISR). The broker calls
+// it every replica.lag.time.max.ms / 2.
+func (m *Manager) MaybeShrinkISRs() {
+	for _, p := range m.All() {
+		p.MaybeShrinkISR()
+	}
 }
 
 // LeadershipListener learns when this broker becomes leader of a partition
@@ -158,6 +184,9 @@ func (m *Manager) applyPartition(img *metadata.Image, t *metadata.Topic, mp *met
 			return fmt.Errorf("creating log %s: %w", tp, err)
 		}
 		p = New(tp, t.ID, m.self, l, cfg, m.lg, m.now)
+		if m.repl != nil {
+			p.SetReplication(m.repl)
+		}
 		m.mu.Lock()
 		m.parts[tp] = p
 		m.mu.Unlock()
@@ -165,10 +194,17 @@ func (m *Manager) applyPartition(img *metadata.Image, t *metadata.Topic, mp *met
 	before := p.State()
 	wasLeader := p.IsLeader()
 	if err := p.Apply(State{Leader: mp.Leader, LeaderEpoch: mp.LeaderEpoch, PartitionEpoch: mp.PartitionEpoch,
-		Replicas: mp.Replicas, ISR: mp.ISR}); err != nil {
+		Replicas: mp.Replicas, ISR: mp.ISR, Recovering: mp.LeaderRecoveryState == 1}); err != nil {
 		return err
 	}
 	isLeader := p.IsLeader()
+	if m.fetcher != nil {
+		if pos, ok := p.FetchPosition(); ok {
+			m.fetcher.Follow(p, pos.Leader)
+		} else {
+			m.fetcher.Unfollow(tp)
+		}
+	}
 	switch {
 	case isLeader && (!wasLeader || p.State().LeaderEpoch != before.LeaderEpoch):
 		m.tellLeadership(tp, true, p.State().LeaderEpoch)
@@ -186,10 +222,14 @@ func (m *Manager) remove(tp log.TopicPartition) error {
 	if p == nil {
 		return nil
 	}
+	if m.fetcher != nil {
+		m.fetcher.Unfollow(tp)
+	}
 	p.leaderMu.Lock()
 	p.mu.Lock()
 	wasLeader := p.leader
-	p.leader = false
+	// Neither leader nor follower: late fetch answers are dropped.
+	p.leader, p.applied = false, false
 	p.failWaitersLocked(ErrNotLeader)
 	p.notifyLocked()
 	p.mu.Unlock()

@@ -19,6 +19,7 @@ import (
 
 	"weir/internal/config"
 	"weir/internal/log"
+	"weir/internal/quota"
 	"weir/internal/record"
 )
 
@@ -39,6 +40,10 @@ type State struct {
 	PartitionEpoch int32
 	Replicas       []int32
 	ISR            []int32
+	// Recovering is set after an unclean election (leader recovery
+	// state RECOVERING); the new leader clears it with its first ISR
+	// change.
+	Recovering bool
 }
 
 // settings is the topic configuration as the partition uses it.
@@ -46,6 +51,9 @@ type settings struct {
 	policy    record.Policy
 	minISR    int
 	logAppend bool
+	// This replica is listed in leader.replication.throttled.replicas
+	// and follower.replication.throttled.replicas.
+	leaderThrottled, followerThrottled bool
 }
 
 // Partition is one replica. See the package comment.
@@ -60,12 +68,18 @@ type Partition struct {
 
 	// leaderMu orders leadership changes (Apply, exclusive) against
 	// appends (shared, across the write). Lock order: leaderMu, then mu.
-	leaderMu sync.RWMutex
-	mu       sync.Mutex
-	state    State
-	leader   bool
-	// remoteLEO is each follower's log end offset as of its last fetch.
-	remoteLEO  map[int32]int64
+	leaderMu    sync.RWMutex
+	mu          sync.Mutex
+	state       State
+	applied     bool // state came from the metadata image
+	leader      bool
+	replication atomic.Pointer[Replication]
+	// Leader side (see leader.go): the followers' progress, the log end
+	// when this leadership began, and an ISR change awaiting the
+	// controller.
+	followers  map[int32]*follower
+	epochStart int64
+	pending    *IsrChange
 	ackWaiters []*ackWaiter // sorted by offset
 	watchers   map[*Watcher]struct{}
 }
@@ -73,7 +87,7 @@ type Partition struct {
 // New wraps an open log as a replica of tp on broker self.
 func New(tp log.TopicPartition, topicID [16]byte, self int32, l *log.Log, topic config.Topic, lg *slog.Logger, now func() time.Time) *Partition {
 	p := &Partition{tp: tp, topicID: topicID, self: self, log: l, lg: lg.With("partition", tp.String()), now: now,
-		remoteLEO: map[int32]int64{}, watchers: map[*Watcher]struct{}{}}
+		watchers: map[*Watcher]struct{}{}}
 	p.SetConfig(topic)
 	return p
 }
@@ -89,7 +103,9 @@ func (p *Partition) Log() *log.Log { return p.log }
 
 // SetConfig applies a topic configuration change.
 func (p *Partition) SetConfig(t config.Topic) {
-	s := &settings{minISR: t.MinInsyncReplicas, logAppend: t.MessageTimestampType == config.LogAppendTime}
+	s := &settings{minISR: t.MinInsyncReplicas, logAppend: t.MessageTimestampType == config.LogAppendTime,
+		leaderThrottled:   quota.Listed(t.LeaderThrottledReplicas, p.tp.Partition, p.self),
+		followerThrottled: quota.Listed(t.FollowerThrottledReplicas, p.tp.Partition, p.self)}
 	s.policy = record.Policy{
 		MaxBatchBytes:      int(t.MaxMessageBytes),
 		Compacted:          t.CleanupPolicy.Compact,
@@ -138,35 +154,71 @@ func LogConfig(t config.Topic) log.Config {
 
 // Apply installs the partition's state from a new metadata image. If this
 // broker just became leader, the new epoch is recorded in the log's epoch
-// lineage before any append in it.
+// lineage before any append in it. A state older than the current one (by
+// leader epoch, then partition epoch) is ignored: an ISR change the
+// controller answered directly may be ahead of the image.
 func (p *Partition) Apply(st State) error {
 	p.leaderMu.Lock()
 	defer p.leaderMu.Unlock()
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if st.LeaderEpoch < p.state.LeaderEpoch {
+	if p.applied && (st.LeaderEpoch < p.state.LeaderEpoch ||
+		st.LeaderEpoch == p.state.LeaderEpoch && st.PartitionEpoch < p.state.PartitionEpoch) {
 		return nil // stale
 	}
-	wasLeader := p.leader
-	p.state = st
+	wasLeader, oldEpoch, oldPartitionEpoch := p.leader, p.state.LeaderEpoch, p.state.PartitionEpoch
+	p.state, p.applied = st, true
 	p.leader = st.Leader == p.self
+	newLeadership := p.leader && (!wasLeader || st.LeaderEpoch != oldEpoch)
 	if p.leader && (!wasLeader || st.LeaderEpoch > p.log.LatestEpoch()) {
 		if err := p.log.AssignEpoch(st.LeaderEpoch); err != nil {
 			return fmt.Errorf("%w: %v", ErrStorage, err)
 		}
-		for id := range p.remoteLEO {
-			if !slices.Contains(st.Replicas, id) {
-				delete(p.remoteLEO, id)
-			}
-		}
 	}
-	if !p.leader {
-		p.failWaitersLocked(ErrNotLeader)
-	} else {
+	switch {
+	case p.leader:
+		p.resetFollowersLocked(newLeadership)
+		if st.PartitionEpoch != oldPartitionEpoch {
+			// A proposal based on the old partition epoch is void.
+			p.pending = nil
+		}
+		if st.Recovering && p.pending == nil && p.repl().AlterISR != nil {
+			// Nothing to recover but the state itself: proposing the
+			// current ISR marks the partition recovered.
+			p.proposeISRLocked(p.state.ISR)
+		}
 		p.maybeAdvanceHWLocked()
+	default:
+		p.followers, p.pending = nil, nil
+		p.failWaitersLocked(ErrNotLeader)
 	}
 	p.notifyLocked()
 	return nil
+}
+
+// LeaderThrottled reports whether replication from this leader to
+// follower counts against the leader-side replication quota: the replica
+// is listed in leader.replication.throttled.replicas and the follower is
+// not in the ISR.
+func (p *Partition) LeaderThrottled(follower int32) bool {
+	if !p.cfg.Load().leaderThrottled {
+		return false
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return !slices.Contains(p.state.ISR, follower)
+}
+
+// FollowerThrottled reports whether this follower's fetching counts
+// against the follower-side replication quota: it is listed in
+// follower.replication.throttled.replicas and not in the ISR.
+func (p *Partition) FollowerThrottled() bool {
+	if !p.cfg.Load().followerThrottled {
+		return false
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return !slices.Contains(p.state.ISR, p.self)
 }
 
 // State returns the partition's current metadata state.
@@ -199,28 +251,3 @@ func (p *Partition) checkEpochLocked(epoch int32) error {
 
 // HighWatermark is the offset below which records are committed.
 func (p *Partition) HighWatermark() int64 { return p.log.HighWatermark() }
-
-// maybeAdvanceHWLocked moves the high watermark to the smallest log end
-// offset in the ISR, if that is higher, and completes what waited for it.
-func (p *Partition) maybeAdvanceHWLocked() {
-	if !p.leader {
-		return
-	}
-	hw := p.log.LogEndOffset()
-	for _, id := range p.state.ISR {
-		if id == p.self {
-			continue
-		}
-		leo, ok := p.remoteLEO[id]
-		if !ok {
-			leo = p.log.LogStartOffset()
-		}
-		hw = min(hw, leo)
-	}
-	if hw <= p.log.HighWatermark() {
-		return
-	}
-	p.log.SetHighWatermark(hw)
-	p.completeWaitersLocked(hw)
-	p.notifyLocked()
-}

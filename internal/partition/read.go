@@ -18,10 +18,7 @@ type FetchParams struct {
 	MaxBytes    int
 	LeaderEpoch int32 // the client's current leader epoch, -1 if unknown
 	Isolation   int8
-	// ReplicaID is >= 0 for a follower's fetch: it reads up to the log
-	// end rather than the high watermark.
-	ReplicaID int32
-	MinOne    bool
+	MinOne      bool
 }
 
 // FetchResult is a partition's part of a fetch response.
@@ -32,7 +29,8 @@ type FetchResult struct {
 	LogStartOffset   int64
 }
 
-// Read serves a fetch from the leader.
+// Read serves a consumer's fetch from the leader, up to the high
+// watermark. Followers fetch with ReadForFollower.
 func (p *Partition) Read(fp FetchParams) (FetchResult, error) {
 	p.mu.Lock()
 	if err := p.checkEpochLocked(fp.LeaderEpoch); err != nil {
@@ -46,11 +44,7 @@ func (p *Partition) Read(fp FetchParams) (FetchResult, error) {
 	p.mu.Unlock()
 	hw := p.log.HighWatermark()
 	res := FetchResult{HighWatermark: hw, LastStableOffset: hw, LogStartOffset: p.log.LogStartOffset()}
-	bound := hw
-	if fp.ReplicaID >= 0 {
-		bound = p.log.LogEndOffset()
-	}
-	sl, err := p.log.Read(fp.Offset, fp.MaxBytes, bound, fp.MinOne)
+	sl, err := p.log.Read(fp.Offset, fp.MaxBytes, hw, fp.MinOne)
 	if err != nil {
 		if errors.Is(err, log.ErrOffsetOutOfRange) {
 			return res, err
@@ -139,6 +133,20 @@ func (p *Partition) ListOffset(ts int64, leaderEpoch int32, isolation int8) (off
 		return 0, 0, 0, false, storageErr(err)
 	}
 	return o, t, p.epochAt(o), ok, nil
+}
+
+// LogEndForReplica answers a follower's ListOffsets for the latest offset:
+// the leader's log end offset, not its high watermark.
+func (p *Partition) LogEndForReplica(leaderEpoch int32) (int64, int32, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if err := p.checkEpochLocked(leaderEpoch); err != nil {
+		return 0, 0, err
+	}
+	if !p.leader {
+		return 0, 0, ErrNotLeader
+	}
+	return p.log.LogEndOffset(), p.state.LeaderEpoch, nil
 }
 
 // epochAt is the leader epoch that wrote offset, from the epoch lineage.

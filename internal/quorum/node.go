@@ -473,8 +473,13 @@ func (n *Node) Append(recs []metadata.Record) (int64, error) {
 	case <-n.done:
 		return 0, ErrNotLeader
 	}
-	r := <-p.done
-	return r.lastOffset, r.err
+	select {
+	case r := <-p.done:
+		return r.lastOffset, r.err
+	case <-n.done:
+		// Stopped before answering: the batch may or may not commit.
+		return 0, ErrNotLeader
+	}
 }
 
 // EndOffset is the offset the next committed record will get (the high

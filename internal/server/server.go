@@ -18,6 +18,7 @@ import (
 
 	"weir/internal/config"
 	"weir/internal/controller"
+	"weir/internal/fetcher"
 	"weir/internal/group"
 	"weir/internal/kafka"
 	"weir/internal/log"
@@ -26,6 +27,7 @@ import (
 	"weir/internal/nodeclient"
 	"weir/internal/partition"
 	"weir/internal/quorum"
+	"weir/internal/quota"
 	"weir/internal/vfs"
 )
 
@@ -60,6 +62,9 @@ type Server struct {
 	publisher  *publisher
 	logs       *log.Manager
 	partitions *partition.Manager
+	fetchers   *fetcher.Manager // follower replication
+	isr        *isrSender       // leaders' ISR changes to the controller
+	replQuota  *quota.Replication
 	groups     *group.Service
 	listeners  map[string]net.Listener
 	kafka      map[string]*kafka.Server
@@ -232,6 +237,7 @@ func (s *Server) Start() (err error) {
 	if err := s.lifecycle.awaitUnfenced(startup); err != nil {
 		return err
 	}
+	s.runReplication(ctx)
 	s.wg.Add(3)
 	go func() {
 		defer s.wg.Done()
@@ -265,6 +271,7 @@ func (s *Server) openBroker() {
 		SkipDirs:                     []string{quorum.DirName},
 	}, log.Options{Logger: s.lg, FS: s.opts.FS})
 	s.partitions = partition.NewManager(s.cfg.NodeID, s.logs, s.cfg, s.lg, time.Now)
+	s.openReplication()
 	s.publisher = newPublisher(s.partitions)
 	s.groups = group.NewService(groupConfig(s.cfg),
 		&offsetsLog{parts: s.partitions, commitTimeout: s.cfg.OffsetsCommitTimeout, now: time.Now},
@@ -351,6 +358,7 @@ func (s *Server) listen() error {
 		deps := kafka.Deps{Metadata: s.publisher, Logger: s.lg.With("listener", l.Name)}
 		if s.partitions != nil {
 			deps.Partitions, deps.Logs, deps.Groups = s.partitions, s.logs, s.groups
+			deps.ReplicationQuota = s.replQuota
 		}
 		if s.lifecycle != nil {
 			deps.Forward, deps.ProducerIDs = s.lifecycle, s.lifecycle.allocateProducerIDs
@@ -503,6 +511,9 @@ func (s *Server) stopNode(crash bool) error {
 			s.cancel()
 		}
 		s.wg.Wait()
+		if s.fetchers != nil {
+			s.fetchers.Close()
+		}
 		var errs []error
 		switch {
 		case s.logs != nil && crash:

@@ -1,0 +1,163 @@
+package partition
+
+// The follower's side of replication: the fetcher asks where to fetch
+// from, and hands back what the leader answered. Every step checks that
+// this replica still follows the same leader in the same leader epoch, so
+// an answer that arrives after a leadership change is dropped rather than
+// written into the wrong log.
+
+import (
+	"errors"
+	"fmt"
+
+	"weir/internal/log"
+	"weir/internal/record"
+)
+
+// ErrNotFollowing is returned when an answer no longer fits the replica:
+// it follows another leader or epoch, or its log end moved since the
+// fetch was sent. The fetcher drops the answer.
+var ErrNotFollowing = errors.New("partition: the answer is for another leader epoch or log end")
+
+// FetchPosition is where a follower fetches from.
+type FetchPosition struct {
+	Leader           int32
+	LeaderEpoch      int32
+	FetchOffset      int64 // the follower's log end offset
+	LastFetchedEpoch int32 // the epoch of its last batch, -1 if empty
+	LogStartOffset   int64
+}
+
+// FetchPosition returns where to fetch from, or false when this replica is
+// not a follower of a live leader.
+func (p *Partition) FetchPosition() (FetchPosition, bool) {
+	p.mu.Lock()
+	leader, epoch, following := p.state.Leader, p.state.LeaderEpoch, p.applied && !p.leader && p.state.Leader >= 0
+	p.mu.Unlock()
+	if !following {
+		return FetchPosition{}, false
+	}
+	return FetchPosition{Leader: leader, LeaderEpoch: epoch, FetchOffset: p.log.LogEndOffset(),
+		LastFetchedEpoch: p.log.LatestEpoch(), LogStartOffset: p.log.LogStartOffset()}, true
+}
+
+// followingRLock takes leaderMu shared (the caller releases it) and checks
+// that the replica is still where pos was taken: following the same
+// leader in the same epoch, with the same log end.
+func (p *Partition) followingRLock(pos FetchPosition) error {
+	p.leaderMu.RLock()
+	p.mu.Lock()
+	ok := p.applied && !p.leader && p.state.Leader == pos.Leader && p.state.LeaderEpoch == pos.LeaderEpoch
+	p.mu.Unlock()
+	if !ok || p.log.LogEndOffset() != pos.FetchOffset {
+		p.leaderMu.RUnlock()
+		return ErrNotFollowing
+	}
+	return nil
+}
+
+// AppendFetched appends whole batches fetched from the leader in epoch, as
+// the leader wrote them, then follows the leader's high watermark (never
+// past its own log end) and log start offset.
+func (p *Partition) AppendFetched(pos FetchPosition, batches []byte, leaderHW, leaderLogStart int64) (log.AppendInfo, error) {
+	if err := p.followingRLock(pos); err != nil {
+		return log.AppendInfo{}, err
+	}
+	defer p.leaderMu.RUnlock()
+	var info log.AppendInfo
+	if len(batches) > 0 {
+		b, _, err := record.Next(batches)
+		switch {
+		case err != nil:
+			return info, fmt.Errorf("partition %s: fetched batches: %w", p.tp, err)
+		case b.BaseOffset() == pos.FetchOffset:
+		case b.BaseOffset() < pos.FetchOffset && b.LastOffset() >= pos.FetchOffset && pos.FetchOffset == p.log.LogStartOffset():
+			// An empty log starting inside the leader's first batch (its
+			// log start was moved there by DeleteRecords): start it at
+			// the batch, then move the log start back up below.
+			if err := p.log.TruncateFullyAndStartAt(b.BaseOffset()); err != nil {
+				return info, storageErr(err)
+			}
+		default:
+			return info, fmt.Errorf("partition %s: fetched batches start at %d, not at the fetch offset %d", p.tp, b.BaseOffset(), pos.FetchOffset)
+		}
+		if info, err = p.log.AppendAsFollower(batches); err != nil {
+			return info, storageErr(err)
+		}
+	}
+	p.log.SetHighWatermark(min(leaderHW, p.log.LogEndOffset()))
+	if leaderLogStart > p.log.LogStartOffset() {
+		if _, err := p.log.SetLogStartOffset(min(leaderLogStart, p.log.HighWatermark())); err != nil {
+			return info, storageErr(err)
+		}
+	}
+	p.mu.Lock()
+	p.notifyLocked()
+	p.mu.Unlock()
+	return info, nil
+}
+
+// TruncateDiverged handles a leader's DivergingEpoch answer: the log is cut
+// at the end of the leader's epoch divEpoch (divEnd) or of the largest
+// local epoch below it, whichever is lower. It returns the new log end.
+func (p *Partition) TruncateDiverged(pos FetchPosition, divEpoch int32, divEnd int64) (int64, error) {
+	if err := p.followingRLock(pos); err != nil {
+		return 0, err
+	}
+	defer p.leaderMu.RUnlock()
+	leo := p.log.LogEndOffset()
+	to := min(divEnd, leo)
+	if e, end := p.log.EndOffsetForEpoch(divEpoch); e >= 0 {
+		if e == divEpoch {
+			to = min(to, end)
+		} else {
+			// The leader's epoch is unknown here: cut back to the end of
+			// the last epoch both may share, and fetch again.
+			to = min(end, leo)
+		}
+	}
+	return to, p.truncateLocked(to)
+}
+
+// TruncateTo cuts the log at offset, for a follower whose log end is past
+// the leader's (OFFSET_OUT_OF_RANGE above the leader's log end).
+func (p *Partition) TruncateTo(pos FetchPosition, offset int64) error {
+	if err := p.followingRLock(pos); err != nil {
+		return err
+	}
+	defer p.leaderMu.RUnlock()
+	return p.truncateLocked(offset)
+}
+
+func (p *Partition) truncateLocked(to int64) error {
+	if to >= p.log.LogEndOffset() {
+		return nil
+	}
+	if hw := p.log.HighWatermark(); to < hw {
+		p.lg.Warn("truncating below the high watermark: records the leader committed are lost here", "to", to, "high_watermark", hw)
+	} else {
+		p.lg.Info("truncating a diverged log", "to", to, "log_end", p.log.LogEndOffset())
+	}
+	if err := p.log.TruncateTo(to); err != nil {
+		return storageErr(err)
+	}
+	return nil
+}
+
+// RestartAt empties the log and restarts it at the leader's log start
+// offset, for a follower that fell behind it (OFFSET_OUT_OF_RANGE below
+// the leader's log start).
+func (p *Partition) RestartAt(pos FetchPosition, leaderLogStart int64) error {
+	if err := p.followingRLock(pos); err != nil {
+		return err
+	}
+	defer p.leaderMu.RUnlock()
+	if leaderLogStart <= p.log.LogEndOffset() {
+		return fmt.Errorf("partition %s: restart at %d within the log (end %d)", p.tp, leaderLogStart, p.log.LogEndOffset())
+	}
+	p.lg.Info("behind the leader's log start; restarting the log", "offset", leaderLogStart)
+	if err := p.log.TruncateFullyAndStartAt(leaderLogStart); err != nil {
+		return storageErr(err)
+	}
+	return nil
+}
