@@ -258,47 +258,61 @@ func (f *fetcher) handle(r *request, resp *kmsg.FetchResponse, conn *nodeclient.
 
 // apply hands one partition's answer to the partition.
 func (f *fetcher) apply(a asked, sp *kmsg.FetchResponseTopicPartition, conn *nodeclient.Conn) error {
-	p, pos := a.fp.p, a.pos
-	switch err := kerr.ErrorForCode(sp.ErrorCode); {
-	case err == nil:
-	case errors.Is(err, kerr.OffsetOutOfRange):
-		return f.outOfRange(p, pos, sp, conn)
-	default:
-		return err
-	}
-	if sp.DivergingEpoch.EndOffset >= 0 {
-		_, err := p.TruncateDiverged(pos, sp.DivergingEpoch.Epoch, sp.DivergingEpoch.EndOffset)
-		return err
-	}
-	batches := wholeBatches(sp.RecordBatches)
 	if a.throttled {
 		f.m.cfg.Quota.RecordFollower(int64(len(sp.RecordBatches)))
 	}
-	if _, err := p.AppendFetched(pos, batches, sp.HighWatermark, sp.LogStartOffset); err != nil {
-		return err
+	ans := Answer{Err: kerr.ErrorForCode(sp.ErrorCode), DivergingEpoch: sp.DivergingEpoch.Epoch, DivergingEndOffset: sp.DivergingEpoch.EndOffset,
+		Records: sp.RecordBatches, HighWatermark: sp.HighWatermark, LogStartOffset: sp.LogStartOffset}
+	err := Apply(a.fp.p, a.pos, ans, func() (int64, error) { return f.leaderEndOffset(a.fp.p, a.pos, conn) })
+	if err == nil && ans.Err == nil {
+		lag := max(0, sp.HighWatermark-a.fp.p.Log().LogEndOffset())
+		f.mu.Lock()
+		a.fp.lag = lag
+		f.mu.Unlock()
 	}
-	lag := max(0, sp.HighWatermark-p.Log().LogEndOffset())
-	f.mu.Lock()
-	a.fp.lag = lag
-	f.mu.Unlock()
-	return nil
+	return err
 }
 
-// outOfRange handles OFFSET_OUT_OF_RANGE: behind the leader's log start the
-// log restarts there; past the leader's log end (possible only after an
-// unclean election) it is cut back to it.
-func (f *fetcher) outOfRange(p *partition.Partition, pos partition.FetchPosition, sp *kmsg.FetchResponseTopicPartition, conn *nodeclient.Conn) error {
-	if sp.LogStartOffset >= 0 && pos.FetchOffset < sp.LogStartOffset {
-		return p.RestartAt(pos, sp.LogStartOffset)
-	}
-	end, err := f.leaderEndOffset(p, pos, conn)
-	if err != nil {
+// Answer is one partition's part of a leader's fetch response.
+type Answer struct {
+	Err                error // the partition's error code, as a kerr error
+	DivergingEpoch     int32
+	DivergingEndOffset int64 // -1: the logs do not diverge
+	Records            []byte
+	HighWatermark      int64
+	LogStartOffset     int64
+}
+
+// Apply does with one partition's answer what a follower must: append
+// the whole batches and follow the leader's high watermark and log
+// start; truncate on a diverging epoch; after OFFSET_OUT_OF_RANGE,
+// restart the log at the leader's log start if behind it, else cut it
+// back to the leader's log end (asked with leaderEnd; possible only after
+// an unclean election). Other errors are returned for the caller to back
+// off. pos is the position the fetch was sent from; an answer that no
+// longer fits the replica returns partition.ErrNotFollowing.
+func Apply(p *partition.Partition, pos partition.FetchPosition, a Answer, leaderEnd func() (int64, error)) error {
+	switch {
+	case errors.Is(a.Err, kerr.OffsetOutOfRange):
+		if a.LogStartOffset >= 0 && pos.FetchOffset < a.LogStartOffset {
+			return p.RestartAt(pos, a.LogStartOffset)
+		}
+		end, err := leaderEnd()
+		if err != nil {
+			return err
+		}
+		if end < pos.FetchOffset {
+			return p.TruncateTo(pos, end)
+		}
+		return fmt.Errorf("offset %d out of range, but the leader's log ends at %d", pos.FetchOffset, end)
+	case a.Err != nil:
+		return a.Err
+	case a.DivergingEndOffset >= 0:
+		_, err := p.TruncateDiverged(pos, a.DivergingEpoch, a.DivergingEndOffset)
 		return err
 	}
-	if end < pos.FetchOffset {
-		return p.TruncateTo(pos, end)
-	}
-	return fmt.Errorf("offset %d out of range, but the leader's log ends at %d", pos.FetchOffset, end)
+	_, err := p.AppendFetched(pos, wholeBatches(a.Records), a.HighWatermark, a.LogStartOffset)
+	return err
 }
 
 // leaderEndOffset asks the leader for its log end offset (ListOffsets
