@@ -140,6 +140,8 @@ type Broker struct {
 	ProducerIDExpiration              time.Duration
 	QuotaWindowNum                    int32
 	QuotaWindowSize                   time.Duration
+	ReplicationQuotaWindowNum         int32
+	ReplicationQuotaWindowSize        time.Duration
 
 	// MetricsListener is the host:port of the Prometheus endpoint
 	// (weir.metrics.listener without its http:// prefix); "" disables it.
@@ -353,6 +355,8 @@ func (b *Broker) fill() {
 	b.ProducerIDExpiration = g.ms("producer.id.expiration.ms")
 	b.QuotaWindowNum = g.i32("quota.window.num")
 	b.QuotaWindowSize = g.dur("quota.window.size.seconds", time.Second)
+	b.ReplicationQuotaWindowNum = g.i32("replication.quota.window.num")
+	b.ReplicationQuotaWindowSize = g.dur("replication.quota.window.size.seconds", time.Second)
 	b.MetricsListener, _ = ParseMetricsListener(g.str(KeyMetricsListener))
 }
 

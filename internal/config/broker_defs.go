@@ -160,6 +160,8 @@ var brokerCoreDefs = []Def{
 	// Client quotas.
 	def("quota.window.num", TypeInt, "11", atLeast(1), ReadOnly, "Samples kept for client quotas."),
 	def("quota.window.size.seconds", TypeInt, "1", atLeast(1), ReadOnly, "Length of one client quota sample."),
+	def("replication.quota.window.num", TypeInt, "11", atLeast(1), ReadOnly, "Samples kept for replication quotas."),
+	def("replication.quota.window.size.seconds", TypeInt, "1", atLeast(1), ReadOnly, "Length of one replication quota sample."),
 
 	// weir-specific keys (no Kafka equivalent).
 	def(KeyMetricsListener, TypeString, "", metricsListenerValidator, ReadOnly, "weir: address of the Prometheus /metrics endpoint, host:port or http://host:port; empty disables it."),

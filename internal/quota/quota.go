@@ -111,9 +111,10 @@ type Replication struct {
 	Now    func() time.Time
 }
 
-// NewReplication returns quotas with Kafka's default windows.
-func NewReplication(limits func() (int64, int64)) *Replication {
-	return &Replication{Leader: NewRate(11, time.Second), Follower: NewRate(11, time.Second), Limits: limits, Now: time.Now}
+// NewReplication returns quotas over samples windows of window each
+// (replication.quota.window.num, replication.quota.window.size.seconds).
+func NewReplication(samples int, window time.Duration, limits func() (int64, int64)) *Replication {
+	return &Replication{Leader: NewRate(samples, window), Follower: NewRate(samples, window), Limits: limits, Now: time.Now}
 }
 
 // LeaderExceeded reports whether the leader side is over its limit.

@@ -22,7 +22,7 @@ import (
 // active controller through the isrSender.
 func (s *Server) openReplication() {
 	s.isr = &isrSender{s: s, queue: map[log.TopicPartition]isrItem{}, wake: make(chan struct{}, 1)}
-	s.replQuota = quota.NewReplication(s.replicationRates)
+	s.replQuota = quota.NewReplication(int(s.cfg.ReplicationQuotaWindowNum), s.cfg.ReplicationQuotaWindowSize, s.replicationRates)
 	s.fetchers = fetcher.New(fetcher.Config{
 		Self:              s.cfg.NodeID,
 		NumFetchers:       int(s.cfg.NumReplicaFetchers),
