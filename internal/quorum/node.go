@@ -15,6 +15,7 @@ import (
 
 	"go.etcd.io/raft/v3"
 	pb "go.etcd.io/raft/v3/raftpb"
+	"google.golang.org/protobuf/proto"
 
 	"weir/internal/metadata"
 	"weir/internal/record"
@@ -235,6 +236,7 @@ func (n *Node) Run(ctx context.Context) error {
 			rn.Tick()
 		case m := <-n.recv:
 			n.heard(m)
+			n.lostLog(m)
 			rn.Step(m)
 		case p := <-n.props:
 			n.propose(p)
@@ -390,6 +392,48 @@ func (n *Node) maybeSnapshot() error {
 	n.sinceSnap, n.lastSnap = 0, time.Now()
 	n.lg.Info("wrote metadata snapshot", "index", s.Index, "end_offset", s.EndOffset, "records", len(s.Records))
 	return nil
+}
+
+// lostLog handles a voter that lost entries it had acknowledged: a node
+// restarted on a wiped (re-formatted) metadata log dir. etcd raft assumes
+// this never happens, so both ends need help:
+//
+//   - The voter gets heartbeats committing up to the index the leader
+//     knows it had, beyond its log, which etcd raft takes for corruption
+//     (it panics): the commit is lowered to the voter's last index, which
+//     is all a heartbeat may commit anyway.
+//   - The leader never lowers a follower's match index, so it would keep
+//     appending after entries the voter no longer has, and ignore the
+//     voter's rejections as stale. Seeing a rejection whose hint (the
+//     voter's log end) is below the match index, it hands leadership to
+//     another voter: a new leader probes every follower from scratch and
+//     sends the wiped one a snapshot or the whole log.
+func (n *Node) lostLog(m *pb.Message) {
+	switch {
+	case m.GetType() == pb.MessageType_MsgHeartbeat:
+		if last, _ := n.rl.mem.LastIndex(); m.GetCommit() > last {
+			n.lg.Warn("the leader commits entries this voter no longer has: its metadata log was lost",
+				"leader", nodeID(m.GetFrom()), "commit", m.GetCommit(), "last_index", last)
+			m.Commit = proto.Uint64(last)
+		}
+	case m.GetType() == pb.MessageType_MsgAppResp && m.GetReject():
+		st := n.rn.Status()
+		pr, ok := st.Progress[m.GetFrom()]
+		if st.RaftState != raft.StateLeader || st.LeadTransferee != 0 || !ok || m.GetRejectHint() >= pr.Match {
+			return
+		}
+		var to, match uint64
+		for id, p := range st.Progress {
+			if id != st.ID && id != m.GetFrom() && (to == 0 || p.Match > match) {
+				to, match = id, p.Match
+			}
+		}
+		n.lg.Warn("a voter lost metadata log entries it had acknowledged; handing over leadership so that it is caught up afresh",
+			"voter", nodeID(m.GetFrom()), "acknowledged", pr.Match, "log_end", m.GetRejectHint(), "transferee", nodeID(to))
+		if to != 0 {
+			n.rn.TransferLeader(to)
+		}
+	}
 }
 
 // Abandon makes Run end, when its context is done, without writing its

@@ -90,6 +90,24 @@ func (p *publisher) appliedOffset() int64 {
 	return p.Image().Offset
 }
 
+// waitImage blocks until the image includes offset (the replicas may not
+// have caught up with it yet), or ctx is done.
+func (p *publisher) waitImage(ctx context.Context, offset int64) error {
+	for {
+		p.mu.Lock()
+		ch := p.changed
+		p.mu.Unlock()
+		if p.Image().Offset >= offset {
+			return nil
+		}
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+}
+
 // WaitFor blocks until the image includes offset, and the replicas have
 // been brought in step with it, or ctx is done. A handler that answers
 // after WaitFor therefore never names a partition this broker has not

@@ -219,6 +219,21 @@ func (s *Server) Start() (err error) {
 		return nil
 	}
 
+	// The local replicas are reconciled with an image that has caught up
+	// with the metadata log, as Kafka's broker waits for its initial
+	// catch-up: the log replayed from disk may end before the last
+	// commit (after a crash the commit index on disk is stale), and an
+	// image that lacks a topic would have its logs deleted as strays.
+	// Everything committed before the registration is in every image from
+	// the broker epoch (the registration's offset) on.
+	startup, cancelStartup := context.WithTimeout(ctx, s.cfg.InitialBrokerRegistrationTimeout)
+	defer cancelStartup()
+	if err := s.lifecycle.register(startup); err != nil {
+		return err
+	}
+	if err := s.publisher.waitImage(startup, s.lifecycle.epoch.Load()); err != nil {
+		return fmt.Errorf("catching up with the metadata log: %w", err)
+	}
 	img := s.publisher.Image()
 	if err := s.logs.Load(func(tp log.TopicPartition) log.Config {
 		return partition.LogConfig(s.partitions.TopicConfig(img, tp.Topic))
@@ -228,11 +243,6 @@ func (s *Server) Start() (err error) {
 	s.groups.SetTopics(groupTopics(img))
 	if err := s.publisher.startReconciling(); err != nil {
 		return fmt.Errorf("loading partitions: %w", err)
-	}
-	startup, cancelStartup := context.WithTimeout(ctx, s.cfg.InitialBrokerRegistrationTimeout)
-	defer cancelStartup()
-	if err := s.lifecycle.register(startup); err != nil {
-		return err
 	}
 	if err := s.lifecycle.awaitUnfenced(startup); err != nil {
 		return err
