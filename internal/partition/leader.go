@@ -263,18 +263,27 @@ func (p *Partition) commitISRLocked(isr []int32, partitionEpoch int32) {
 	p.state.ISR, p.state.PartitionEpoch = slices.Clone(isr), partitionEpoch
 	if !slices.Equal(old, isr) {
 		p.lg.Info("ISR changed", "from", old, "to", isr, "partition_epoch", partitionEpoch)
-		if r := p.repl(); r.IsrChanged != nil {
-			if len(isr) < len(old) {
-				r.IsrChanged(true)
-			} else if len(isr) > len(old) {
-				r.IsrChanged(false)
-			}
-		}
+		p.countISRChangeLocked(old, isr)
 	}
 	p.maybeAdvanceHWLocked()
 	// The ISR may have shrunk below min.insync.replicas under waiting
 	// appends; they are answered as the HW reaches them.
 	p.notifyLocked()
+}
+
+// countISRChangeLocked reports a committed change of this leader's ISR to
+// the IsrChanged counter. A change is committed once, whichever way it
+// reaches the leader first (the controller's answer or the metadata
+// image), so it is counted once.
+func (p *Partition) countISRChangeLocked(old, isr []int32) {
+	r := p.repl()
+	switch {
+	case r.IsrChanged == nil:
+	case len(isr) < len(old):
+		r.IsrChanged(true)
+	case len(isr) > len(old):
+		r.IsrChanged(false)
+	}
 }
 
 // maximalISRLocked is the ISR the high watermark must respect: the

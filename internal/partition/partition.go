@@ -166,7 +166,7 @@ func (p *Partition) Apply(st State) error {
 		st.LeaderEpoch == p.state.LeaderEpoch && st.PartitionEpoch < p.state.PartitionEpoch) {
 		return nil // stale
 	}
-	wasLeader, oldEpoch, oldPartitionEpoch := p.leader, p.state.LeaderEpoch, p.state.PartitionEpoch
+	wasLeader, oldEpoch, oldPartitionEpoch, oldISR := p.leader, p.state.LeaderEpoch, p.state.PartitionEpoch, p.state.ISR
 	p.state, p.applied = st, true
 	p.leader = st.Leader == p.self
 	newLeadership := p.leader && (!wasLeader || st.LeaderEpoch != oldEpoch)
@@ -177,6 +177,9 @@ func (p *Partition) Apply(st State) error {
 	}
 	switch {
 	case p.leader:
+		if !newLeadership && st.PartitionEpoch != oldPartitionEpoch {
+			p.countISRChangeLocked(oldISR, st.ISR)
+		}
 		p.resetFollowersLocked(newLeadership)
 		if st.PartitionEpoch != oldPartitionEpoch {
 			// A proposal based on the old partition epoch is void.

@@ -225,6 +225,33 @@ func TestISRExpandsWhenAFollowerCatchesUp(t *testing.T) {
 	}
 }
 
+// An ISR change is counted once, when it reaches the leader by the
+// metadata image before the controller's answer as when it comes after.
+func TestISRChangeCountedOnceWhicheverWayItArrives(t *testing.T) {
+	rs := newReplicaSet(t, 3)
+	rs.elect(1, 1, 2)
+	rs.produce(AcksLeader)
+	rs.fetch(3)
+	rs.fetch(3)
+	if len(rs.proposed) != 1 {
+		t.Fatalf("proposed %+v", rs.proposed)
+	}
+	c := rs.proposed[0]
+	rs.proposed = nil
+	st := rs.state
+	st.ISR, st.PartitionEpoch = c.ids(), st.PartitionEpoch+1
+	rs.publish(st) // the image first
+	rs.reps[1].IsrChangeDone(c, &st, nil)
+	if rs.expands != 1 || rs.shrinks != 0 {
+		t.Fatalf("expands %d, shrinks %d, want 1 and 0", rs.expands, rs.shrinks)
+	}
+	// A new leadership is not a change of the ISR.
+	rs.elect(2, 2, 3)
+	if rs.expands != 1 || rs.shrinks != 0 {
+		t.Fatalf("after an election: expands %d, shrinks %d", rs.expands, rs.shrinks)
+	}
+}
+
 // A follower that has not caught up for replica.lag.time.max.ms is
 // proposed out of the ISR; one that keeps fetching what the leader had
 // at its previous fetch stays in, however busy the leader is.

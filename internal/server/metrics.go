@@ -33,6 +33,10 @@ func (m metricsSource) Replicas() []metrics.ReplicaStatus {
 			n = s.partitions.TopicConfig(img, tp.Topic).MinInsyncReplicas
 			minISR[tp.Topic] = n
 		}
+		var lag int64
+		if s.fetchers != nil && !p.IsLeader() {
+			lag = s.fetchers.Lag(tp)
+		}
 		out = append(out, metrics.ReplicaStatus{
 			Topic:     tp.Topic,
 			Partition: tp.Partition,
@@ -40,8 +44,7 @@ func (m metricsSource) Replicas() []metrics.ReplicaStatus {
 			Replicas:  len(st.Replicas),
 			ISR:       len(st.ISR),
 			MinISR:    n,
-			// TODO(replication): Lag from the follower's fetch state (the leader's end offset as last learned minus the local LEO); needs a partition.Partition accessor.
-			Lag: 0,
+			Lag:       lag,
 		})
 	}
 	return out

@@ -1,0 +1,145 @@
+package clustertest
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"net/http"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
+)
+
+// samples scrapes node i's /metrics and returns every sample by its full
+// name (labels included, as exposed).
+func samples(c *Cluster, i int) (map[string]float64, error) {
+	addr := c.Node(i).Server.MetricsAddr()
+	if addr == nil {
+		return nil, fmt.Errorf("node %d serves no metrics", i)
+	}
+	resp, err := http.Get("http://" + addr.String() + "/metrics")
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	out := map[string]float64{}
+	sc := bufio.NewScanner(resp.Body)
+	for sc.Scan() {
+		line := sc.Text()
+		if strings.HasPrefix(line, "#") {
+			continue
+		}
+		i := strings.LastIndexByte(line, ' ')
+		if i < 0 {
+			continue
+		}
+		v, err := strconv.ParseFloat(line[i+1:], 64)
+		if err != nil {
+			return nil, fmt.Errorf("sample %q: %v", line, err)
+		}
+		out[line[:i]] = v
+	}
+	return out, sc.Err()
+}
+
+// The replication metrics of a 3-node cluster follow what happens to a
+// partition: one active controller among the nodes; a follower cut off
+// falls out of the ISR (a shrink on the leader, which then counts the
+// partition under-replicated); back, it catches up under a throttle that
+// keeps it lagging (throttles apply to replicas out of the ISR only), and
+// rejoins the ISR (an expansion) once the throttle is lifted.
+func TestReplicationMetrics(t *testing.T) {
+	c := New(t, Options{Nodes: 3, Overrides: map[string]string{
+		"weir.metrics.listener":                 "http://127.0.0.1:0",
+		"replica.lag.time.max.ms":               "1000",
+		"replication.quota.window.num":          "2",
+		"replication.quota.window.size.seconds": "1",
+		"auto.leader.rebalance.enable":          "false",
+	}})
+	// The leader and the follower cut off from it are not the active
+	// controller, so that neither is fenced: the follower leaves the ISR
+	// by lagging.
+	ctl := c.Leader()
+	leader, follower := (ctl+1)%3, (ctl+2)%3
+	id := func(i int) int32 { return int32(i + 1) }
+	createAssigned(t, c, "metered", [][]int32{{id(leader), id(follower), id(ctl)}}, nil)
+	waitState(t, c, "metered", 0, "all in sync", isrIs(1, 2, 3))
+
+	Eventually(t, 10*time.Second, "one active controller", func() error {
+		active := 0.0
+		for _, i := range c.Live() {
+			s, err := samples(c, i)
+			if err != nil {
+				return err
+			}
+			active += s["weir_controller_kafka_controller_active_controller_count"]
+		}
+		if active != 1 {
+			return fmt.Errorf("%v active controllers", active)
+		}
+		return nil
+	})
+
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	adm := kadm.NewClient(c.Client(t))
+	if _, err := adm.AlterBrokerConfigs(ctx, []kadm.AlterConfig{{Name: "follower.replication.throttled.rate", Value: ptr("1024")}}, id(follower)); err != nil {
+		t.Fatal(err)
+	}
+	alterTopicConfig(t, c.Node(0), "metered", "follower.replication.throttled.replicas", fmt.Sprintf("0:%d", id(follower)))
+
+	c.Cut(leader, follower)
+	cl := c.Client(t, kgo.DefaultProduceTopic("metered"), kgo.RequiredAcks(kgo.LeaderAck()), kgo.DisableIdempotentWrite(),
+		kgo.ProducerBatchCompression(kgo.NoCompression()))
+	value := make([]byte, 64<<10)
+	for i := 0; i < 48; i++ { // 3 MiB, more than one replica fetch (replica.fetch.max.bytes)
+		if err := cl.ProduceSync(ctx, &kgo.Record{Value: value}).FirstErr(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	waitState(t, c, "metered", 0, "the follower out of the ISR", isrIs(id(leader), id(ctl)))
+	c.Mend(leader, follower)
+	const lag = `weir_server_fetcher_lag_metrics_consumer_lag{partition="0",topic="metered"}`
+	Eventually(t, 20*time.Second, "the follower lagging", func() error {
+		s, err := samples(c, follower)
+		if err != nil {
+			return err
+		}
+		if s[lag] <= 0 || s["weir_server_replica_fetcher_manager_max_lag"] <= 0 {
+			return fmt.Errorf("follower: lag %v, max lag %v", s[lag], s["weir_server_replica_fetcher_manager_max_lag"])
+		}
+		l, err := samples(c, leader)
+		if err != nil {
+			return err
+		}
+		if l["weir_server_replica_manager_isr_shrinks_total"] < 1 || l["weir_server_replica_manager_under_replicated_partitions"] != 1 {
+			return fmt.Errorf("leader: shrinks %v, under-replicated %v", l["weir_server_replica_manager_isr_shrinks_total"], l["weir_server_replica_manager_under_replicated_partitions"])
+		}
+		if l["weir_server_replica_manager_leader_count"] != 1 || l["weir_server_replica_manager_partition_count"] != 1 {
+			return fmt.Errorf("leader: %v leaders of %v partitions", l["weir_server_replica_manager_leader_count"], l["weir_server_replica_manager_partition_count"])
+		}
+		return nil
+	})
+
+	if _, err := adm.AlterBrokerConfigs(ctx, []kadm.AlterConfig{{Name: "follower.replication.throttled.rate", Op: kadm.DeleteConfig}}, id(follower)); err != nil {
+		t.Fatal(err)
+	}
+	Eventually(t, 20*time.Second, "the follower caught up and back in the ISR", func() error {
+		s, err := samples(c, follower)
+		if err != nil {
+			return err
+		}
+		l, err := samples(c, leader)
+		if err != nil {
+			return err
+		}
+		if s[lag] != 0 || l["weir_server_replica_manager_isr_expands_total"] < 1 || l["weir_server_replica_manager_under_replicated_partitions"] != 0 {
+			return fmt.Errorf("follower lag %v; leader: expands %v, under-replicated %v", s[lag], l["weir_server_replica_manager_isr_expands_total"], l["weir_server_replica_manager_under_replicated_partitions"])
+		}
+		return nil
+	})
+}
