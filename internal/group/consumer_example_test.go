@@ -15,6 +15,7 @@ func ExampleCoordinator_SetTopics() {
 	cfg := group.DefaultConfig()
 	c := group.New(cfg)
 	now := time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC)
+	var logEnd int64 // one partition's log is enough here
 	var act func(group.Ready)
 	act = func(rd group.Ready) {
 		for _, r := range rd.Responses {
@@ -24,7 +25,9 @@ func ExampleCoordinator_SetTopics() {
 			}
 		}
 		for _, w := range rd.Writes {
-			act(c.Persisted(now, w.ID, nil)) // appended and committed
+			first := logEnd // appended and committed at first
+			logEnd += int64(len(w.Records))
+			act(c.Persisted(now, w.ID, first, nil))
 		}
 	}
 	for p := int32(0); p < cfg.OffsetsTopicPartitions; p++ {

@@ -122,11 +122,10 @@ func runConsumerRandom(t *testing.T, seed int64, steps int) {
 				}
 				h.pending = rest
 				for _, x := range failed {
-					h.apply(h.c.Persisted(h.now, x.ID, kerr.NotLeaderForPartition))
+					h.apply(h.c.Persisted(h.now, x.ID, -1, kerr.NotLeaderForPartition))
 				}
 			} else {
-				h.log[w.Partition] = append(h.log[w.Partition], w.Records...)
-				h.apply(h.c.Persisted(h.now, w.ID, nil))
+				h.persist(w)
 			}
 		}
 		if rng.Intn(4) == 0 {

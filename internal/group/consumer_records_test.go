@@ -84,7 +84,7 @@ func TestConsumerRecordTaggedFields(t *testing.T) {
 	// A truncated value is an error, and LoadPartition refuses the log.
 	h := newHarness(t, cgConfig())
 	p := h.c.PartitionFor("g")
-	_, err = h.c.LoadPartition(h.now, p, []Record{{Key: key, Value: val[:5]}})
+	_, err = h.c.LoadPartition(h.now, p, logRecords(Record{Key: key, Value: val[:5]}))
 	if !errors.Is(err, ErrBadRecord) {
 		t.Fatalf("truncated record loaded: %v", err)
 	}

@@ -113,7 +113,7 @@ func (c *Coordinator) createConsumerGroup(tx *cgTxn, id string, p int32) *group 
 		if c.groups[id] != g {
 			return
 		}
-		if len(g.offsets) == 0 && len(g.pendingCommits) == 0 {
+		if len(g.offsets) == 0 && len(g.pendingCommits) == 0 && len(g.txn) == 0 {
 			delete(c.groups, id)
 		} else {
 			c.resetClassic(g) // it holds offsets committed meanwhile
@@ -134,9 +134,9 @@ func (c *Coordinator) convertToConsumerGroup(tx *cgTxn, g *group) {
 	g.protocolType = consumerProtocolType
 	tx.undo = append(tx.undo, func() {
 		if c.groups[g.id] == g {
-			offsets, pending := g.offsets, g.pendingCommits
+			offsets, pending, txn := g.offsets, g.pendingCommits, g.txn
 			*g = saved
-			g.offsets, g.pendingCommits = offsets, pending
+			g.offsets, g.pendingCommits, g.txn = offsets, pending, txn
 		}
 	})
 }
@@ -154,7 +154,7 @@ func (c *Coordinator) convertToClassicGroup(g *group) {
 // The group keeps its identity, so that callbacks holding it stay valid.
 func (c *Coordinator) resetClassic(g *group) {
 	ng := newGroup(g.id, g.partition, c.nowMs())
-	ng.offsets, ng.pendingCommits = g.offsets, g.pendingCommits
+	ng.offsets, ng.pendingCommits, ng.txn = g.offsets, g.pendingCommits, g.txn
 	*g = *ng
 }
 

@@ -35,12 +35,19 @@ type Record struct {
 	Value []byte
 }
 
-// Write asks the driver to append Records to __consumer_offsets-Partition and
-// to report the outcome with Persisted(ID, err).
+// Write asks the driver to append Records to __consumer_offsets-Partition, as
+// one batch, and to report the outcome with Persisted(ID, offset, err).
 type Write struct {
 	ID        uint64
 	Partition int32
 	Records   []Record
+	// Transactional writes (a TxnOffsetCommit's) are appended as a
+	// transactional batch of ProducerID and ProducerEpoch, without a
+	// sequence number, as Kafka's coordinator appends them; the log fences
+	// a stale epoch. ProducerID and ProducerEpoch are unused otherwise.
+	Transactional bool
+	ProducerID    int64
+	ProducerEpoch int16
 }
 
 // Ready is what one input produced. See the package comment.
@@ -81,13 +88,21 @@ type Coordinator struct {
 
 type offsetsPartition struct {
 	loading bool
+	// txnGroups are, per producer id, the groups that may hold pending
+	// transactional offsets of that producer (entries whose offsets went
+	// otherwise are dropped at the producer's next marker).
+	txnGroups map[int64]map[string]struct{}
+	// earlyMarkers are the markers reported while loading, applied after
+	// the load to what the load did not already see.
+	earlyMarkers []txnMarker
 }
 
 type pendingWrite struct {
 	partition int32
-	// done is called once with the outcome: 0, or the Kafka error code of
-	// the failed append (before translation into a group error).
-	done func(code int16)
+	// done is called once with the outcome: 0 and the log offset of the
+	// write's first record, or the Kafka error code of the failed append
+	// (before translation into a group error) and -1.
+	done func(code int16, offset int64)
 }
 
 // transition is one state change of one group, kept for tests.
@@ -120,8 +135,8 @@ func (c *Coordinator) PartitionFor(groupID string) int32 {
 	return PartitionFor(groupID, c.cfg.OffsetsTopicPartitions)
 }
 
-// Handle processes one request. It panics if Body is not one of the twelve
-// group APIs served here.
+// Handle processes one request. It panics if Body is not one of the
+// thirteen group APIs served here.
 func (c *Coordinator) Handle(now time.Time, req Request) Ready {
 	c.begin(now)
 	switch r := req.Body.(type) {
@@ -135,6 +150,8 @@ func (c *Coordinator) Handle(now time.Time, req Request) Ready {
 		c.leaveGroup(req, r)
 	case *kmsg.OffsetCommitRequest:
 		c.offsetCommit(req, r)
+	case *kmsg.TxnOffsetCommitRequest:
+		c.txnOffsetCommit(req, r)
 	case *kmsg.OffsetFetchRequest:
 		c.offsetFetch(req, r)
 	case *kmsg.DescribeGroupsRequest:
@@ -176,14 +193,19 @@ func (c *Coordinator) Tick(now time.Time) Ready {
 }
 
 // Persisted reports the outcome of the Write with this id: nil once its
-// records are durable, else the append error (ideally wrapping a
-// *kerr.Error). Unknown ids, such as writes of an unloaded partition, are
-// ignored.
-func (c *Coordinator) Persisted(now time.Time, id uint64, err error) Ready {
+// records are durable, with offset the log offset of its first record (the
+// others follow it one by one), else the append error (ideally wrapping a
+// *kerr.Error; offset is then unused). Unknown ids, such as writes of an
+// unloaded partition, are ignored.
+func (c *Coordinator) Persisted(now time.Time, id uint64, offset int64, err error) Ready {
 	c.begin(now)
 	if w, ok := c.writes[id]; ok {
 		delete(c.writes, id)
-		w.done(appendErrorCode(err))
+		if code := appendErrorCode(err); code != 0 {
+			w.done(code, -1)
+		} else {
+			w.done(0, offset)
+		}
 	}
 	return c.end()
 }
@@ -213,13 +235,20 @@ func (c *Coordinator) write(p int32, recs []Record, done func(code int16)) {
 	if done == nil {
 		done = func(int16) {}
 	}
-	if ps, ok := c.parts[p]; !ok || ps.loading {
-		done(kerr.NotCoordinator.Code)
+	c.emit(Write{Partition: p, Records: recs}, func(code int16, _ int64) { done(code) })
+}
+
+// emit is write for a Write with its batch fields set; done also learns
+// the log offset of the first record.
+func (c *Coordinator) emit(w Write, done func(code int16, offset int64)) {
+	if ps, ok := c.parts[w.Partition]; !ok || ps.loading {
+		done(kerr.NotCoordinator.Code, -1)
 		return
 	}
 	c.lastWrite++
-	c.writes[c.lastWrite] = &pendingWrite{partition: p, done: done}
-	c.out.Writes = append(c.out.Writes, Write{ID: c.lastWrite, Partition: p, Records: recs})
+	w.ID = c.lastWrite
+	c.writes[w.ID] = &pendingWrite{partition: w.Partition, done: done}
+	c.out.Writes = append(c.out.Writes, w)
 }
 
 // route returns the partition of a group and the error to answer if this

@@ -12,9 +12,10 @@
 // returns a Ready value, in the manner of etcd raft's Ready:
 //
 //	Handle(now, Request)              one JoinGroup, SyncGroup, Heartbeat, LeaveGroup,
-//	                                  OffsetCommit, OffsetFetch, DescribeGroups,
-//	                                  ListGroups, DeleteGroups, OffsetDelete,
-//	                                  ConsumerGroupHeartbeat or ConsumerGroupDescribe
+//	                                  OffsetCommit, TxnOffsetCommit, OffsetFetch,
+//	                                  DescribeGroups, ListGroups, DeleteGroups,
+//	                                  OffsetDelete, ConsumerGroupHeartbeat or
+//	                                  ConsumerGroupDescribe
 //	SetTopics(now, topics)            the broker's topics (name -> id, partition count)
 //	                                  changed; call it before serving and on every
 //	                                  metadata image change. Consumer groups use it for
@@ -23,19 +24,28 @@
 //	                                  sync, new member join, offsets retention
 //	BeginLoad(p)                      this broker became leader of __consumer_offsets-p;
 //	                                  its groups answer COORDINATOR_LOAD_IN_PROGRESS
-//	LoadPartition(now, p, records)    the partition's records, in log order; the groups
-//	                                  and offsets are rebuilt and served from now on (an
-//	                                  undecodable record is an error; p stays loading)
+//	LoadPartition(now, p, records)    the partition's records, in log order, with their
+//	                                  offsets and batch attributes, control records
+//	                                  included; the groups and offsets are rebuilt and
+//	                                  served from now on (an undecodable record is an
+//	                                  error; p stays loading)
 //	UnloadPartition(now, p)           leadership lost; its groups answer NOT_COORDINATOR
-//	Persisted(now, writeID, err)      the records of a Write are durable (err == nil)
-//	                                  or could not be written
+//	Persisted(now, writeID, offset, err)
+//	                                  the records of a Write are durable from offset on
+//	                                  (err == nil) or could not be written
+//	TxnMarker(now, p, producerID, commit, offset)
+//	                                  a COMMIT or ABORT marker of a producer is durable
+//	                                  at offset of p: its pending transactional offsets
+//	                                  are committed or dropped (txn_offsets.go)
 //
 //	Ready.Responses   responses to send, each with the Token of its Request. A request
 //	                  is answered exactly once, possibly by a later call: a JoinGroup
 //	                  waits for its rebalance, a follower's SyncGroup for the leader's
 //	                  assignment, a commit or delete for its records to persist.
-//	Ready.Writes      records to append to __consumer_offsets-Partition, in order. The
-//	                  driver reports each back with Persisted(ID, err).
+//	Ready.Writes      records to append to __consumer_offsets-Partition, in order, each
+//	                  Write as one batch (a transactional batch of a producer for a
+//	                  TxnOffsetCommit). The driver reports each back with
+//	                  Persisted(ID, offset, err).
 //	Ready.Deadline    when to call Tick next; zero means no timer is pending. A deadline
 //	                  at or before now means "call Tick now".
 //
@@ -52,7 +62,9 @@
 // translation of append errors into group errors is applied here.
 //
 // Offsets are applied to the in-memory state when their records persist, so
-// OffsetFetch never returns an offset that a crash could lose.
+// OffsetFetch never returns an offset that a crash could lose; transactional
+// offsets (TxnOffsetCommit) once their transaction's COMMIT marker is
+// durable too.
 //
 // # Records in __consumer_offsets
 //
@@ -117,6 +129,11 @@
 // A null value is a tombstone: the offset, the member's record, or the
 // whole group is deleted. LoadPartition replays the records in order, so the
 // last record of a key wins and tombstones remove what came before; a group
-// id is classic or consumer as its latest record says. Keys of other
+// id is classic or consumer as its latest record says. Offset commits in a
+// transactional batch are pending for its producer until a control record
+// of that producer (key | version int16 = 0 | type int16: 0 ABORT, 1 COMMIT |)
+// ends them; a COMMIT makes them committed unless the committed offset's
+// record is later in the log. A group with only pending offsets is loaded
+// as a group without protocol type. Keys of other
 // versions (share and streams group records) are skipped.
 package group

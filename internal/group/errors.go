@@ -20,4 +20,5 @@ var (
 	errNonEmptyGroup             = kerr.NonEmptyGroup.Code
 	errOffsetMetadataTooLarge    = kerr.OffsetMetadataTooLarge.Code
 	errGroupSubscribedToTopic    = kerr.GroupSubscribedToTopic.Code
+	errUnstableOffsetCommit      = kerr.UnstableOffsetCommit.Code
 )

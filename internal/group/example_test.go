@@ -18,7 +18,7 @@ func Example() {
 	cfg.NewUUID = func() string { return "0c6f" } // tests only: Kafka uses a random UUID
 	c := group.New(cfg)
 	now := time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC)
-	log := make(map[int32][]group.Record)
+	log := make(map[int32][]group.LogRecord)
 
 	var act func(group.Ready)
 	act = func(rd group.Ready) {
@@ -28,8 +28,11 @@ func Example() {
 			}
 		}
 		for _, w := range rd.Writes {
-			log[w.Partition] = append(log[w.Partition], w.Records...) // append and sync
-			act(c.Persisted(now, w.ID, nil))
+			first := int64(len(log[w.Partition])) // append and sync, as one batch
+			for i, r := range w.Records {
+				log[w.Partition] = append(log[w.Partition], group.LogRecord{Record: r, Offset: first + int64(i)})
+			}
+			act(c.Persisted(now, w.ID, first, nil))
 		}
 		if !rd.Deadline.IsZero() && !rd.Deadline.After(now) {
 			act(c.Tick(now)) // a real loop arms a timer for rd.Deadline

@@ -127,6 +127,9 @@ type offset struct {
 	metadata        string
 	commitTimestamp int64 // ms
 	expireTimestamp int64 // ms; -1: none (only v1 records carry one)
+	// recordOffset is the log offset of its record: of two commits of a
+	// partition, the later record wins when a transaction commits.
+	recordOffset int64
 }
 
 // group is one classic group and its committed offsets.
@@ -175,6 +178,9 @@ type group struct {
 	// pendingCommits holds, per partition, the seq of the latest commit
 	// whose records are not yet persisted.
 	pendingCommits map[topicPartition]uint64
+	// txn are the transactional offsets not yet ended by a marker, per
+	// producer id (txn_offsets.go); nil when there are none.
+	txn map[int64]map[topicPartition]*txnOffset
 
 	// consumer, when set, makes this a consumer group (KIP-848): the
 	// classic fields above are unused but for id, partition, protocolType

@@ -33,7 +33,7 @@ type harness struct {
 	lastToken   uint64
 	responses   map[uint64]kmsg.Response
 	pending     []Write
-	log         map[int32][]Record
+	log         map[int32][]LogRecord
 	deadline    time.Time
 	autoPersist bool
 	transitions []transition
@@ -45,7 +45,7 @@ func newHarness(t testing.TB, cfg Config) *harness {
 		c:           New(cfg),
 		now:         t0,
 		responses:   make(map[uint64]kmsg.Response),
-		log:         make(map[int32][]Record),
+		log:         make(map[int32][]LogRecord),
 		autoPersist: true,
 	}
 	h.c.transitions = &h.transitions
@@ -84,9 +84,34 @@ func (h *harness) persistAll() {
 	for len(h.pending) > 0 {
 		w := h.pending[0]
 		h.pending = h.pending[1:]
-		h.log[w.Partition] = append(h.log[w.Partition], w.Records...)
-		h.apply(h.c.Persisted(h.now, w.ID, nil))
+		h.persist(w)
 	}
+}
+
+// persist appends w to its partition's log and reports it durable.
+func (h *harness) persist(w Write) {
+	h.apply(h.c.Persisted(h.now, w.ID, h.appendLog(w), nil))
+}
+
+// appendLog appends w's records to the log, as one batch, and returns the
+// offset of the first.
+func (h *harness) appendLog(w Write) int64 {
+	base := int64(len(h.log[w.Partition]))
+	for i, r := range w.Records {
+		h.log[w.Partition] = append(h.log[w.Partition], LogRecord{Record: r, Offset: base + int64(i),
+			Transactional: w.Transactional, ProducerID: w.ProducerID})
+	}
+	return base
+}
+
+// logRecords gives records consecutive offsets from 0, outside
+// transactions.
+func logRecords(recs ...Record) []LogRecord {
+	out := make([]LogRecord, len(recs))
+	for i, r := range recs {
+		out[i] = LogRecord{Record: r, Offset: int64(i)}
+	}
+	return out
 }
 
 // failWrites fails every pending write with err.
@@ -94,7 +119,7 @@ func (h *harness) failWrites(err error) {
 	ws := h.pending
 	h.pending = nil
 	for _, w := range ws {
-		h.apply(h.c.Persisted(h.now, w.ID, err))
+		h.apply(h.c.Persisted(h.now, w.ID, -1, err))
 	}
 }
 

@@ -17,18 +17,27 @@ package group
 // OFFSET_METADATA_TOO_LARGE. The response waits until the records persist;
 // the offsets become visible to OffsetFetch at that moment.
 //
-// OffsetFetch answers from committed state whatever the group's state (no
-// transactions exist yet, so require_stable changes nothing). Consumer
-// groups (KIP-848) are checked as consumer_admin.go says. Unknown groups
-// and partitions answer offset -1 and empty metadata; null topics (v2+) mean
-// all of the group's offsets. Coordinator errors go in each partition for v0-1,
-// in the top-level error for v2-7, and in the group for v8+.
+// OffsetFetch answers from committed state whatever the group's state:
+// transactional offsets count once their transaction commits
+// (txn_offsets.go). With require_stable (v7+), a partition with a commit
+// not yet persisted or a transactional offset not yet ended answers
+// UNSTABLE_OFFSET_COMMIT (offset -1), as Kafka 3.x does, so the consumer
+// retries. Consumer groups (KIP-848) are checked as consumer_admin.go says.
+// Unknown groups and partitions answer offset -1 and empty metadata; null
+// topics (v2+) mean all of the group's committed offsets. Coordinator
+// errors go in each partition for v0-1, in the top-level error for v2-7,
+// and in the group for v8+.
 //
 // OffsetDelete: empty group id is INVALID_GROUP_ID; an unknown group is
 // GROUP_ID_NOT_FOUND; a non-empty group is NON_EMPTY_GROUP unless its
 // protocol type is "consumer", in which case the topics its members
 // subscribe to (all of them if the subscriptions cannot be read) answer
 // GROUP_SUBSCRIBED_TO_TOPIC and the others are deleted.
+//
+// OffsetDelete, group deletion and retention treat a partition's pending
+// transactional offsets as Kafka does: a tombstone of the partition ends
+// them too, an offset with pending transactional offsets does not expire,
+// and a group holding any is not deleted by retention.
 //
 // Retention, every offsets.retention.check.interval.ms: offsets expire after
 // offsets.retention.minutes counted from when an Empty group with a protocol
@@ -141,8 +150,8 @@ func (c *Coordinator) offsetCommit(req Request, r *kmsg.OffsetCommitRequest) {
 		answer()
 		return
 	}
-	c.write(g.partition, recs, func(code int16) {
-		for _, s := range stage {
+	c.emit(Write{Partition: g.partition, Records: recs}, func(code int16, base int64) {
+		for i, s := range stage {
 			// A deletion since the commit removed its pending mark; the
 			// log has the tombstone after this record, so it stays deleted.
 			seq, pending := g.pendingCommits[s.tp]
@@ -150,7 +159,8 @@ func (c *Coordinator) offsetCommit(req Request, r *kmsg.OffsetCommitRequest) {
 				delete(g.pendingCommits, s.tp)
 			}
 			if code == 0 && pending && c.live(g) {
-				g.offsets[s.tp] = s.o
+				s.o.recordOffset = base + int64(i)
+				g.putOffset(s.tp, s.o)
 			}
 		}
 		if code != 0 {
@@ -213,7 +223,7 @@ func (c *Coordinator) offsetFetch(req Request, r *kmsg.OffsetFetchRequest) {
 				}
 			}
 			var fetched []kmsg.OffsetFetchResponseTopic
-			fetched, fg.ErrorCode = c.fetchOffsets(rg.Group, topics)
+			fetched, fg.ErrorCode = c.fetchOffsets(rg.Group, topics, r.RequireStable)
 			for _, t := range fetched {
 				ft := kmsg.NewOffsetFetchResponseGroupTopic()
 				ft.Topic = t.Topic
@@ -234,7 +244,7 @@ func (c *Coordinator) offsetFetch(req Request, r *kmsg.OffsetFetchRequest) {
 		topics = []kmsg.OffsetFetchRequestTopic{}
 	}
 	var code int16
-	resp.Topics, code = c.fetchOffsets(r.Group, topics)
+	resp.Topics, code = c.fetchOffsets(r.Group, topics, r.Version >= 7 && r.RequireStable)
 	if code == 0 {
 		return
 	}
@@ -263,7 +273,8 @@ func noOffset(partition int32) kmsg.OffsetFetchResponseTopicPartition {
 
 // fetchOffsets answers one group of an OffsetFetch: the requested partitions
 // or, for nil topics, every committed offset (sorted), or a group error.
-func (c *Coordinator) fetchOffsets(groupID string, topics []kmsg.OffsetFetchRequestTopic) ([]kmsg.OffsetFetchResponseTopic, int16) {
+// stable asks for UNSTABLE_OFFSET_COMMIT where commits are in progress.
+func (c *Coordinator) fetchOffsets(groupID string, topics []kmsg.OffsetFetchRequestTopic, stable bool) ([]kmsg.OffsetFetchResponseTopic, int16) {
 	if _, code := c.route(groupID); code != 0 {
 		return nil, code
 	}
@@ -281,7 +292,11 @@ func (c *Coordinator) fetchOffsets(groupID string, topics []kmsg.OffsetFetchRequ
 				out = append(out, rt)
 			}
 			rt := &out[len(out)-1]
-			rt.Partitions = append(rt.Partitions, offsetFetched(tp.partition, g.offsets[tp]))
+			if stable && g.unstable(tp) {
+				rt.Partitions = append(rt.Partitions, unstableOffset(tp.partition))
+			} else {
+				rt.Partitions = append(rt.Partitions, offsetFetched(tp.partition, g.offsets[tp]))
+			}
 		}
 		return out, 0
 	}
@@ -293,7 +308,9 @@ func (c *Coordinator) fetchOffsets(groupID string, topics []kmsg.OffsetFetchRequ
 			if g != nil {
 				o, ok = g.offsets[topicPartition{t.Topic, p}]
 			}
-			if ok {
+			if stable && g != nil && g.unstable(topicPartition{t.Topic, p}) {
+				rt.Partitions = append(rt.Partitions, unstableOffset(p))
+			} else if ok {
 				rt.Partitions = append(rt.Partitions, offsetFetched(p, o))
 			} else {
 				rt.Partitions = append(rt.Partitions, noOffset(p))
@@ -302,6 +319,19 @@ func (c *Coordinator) fetchOffsets(groupID string, topics []kmsg.OffsetFetchRequ
 		out = append(out, rt)
 	}
 	return out, 0
+}
+
+func unstableOffset(partition int32) kmsg.OffsetFetchResponseTopicPartition {
+	rp := noOffset(partition)
+	rp.ErrorCode = errUnstableOffsetCommit
+	return rp
+}
+
+// unstable reports whether a commit of tp is in progress: written but not
+// persisted, or transactional and not yet ended.
+func (g *group) unstable(tp topicPartition) bool {
+	_, pending := g.pendingCommits[tp]
+	return pending || g.hasTxnOffset(tp)
 }
 
 func offsetFetched(partition int32, o offset) kmsg.OffsetFetchResponseTopicPartition {
@@ -382,12 +412,14 @@ func (c *Coordinator) offsetDeleteGroupError(groupID string) int16 {
 	return 0
 }
 
-// deleteOffset removes a committed (or committing) offset and returns its
-// tombstone; ok is false if there was nothing to delete.
+// deleteOffset removes a committed (or committing, or pending
+// transactional) offset and returns its tombstone; ok is false if there was
+// nothing to delete.
 func (g *group) deleteOffset(tp topicPartition) (Record, bool) {
 	_, committed := g.offsets[tp]
 	_, pending := g.pendingCommits[tp]
-	if !committed && !pending {
+	txn := g.dropTxnOffsets(tp)
+	if !committed && !pending && !txn {
 		return Record{}, false
 	}
 	delete(g.offsets, tp)
@@ -432,7 +464,7 @@ func (c *Coordinator) cleanupGroupMetadata() {
 		if base, ok := g.expiryBase(); ok {
 			for _, tp := range g.sortedOffsets() {
 				o := g.offsets[tp]
-				_, pending := g.pendingCommits[tp]
+				pending := g.unstable(tp)
 				expired := nowMs-base(o) >= retentionMs
 				if o.expireTimestamp >= 0 {
 					expired = nowMs >= o.expireTimestamp
@@ -447,7 +479,7 @@ func (c *Coordinator) cleanupGroupMetadata() {
 		} else if len(g.offsets) > 0 {
 			allExpired = false
 		}
-		if allExpired && len(g.pendingCommits) == 0 && g.isEmpty() {
+		if allExpired && len(g.pendingCommits) == 0 && len(g.txn) == 0 && g.isEmpty() {
 			recs = append(recs, c.deleteGroup(g)...)
 		}
 		if len(recs) > 0 {
@@ -477,7 +509,13 @@ func (c *Coordinator) deleteGroup(g *group) []Record {
 	for _, tp := range sortTopicPartitions(g.pendingCommits) {
 		recs = append(recs, offsetTombstone(g.id, tp))
 	}
+	for _, tp := range g.txnPartitions() {
+		if _, done := g.pendingCommits[tp]; !done {
+			recs = append(recs, offsetTombstone(g.id, tp))
+		}
+	}
 	clear(g.pendingCommits)
+	g.txn = nil
 	recs = append(recs, g.tombstones()...)
 	if g.consumer == nil {
 		c.transition(g, Dead)

@@ -77,13 +77,11 @@ func runRandom(t *testing.T, seed int64, steps int) {
 		if len(h.pending) > 0 && rng.Intn(3) > 0 {
 			w := h.pending[0]
 			h.pending = h.pending[1:]
-			var err error
 			if rng.Intn(20) == 0 {
-				err = kerr.NotLeaderForPartition
+				h.apply(h.c.Persisted(h.now, w.ID, -1, kerr.NotLeaderForPartition))
 			} else {
-				h.log[w.Partition] = append(h.log[w.Partition], w.Records...)
+				h.persist(w)
 			}
-			h.apply(h.c.Persisted(h.now, w.ID, err))
 		}
 		if rng.Intn(4) == 0 {
 			h.advance(time.Duration(rng.Intn(2500)) * time.Millisecond)

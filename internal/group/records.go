@@ -119,20 +119,43 @@ func (c *Coordinator) BeginLoad(p int32) {
 // decoded.
 var ErrBadRecord = errors.New("group: bad __consumer_offsets record")
 
+// LogRecord is a record of __consumer_offsets as LoadPartition reads it:
+// its key and value, its offset, and what its batch says of it.
+type LogRecord struct {
+	Record
+	// Offset is the record's offset in the partition.
+	Offset int64
+	// Transactional: the record's batch is a transactional batch of
+	// ProducerID; its offset commits count once a COMMIT marker of that
+	// producer follows, and never after an ABORT.
+	Transactional bool
+	// Control: a control record of ProducerID (Key and Value are the
+	// control record's; types other than COMMIT and ABORT are skipped).
+	Control    bool
+	ProducerID int64
+}
+
 // LoadPartition makes this broker the coordinator of the groups of
 // __consumer_offsets-p, rebuilt from records (the whole partition, in log
-// order). Members get a fresh session; a group over group.max.size
-// rebalances. On a record that cannot be decoded nothing is loaded, p stays
-// loading, and the error wraps ErrBadRecord.
-func (c *Coordinator) LoadPartition(now time.Time, p int32, records []Record) (Ready, error) {
+// order, control records included). Members get a fresh session; a group
+// over group.max.size rebalances. Markers reported by TxnMarker since
+// BeginLoad that lie beyond the records are applied after them. On a
+// record that cannot be decoded nothing is loaded, p stays loading, and
+// the error wraps ErrBadRecord.
+func (c *Coordinator) LoadPartition(now time.Time, p int32, records []LogRecord) (Ready, error) {
 	c.begin(now)
+	var early []txnMarker
+	if ps := c.parts[p]; ps != nil && ps.loading {
+		early = ps.earlyMarkers
+	}
 	c.dropPartition(p, errNotCoordinator)
-	c.parts[p] = &offsetsPartition{loading: true}
-	groups, err := replay(p, records, c.nowMs())
+	ps := &offsetsPartition{loading: true, earlyMarkers: early}
+	c.parts[p] = ps
+	groups, last, err := replay(p, records, c.nowMs())
 	if err != nil {
 		return c.end(), err
 	}
-	c.parts[p].loading = false
+	ps.loading, ps.earlyMarkers = false, nil
 	if c.nextCleanup.IsZero() {
 		c.nextCleanup = now.Add(c.cfg.OffsetsRetentionCheckInterval)
 	}
@@ -146,6 +169,14 @@ func (c *Coordinator) LoadPartition(now time.Time, p int32, records []Record) (R
 		}
 		if len(g.members) > c.cfg.MaxSize {
 			c.prepareRebalance(g)
+		}
+		for pid := range g.txn {
+			ps.indexTxn(pid, g.id)
+		}
+	}
+	for _, m := range early {
+		if m.offset > last {
+			c.endTxn(p, m)
 		}
 	}
 	return c.end(), nil
@@ -179,7 +210,7 @@ func (c *Coordinator) dropPartition(p int32, code int16) {
 	for _, id := range ids {
 		w := c.writes[id]
 		delete(c.writes, id)
-		w.done(code)
+		w.done(code, -1)
 	}
 	for _, g := range dropped {
 		for _, m := range g.members {
@@ -195,32 +226,43 @@ func (c *Coordinator) dropPartition(p int32, code int16) {
 	}
 }
 
-// replay rebuilds the groups of partition p from its records.
-func replay(p int32, records []Record, nowMs int64) ([]*group, error) {
+// replay rebuilds the groups of partition p from its records. It returns
+// them and the largest offset among the records (-1 if none).
+func replay(p int32, records []LogRecord, nowMs int64) ([]*group, int64, error) {
 	metadata := make(map[string]*kmsg.GroupMetadataValue)
 	offsets := make(map[string]map[topicPartition]offset)
 	consumers := make(map[string]*consumerGroup)
+	txns := make(replayTxns)
+	last := int64(-1)
 	for i, r := range records {
+		last = max(last, r.Offset)
+		if r.Control {
+			if err := txns.end(r, offsets); err != nil {
+				return nil, 0, fmt.Errorf("%w: record %d: control record: %v", ErrBadRecord, i, err)
+			}
+			continue
+		}
 		var version int16
 		if len(r.Key) >= 2 {
 			version = int16(r.Key[0])<<8 | int16(r.Key[1])
 		}
 		switch {
 		case len(r.Key) < 2:
-			return nil, fmt.Errorf("%w: record %d: key of %d bytes", ErrBadRecord, i, len(r.Key))
+			return nil, 0, fmt.Errorf("%w: record %d: key of %d bytes", ErrBadRecord, i, len(r.Key))
 		case version == 0 || version == 1:
 			var k kmsg.OffsetCommitKey
 			if err := k.ReadFrom(r.Key); err != nil {
-				return nil, fmt.Errorf("%w: record %d: offset commit key: %v", ErrBadRecord, i, err)
+				return nil, 0, fmt.Errorf("%w: record %d: offset commit key: %v", ErrBadRecord, i, err)
 			}
 			tp := topicPartition{k.Topic, k.Partition}
 			if r.Value == nil {
 				delete(offsets[k.Group], tp)
+				txns.drop(k.Group, tp)
 				continue
 			}
 			var v kmsg.OffsetCommitValue
 			if err := v.ReadFrom(r.Value); err != nil {
-				return nil, fmt.Errorf("%w: record %d: offset commit value: %v", ErrBadRecord, i, err)
+				return nil, 0, fmt.Errorf("%w: record %d: offset commit value: %v", ErrBadRecord, i, err)
 			}
 			o := offset{offset: v.Offset, leaderEpoch: -1, metadata: v.Metadata,
 				commitTimestamp: v.CommitTimestamp, expireTimestamp: -1}
@@ -230,6 +272,11 @@ func replay(p int32, records []Record, nowMs int64) ([]*group, error) {
 			if v.Version == 1 {
 				o.expireTimestamp = v.ExpireTimestamp
 			}
+			o.recordOffset = r.Offset
+			if r.Transactional {
+				txns.add(r.ProducerID, k.Group, tp, o)
+				continue
+			}
 			if offsets[k.Group] == nil {
 				offsets[k.Group] = make(map[topicPartition]offset)
 			}
@@ -237,7 +284,7 @@ func replay(p int32, records []Record, nowMs int64) ([]*group, error) {
 		case version == groupMetadataKeyVersion:
 			var k kmsg.GroupMetadataKey
 			if err := k.ReadFrom(r.Key); err != nil {
-				return nil, fmt.Errorf("%w: record %d: group metadata key: %v", ErrBadRecord, i, err)
+				return nil, 0, fmt.Errorf("%w: record %d: group metadata key: %v", ErrBadRecord, i, err)
 			}
 			if r.Value == nil {
 				delete(metadata, k.Group)
@@ -245,14 +292,14 @@ func replay(p int32, records []Record, nowMs int64) ([]*group, error) {
 			}
 			v := new(kmsg.GroupMetadataValue)
 			if err := v.ReadFrom(r.Value); err != nil {
-				return nil, fmt.Errorf("%w: record %d: group metadata value: %v", ErrBadRecord, i, err)
+				return nil, 0, fmt.Errorf("%w: record %d: group metadata value: %v", ErrBadRecord, i, err)
 			}
 			metadata[k.Group] = v
 			delete(consumers, k.Group) // the id became a classic group
 		case isConsumerGroupKey(version):
-			id, live, err := replayConsumerRecord(consumers, r)
+			id, live, err := replayConsumerRecord(consumers, r.Record)
 			if err != nil {
-				return nil, fmt.Errorf("%w: record %d: consumer group record: %v", ErrBadRecord, i, err)
+				return nil, 0, fmt.Errorf("%w: record %d: consumer group record: %v", ErrBadRecord, i, err)
 			}
 			if live {
 				delete(metadata, id) // the id became a consumer group
@@ -273,13 +320,19 @@ func replay(p int32, records []Record, nowMs int64) ([]*group, error) {
 			groups = append(groups, newGroup(id, p, nowMs))
 		}
 	}
+	for id := range txns.groups() {
+		if _, ok := metadata[id]; !ok && consumers[id] == nil && len(offsets[id]) == 0 {
+			groups = append(groups, newGroup(id, p, nowMs))
+		}
+	}
 	sort.Slice(groups, func(i, j int) bool { return groups[i].id < groups[j].id })
 	for _, g := range groups {
 		for tp, o := range offsets[g.id] {
 			g.offsets[tp] = o
 		}
+		txns.restore(g)
 	}
-	return groups, nil
+	return groups, last, nil
 }
 
 // groupFromRecord rebuilds a group: Stable with its members, or Empty.

@@ -90,13 +90,16 @@ type snap struct {
 	StateTimestamp         int64
 	Members                []string
 	Offsets                map[topicPartition]offset
+	// Txn are the pending transactional offsets (durable ones only: the
+	// log holds nothing else).
+	Txn string
 }
 
 func snapshot(c *Coordinator) map[string]snap {
 	out := make(map[string]snap)
 	for id, g := range c.groups {
 		s := snap{State: g.state, Generation: g.generation, ProtocolType: g.protocolType, Protocol: g.protocol,
-			Leader: g.leader, StateTimestamp: -2, Offsets: g.offsets}
+			Leader: g.leader, StateTimestamp: -2, Offsets: g.offsets, Txn: txnSnapshot(g)}
 		if g.state == Empty && g.protocolType != "" {
 			s.StateTimestamp = g.stateTimestamp
 		}
@@ -206,7 +209,7 @@ func TestLoadPartition(t *testing.T) {
 	h.apply(h.c.UnloadPartition(h.now, p))
 	h.c.BeginLoad(p)
 	wantCode(t, "join while loading", h.joinResp(h.join("g", "c", "", joinOpts{})).ErrorCode, kerr.CoordinatorLoadInProgress.Code)
-	rd, err := h.c.LoadPartition(h.now, p, recs)
+	rd, err := h.c.LoadPartition(h.now, p, logRecords(recs...))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -230,7 +233,7 @@ func TestLoadPartition(t *testing.T) {
 
 	// A corrupt record fails the load and leaves the partition loading.
 	h.apply(h.c.UnloadPartition(h.now, p))
-	if _, err := h.c.LoadPartition(h.now, p, []Record{{Key: []byte{0, 1, 0}}}); !errors.Is(err, ErrBadRecord) {
+	if _, err := h.c.LoadPartition(h.now, p, logRecords(Record{Key: []byte{0, 1, 0}})); !errors.Is(err, ErrBadRecord) {
 		t.Fatalf("corrupt load: %v", err)
 	}
 	wantCode(t, "after failed load", h.heartbeat("g", "m1", 4, ""), 0) // loading: heartbeats pass
@@ -254,7 +257,7 @@ func TestUnloadAnswersWaitingRequests(t *testing.T) {
 	wantCode(t, "follower sync", h.syncResp(sb).ErrorCode, kerr.NotCoordinator.Code)
 	// The write's late report is ignored.
 	for _, w := range h.pending {
-		h.apply(h.c.Persisted(h.now, w.ID, nil))
+		h.apply(h.c.Persisted(h.now, w.ID, 0, nil))
 	}
 	if len(h.c.groups) != 0 {
 		t.Fatal("groups left after unload")

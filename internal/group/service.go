@@ -12,14 +12,15 @@ import (
 
 // OffsetsLog is __consumer_offsets as the Service needs it.
 type OffsetsLog interface {
-	// Append writes records to partition p as its leader and calls done,
-	// from any goroutine, once they are committed (the high watermark
-	// covers them) or have failed. done may be called before Append
-	// returns.
-	Append(p int32, records []Record, done func(error))
+	// Append writes w.Records to partition w.Partition as its leader, in
+	// one batch (transactional as w says), and calls done, from any
+	// goroutine, once they are committed (the high watermark covers them),
+	// with the offset of the first record, or once they have failed. done
+	// may be called before Append returns.
+	Append(w Write, done func(offset int64, err error))
 	// ReadAll returns partition p's records from its log start to its high
-	// watermark, in order.
-	ReadAll(p int32) ([]Record, error)
+	// watermark, in order, control records included.
+	ReadAll(p int32) ([]LogRecord, error)
 }
 
 // Service runs a Coordinator on its own goroutine and does its I/O: it
@@ -110,7 +111,18 @@ func (s *Service) Resigned(p int32) {
 	}
 }
 
-func (s *Service) loaded(p, epoch int32, recs []Record, err error) {
+// TxnMarker tells the service that a COMMIT (commit) or ABORT marker of
+// producerID is committed at offset in __consumer_offsets-p: the
+// producer's pending transactional offsets there are committed or
+// dropped. The WriteTxnMarkers handler calls it for each
+// __consumer_offsets partition once the marker's append is committed
+// (acks=all), before answering. Requests submitted after TxnMarker returns
+// see its effect.
+func (s *Service) TxnMarker(p int32, producerID int64, commit bool, offset int64) {
+	s.in <- func() { s.process(s.coord.TxnMarker(s.now(), p, producerID, commit, offset)) }
+}
+
+func (s *Service) loaded(p, epoch int32, recs []LogRecord, err error) {
 	if e, ok := s.loads[p]; !ok || e != epoch {
 		return // resigned or re-elected meanwhile; the newer load wins
 	}
@@ -161,7 +173,7 @@ func (s *Service) process(r Ready) {
 	for _, w := range r.Writes {
 		id, p := w.ID, w.Partition
 		s.inflight[p]++
-		report := func(err error) {
+		report := func(offset int64, err error) {
 			s.mu.Lock()
 			s.completed = append(s.completed, func() {
 				s.inflight[p]--
@@ -176,7 +188,7 @@ func (s *Service) process(r Ready) {
 					delete(s.brokenNow, p)
 					s.mu.Unlock()
 				}
-				s.process(s.coord.Persisted(s.now(), id, err))
+				s.process(s.coord.Persisted(s.now(), id, offset, err))
 			})
 			s.mu.Unlock()
 			select {
@@ -188,16 +200,16 @@ func (s *Service) process(r Ready) {
 		// failed, later writes of p must not reach the log before the
 		// coordinator has undone them.
 		if s.broken[p] {
-			report(errBrokenPartition)
+			report(-1, errBrokenPartition)
 			continue
 		}
-		s.log.Append(p, w.Records, func(err error) {
+		s.log.Append(w, func(offset int64, err error) {
 			if err != nil {
 				s.mu.Lock()
 				s.brokenNow[p] = true
 				s.mu.Unlock()
 			}
-			report(err)
+			report(offset, err)
 		})
 		s.mu.Lock()
 		if s.brokenNow[p] {

@@ -27,31 +27,36 @@ func (o *offsetsLog) partition(p int32) *partition.Partition {
 	return o.parts.Get(log.TopicPartition{Topic: kafka.OffsetsTopic, Partition: p})
 }
 
-func (o *offsetsLog) Append(p int32, recs []group.Record, done func(error)) {
-	part := o.partition(p)
+func (o *offsetsLog) Append(w group.Write, done func(int64, error)) {
+	part := o.partition(w.Partition)
 	if part == nil {
-		done(kerr.NotLeaderForPartition)
+		done(-1, kerr.NotLeaderForPartition)
+		return
+	}
+	if w.Transactional {
+		// Transactional batches need the coordinator's append path.
+		done(-1, kerr.UnsupportedVersion)
 		return
 	}
 	now := o.now().UnixMilli()
-	rs := make([]record.Record, len(recs))
-	for i, r := range recs {
+	rs := make([]record.Record, len(w.Records))
+	for i, r := range w.Records {
 		rs[i] = record.Record{OffsetDelta: int32(i), Key: r.Key, Value: r.Value}
 	}
 	h := record.NewBatchHeader()
 	h.BaseTimestamp, h.MaxTimestamp = now, now
 	b, err := record.Build(h, rs, 0)
 	if err != nil {
-		done(kafka.KafkaError(err))
+		done(-1, kafka.KafkaError(err))
 		return
 	}
 	res, err := part.Append(b, partition.AcksAll, nil)
 	if err != nil {
-		done(kafka.KafkaError(err))
+		done(-1, kafka.KafkaError(err))
 		return
 	}
 	if res.Wait == nil {
-		done(nil)
+		done(res.BaseOffset, nil)
 		return
 	}
 	go func() {
@@ -59,21 +64,24 @@ func (o *offsetsLog) Append(p int32, recs []group.Record, done func(error)) {
 		defer t.Stop()
 		select {
 		case err := <-res.Wait:
-			done(kafka.KafkaError(err))
+			done(res.BaseOffset, kafka.KafkaError(err))
 		case <-t.C:
-			done(kerr.RequestTimedOut)
+			done(-1, kerr.RequestTimedOut)
 		}
 	}()
 }
 
-func (o *offsetsLog) ReadAll(p int32) ([]group.Record, error) {
+// ReadAll returns the partition's records up to its high watermark,
+// control records included, each with its offset and its batch's
+// transactional state.
+func (o *offsetsLog) ReadAll(p int32) ([]group.LogRecord, error) {
 	part := o.partition(p)
 	if part == nil {
 		return nil, kerr.NotLeaderForPartition
 	}
 	l := part.Log()
 	end := part.HighWatermark()
-	var out []group.Record
+	var out []group.LogRecord
 	for offset := l.LogStartOffset(); offset < end; {
 		data, err := l.ReadBytes(offset, 1<<20, end)
 		if err != nil {
@@ -93,9 +101,7 @@ func (o *offsetsLog) ReadAll(p int32) ([]group.Record, error) {
 			}
 			data, progressed = rest, true
 			offset = b.NextOffset()
-			if b.Attributes().Control() {
-				continue
-			}
+			attrs := b.Attributes()
 			raw, err := b.Decoded(nil, 1<<30)
 			if err != nil {
 				return nil, err
@@ -105,7 +111,9 @@ func (o *offsetsLog) ReadAll(p int32) ([]group.Record, error) {
 				if b.BaseOffset()+int64(r.OffsetDelta) < l.LogStartOffset() {
 					continue
 				}
-				out = append(out, group.Record{Key: r.Key, Value: r.Value})
+				out = append(out, group.LogRecord{Record: group.Record{Key: r.Key, Value: r.Value},
+					Offset: b.BaseOffset() + int64(r.OffsetDelta), Transactional: attrs.Transactional(),
+					Control: attrs.Control(), ProducerID: b.ProducerID()})
 			}
 			if err := it.Err(); err != nil {
 				return nil, err
