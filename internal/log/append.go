@@ -19,12 +19,18 @@ type AppendInfo struct {
 	Duplicate      bool // an idempotent retry: nothing was written
 }
 
-// AppendAsLeader assigns offsets to a validated batch, stamps the leader
-// epoch, checks the producer's sequence, and appends it. The log takes
-// ownership of b's bytes.
+// AppendAsLeader assigns offsets to a validated client batch, stamps the
+// leader epoch, checks the producer's sequence, and appends it. The log
+// takes ownership of b's bytes.
 func (l *Log) AppendAsLeader(b record.Batch, leaderEpoch int32) (AppendInfo, error) {
+	return l.AppendWith(b, LeaderAppend{LeaderEpoch: leaderEpoch})
+}
+
+// AppendWith is AppendAsLeader with the origin and KIP-890 verification
+// of a.
+func (l *Log) AppendWith(b record.Batch, a LeaderAppend) (AppendInfo, error) {
 	l.mu.Lock()
-	info, err := l.appendLeaderLocked(b, leaderEpoch)
+	info, err := l.appendLeaderLocked(b, a)
 	needFlush := err == nil && !info.Duplicate && l.unflushed >= l.config().FlushMessages
 	l.mu.Unlock()
 	if needFlush {
@@ -35,14 +41,14 @@ func (l *Log) AppendAsLeader(b record.Batch, leaderEpoch int32) (AppendInfo, err
 	return info, err
 }
 
-func (l *Log) appendLeaderLocked(b record.Batch, leaderEpoch int32) (AppendInfo, error) {
+func (l *Log) appendLeaderLocked(b record.Batch, a LeaderAppend) (AppendInfo, error) {
 	if err := l.syncBeforeRollLocked(len(b), b.MaxTimestamp()); err != nil {
 		return AppendInfo{}, err
 	}
 	if l.closed {
 		return AppendInfo{}, ErrClosed
 	}
-	if err := l.producers.check(b); err != nil {
+	if err := l.producers.check(b, a); err != nil {
 		var dup *DuplicateError
 		if errors.As(err, &dup) {
 			return AppendInfo{BaseOffset: dup.BaseOffset, LastOffset: dup.BaseOffset + int64(b.LastOffsetDelta()),
@@ -52,7 +58,7 @@ func (l *Log) appendLeaderLocked(b record.Batch, leaderEpoch int32) (AppendInfo,
 	}
 	base := l.logEnd.Load()
 	b.SetBaseOffset(base)
-	b.SetLeaderEpoch(leaderEpoch)
+	b.SetLeaderEpoch(a.LeaderEpoch)
 	if err := l.appendLocked(b); err != nil {
 		return AppendInfo{}, err
 	}
@@ -148,7 +154,18 @@ func (l *Log) appendLocked(b record.Batch) error {
 	if err := l.epochs.assign(b.LeaderEpoch(), b.BaseOffset()); err != nil {
 		return err
 	}
+	// An ABORT's transaction index entry goes first too, and is cut back
+	// if the batch cannot be written.
+	aborted, isAbort := l.producers.pendingAbort(b)
+	if isAbort {
+		if err := seg.txns.append(aborted); err != nil {
+			return err
+		}
+	}
 	if err := seg.appendBatches(b, cfg.IndexIntervalBytes); err != nil {
+		if isAbort {
+			err = errors.Join(err, seg.txns.truncateTo(b.BaseOffset()))
+		}
 		return err
 	}
 	l.producers.update(b)
@@ -213,6 +230,12 @@ func (l *Log) newEmptySegment(base int64) (*segment, error) {
 		s.index.file.Close()
 		return nil, err
 	}
+	// A leftover transaction index describes batches that are gone.
+	if err := l.fs.Remove(segmentPath(l.dir, base, ".txnindex")); err != nil && !os.IsNotExist(err) {
+		s.close()
+		return nil, err
+	}
+	s.txns = &txnIndex{fs: l.fs, path: segmentPath(l.dir, base, ".txnindex"), created: l.markDirUnsynced}
 	if s.size.Load() != 0 {
 		s.close()
 		return nil, fmt.Errorf("log %s: new segment %d is not empty", l.tp, base)
@@ -236,6 +259,11 @@ func (l *Log) rollLocked(base int64) (*segment, error) {
 			return nil, err
 		}
 		old.synced.Store(old.size.Load())
+	}
+	// So is its transaction index: recovery trusts the entries below the
+	// snapshot written here (see rebuildProducerState).
+	if err := old.txns.sync(); err != nil {
+		return nil, err
 	}
 	s, err := l.newEmptySegment(base)
 	if err != nil {

@@ -28,14 +28,18 @@ import (
 //   - A map of key -> latest offset is built over the dirty range (bounded:
 //     past maxKeys keys the range is cut short). Then every segment below
 //     the end of that range is rewritten keeping a record unless its key has
-//     a later offset in the map. Tombstones get a delete horizon (KIP-534)
+//     a later offset in the map. Records of aborted transactions (known from
+//     the transaction indexes) are neither mapped nor kept; transaction
+//     markers are kept. Tombstones get a delete horizon (KIP-534)
 //     when first kept by a rewrite and are dropped by a later clean once it
 //     has passed. The last batch of each producer in the producer state is
 //     kept, empty if need be, so duplicate detection survives compaction.
 //   - Consecutive segments whose cleaned contents fit in one segment are
 //     merged into one named for the first base offset, written as
 //     <base>.log.cleaned, renamed to .swap (the commit point: open completes
-//     a swap it finds), then put in place under the log's lock.
+//     a swap it finds), then put in place under the log's lock. The merged
+//     transaction index, <base>.txnindex.cleaned, is synced before the
+//     commit point and moved in place with the other indexes.
 type cleaner struct {
 	m       *Manager
 	maxKeys int // bound of the offset map
@@ -192,7 +196,8 @@ func (c *cleaner) plan(l *Log, root string) *cleanPlan {
 	}
 	c.firstDirty[l.tp] = fd
 	p.firstDirty = fd
-	p.uncleanable = min(segs[len(segs)-1].base, l.highWatermark.Load())
+	// Never past the last stable offset: undecided transactions stay.
+	p.uncleanable = min(segs[len(segs)-1].base, l.highWatermark.Load(), l.lso.Load())
 	for i, s := range segs[:len(segs)-1] {
 		info := segInfo{s: s, base: s.base, next: segs[i+1].base, size: s.size.Load(), maxTS: l.largestTimestamp(s),
 			firstTS: s.firstTimestamp, indexEntries: s.index.entries(), timeEntries: len(s.timeIndex.ents)}
@@ -243,6 +248,7 @@ func (c *cleaner) buildMap(p *cleanPlan) (map[keyHash]int64, int64, error) {
 	keys := map[keyHash]int64{}
 	end := p.uncleanable
 	var scratch []byte
+	aborted := newAbortedTracker(p.segs, p.firstDirty)
 	for _, si := range p.segs {
 		if si.next <= p.firstDirty || si.base >= p.uncleanable {
 			continue
@@ -255,7 +261,7 @@ func (c *cleaner) buildMap(p *cleanPlan) (map[keyHash]int64, int64, error) {
 				end = min(end, b.BaseOffset())
 				return errStop
 			}
-			if b.Attributes().Control() {
+			if aborted.skip(b) || b.Attributes().Control() {
 				return nil
 			}
 			if len(keys) > 0 && len(keys)+int(b.NumRecords()) > c.maxKeys {
@@ -297,6 +303,9 @@ func (c *cleaner) clean(p *cleanPlan) error {
 		return fmt.Errorf("log %s: cleaning: %w", l.tp, err)
 	}
 	f := &filter{keys: keys, end: end, now: p.now, horizon: p.now + p.cfg.DeleteRetentionMs, lastBatch: p.lastBatch}
+	if len(p.segs) > 0 {
+		f.aborted = newAbortedTracker(p.segs, p.segs[0].base)
+	}
 	maxIndex := int(p.cfg.SegmentIndexBytes / offsetEntrySize)
 	maxTime := int(p.cfg.SegmentIndexBytes / timeEntrySize)
 	var w *cleanedSegment
@@ -368,7 +377,8 @@ type filter struct {
 	now        int64
 	horizon    int64           // delete horizon for tombstones kept for the first time
 	lastBatch  map[int64]int64 // producer id -> last offset of its last batch
-	minHorizon int64           // earliest horizon of a batch holding kept tombstones
+	aborted    *abortedTracker
+	minHorizon int64 // earliest horizon of a batch holding kept tombstones
 	removed    int
 	scratch    []byte
 }
@@ -377,8 +387,20 @@ type filter struct {
 // drop it.
 func (f *filter) batch(b record.Batch) (record.Batch, error) {
 	attrs := b.Attributes()
+	if f.aborted.skip(b) && b.LastOffset() < f.end {
+		// Aborted: no record is kept, but the producer's last batch
+		// keeps its header, as below.
+		f.removed += int(b.NumRecords())
+		if b.ProducerID() < 0 || f.lastBatch[b.ProducerID()] != b.LastOffset() {
+			return nil, nil
+		}
+		h := record.HeaderOf(b)
+		h.Attributes = (h.Attributes &^ attrDeleteHorizon).WithCodec(record.None)
+		h.BaseTimestamp = b.MaxTimestamp()
+		return record.BuildRaw(h, 0, nil, 0)
+	}
 	if attrs.Control() {
-		return b, nil // no transactions: markers are kept
+		return b, nil // markers are kept
 	}
 	raw, err := b.Decoded(f.scratch[:0], cleanerDecodeLimit)
 	if err != nil {
@@ -481,7 +503,7 @@ func cleanedPath(dir string, base int64, ext string) string {
 }
 
 func newCleanedSegment(l *Log, base, now int64) (*cleanedSegment, error) {
-	for _, ext := range []string{".log", ".index", ".timeindex"} {
+	for _, ext := range segmentExts {
 		if err := l.fs.Remove(cleanedPath(l.dir, base, ext)); err != nil && !os.IsNotExist(err) {
 			return nil, err
 		}
@@ -490,7 +512,8 @@ func newCleanedSegment(l *Log, base, now int64) (*cleanedSegment, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &segment{base: base, file: f, nextOffset: base, maxTimestamp: -1, maxTSOffset: -1, firstTimestamp: -1, created: now}
+	s := &segment{base: base, file: f, nextOffset: base, maxTimestamp: -1, maxTSOffset: -1, firstTimestamp: -1, created: now,
+		txns: &txnIndex{fs: l.fs, path: cleanedPath(l.dir, base, ".txnindex")}}
 	w := &cleanedSegment{l: l, seg: s}
 	if s.index, _, err = loadOffsetIndex(l.fs, cleanedPath(l.dir, base, ".index"), base, 0); err == nil {
 		s.timeIndex, _, err = loadTimeIndex(l.fs, cleanedPath(l.dir, base, ".timeindex"), base, base)
@@ -543,7 +566,7 @@ func (w *cleanedSegment) discard() {
 			w.seg.index.file.Close()
 		}
 	}
-	for _, ext := range []string{".log", ".index", ".timeindex"} {
+	for _, ext := range segmentExts {
 		w.l.fs.Remove(cleanedPath(w.l.dir, w.seg.base, ext))
 	}
 }
@@ -574,6 +597,13 @@ func (c *cleaner) swap(l *Log, w *cleanedSegment) error {
 	s := w.seg
 	if s.maxTimestamp >= 0 {
 		if err := s.timeIndex.maybeAppend(s.maxTimestamp, s.maxTSOffset); err != nil {
+			w.discard()
+			return err
+		}
+	}
+	// The sources' aborted transactions, in order: offsets are kept.
+	for _, si := range w.sources {
+		if err := s.txns.append(si.s.txns.all()...); err != nil {
 			w.discard()
 			return err
 		}
@@ -614,7 +644,7 @@ func (c *cleaner) swap(l *Log, w *cleanedSegment) error {
 	c.step("swap")
 	var errs []error
 	for _, si := range w.sources[1:] {
-		for _, ext := range []string{".log", ".index", ".timeindex"} {
+		for _, ext := range segmentExts {
 			p := segmentPath(dir, si.base, ext)
 			if err := l.fs.Rename(p, p+".deleted"); err != nil && !os.IsNotExist(err) {
 				errs = append(errs, err)
@@ -622,15 +652,16 @@ func (c *cleaner) swap(l *Log, w *cleanedSegment) error {
 		}
 	}
 	c.step("deleted")
-	for _, ext := range []string{".index", ".timeindex"} {
+	for _, ext := range []string{".index", ".timeindex", ".txnindex"} {
 		p := segmentPath(dir, base, ext)
 		if err := l.fs.Remove(p); err != nil && !os.IsNotExist(err) {
 			errs = append(errs, err)
 		}
-		if err := l.fs.Rename(cleanedPath(dir, base, ext), p); err != nil {
+		if err := l.fs.Rename(cleanedPath(dir, base, ext), p); err != nil && !(ext == ".txnindex" && os.IsNotExist(err)) {
 			errs = append(errs, err)
 		}
 	}
+	s.txns.path = segmentPath(dir, base, ".txnindex")
 	c.step("indexes")
 	if err := l.fs.SyncDir(dir); err != nil {
 		errs = append(errs, err)
@@ -668,6 +699,12 @@ func (l *Log) finishSwaps(bases, swapped []int64) ([]int64, error) {
 				return nil, err
 			}
 		}
+		// The merged transaction index was synced before the swap's
+		// commit point; if it was not moved in place yet, move it now.
+		p := segmentPath(l.dir, b, ".txnindex")
+		if err := l.fs.Rename(p+".cleaned", p); err != nil && !os.IsNotExist(err) {
+			return nil, err
+		}
 		next, err := scanNextOffset(l.fs, segmentPath(l.dir, b, ".log"), b)
 		if err != nil {
 			return nil, err
@@ -679,7 +716,7 @@ func (l *Log) finishSwaps(bases, swapped []int64) ([]int64, error) {
 				continue
 			}
 			l.lg.Info("removing segment merged by an interrupted compaction", "segment", o, "into", b)
-			for _, ext := range []string{".log", ".index", ".timeindex"} {
+			for _, ext := range segmentExts {
 				if err := l.fs.Remove(segmentPath(l.dir, o, ext)); err != nil && !os.IsNotExist(err) {
 					return nil, err
 				}

@@ -134,6 +134,18 @@ func (x *offsetIndex) lookupPosition(pos int64) int64 {
 	return int64(x.ents[i-1].pos)
 }
 
+// offsetAtOrAfter returns the offset of the first entry whose batch starts
+// at or after pos: the batches before pos all end below it.
+func (x *offsetIndex) offsetAtOrAfter(pos int64) (int64, bool) {
+	x.mu.RLock()
+	defer x.mu.RUnlock()
+	i := sort.Search(len(x.ents), func(i int) bool { return int64(x.ents[i].pos) >= pos })
+	if i == len(x.ents) {
+		return 0, false
+	}
+	return x.base + int64(x.ents[i].rel), true
+}
+
 func (x *offsetIndex) entries() int {
 	x.mu.RLock()
 	defer x.mu.RUnlock()

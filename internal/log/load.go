@@ -20,9 +20,17 @@ func (l *Log) load(recoveryPoint, logStart int64) error {
 		return err
 	}
 	var bases, swapped []int64
+	swapping := map[string]bool{}
+	for _, de := range ents {
+		if name := de.Name(); strings.HasSuffix(name, ".log.swap") {
+			swapping[strings.TrimSuffix(name, ".log.swap")] = true
+		}
+	}
 	for _, de := range ents {
 		name := de.Name()
 		switch {
+		case strings.HasSuffix(name, ".txnindex.cleaned") && swapping[strings.TrimSuffix(name, ".txnindex.cleaned")]:
+			// The merged transaction index of a swap to finish (finishSwaps).
 		case strings.HasSuffix(name, ".deleted"), strings.HasSuffix(name, ".cleaned"),
 			strings.HasSuffix(name, ".tmp"):
 			if err := l.fs.Remove(filepath.Join(l.dir, name)); err != nil {
@@ -60,7 +68,7 @@ func (l *Log) load(recoveryPoint, logStart int64) error {
 	// An index whose segment is gone is an orphan of an interrupted deletion.
 	for _, de := range ents {
 		name := de.Name()
-		for _, ext := range []string{".index", ".timeindex"} {
+		for _, ext := range []string{".index", ".timeindex", ".txnindex"} {
 			if strings.HasSuffix(name, ext) {
 				if b, err := strconv.ParseInt(strings.TrimSuffix(name, ext), 10, 64); err == nil && !contains(bases, b) {
 					l.fs.Remove(filepath.Join(l.dir, name))
@@ -150,7 +158,7 @@ func (l *Log) load(recoveryPoint, logStart int64) error {
 	if err := l.epochs.truncateFromEnd(l.logEnd.Load()); err != nil {
 		return err
 	}
-	return l.rebuildProducerState(l.logEnd.Load())
+	return l.rebuildProducerState(l.logEnd.Load(), l.recoveryPoint.Load())
 }
 
 func contains(s []int64, v int64) bool {
@@ -171,6 +179,10 @@ func (l *Log) loadIndexes(s *segment, recovering bool, nextBase int64, interval 
 	if s.timeIndex, ok2, err = loadTimeIndex(l.fs, segmentPath(l.dir, s.base, ".timeindex"), s.base, nextBase); err != nil {
 		return err
 	}
+	if s.txns, err = loadTxnIndex(l.fs, segmentPath(l.dir, s.base, ".txnindex")); err != nil {
+		return err
+	}
+	s.txns.created = l.markDirUnsynced
 	if recovering {
 		return nil // recover rebuilds both
 	}
@@ -194,8 +206,12 @@ func (l *Log) loadIndexes(s *segment, recovering bool, nextBase int64, interval 
 }
 
 // rebuildProducerState loads the newest snapshot at or below end and
-// replays the batches after it.
-func (l *Log) rebuildProducerState(end int64) error {
+// replays the batches after it. It also mends the transaction indexes:
+// their entries are durable below trustedBelow (flushed) and below the
+// snapshot (written after the data before it was synced, see rollLocked);
+// entries from there on may be missing or describe lost batches, so they
+// are dropped and written again by the replay.
+func (l *Log) rebuildProducerState(end, trustedBelow int64) error {
 	ps, err := loadProducerSnapshot(l.fs, l.dir, end)
 	if err != nil {
 		return err
@@ -205,6 +221,12 @@ func (l *Log) rebuildProducerState(end int64) error {
 		ps.mapEnd = l.segments()[0].base
 	}
 	from := ps.mapEnd
+	redo := max(trustedBelow, from)
+	for _, s := range l.segments() {
+		if err := s.txns.truncateTo(redo); err != nil {
+			return err
+		}
+	}
 	for _, s := range l.segments() {
 		if s.nextOffset <= from {
 			continue
@@ -218,8 +240,13 @@ func (l *Log) rebuildProducerState(end int64) error {
 			continue
 		}
 		if err := s.batchesFrom(pos, func(b record.Batch) error {
-			if b.BaseOffset() >= from && b.BaseOffset() < end {
-				ps.update(b)
+			if b.BaseOffset() < from || b.BaseOffset() >= end {
+				return nil
+			}
+			aborted, isAbort := ps.pendingAbort(b)
+			ps.update(b)
+			if isAbort && aborted.LastOffset >= redo {
+				return s.txns.append(aborted)
 			}
 			return nil
 		}); err != nil {

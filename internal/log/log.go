@@ -4,6 +4,7 @@
 //	<dir>/00000000000000000000.log        batches, stored exactly as on the wire
 //	<dir>/00000000000000000000.index      sparse offset -> position index
 //	<dir>/00000000000000000000.timeindex  sparse timestamp -> offset index
+//	<dir>/00000000000000000000.txnindex   aborted transactions (txnindex.go)
 //	<dir>/00000000000000001200.snapshot   idempotent producer state as of 1200
 //	<dir>/leader-epoch-checkpoint         epoch -> first offset
 //	<dir>/partition.metadata              topic id
@@ -103,6 +104,8 @@ type Log struct {
 	logStart      atomic.Int64
 	highWatermark atomic.Int64
 	recoveryPoint atomic.Int64
+	// lso is the last stable offset (see updateLSOLocked).
+	lso atomic.Int64
 
 	mu        sync.Mutex // serializes appends, rolls, truncation, retention
 	producers *producerState
@@ -152,6 +155,7 @@ func Open(dir string, tp TopicPartition, cfg Config, opts Options) (*Log, error)
 		return nil, fmt.Errorf("log %s: %w", tp, err)
 	}
 	l.highWatermark.Store(min(max(opts.HighWatermark, l.logStart.Load()), l.logEnd.Load()))
+	l.updateLSOLocked()
 	l.lastFlush.Store(l.nowMs())
 	return l, nil
 }
@@ -198,6 +202,7 @@ func (l *Log) SetHighWatermark(hw int64) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.highWatermark.Store(min(max(hw, l.logStart.Load()), l.logEnd.Load()))
+	l.updateLSOLocked()
 }
 
 // RecoveryPoint is the offset below which all data has been fsynced.

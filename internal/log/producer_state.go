@@ -59,12 +59,22 @@ func (e *producerEntry) lastSeq() int32 {
 // the newest snapshot plus the batches after it.
 type producerState struct {
 	entries map[int64]*producerEntry
-	// lastOffset is the offset the state covers up to (exclusive).
+	// mapEnd is the offset the state covers up to (exclusive).
 	mapEnd int64
+	// ongoing maps each producer with an open transaction to the
+	// transaction's first offset (producerEntry.txnFirstOff >= 0).
+	ongoing map[int64]int64
+	// unreplicated are the transactions completed since the state was
+	// loaded whose marker may not be below the high watermark yet, in
+	// marker order (the log prunes them, see updateLSOLocked).
+	unreplicated []completedTxn
+	// verifying are the open KIP-890 checks by producer id; not persisted.
+	verifying map[int64]*verification
 }
 
 func newProducerState() *producerState {
-	return &producerState{entries: make(map[int64]*producerEntry)}
+	return &producerState{entries: make(map[int64]*producerEntry), ongoing: make(map[int64]int64),
+		verifying: make(map[int64]*verification)}
 }
 
 // DuplicateError reports an idempotent retry of an already appended batch;
@@ -78,39 +88,67 @@ func (e *DuplicateError) Error() string {
 	return fmt.Sprintf("log: duplicate batch, originally at offset %d", e.BaseOffset)
 }
 
-// check validates an idempotent batch against the producer's state, as
-// Kafka does: stale epochs are fenced, retries of any of the last five
-// batches are duplicates, and otherwise the sequence must follow on (or
-// start at 0 for a new epoch). A producer with no state may start anywhere,
-// because retention may have removed its history.
-func (ps *producerState) check(b record.Batch) error {
+// check validates a leader's batch against the producer's state, as
+// Kafka does. Markers: a stale producer epoch or coordinator epoch is
+// fenced. Data: a client's retry of any of the last five batches is a
+// duplicate; a transactional batch opening a transaction must present the
+// producer's verification guard when a.VerifyTxn; stale epochs are fenced;
+// a client's sequence must follow on (or start at 0 for a new epoch); a
+// non-transactional batch may not interleave with an open transaction. A
+// producer with no state may start anywhere, because retention may have
+// removed its history.
+func (ps *producerState) check(b record.Batch, a LeaderAppend) error {
 	pid := b.ProducerID()
 	if pid < 0 {
 		return nil
 	}
 	epoch, first, last := b.ProducerEpoch(), b.BaseSequence(), b.LastSequence()
 	e := ps.entries[pid]
-	if e == nil {
+	if b.Attributes().Control() {
+		m, ok := ParseMarker(b)
+		switch {
+		case !ok || e == nil:
+			return nil
+		case epoch < e.epoch:
+			return fmt.Errorf("%w: marker of producer %d with epoch %d, older than %d", ErrInvalidProducerEpoch, pid, epoch, e.epoch)
+		case m.CoordinatorEpoch < e.coordEpoch:
+			return fmt.Errorf("%w: marker of producer %d from coordinator epoch %d, older than %d", ErrCoordinatorFenced, pid, m.CoordinatorEpoch, e.coordEpoch)
+		}
 		return nil
 	}
-	if epoch < e.epoch {
-		return fmt.Errorf("%w: producer %d epoch %d is older than %d", ErrInvalidProducerEpoch, pid, epoch, e.epoch)
-	}
-	if epoch == e.epoch {
+	if a.Origin == OriginClient && e != nil && epoch == e.epoch {
 		for _, m := range e.batches {
 			if m.firstSeq == first && m.lastSeq == last {
 				return &DuplicateError{BaseOffset: m.baseOffset(), Timestamp: m.timestamp}
 			}
 		}
 	}
-	if epoch != e.epoch {
-		if first != 0 {
-			return fmt.Errorf("%w: producer %d new epoch %d must start at sequence 0, got %d", ErrOutOfOrderSequence, pid, epoch, first)
+	txn := b.Attributes().Transactional()
+	if txn && !(e != nil && e.txnFirstOff >= 0 && e.epoch == epoch) {
+		if e != nil && epoch < e.epoch {
+			return fmt.Errorf("%w: producer %d epoch %d is older than %d", ErrInvalidProducerEpoch, pid, epoch, e.epoch)
 		}
+		if v := ps.verifying[pid]; a.VerifyTxn && (v == nil || a.Guard == NoGuard || v.guard != a.Guard) {
+			return fmt.Errorf("%w: the batch of producer %d is not part of an ongoing transaction", ErrInvalidTxnState, pid)
+		}
+	}
+	if e == nil {
 		return nil
 	}
-	if lastSeq := e.lastSeq(); lastSeq != record.NoSequence && !inSequence(lastSeq, first) {
-		return fmt.Errorf("%w: producer %d expected sequence %d, got %d", ErrOutOfOrderSequence, pid, nextSeq(lastSeq), first)
+	if epoch < e.epoch {
+		return fmt.Errorf("%w: producer %d epoch %d is older than %d", ErrInvalidProducerEpoch, pid, epoch, e.epoch)
+	}
+	if a.Origin == OriginClient {
+		if epoch != e.epoch {
+			if first != 0 {
+				return fmt.Errorf("%w: producer %d new epoch %d must start at sequence 0, got %d", ErrOutOfOrderSequence, pid, epoch, first)
+			}
+		} else if lastSeq := e.lastSeq(); lastSeq != record.NoSequence && !inSequence(lastSeq, first) {
+			return fmt.Errorf("%w: producer %d expected sequence %d, got %d", ErrOutOfOrderSequence, pid, nextSeq(lastSeq), first)
+		}
+	}
+	if e.txnFirstOff >= 0 && !txn {
+		return fmt.Errorf("%w: producer %d has a transaction open since offset %d; expected a transactional batch", ErrInvalidTxnState, pid, e.txnFirstOff)
 	}
 	return nil
 }
@@ -124,12 +162,13 @@ func nextSeq(s int32) int32 {
 
 func inSequence(last, next int32) bool { return next == nextSeq(last) }
 
-// update records an appended batch.
-func (ps *producerState) update(b record.Batch) {
+// update records an appended batch. A marker that ends a transaction
+// returns it.
+func (ps *producerState) update(b record.Batch) *completedTxn {
 	ps.mapEnd = b.NextOffset()
 	pid := b.ProducerID()
 	if pid < 0 {
-		return
+		return nil
 	}
 	e := ps.entries[pid]
 	if e == nil {
@@ -141,8 +180,24 @@ func (ps *producerState) update(b record.Batch) {
 		e.batches = e.batches[:0]
 	}
 	e.lastTimestamp = b.MaxTimestamp()
+	if b.Attributes().Transactional() {
+		// The check this producer's verification stood for is used up.
+		delete(ps.verifying, pid)
+	}
 	if b.Attributes().Control() {
-		return
+		m, ok := ParseMarker(b)
+		if !ok {
+			return nil
+		}
+		e.coordEpoch = m.CoordinatorEpoch
+		if e.txnFirstOff < 0 {
+			return nil // no data of the transaction here
+		}
+		t := completedTxn{producerID: pid, firstOffset: e.txnFirstOff, lastOffset: b.BaseOffset(), abort: !m.Commit}
+		e.txnFirstOff = -1
+		delete(ps.ongoing, pid)
+		ps.unreplicated = append(ps.unreplicated, t)
+		return &t
 	}
 	m := batchMeta{firstSeq: b.BaseSequence(), lastSeq: b.LastSequence(), lastOffset: b.LastOffset(), delta: b.LastOffsetDelta(), timestamp: b.MaxTimestamp()}
 	if len(e.batches) == maxCachedBatches {
@@ -150,23 +205,75 @@ func (ps *producerState) update(b record.Batch) {
 		e.batches = e.batches[:maxCachedBatches-1]
 	}
 	e.batches = append(e.batches, m)
+	if b.Attributes().Transactional() && e.txnFirstOff < 0 {
+		e.txnFirstOff = b.BaseOffset()
+		ps.ongoing[pid] = e.txnFirstOff
+	}
+	return nil
 }
 
-// expire drops producers idle since before cutoff (ms).
+// stableAfter is the last stable offset recorded with a completed
+// transaction: the first offset of the earliest transaction of another
+// producer still open, else the offset after the marker.
+func (ps *producerState) stableAfter(t completedTxn) int64 {
+	lso := int64(math.MaxInt64)
+	for pid, o := range ps.ongoing {
+		if pid != t.producerID {
+			lso = min(lso, o)
+		}
+	}
+	if lso == math.MaxInt64 {
+		lso = t.lastOffset + 1
+	}
+	return lso
+}
+
+// pendingAbort returns the transaction index entry an appended batch b
+// would add: b is an ABORT marker (stamped with its offset) ending a
+// transaction that wrote here.
+func (ps *producerState) pendingAbort(b record.Batch) (AbortedTxn, bool) {
+	pid := b.ProducerID()
+	if pid < 0 || !b.Attributes().Control() {
+		return AbortedTxn{}, false
+	}
+	e := ps.entries[pid]
+	if e == nil || e.txnFirstOff < 0 {
+		return AbortedTxn{}, false
+	}
+	if m, ok := ParseMarker(b); !ok || m.Commit {
+		return AbortedTxn{}, false
+	}
+	t := completedTxn{producerID: pid, firstOffset: e.txnFirstOff, lastOffset: b.BaseOffset(), abort: true}
+	return AbortedTxn{ProducerID: pid, FirstOffset: t.firstOffset, LastOffset: t.lastOffset, LastStableOffset: ps.stableAfter(t)}, true
+}
+
+// expire drops producers idle since before cutoff (ms), except those with
+// an open transaction, and verifications begun before it.
 func (ps *producerState) expire(cutoff int64) {
 	for id, e := range ps.entries {
 		if e.lastTimestamp < cutoff && e.txnFirstOff < 0 {
 			delete(ps.entries, id)
 		}
 	}
+	for id, v := range ps.verifying {
+		if v.timestamp < cutoff {
+			delete(ps.verifying, id)
+		}
+	}
 }
 
+// clone copies what a snapshot holds: the producers and the open
+// transactions.
 func (ps *producerState) clone() *producerState {
-	c := &producerState{entries: make(map[int64]*producerEntry, len(ps.entries)), mapEnd: ps.mapEnd}
+	c := newProducerState()
+	c.mapEnd = ps.mapEnd
 	for id, e := range ps.entries {
 		ce := *e
 		ce.batches = append([]batchMeta(nil), e.batches...)
 		c.entries[id] = &ce
+	}
+	for id, o := range ps.ongoing {
+		c.ongoing[id] = o
 	}
 	return c
 }
@@ -246,6 +353,9 @@ func decodeProducerSnapshot(buf []byte, mapEnd int64) (*producerState, error) {
 			e.batches = append(e.batches, batchMeta{firstSeq: first, lastSeq: lastSeq, lastOffset: lastOff, delta: delta, timestamp: e.lastTimestamp})
 		}
 		ps.entries[e.id] = e
+		if e.txnFirstOff >= 0 {
+			ps.ongoing[e.id] = e.txnFirstOff
+		}
 		buf = buf[snapshotEntrySize:]
 	}
 	return ps, nil

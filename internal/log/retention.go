@@ -73,6 +73,7 @@ func (l *Log) DeleteOldSegments() (int, error) {
 			return n, err
 		}
 	}
+	l.updateLSOLocked()
 	l.lg.Info("deleted segments by retention", "count", n, "log_start_offset", l.logStart.Load())
 	return n, l.deleteStaleSnapshots(rest[0].base)
 }
@@ -127,6 +128,7 @@ func (l *Log) SetLogStartOffset(offset int64) (int64, error) {
 		return l.logStart.Load(), nil
 	}
 	l.logStart.Store(offset)
+	l.updateLSOLocked()
 	err := l.epochs.truncateFromStart(offset)
 	l.mu.Unlock()
 	if err != nil {

@@ -13,7 +13,7 @@ import (
 )
 
 // A segment is one .log file holding whole batches back to back, starting
-// at offset base, with its .index and .timeindex. Only the last segment of
+// at offset base, with its .index, .timeindex and .txnindex. Only the last segment of
 // a log is appended to, under the log's lock. size is published after each
 // write, so concurrent readers never see a partial batch.
 type segment struct {
@@ -21,6 +21,7 @@ type segment struct {
 	file      vfs.File
 	index     *offsetIndex
 	timeIndex *timeIndex
+	txns      *txnIndex // aborted transactions whose marker is here
 	size      atomic.Int64
 	// synced is how much of the file is known durable (fsynced).
 	synced atomic.Int64
@@ -333,6 +334,9 @@ func (s *segment) truncateTo(offset int64) error {
 	if err := s.timeIndex.truncateTo(offset); err != nil {
 		return err
 	}
+	if err := s.txns.truncateTo(offset); err != nil {
+		return err
+	}
 	return s.loadState(0)
 }
 
@@ -347,11 +351,14 @@ func (s *segment) sync() error {
 	if err := s.index.file.Sync(); err != nil {
 		return err
 	}
+	if err := s.txns.sync(); err != nil {
+		return err
+	}
 	return s.timeIndex.file.Sync()
 }
 
 func (s *segment) close() error {
-	return errors.Join(s.file.Close(), s.index.file.Close(), s.timeIndex.file.Close())
+	return errors.Join(s.file.Close(), s.index.file.Close(), s.timeIndex.file.Close(), s.txns.close())
 }
 
 // readAll reads the segment's bytes in [from, to).

@@ -58,7 +58,11 @@ func (l *Log) TruncateTo(offset int64) error {
 	if err := l.epochs.truncateFromEnd(l.logEnd.Load()); err != nil {
 		return err
 	}
-	return l.rebuildProducerState(l.logEnd.Load())
+	if err := l.rebuildProducerState(l.logEnd.Load(), l.logEnd.Load()); err != nil {
+		return err
+	}
+	l.updateLSOLocked()
+	return nil
 }
 
 // TruncateFullyAndStartAt empties the log and restarts it at offset.
@@ -95,13 +99,17 @@ func (l *Log) truncateFullyLocked(offset int64) error {
 	}
 	l.producers = newProducerState()
 	l.producers.mapEnd = offset
+	l.updateLSOLocked()
 	return nil
 }
+
+// segmentExts are the files of a segment (a .txnindex may not exist).
+var segmentExts = []string{".log", ".index", ".timeindex", ".txnindex"}
 
 // deleteSegmentLater renames a segment's files to *.deleted and closes and
 // removes them after file.delete.delay.ms, so reads in flight complete.
 func (l *Log) deleteSegmentLater(s *segment) {
-	for _, ext := range []string{".log", ".index", ".timeindex"} {
+	for _, ext := range segmentExts {
 		p := segmentPath(l.dir, s.base, ext)
 		if err := l.fs.Rename(p, p+".deleted"); err != nil && !os.IsNotExist(err) {
 			l.lg.Warn("renaming deleted segment", "file", p, "err", err)
@@ -116,7 +124,7 @@ func (l *Log) deleteSegmentLater(s *segment) {
 // new segment (after a truncation, or a compaction swap) may own them.
 func (l *Log) removeDeletedFiles(s *segment) {
 	s.close()
-	for _, ext := range []string{".log", ".index", ".timeindex"} {
+	for _, ext := range segmentExts {
 		p := segmentPath(l.dir, s.base, ext) + ".deleted"
 		if err := l.fs.Remove(p); err != nil && !os.IsNotExist(err) {
 			l.lg.Warn("removing deleted segment", "file", p, "err", err)
@@ -126,7 +134,7 @@ func (l *Log) removeDeletedFiles(s *segment) {
 
 func (l *Log) removeSegmentFiles(s *segment) {
 	s.close()
-	for _, ext := range []string{".log", ".index", ".timeindex"} {
+	for _, ext := range segmentExts {
 		p := segmentPath(l.dir, s.base, ext)
 		for _, q := range []string{p, p + ".deleted"} {
 			if err := l.fs.Remove(q); err != nil && !os.IsNotExist(err) {
