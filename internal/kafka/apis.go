@@ -37,6 +37,7 @@ func (s *Server) apiTable() map[int16]api {
 		21: {0, 2, s.handleDeleteRecords},
 		22: {0, 5, s.handleInitProducerID},
 		23: {0, 4, s.handleOffsetForLeaderEpoch},
+		28: {0, 4, s.handleTxnOffsetCommit},
 		32: {0, 4, s.handleDescribeConfigs},
 		33: {0, 2, s.handleAlterConfigs},
 		35: {0, 4, s.handleDescribeLogDirs},

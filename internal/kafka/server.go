@@ -46,6 +46,11 @@ type Groups interface {
 	Handle(ctx context.Context, clientID, clientHost string, body kmsg.Request, done func(kmsg.Response))
 	// PartitionFor is the __consumer_offsets partition owning a group.
 	PartitionFor(groupID string) int32
+	// TxnMarker reports a COMMIT (commit) or ABORT marker of producerID
+	// committed at offset of __consumer_offsets-p; WriteTxnMarkers calls it
+	// for those partitions once the marker's append is committed, before
+	// answering. Later group requests see its effect.
+	TxnMarker(p int32, producerID int64, commit bool, offset int64)
 }
 
 // Raft receives the Raft messages other controllers send on the

@@ -34,8 +34,9 @@ func (o *offsetsLog) Append(w group.Write, done func(int64, error)) {
 		return
 	}
 	if w.Transactional {
-		// Transactional batches need the coordinator's append path.
-		done(-1, kerr.UnsupportedVersion)
+		// Transactional batches need the partition's coordinator append
+		// (no sequence number), which is not there yet.
+		done(-1, kerr.CoordinatorNotAvailable)
 		return
 	}
 	now := o.now().UnixMilli()
