@@ -30,16 +30,48 @@ type AppendResult struct {
 	Wait <-chan error
 }
 
+// AppendOptions say how a batch is appended as leader.
+type AppendOptions struct {
+	Acks int16
+	// Origin is log.OriginClient for producers; coordinators of this
+	// broker append with log.OriginCoordinator (no sequence checks).
+	Origin log.Origin
+	// VerifyTxn requires a transactional batch that opens a transaction
+	// to carry Guard, from StartTxnVerification, as confirmed by the
+	// transaction coordinator (KIP-890).
+	VerifyTxn bool
+	Guard     log.VerificationGuard
+}
+
 // Append validates a client's batch against the topic's rules and appends
-// it as leader. Validation runs before taking the partition lock; the
-// append itself is ordered by the log. scratch is decompression space
-// reused across calls.
+// it as leader (AppendWith with acks only).
 func (p *Partition) Append(b record.Batch, acks int16, scratch *[]byte) (AppendResult, error) {
+	return p.AppendWith(b, AppendOptions{Acks: acks}, scratch)
+}
+
+// AppendWith validates a batch against the topic's rules and appends it as
+// leader. Validation runs before taking the partition lock; the append
+// itself is ordered by the log. scratch is decompression space reused
+// across calls.
+func (p *Partition) AppendWith(b record.Batch, o AppendOptions, scratch *[]byte) (AppendResult, error) {
 	cfg := p.cfg.Load()
 	v, err := record.Validate(b, &cfg.policy, p.now().UnixMilli(), scratch)
 	if err != nil {
 		return AppendResult{}, err
 	}
+	return p.appendLeader(v.Batch, o)
+}
+
+// AppendMarker writes a transaction marker (WriteTxnMarkers) for a
+// producer, as the coordinator's append with acks=all.
+func (p *Partition) AppendMarker(producerID int64, epoch int16, m log.Marker) (AppendResult, error) {
+	b := log.MarkerBatch(producerID, epoch, m, p.now().UnixMilli())
+	return p.appendLeader(b, AppendOptions{Acks: AcksAll, Origin: log.OriginCoordinator})
+}
+
+func (p *Partition) appendLeader(b record.Batch, o AppendOptions) (AppendResult, error) {
+	cfg := p.cfg.Load()
+	acks := o.Acks
 	// leaderMu is held (shared) across the write, so leadership cannot
 	// change under it: no batch is stamped with an epoch that has ended.
 	// The log itself serializes appends; p.mu is not held across the
@@ -58,7 +90,7 @@ func (p *Partition) Append(b record.Batch, acks int16, scratch *[]byte) (AppendR
 	}
 	epoch := p.state.LeaderEpoch
 	p.mu.Unlock()
-	info, err := p.log.AppendAsLeader(v.Batch, epoch)
+	info, err := p.log.AppendWith(b, log.LeaderAppend{LeaderEpoch: epoch, Origin: o.Origin, VerifyTxn: o.VerifyTxn, Guard: o.Guard})
 	p.leaderMu.RUnlock()
 	if err != nil {
 		return AppendResult{}, storageErr(err)
@@ -89,7 +121,8 @@ func (p *Partition) Append(b record.Batch, acks int16, scratch *[]byte) (AppendR
 // storageErr marks I/O failures (a full disk, a failed fsync) so they map
 // to KAFKA_STORAGE_ERROR; the log's protocol errors pass through.
 func storageErr(err error) error {
-	if errors.Is(err, log.ErrOutOfOrderSequence) || errors.Is(err, log.ErrInvalidProducerEpoch) {
+	if errors.Is(err, log.ErrOutOfOrderSequence) || errors.Is(err, log.ErrInvalidProducerEpoch) ||
+		errors.Is(err, log.ErrInvalidTxnState) || errors.Is(err, log.ErrCoordinatorFenced) {
 		return err
 	}
 	return fmt.Errorf("%w: %v", ErrStorage, err)

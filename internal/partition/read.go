@@ -27,10 +27,15 @@ type FetchResult struct {
 	HighWatermark    int64
 	LastStableOffset int64
 	LogStartOffset   int64
+	// AbortedTxns, for read_committed only (nil otherwise), are the
+	// aborted transactions the consumer must skip in Slice.
+	AbortedTxns []log.AbortedTxn
 }
 
-// Read serves a consumer's fetch from the leader, up to the high
-// watermark. Followers fetch with ReadForFollower.
+// Read serves a consumer's fetch from the leader, up to the high watermark
+// (read_uncommitted) or the last stable offset (read_committed, with the
+// aborted transactions of what it returns). Followers fetch with
+// ReadForFollower.
 func (p *Partition) Read(fp FetchParams) (FetchResult, error) {
 	p.mu.Lock()
 	if err := p.checkEpochLocked(fp.LeaderEpoch); err != nil {
@@ -42,9 +47,15 @@ func (p *Partition) Read(fp FetchParams) (FetchResult, error) {
 		return FetchResult{}, ErrNotLeader
 	}
 	p.mu.Unlock()
+	// The LSO first: it never passes the HW read after it.
+	lso := p.log.LastStableOffset()
 	hw := p.log.HighWatermark()
-	res := FetchResult{HighWatermark: hw, LastStableOffset: hw, LogStartOffset: p.log.LogStartOffset()}
-	sl, err := p.log.Read(fp.Offset, fp.MaxBytes, hw, fp.MinOne)
+	res := FetchResult{HighWatermark: hw, LastStableOffset: lso, LogStartOffset: p.log.LogStartOffset()}
+	bound := hw
+	if fp.Isolation == ReadCommitted {
+		bound = lso
+	}
+	sl, err := p.log.Read(fp.Offset, fp.MaxBytes, bound, fp.MinOne)
 	if err != nil {
 		if errors.Is(err, log.ErrOffsetOutOfRange) {
 			return res, err
@@ -52,6 +63,9 @@ func (p *Partition) Read(fp FetchParams) (FetchResult, error) {
 		return res, storageErr(err)
 	}
 	res.Slice = sl
+	if fp.Isolation == ReadCommitted {
+		res.AbortedTxns = p.log.AbortedTxns(fp.Offset, sl)
+	}
 	return res, nil
 }
 
@@ -116,6 +130,9 @@ func (p *Partition) ListOffset(ts int64, leaderEpoch int32, isolation int8) (off
 	epoch = p.state.LeaderEpoch
 	p.mu.Unlock()
 	bound := p.log.HighWatermark()
+	if isolation == ReadCommitted {
+		bound = p.log.LastStableOffset()
+	}
 	switch ts {
 	case LatestTimestamp, LatestTieredTimestamp:
 		return bound, -1, epoch, true, nil
