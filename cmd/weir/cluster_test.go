@@ -8,6 +8,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -34,6 +35,14 @@ type clusterNode struct {
 // their storage; clusterIDs[i] is node i+1's cluster id (one id: all).
 func formatCluster(t *testing.T, n int, clusterIDs ...string) []*clusterNode {
 	t.Helper()
+	return formatClusterConf(t, n, nil, clusterIDs...)
+}
+
+// formatClusterConf is formatCluster with extra server.properties keys,
+// which replace the defaults of the same name (the listeners, quorum and
+// directories are the harness's).
+func formatClusterConf(t *testing.T, n int, conf map[string]string, clusterIDs ...string) []*clusterNode {
+	t.Helper()
 	if len(clusterIDs) == 0 {
 		id, _, err := runWeir(t, "storage", "random-uuid")
 		if err != nil {
@@ -53,18 +62,20 @@ func formatCluster(t *testing.T, n int, clusterIDs ...string) []*clusterNode {
 		dir := filepath.Join(root, fmt.Sprint(i+1))
 		os.MkdirAll(dir, 0o755)
 		props := filepath.Join(dir, "server.properties")
-		conf := strings.Join([]string{
+		text := strings.Join([]string{
 			"process.roles=broker,controller",
 			fmt.Sprintf("node.id=%d", i+1),
 			fmt.Sprintf("listeners=PLAINTEXT://127.0.0.1:%d,CONTROLLER://127.0.0.1:%d", ports[i], cports[i]),
 			"controller.quorum.voters=" + strings.Join(voters, ","),
 			"log.dirs=" + filepath.Join(dir, "logs"),
 			"metadata.log.dir=" + filepath.Join(dir, "meta"),
-			"broker.session.timeout.ms=3000",
-			"broker.heartbeat.interval.ms=500",
-			"",
-		}, "\n")
-		if err := os.WriteFile(props, []byte(conf), 0o644); err != nil {
+		}, "\n") + "\n"
+		settings := map[string]string{"broker.session.timeout.ms": "3000", "broker.heartbeat.interval.ms": "500"}
+		maps.Copy(settings, conf)
+		for _, k := range slices.Sorted(maps.Keys(settings)) {
+			text += k + "=" + settings[k] + "\n"
+		}
+		if err := os.WriteFile(props, []byte(text), 0o644); err != nil {
 			t.Fatal(err)
 		}
 		cid := clusterIDs[min(i, len(clusterIDs)-1)]
