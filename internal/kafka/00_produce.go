@@ -14,6 +14,17 @@ package kafka
 // acks=all answers when the high watermark covers the batch, or
 // REQUEST_TIMED_OUT after the request's timeout. With acks=0 nothing is
 // answered, and an error closes the connection, as Kafka does.
+//
+// Transactional batches (txn_verify.go) need the request's transactional
+// id (else TRANSACTIONAL_ID_AUTHORIZATION_FAILED for every partition) and
+// a single producer (else INVALID_PRODUCER_ID_MAPPING); a batch that would
+// open the producer's transaction on a partition is first checked with the
+// transaction coordinator when transaction.partition.verification.enable
+// (KIP-890): INVALID_TXN_STATE when the partition is not in the
+// transaction, NOT_ENOUGH_REPLICAS (retriable) when the coordinator cannot
+// say. The log refuses a non-transactional batch of a producer with an
+// open transaction (INVALID_TXN_STATE); clients' control batches are
+// INVALID_RECORD.
 
 import (
 	"errors"
@@ -36,6 +47,17 @@ type pendingAck struct {
 	wait <-chan error
 }
 
+// produceEntry is one partition of a produce request on its way to the log.
+type produceEntry struct {
+	topic string
+	rp    *kmsg.ProduceRequestTopicPartition
+	sp    *kmsg.ProduceResponseTopicPartition
+	p     *partition.Partition
+	batch record.Batch
+	guard log.VerificationGuard
+	err   error
+}
+
 func (s *Server) handleProduce(req *Request) *Reply {
 	r := req.Body.(*kmsg.ProduceRequest)
 	resp := respFor(req).(*kmsg.ProduceResponse)
@@ -47,26 +69,39 @@ func (s *Server) handleProduce(req *Request) *Reply {
 	// The response slices are sized up front so pointers into them stay
 	// valid for the acks=all waiters.
 	resp.Topics = make([]kmsg.ProduceResponseTopic, len(r.Topics))
-	var pending []pendingAck
-	failed := false
-	for ti, rt := range r.Topics {
+	var entries []*produceEntry
+	for ti := range r.Topics {
+		rt := &r.Topics[ti]
 		st := &resp.Topics[ti]
 		st.Default()
 		st.Topic = rt.Topic
 		st.Partitions = make([]kmsg.ProduceResponseTopicPartition, len(rt.Partitions))
-		for pi, rp := range rt.Partitions {
-			sp := &st.Partitions[pi]
-			sp.Default()
-			sp.Partition, sp.BaseOffset, sp.LogAppendTime, sp.LogStartOffset = rp.Partition, -1, -1, -1
+		for pi := range rt.Partitions {
+			e := &produceEntry{topic: rt.Topic, rp: &rt.Partitions[pi], sp: &st.Partitions[pi]}
+			e.sp.Default()
+			e.sp.Partition, e.sp.BaseOffset, e.sp.LogAppendTime, e.sp.LogStartOffset = e.rp.Partition, -1, -1, -1
 			if badAcks {
-				sp.ErrorCode = kerr.InvalidRequiredAcks.Code
-			} else if wait, err := s.produceOne(req, rt.Topic, rp, acks, sp, scratch); err != nil {
-				s.setProduceError(sp, rt.Topic, rp.Partition, err)
-			} else if wait != nil {
-				pending = append(pending, pendingAck{part: sp, wait: wait})
+				e.err = kerr.InvalidRequiredAcks
+			} else {
+				e.p, e.batch, e.err = s.producePartition(req.Version, rt.Topic, e.rp)
 			}
-			failed = failed || sp.ErrorCode != 0
+			entries = append(entries, e)
 		}
+	}
+	verifyTxn := s.checkTxnProduce(req, r, entries)
+	var pending []pendingAck
+	failed := false
+	for _, e := range entries {
+		if e.err == nil {
+			var wait <-chan error
+			if wait, e.err = s.produceOne(e, acks, verifyTxn, scratch); wait != nil {
+				pending = append(pending, pendingAck{part: e.sp, wait: wait})
+			}
+		}
+		if e.err != nil {
+			s.setProduceError(e.sp, e.topic, e.rp.Partition, e.err)
+		}
+		failed = failed || e.sp.ErrorCode != 0
 	}
 	if acks == partition.AcksNone {
 		return &Reply{ready: closedChan, none: true, closeConn: failed}
@@ -106,26 +141,28 @@ func (s *Server) awaitAcks(rep *Reply, resp *kmsg.ProduceResponse, pending []pen
 	rep.complete(resp)
 }
 
-// produceOne appends one partition's records and fills its response. It
-// returns a channel when the append waits for acks=all.
-func (s *Server) produceOne(req *Request, topic string, rp kmsg.ProduceRequestTopicPartition, acks int16, sp *kmsg.ProduceResponseTopicPartition, scratch *[]byte) (<-chan error, error) {
+// producePartition finds a partition's leader replica and its batch.
+func (s *Server) producePartition(version int16, topic string, rp *kmsg.ProduceRequestTopicPartition) (*partition.Partition, record.Batch, error) {
 	p := s.deps.Partitions.Get(log.TopicPartition{Topic: topic, Partition: rp.Partition})
 	if p == nil {
 		img := s.deps.Metadata.Image()
 		if t := img.Topics[topic]; t != nil && t.Partitions[rp.Partition] != nil {
-			return nil, partition.ErrNotLeader
+			return nil, nil, partition.ErrNotLeader
 		}
-		return nil, kerr.UnknownTopicOrPartition
+		return nil, nil, kerr.UnknownTopicOrPartition
 	}
-	batch, err := produceBatch(req.Version, rp.Records)
+	b, err := produceBatch(version, rp.Records)
+	return p, b, err
+}
+
+// produceOne appends one partition's batch and fills its response. It
+// returns a channel when the append waits for acks=all.
+func (s *Server) produceOne(e *produceEntry, acks int16, verifyTxn bool, scratch *[]byte) (<-chan error, error) {
+	res, err := e.p.AppendWith(e.batch, partition.AppendOptions{Acks: acks, VerifyTxn: verifyTxn, Guard: e.guard}, scratch)
 	if err != nil {
 		return nil, err
 	}
-	res, err := p.Append(batch, acks, scratch)
-	if err != nil {
-		return nil, err
-	}
-	sp.BaseOffset, sp.LogAppendTime, sp.LogStartOffset = res.BaseOffset, res.LogAppendTime, res.LogStartOffset
+	e.sp.BaseOffset, e.sp.LogAppendTime, e.sp.LogStartOffset = res.BaseOffset, res.LogAppendTime, res.LogStartOffset
 	return res.Wait, nil
 }
 

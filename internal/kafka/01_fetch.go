@@ -3,9 +3,12 @@ package kafka
 // Fetch, versions 4-17.
 //
 // Each partition reads from its leader's log up to the high watermark
-// (the last stable offset for read_committed), never more than the partition's and the response's
-// byte limits, except that the first partition with data returns at least
-// one whole batch so a large batch never stalls a consumer. Record bytes
+// (the last stable offset for read_committed, with the aborted
+// transactions that may cover what it returns, from the transaction
+// indexes), never more than the partition's and the response's byte
+// limits, except that the first partition with data returns at least one
+// whole batch so a large batch never stalls a consumer. LastStableOffset is
+// the real LSO for both isolation levels. Record bytes
 // go from the segment file to the socket by sendfile (see section.go).
 // With too little data for min bytes the request waits, up to max wait,
 // for new data on any of its partitions. Fetch sessions (KIP-227) are
@@ -212,8 +215,8 @@ func (s *Server) fetchPartition(p *partition.Partition, rp kmsg.FetchRequestTopi
 			}
 			if epoch >= 0 && (epoch < rp.LastFetchedEpoch || end < rp.FetchOffset) {
 				sp.DivergingEpoch.Epoch, sp.DivergingEpoch.EndOffset = epoch, end
-				sp.HighWatermark = p.HighWatermark()
-				sp.LastStableOffset, sp.LogStartOffset = sp.HighWatermark, p.Log().LogStartOffset()
+				sp.LastStableOffset = p.LastStableOffset()
+				sp.HighWatermark, sp.LogStartOffset = p.HighWatermark(), p.Log().LogStartOffset()
 				return 0, nil, nil
 			}
 		}
@@ -221,6 +224,12 @@ func (s *Server) fetchPartition(p *partition.Partition, rp kmsg.FetchRequestTopi
 			Isolation: isolation, MinOne: minOne})
 	}
 	sp.HighWatermark, sp.LastStableOffset, sp.LogStartOffset = res.HighWatermark, res.LastStableOffset, res.LogStartOffset
+	if res.AbortedTxns != nil {
+		sp.AbortedTransactions = make([]kmsg.FetchResponseTopicPartitionAbortedTransaction, len(res.AbortedTxns))
+		for i, a := range res.AbortedTxns {
+			sp.AbortedTransactions[i].ProducerID, sp.AbortedTransactions[i].FirstOffset = a.ProducerID, a.FirstOffset
+		}
+	}
 	if err != nil {
 		if !errors.Is(err, log.ErrOffsetOutOfRange) {
 			sp.HighWatermark, sp.LastStableOffset, sp.LogStartOffset = -1, -1, -1

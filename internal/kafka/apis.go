@@ -37,6 +37,7 @@ func (s *Server) apiTable() map[int16]api {
 		21: {0, 2, s.handleDeleteRecords},
 		22: {0, 5, s.handleInitProducerID},
 		23: {0, 4, s.handleOffsetForLeaderEpoch},
+		27: {0, 1, s.handleWriteTxnMarkers},
 		28: {0, 4, s.handleTxnOffsetCommit},
 		32: {0, 4, s.handleDescribeConfigs},
 		33: {0, 2, s.handleAlterConfigs},
@@ -51,6 +52,7 @@ func (s *Server) apiTable() map[int16]api {
 		68: {0, 1, s.handleGroupRequest}, // ConsumerGroupHeartbeat (KIP-848)
 		69: {0, 1, s.handleGroupRequest}, // ConsumerGroupDescribe
 		60: {0, 1, s.handleDescribeCluster},
+		61: {0, 0, s.handleDescribeProducers},
 	}
 	if s.deps.Raft != nil {
 		// Controller listeners also serve the brokers' controller APIs.

@@ -42,6 +42,10 @@ func errorCode(err error) int16 {
 		code = kerr.OutOfOrderSequenceNumber
 	case errors.Is(err, log.ErrInvalidProducerEpoch):
 		code = kerr.InvalidProducerEpoch
+	case errors.Is(err, log.ErrInvalidTxnState):
+		code = kerr.InvalidTxnState
+	case errors.Is(err, log.ErrCoordinatorFenced):
+		code = kerr.TransactionCoordinatorFenced
 	case errors.Is(err, log.ErrOffsetOutOfRange):
 		code = kerr.OffsetOutOfRange
 	case errors.Is(err, partition.ErrNotLeader):
@@ -88,4 +92,57 @@ func errorMessage(err error) *string {
 	}
 	m := err.Error()
 	return &m
+}
+
+// codedError is a Kafka error code with the message Kafka sends with it.
+type codedError struct {
+	code *kerr.Error
+	msg  string
+}
+
+func (e *codedError) Error() string { return e.msg }
+func (e *codedError) Unwrap() error { return e.code }
+
+// txnVerifyError turns the outcome of a KIP-890 check into the error a
+// Produce of version produceVersion answers, as Kafka's
+// AddPartitionsToTxnManager and ReplicaManager do: code is what the
+// transaction coordinator said of the partition, err a failure to ask it
+// (a *kerr.Error is a top-level error code of its answer). nil: the
+// partition is in the transaction.
+func txnVerifyError(code int16, err error, produceVersion int16) error {
+	if err != nil {
+		var ke *kerr.Error
+		switch {
+		case errors.Is(err, kerr.ClusterAuthorizationFailed):
+			code = kerr.InvalidTxnState.Code
+		case errors.As(err, &ke):
+			code = ke.Code
+		default:
+			code = kerr.NetworkException.Code
+		}
+	}
+	switch code {
+	case 0:
+		return nil
+	case kerr.ProducerFenced.Code:
+		code = kerr.InvalidProducerEpoch.Code
+	case kerr.TransactionAbortable.Code:
+		if produceVersion <= 10 {
+			code = kerr.InvalidTxnState.Code // clients before KIP-890 do not know it
+		}
+	}
+	ke, _ := kerr.ErrorForCode(code).(*kerr.Error)
+	switch code {
+	case kerr.InvalidTxnState.Code:
+		return &codedError{ke, "Partition was not added to the transaction"}
+	case kerr.NetworkException.Code, kerr.CoordinatorLoadInProgress.Code, kerr.CoordinatorNotAvailable.Code,
+		kerr.NotCoordinator.Code, kerr.ConcurrentTransactions.Code:
+		// Retriable for every client version, without a metadata refresh.
+		return &codedError{kerr.NotEnoughReplicas, "Unable to verify the partition has been added to the transaction. Underlying error: " + ke.Message}
+	default:
+		if ke == nil {
+			return kerr.UnknownServerError
+		}
+		return ke
+	}
 }

@@ -104,6 +104,9 @@ type Deps struct {
 	// ProducerIDs fetches a block of producer ids from the active
 	// controller.
 	ProducerIDs func() (first int64, n int32, err error)
+	// TxnVerifier checks transactional produces with their coordinator
+	// (KIP-890); nil: no check.
+	TxnVerifier TxnVerifier
 	Logger      *slog.Logger
 	Now         func() time.Time
 }

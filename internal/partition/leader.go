@@ -134,7 +134,7 @@ func (p *Partition) ReadForFollower(f FollowerFetch) (FollowerRead, error) {
 	p.mu.Unlock()
 
 	leo := p.log.LogEndOffset()
-	res.HighWatermark, res.LastStableOffset, res.LogStartOffset = p.log.HighWatermark(), p.log.HighWatermark(), p.log.LogStartOffset()
+	res.HighWatermark, res.LastStableOffset, res.LogStartOffset = p.log.HighWatermark(), p.log.LastStableOffset(), p.log.LogStartOffset()
 	if f.LastFetchedEpoch >= 0 {
 		e, end := p.log.EndOffsetForEpoch(f.LastFetchedEpoch)
 		if e >= 0 && (e < f.LastFetchedEpoch || end < f.FetchOffset) {
@@ -158,7 +158,7 @@ func (p *Partition) ReadForFollower(f FollowerFetch) (FollowerRead, error) {
 			p.followerFetchedLocked(f.ReplicaID, fl, f, leo)
 		}
 	}
-	res.HighWatermark, res.LastStableOffset, res.LogStartOffset = p.log.HighWatermark(), p.log.HighWatermark(), p.log.LogStartOffset()
+	res.HighWatermark, res.LastStableOffset, res.LogStartOffset = p.log.HighWatermark(), p.log.LastStableOffset(), p.log.LogStartOffset()
 	return res, nil
 }
 

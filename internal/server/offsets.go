@@ -33,12 +33,6 @@ func (o *offsetsLog) Append(w group.Write, done func(int64, error)) {
 		done(-1, kerr.NotLeaderForPartition)
 		return
 	}
-	if w.Transactional {
-		// Transactional batches need the partition's coordinator append
-		// (no sequence number), which is not there yet.
-		done(-1, kerr.CoordinatorNotAvailable)
-		return
-	}
 	now := o.now().UnixMilli()
 	rs := make([]record.Record, len(w.Records))
 	for i, r := range w.Records {
@@ -46,12 +40,20 @@ func (o *offsetsLog) Append(w group.Write, done func(int64, error)) {
 	}
 	h := record.NewBatchHeader()
 	h.BaseTimestamp, h.MaxTimestamp = now, now
+	opts := partition.AppendOptions{Acks: partition.AcksAll}
+	if w.Transactional {
+		// The coordinator's append: the log checks the producer epoch,
+		// not the sequence (0, as validation wants one with a producer).
+		h.Attributes |= record.TransactionalAttributes
+		h.ProducerID, h.ProducerEpoch, h.BaseSequence = w.ProducerID, w.ProducerEpoch, 0
+		opts.Origin = log.OriginCoordinator
+	}
 	b, err := record.Build(h, rs, 0)
 	if err != nil {
 		done(-1, kafka.KafkaError(err))
 		return
 	}
-	res, err := part.Append(b, partition.AcksAll, nil)
+	res, err := part.AppendWith(b, opts, nil)
 	if err != nil {
 		done(-1, kafka.KafkaError(err))
 		return

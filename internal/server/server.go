@@ -45,6 +45,9 @@ type Options struct {
 	// Dial opens connections to other nodes (tests inject network faults);
 	// nil is net.Dialer's.
 	Dial nodeclient.Dialer
+	// TxnVerifier replaces the KIP-890 check of transactional produces
+	// with the transaction coordinator (tests); nil is the real one.
+	TxnVerifier kafka.TxnVerifier
 }
 
 // Server is one weir node.
@@ -66,6 +69,7 @@ type Server struct {
 	isr        *isrSender       // leaders' ISR changes to the controller
 	replQuota  *quota.Replication
 	groups     *group.Service
+	txnVerify  *txnVerifier // KIP-890 checks with transaction coordinators
 	listeners  map[string]net.Listener
 	kafka      map[string]*kafka.Server
 	// metrics always counts; metricsHTTP serves it when
@@ -369,6 +373,7 @@ func (s *Server) listen() error {
 		if s.partitions != nil {
 			deps.Partitions, deps.Logs, deps.Groups = s.partitions, s.logs, s.groups
 			deps.ReplicationQuota = s.replQuota
+			deps.TxnVerifier = s.txnVerifier()
 		}
 		if s.lifecycle != nil {
 			deps.Forward, deps.ProducerIDs = s.lifecycle, s.lifecycle.allocateProducerIDs
@@ -512,6 +517,9 @@ func (s *Server) stopNode(crash bool) error {
 		}
 		for _, k := range s.kafka {
 			k.Close()
+		}
+		if s.txnVerify != nil {
+			s.txnVerify.close()
 		}
 		for _, ln := range s.listeners {
 			ln.Close()

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"weir/internal/config"
+	"weir/internal/kafka"
 	"weir/internal/server"
 	"weir/internal/vfs"
 )
@@ -26,6 +27,9 @@ type Options struct {
 	FS vfs.FS
 	// Logs shows the server's log in the test output.
 	Logs bool
+	// TxnVerifier replaces the KIP-890 check with the transaction
+	// coordinator; nil is the real one.
+	TxnVerifier kafka.TxnVerifier
 }
 
 // Node is a running single-node weir server.
@@ -80,7 +84,7 @@ func (n *Node) start() error {
 	} else {
 		lg = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
-	n.Server = server.New(cfg, server.Options{Logger: lg, AutoFormat: true, FS: n.opts.FS})
+	n.Server = server.New(cfg, server.Options{Logger: lg, AutoFormat: true, FS: n.opts.FS, TxnVerifier: n.opts.TxnVerifier})
 	if err := n.Server.Start(); err != nil {
 		return err
 	}
