@@ -9,9 +9,14 @@ package kafka
 // offsets.topic.segment.bytes; Kafka answers COORDINATOR_NOT_AVAILABLE
 // while it creates the topic in the background, weir creates it before
 // answering. A partition without a leader, or a leader without this
-// request's listener, is COORDINATOR_NOT_AVAILABLE. Transaction keys get
-// COORDINATOR_NOT_AVAILABLE until weir has a transaction coordinator; an
-// unknown key type is INVALID_REQUEST. v4+ looks up many keys at once.
+// request's listener, is COORDINATOR_NOT_AVAILABLE. A transactional id's
+// coordinator (key type 1) is the leader of its __transaction_state
+// partition, created the same way on first lookup with
+// transaction.state.log.num.partitions partitions,
+// transaction.state.log.replication.factor replicas, min.insync.replicas
+// transaction.state.log.min.isr, compaction, no compression, no unclean
+// election and transaction.state.log.segment.bytes, as Kafka creates it.
+// An unknown key type is INVALID_REQUEST. v4+ looks up many keys at once.
 
 import (
 	"context"
@@ -79,19 +84,27 @@ func (s *Server) findCoordinator(req *Request, keyType int8, key string) coordin
 	fail := func(code *kerr.Error, format string, args ...any) coordinator {
 		return coordinator{node: -1, port: -1, code: code, msg: fmt.Sprintf(format, args...)}
 	}
+	var t *metadata.Topic
+	var err error
+	var partition int32
 	switch keyType {
 	case 0:
+		t, err = s.offsetsTopic(req.Ctx)
+		partition = s.deps.Groups.PartitionFor(key)
 	case 1:
-		return fail(kerr.CoordinatorNotAvailable, "The transaction coordinator is not available.")
+		if s.deps.Txns == nil {
+			return fail(kerr.CoordinatorNotAvailable, "The transaction coordinator is not available.")
+		}
+		t, err = s.transactionStateTopic(req.Ctx)
+		partition = s.deps.Txns.PartitionFor(key)
 	default:
 		return fail(kerr.InvalidRequest, "Unknown coordinator key type %d.", keyType)
 	}
-	t, err := s.offsetsTopic(req.Ctx)
 	if err != nil {
-		s.lg.Warn("creating the offsets topic failed", "err", err)
+		s.lg.Warn("creating an internal topic failed", "err", err)
 		return fail(kerr.CoordinatorNotAvailable, "The coordinator is not available: %v", err)
 	}
-	p := t.Partitions[s.deps.Groups.PartitionFor(key)]
+	p := t.Partitions[partition]
 	if p == nil || p.Leader < 0 {
 		return fail(kerr.CoordinatorNotAvailable, "The coordinator is not available.")
 	}
@@ -112,21 +125,44 @@ func (s *Server) findCoordinator(req *Request, keyType int8, key string) coordin
 // racing the creation must not be sent to a coordinator that answers
 // NOT_COORDINATOR (clients that join right away give up after a few).
 func (s *Server) offsetsTopic(ctx context.Context) (*metadata.Topic, error) {
-	if img := s.deps.Metadata.Image(); img.Topics[OffsetsTopic] != nil {
-		if err := s.awaitMetadata(ctx, img.Offset, 10*time.Second); err != nil {
-			return nil, err
-		}
-		return img.Topics[OffsetsTopic], nil
-	}
 	b := s.cfg.Broker
-	req := kmsg.NewPtrCreateTopicsRequest()
-	t := kmsg.NewCreateTopicsRequestTopic()
-	t.Topic, t.NumPartitions, t.ReplicationFactor = OffsetsTopic, b.OffsetsTopicNumPartitions, b.OffsetsTopicReplicationFactor
-	for k, v := range map[string]string{
+	return s.internalTopic(ctx, OffsetsTopic, b.OffsetsTopicNumPartitions, b.OffsetsTopicReplicationFactor, map[string]string{
 		"cleanup.policy":   "compact",
 		"compression.type": "producer",
 		"segment.bytes":    strconv.Itoa(int(b.OffsetsTopicSegmentBytes)),
-	} {
+	})
+}
+
+// TransactionStateTopic is the internal topic holding the transaction
+// coordinators' state.
+const TransactionStateTopic = "__transaction_state"
+
+// transactionStateTopic returns __transaction_state, creating it if
+// needed, as offsetsTopic does.
+func (s *Server) transactionStateTopic(ctx context.Context) (*metadata.Topic, error) {
+	b := s.cfg.Broker
+	return s.internalTopic(ctx, TransactionStateTopic, b.TransactionStateLogNumPartitions, b.TransactionStateLogReplication, map[string]string{
+		"cleanup.policy":                 "compact",
+		"compression.type":               "uncompressed",
+		"min.insync.replicas":            strconv.Itoa(int(b.TransactionStateLogMinISR)),
+		"segment.bytes":                  strconv.Itoa(int(b.TransactionStateLogSegmentBytes)),
+		"unclean.leader.election.enable": "false",
+	})
+}
+
+// internalTopic returns the internal topic name, creating it with these
+// settings if needed (see offsetsTopic).
+func (s *Server) internalTopic(ctx context.Context, name string, partitions int32, rf int16, configs map[string]string) (*metadata.Topic, error) {
+	if img := s.deps.Metadata.Image(); img.Topics[name] != nil {
+		if err := s.awaitMetadata(ctx, img.Offset, 10*time.Second); err != nil {
+			return nil, err
+		}
+		return img.Topics[name], nil
+	}
+	req := kmsg.NewPtrCreateTopicsRequest()
+	t := kmsg.NewCreateTopicsRequestTopic()
+	t.Topic, t.NumPartitions, t.ReplicationFactor = name, partitions, rf
+	for k, v := range configs {
 		c := kmsg.NewCreateTopicsRequestTopicConfig()
 		c.Name, c.Value = k, kmsg.StringPtr(v)
 		t.Configs = append(t.Configs, c)
@@ -139,8 +175,8 @@ func (s *Server) offsetsTopic(ctx context.Context) (*metadata.Topic, error) {
 	if errs[0] != nil && errorCode(errs[0]) != kerr.TopicAlreadyExists.Code {
 		return nil, errs[0]
 	}
-	if t := s.deps.Metadata.Image().Topics[OffsetsTopic]; t != nil {
+	if t := s.deps.Metadata.Image().Topics[name]; t != nil {
 		return t, nil
 	}
-	return nil, fmt.Errorf("%s was created but is not in the metadata", OffsetsTopic)
+	return nil, fmt.Errorf("%s was created but is not in the metadata", name)
 }

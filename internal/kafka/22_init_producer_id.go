@@ -5,8 +5,8 @@ package kafka
 // An idempotent producer (no transactional id) gets a fresh producer id at
 // epoch 0, also when it asks to bump the epoch of an id it had (v3+,
 // KIP-360), as Kafka does. Ids come in blocks from the controller, so they
-// are unique across the cluster. Transactional ids need the transaction
-// coordinator, which weir does not have yet: COORDINATOR_NOT_AVAILABLE.
+// are unique across the cluster. A transactional id goes to the
+// transaction coordinator (package txn), which states the rules.
 
 import (
 	"sync"
@@ -44,8 +44,11 @@ func (s *Server) handleInitProducerID(req *Request) *Reply {
 	resp := respFor(req).(*kmsg.InitProducerIDResponse)
 	resp.ProducerID, resp.ProducerEpoch = -1, -1
 	if r.TransactionalID != nil {
-		resp.ErrorCode = kerr.CoordinatorNotAvailable.Code
-		return done(resp)
+		if s.deps.Txns == nil {
+			resp.ErrorCode = kerr.CoordinatorNotAvailable.Code
+			return done(resp)
+		}
+		return s.handleTxnRequest(req)
 	}
 	id, err := s.pids.nextID()
 	if err != nil {

@@ -54,6 +54,13 @@ func (s *Server) apiTable() map[int16]api {
 		60: {0, 1, s.handleDescribeCluster},
 		61: {0, 0, s.handleDescribeProducers},
 	}
+	if s.deps.Txns != nil {
+		t[24] = api{0, 4, s.handleTxnRequest} // AddPartitionsToTxn (v5+ is KIP-890 part 2)
+		t[25] = api{0, 4, s.handleTxnRequest} // AddOffsetsToTxn
+		t[26] = api{0, 4, s.handleTxnRequest} // EndTxn
+		t[65] = api{0, 0, s.handleTxnRequest} // DescribeTransactions
+		t[66] = api{0, 1, s.handleTxnRequest} // ListTransactions
+	}
 	if s.deps.Raft != nil {
 		// Controller listeners also serve the brokers' controller APIs.
 		t[56] = api{2, 3, s.handleAlterPartition}

@@ -90,6 +90,7 @@ type Deps struct {
 	Metadata   Metadata
 	Controller Controller
 	Groups     Groups
+	Txns       Txns   // the transaction coordinator (nil: not served)
 	Quorum     Quorum // when set, DescribeQuorum is served
 	// Raft is set on controller listeners only.
 	Raft Raft

@@ -28,6 +28,7 @@ import (
 	"weir/internal/partition"
 	"weir/internal/quorum"
 	"weir/internal/quota"
+	"weir/internal/txn"
 	"weir/internal/vfs"
 )
 
@@ -69,6 +70,8 @@ type Server struct {
 	isr        *isrSender       // leaders' ISR changes to the controller
 	replQuota  *quota.Replication
 	groups     *group.Service
+	txns       *txn.Service
+	txnNet     *txnCluster  // the coordinator's connections for markers
 	txnVerify  *txnVerifier // KIP-890 checks with transaction coordinators
 	listeners  map[string]net.Listener
 	kafka      map[string]*kafka.Server
@@ -265,6 +268,12 @@ func (s *Server) Start() (err error) {
 		defer s.wg.Done()
 		s.groups.Run(ctx)
 	}()
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		s.txns.Run(ctx)
+		s.txnNet.close()
+	}()
 	s.serve(false)
 	s.lg.Info("weir started", "node_id", s.cfg.NodeID, "roles", strings.Join(s.cfg.ProcessRoles, ","), "cluster_id", s.clusterID, "listeners", s.describeListeners())
 	return nil
@@ -300,6 +309,7 @@ func (s *Server) openBroker() {
 			s.groups.Resigned(tp.Partition)
 		}
 	})
+	s.openTxn()
 }
 
 // openObserver opens a broker-only node's copy of the metadata log, which
@@ -372,6 +382,7 @@ func (s *Server) listen() error {
 		deps := kafka.Deps{Metadata: s.publisher, Logger: s.lg.With("listener", l.Name)}
 		if s.partitions != nil {
 			deps.Partitions, deps.Logs, deps.Groups = s.partitions, s.logs, s.groups
+			deps.Txns = s.txns
 			deps.ReplicationQuota = s.replQuota
 			deps.TxnVerifier = s.txnVerifier()
 		}
