@@ -286,7 +286,7 @@ func (l *Log) rollLocked(base int64) (*segment, error) {
 	segs := append(append([]*segment(nil), l.segments()...), s)
 	l.setSegments(segs)
 	// The rolled segment is flushed in the background, as Kafka does.
-	go l.Flush(base)
+	l.background(func() { l.Flush(base) })
 	return s, nil
 }
 

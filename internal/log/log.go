@@ -85,6 +85,11 @@ type Options struct {
 	// AfterDelay runs fn after d; it defers closing and removing files of
 	// deleted segments so in-flight reads finish. Defaults to time.AfterFunc.
 	AfterDelay func(d time.Duration, fn func())
+	// Background starts fn, work the log does not wait for (the flush of
+	// a rolled segment); it must not run fn before returning, since the
+	// caller may hold the log's locks. Defaults to a new goroutine; a
+	// deterministic simulation (internal/replsim) runs fn as a later event.
+	Background func(fn func())
 }
 
 // Log is one partition's log. See the package comment.
@@ -96,6 +101,8 @@ type Log struct {
 	lg   *slog.Logger
 	cfg  atomic.Pointer[Config]
 	wait func(time.Duration, func())
+	// background starts work nobody waits for (Options.Background).
+	background func(func())
 
 	// segs is the immutable current segment list, replaced on every change,
 	// so readers need no lock.
@@ -138,7 +145,10 @@ func Open(dir string, tp TopicPartition, cfg Config, opts Options) (*Log, error)
 	if opts.AfterDelay == nil {
 		opts.AfterDelay = func(d time.Duration, fn func()) { time.AfterFunc(d, fn) }
 	}
-	l := &Log{dir: dir, tp: tp, fs: opts.FS, now: opts.Now, wait: opts.AfterDelay,
+	if opts.Background == nil {
+		opts.Background = func(fn func()) { go fn() }
+	}
+	l := &Log{dir: dir, tp: tp, fs: opts.FS, now: opts.Now, wait: opts.AfterDelay, background: opts.Background,
 		lg: opts.Logger.With("partition", tp.String()), truncatedTo: math.MaxInt64}
 	l.cfg.Store(&cfg)
 	if _, err := l.fs.Stat(dir); os.IsNotExist(err) {

@@ -6,7 +6,8 @@ import (
 )
 
 // TruncateTo removes every batch at or after offset (a follower whose log
-// diverged from its leader's). offset must be a batch boundary.
+// diverged from its leader's). offset must be a batch boundary. At or past
+// the log end no batch goes, but epochs starting at the log end do.
 func (l *Log) TruncateTo(offset int64) error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -14,7 +15,12 @@ func (l *Log) TruncateTo(offset int64) error {
 		return ErrClosed
 	}
 	if offset >= l.logEnd.Load() {
-		return nil
+		// An epoch starting at the log end holds no batch: this replica
+		// became leader and was deposed before it appended. A follower
+		// must forget it, or it keeps fetching with it as its last epoch
+		// and the leader keeps answering with the same divergence (found
+		// by internal/replsim; Kafka's UnifiedLog.truncateTo does this).
+		return l.epochs.truncateFromEnd(l.logEnd.Load())
 	}
 	if offset < l.logStart.Load() {
 		return l.truncateFullyLocked(offset)
@@ -36,9 +42,21 @@ func (l *Log) TruncateTo(offset int64) error {
 		}
 	}
 	segs = append([]*segment(nil), segs[:keep]...)
-	if err := segs[keep-1].truncateTo(offset); err != nil {
+	last := segs[keep-1]
+	if err := last.truncateTo(offset); err != nil {
 		return err
 	}
+	// The cut is durable before batches are appended over it. Otherwise a
+	// crash could keep the old bytes and lose the cut and what followed:
+	// the diverged batches would come back under the epoch checkpoint
+	// (synced already) that says they are gone, so the replica would keep
+	// them below its high watermark for good. And synced must not exceed
+	// the new size, or a roll would skip the sync of data appended since
+	// (both found by internal/replsim).
+	if err := last.file.Sync(); err != nil {
+		return err
+	}
+	last.synced.Store(last.size.Load())
 	l.setSegments(segs)
 	l.logEnd.Store(segs[keep-1].nextOffset)
 	if l.logEnd.Load() < segs[keep-1].base {
