@@ -130,12 +130,14 @@ func (p *Partition) TruncateTo(pos FetchPosition, offset int64) error {
 }
 
 func (p *Partition) truncateLocked(to int64) error {
-	if to >= p.log.LogEndOffset() {
-		return nil
-	}
-	if hw := p.log.HighWatermark(); to < hw {
+	switch hw := p.log.HighWatermark(); {
+	case to >= p.log.LogEndOffset():
+		// Nothing to cut, but the log still drops an epoch that starts
+		// at its end (one this replica led without appending in it),
+		// else the next fetch diverges the same way again.
+	case to < hw:
 		p.lg.Warn("truncating below the high watermark: records the leader committed are lost here", "to", to, "high_watermark", hw)
-	} else {
+	default:
 		p.lg.Info("truncating a diverged log", "to", to, "log_end", p.log.LogEndOffset())
 	}
 	if err := p.log.TruncateTo(to); err != nil {

@@ -16,6 +16,8 @@ import (
 	"slices"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kerr"
+
 	"weir/internal/log"
 )
 
@@ -237,12 +239,23 @@ func (p *Partition) proposeISRLocked(isr []int32) {
 
 // IsrChangeDone takes the controller's answer to a proposed ISR change:
 // the partition's committed state (nil with an error). A stale answer is
-// ignored. Any answer ends the proposal; a failed one is proposed again
-// when its reason still holds.
+// ignored. An answer ends the proposal, and a failed one is proposed again
+// when its reason still holds; except that FENCED_LEADER_EPOCH and
+// INVALID_UPDATE_VERSION leave it pending until the metadata with the
+// controller's newer epochs arrives (Apply ends it then): the change may
+// have been applied by an earlier send whose answer was lost, so the high
+// watermark must keep counting the members it adds (Kafka's
+// Partition.handleAlterPartitionError does the same). Dropping it let a
+// leader commit records that a replica in the controller's ISR lacked
+// (found by internal/replsim).
 func (p *Partition) IsrChangeDone(c IsrChange, st *State, err error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.pending == nil || p.pending.LeaderEpoch != c.LeaderEpoch || p.pending.PartitionEpoch != c.PartitionEpoch {
+		return
+	}
+	if errors.Is(err, kerr.FencedLeaderEpoch) || errors.Is(err, kerr.InvalidUpdateVersion) {
+		p.lg.Info("ISR change refused; awaiting newer metadata", "isr", c.ids(), "err", err)
 		return
 	}
 	p.pending = nil
