@@ -134,9 +134,9 @@ func (c *Coordinator) convertToConsumerGroup(tx *cgTxn, g *group) {
 	g.protocolType = consumerProtocolType
 	tx.undo = append(tx.undo, func() {
 		if c.groups[g.id] == g {
-			offsets, pending, txn := g.offsets, g.pendingCommits, g.txn
+			offsets, pending, txn, writes := g.offsets, g.pendingCommits, g.txn, g.commitWrites
 			*g = saved
-			g.offsets, g.pendingCommits, g.txn = offsets, pending, txn
+			g.offsets, g.pendingCommits, g.txn, g.commitWrites = offsets, pending, txn, writes
 		}
 	})
 }
@@ -154,7 +154,7 @@ func (c *Coordinator) convertToClassicGroup(g *group) {
 // The group keeps its identity, so that callbacks holding it stay valid.
 func (c *Coordinator) resetClassic(g *group) {
 	ng := newGroup(g.id, g.partition, c.nowMs())
-	ng.offsets, ng.pendingCommits, ng.txn = g.offsets, g.pendingCommits, g.txn
+	ng.offsets, ng.pendingCommits, ng.txn, ng.commitWrites = g.offsets, g.pendingCommits, g.txn, g.commitWrites
 	*g = *ng
 }
 

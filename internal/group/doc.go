@@ -133,7 +133,8 @@
 // transactional batch are pending for its producer until a control record
 // of that producer (key | version int16 = 0 | type int16: 0 ABORT, 1 COMMIT |)
 // ends them; a COMMIT makes them committed unless the committed offset's
-// record is later in the log. A group with only pending offsets is loaded
-// as a group without protocol type. Keys of other
+// record is later in the log. As in Kafka's replay, an offset commit
+// record makes its group exist (empty and without protocol type when no
+// other record describes it) until a tombstone of the group. Keys of other
 // versions (share and streams group records) are skipped.
 package group

@@ -132,6 +132,13 @@ type offset struct {
 	recordOffset int64
 }
 
+// pendingCommit counts a partition's commits not yet persisted, all made
+// since its offset was last deleted: each has a seq at least since.
+type pendingCommit struct {
+	since uint64
+	n     int
+}
+
 // group is one classic group and its committed offsets.
 type group struct {
 	id        string
@@ -175,9 +182,14 @@ type group struct {
 	subscribedKnown bool
 
 	offsets map[topicPartition]offset
-	// pendingCommits holds, per partition, the seq of the latest commit
-	// whose records are not yet persisted.
-	pendingCommits map[topicPartition]uint64
+	// pendingCommits counts, per partition, the commits whose records are
+	// not yet persisted.
+	pendingCommits map[topicPartition]pendingCommit
+	// unlogged: a commit created the group and none of its records has
+	// persisted yet; if they all fail, the group goes too. commitWrites
+	// counts its commits' writes not yet reported.
+	unlogged     bool
+	commitWrites int
 	// txn are the transactional offsets not yet ended by a marker, per
 	// producer id (txn_offsets.go); nil when there are none.
 	txn map[int64]map[topicPartition]*txnOffset
@@ -199,7 +211,7 @@ func newGroup(id string, partition int32, nowMs int64) *group {
 		pendingSync:    make(map[string]bool),
 		supported:      make(map[string]int),
 		offsets:        make(map[topicPartition]offset),
-		pendingCommits: make(map[topicPartition]uint64),
+		pendingCommits: make(map[topicPartition]pendingCommit),
 	}
 }
 

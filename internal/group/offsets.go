@@ -15,7 +15,11 @@ package group
 // the member's session. Metadata longer than offset.metadata.max.bytes (in
 // UTF-16 units, as Java measures) fails its partition with
 // OFFSET_METADATA_TOO_LARGE. The response waits until the records persist;
-// the offsets become visible to OffsetFetch at that moment.
+// the offsets become visible to OffsetFetch at that moment (of two commits
+// of a partition, the one whose record is later in the log, whatever the
+// order their writes are reported in). A group that commits created is
+// removed again when all their writes fail and nothing else used it, as
+// Kafka's coordinator reverts it.
 //
 // OffsetFetch answers from committed state whatever the group's state:
 // transactional offsets count once their transaction commits
@@ -92,6 +96,7 @@ func (c *Coordinator) offsetCommit(req Request, r *kmsg.OffsetCommitRequest) {
 		switch {
 		case r.Generation < 0:
 			g = newGroup(r.Group, p, c.nowMs())
+			g.unlogged = true
 			c.groups[g.id] = g
 		case r.Version >= 9:
 			failAll(errGroupIDNotFound)
@@ -141,7 +146,12 @@ func (c *Coordinator) offsetCommit(req Request, r *kmsg.OffsetCommitRequest) {
 			}
 			tp := topicPartition{t.Topic, pt.Partition}
 			seq := c.nextSeq()
-			g.pendingCommits[tp] = seq
+			pc, ok := g.pendingCommits[tp]
+			if !ok {
+				pc.since = seq
+			}
+			pc.n++
+			g.pendingCommits[tp] = pc
 			stage = append(stage, staged{tp, o, seq})
 			recs = append(recs, offsetCommitRecord(g.id, tp, o))
 		}
@@ -150,19 +160,28 @@ func (c *Coordinator) offsetCommit(req Request, r *kmsg.OffsetCommitRequest) {
 		answer()
 		return
 	}
+	g.commitWrites++
 	c.emit(Write{Partition: g.partition, Records: recs}, func(code int16, base int64) {
 		for i, s := range stage {
-			// A deletion since the commit removed its pending mark; the
+			// A deletion since the commit removed its pending count; the
 			// log has the tombstone after this record, so it stays deleted.
-			seq, pending := g.pendingCommits[s.tp]
-			if seq == s.seq {
-				delete(g.pendingCommits, s.tp)
+			// Of two commits the later record wins, whatever order they
+			// are reported in.
+			pc, ok := g.pendingCommits[s.tp]
+			if !ok || s.seq < pc.since || !c.live(g) {
+				continue
 			}
-			if code == 0 && pending && c.live(g) {
+			if pc.n--; pc.n == 0 {
+				delete(g.pendingCommits, s.tp)
+			} else {
+				g.pendingCommits[s.tp] = pc
+			}
+			if code == 0 {
 				s.o.recordOffset = base + int64(i)
 				g.putOffset(s.tp, s.o)
 			}
 		}
+		c.commitSettled(g, code)
 		if code != 0 {
 			code = commitErrorCode(code)
 			for i, t := range r.Topics {
@@ -175,6 +194,21 @@ func (c *Coordinator) offsetCommit(req Request, r *kmsg.OffsetCommitRequest) {
 		}
 		answer()
 	})
+}
+
+// commitSettled notes the outcome of a commit's write. A group that
+// commits created is forgotten once all of them have failed and nothing
+// else used it: the log has no trace of it.
+func (c *Coordinator) commitSettled(g *group, code int16) {
+	g.commitWrites--
+	switch {
+	case !g.unlogged || !c.live(g):
+	case code == 0:
+		g.unlogged = false
+	case g.commitWrites == 0 && g.consumer == nil && g.state == Empty && g.protocolType == "" &&
+		len(g.offsets) == 0 && len(g.pendingCommits) == 0 && len(g.txn) == 0:
+		delete(c.groups, g.id)
+	}
 }
 
 // validateOffsetCommit is Kafka's member check of a (non-transactional)

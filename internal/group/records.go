@@ -233,6 +233,9 @@ func replay(p int32, records []LogRecord, nowMs int64) ([]*group, int64, error) 
 	offsets := make(map[string]map[topicPartition]offset)
 	consumers := make(map[string]*consumerGroup)
 	txns := make(replayTxns)
+	// simple are the ids an offset commit created a group for, as Kafka's
+	// replay does, until a group tombstone.
+	simple := make(map[string]bool)
 	last := int64(-1)
 	for i, r := range records {
 		last = max(last, r.Offset)
@@ -273,6 +276,7 @@ func replay(p int32, records []LogRecord, nowMs int64) ([]*group, int64, error) 
 				o.expireTimestamp = v.ExpireTimestamp
 			}
 			o.recordOffset = r.Offset
+			simple[k.Group] = true
 			if r.Transactional {
 				txns.add(r.ProducerID, k.Group, tp, o)
 				continue
@@ -288,6 +292,7 @@ func replay(p int32, records []LogRecord, nowMs int64) ([]*group, int64, error) 
 			}
 			if r.Value == nil {
 				delete(metadata, k.Group)
+				delete(simple, k.Group)
 				continue
 			}
 			v := new(kmsg.GroupMetadataValue)
@@ -303,6 +308,8 @@ func replay(p int32, records []LogRecord, nowMs int64) ([]*group, int64, error) 
 			}
 			if live {
 				delete(metadata, id) // the id became a consumer group
+			} else if r.Value == nil {
+				delete(simple, id)
 			}
 		}
 	}
@@ -314,14 +321,18 @@ func replay(p int32, records []LogRecord, nowMs int64) ([]*group, int64, error) 
 	for id, cg := range consumers {
 		groups = append(groups, loadedConsumerGroup(id, p, cg, nowMs))
 	}
-	// Groups with offsets but no metadata use Kafka only for offsets.
+	// Groups with offsets (committed or pending) but no metadata use
+	// Kafka only for offsets; so do those an offset commit created.
+	for id := range txns.groups() {
+		simple[id] = true
+	}
 	for id, os := range offsets {
-		if _, ok := metadata[id]; !ok && consumers[id] == nil && len(os) > 0 {
-			groups = append(groups, newGroup(id, p, nowMs))
+		if len(os) > 0 {
+			simple[id] = true
 		}
 	}
-	for id := range txns.groups() {
-		if _, ok := metadata[id]; !ok && consumers[id] == nil && len(offsets[id]) == 0 {
+	for id := range simple {
+		if _, ok := metadata[id]; !ok && consumers[id] == nil {
 			groups = append(groups, newGroup(id, p, nowMs))
 		}
 	}

@@ -227,6 +227,7 @@ func (c *Coordinator) txnOffsetCommit(req Request, r *kmsg.TxnOffsetCommitReques
 			return
 		}
 		g = newGroup(r.Group, p, c.nowMs())
+		g.unlogged = true
 		c.groups[g.id] = g
 	}
 	if code := g.validateTxnOffsetCommit(r); code != 0 {
@@ -273,11 +274,13 @@ func (c *Coordinator) txnOffsetCommit(req Request, r *kmsg.TxnOffsetCommitReques
 	}
 	c.parts[p].indexTxn(pid, g.id)
 	w := Write{Partition: p, Records: recs, Transactional: true, ProducerID: pid, ProducerEpoch: r.ProducerEpoch}
+	g.commitWrites++
 	c.emit(w, func(code int16, base int64) {
 		for i, s := range stage {
 			s.o.recordOffset = base + int64(i)
 			c.txnPersisted(g, pid, s.tp, s.seq, s.o, code == 0)
 		}
+		c.commitSettled(g, code)
 		if code != 0 {
 			code = commitErrorCode(code)
 			for i, t := range r.Topics {

@@ -321,13 +321,24 @@ func TestTxnFailedWrite(t *testing.T) {
 	if _, codes := h.fetchStable("g", "t"); codes["t"] != 0 {
 		t.Fatalf("failed write left a pending offset: %v", codes)
 	}
-	if g := h.group("g"); g.txn != nil {
-		t.Fatalf("pending left: %s", txnSnapshot(g))
+	if h.c.groups["g"] != nil {
+		t.Fatal("the group a failed write created is left")
 	}
 	h.marker("g", 4, true)
 	if got := h.fetch("g", "t"); got["t"] != -1 {
 		t.Fatalf("failed write committed: %v", got)
 	}
+	// A failure leaves an existing group's pending offsets as they were.
+	h.txnCommit(txnReq{group: "g", pid: 4}, map[string]int64{"t": 7})
+	h.autoPersist = false
+	h.txnCommit(txnReq{group: "g", pid: 4}, map[string]int64{"t": 8})
+	h.failWrites(kerr.NotLeaderForPartition)
+	h.autoPersist = true
+	h.marker("g", 4, true)
+	if got := h.fetch("g", "t"); got["t"] != 7 {
+		t.Fatalf("after a failed second commit: %v", got)
+	}
+	h.checkReplay()
 }
 
 func TestTxnOffsetCommitValidation(t *testing.T) {
@@ -533,8 +544,18 @@ func (h *harness) checkReplay() *Coordinator {
 		_ = rd
 	}
 	want, got := snapshot(h.c), snapshot(fresh)
-	if !reflect.DeepEqual(got, want) {
-		h.t.Fatalf("replay differs:\n got %+v\nwant %+v", got, want)
+	for id := range want {
+		if !reflect.DeepEqual(got[id], want[id]) {
+			h.t.Errorf("group %s after replay:\n got %+v\nwant %+v", id, got[id], want[id])
+		}
+	}
+	for id := range got {
+		if _, ok := want[id]; !ok {
+			h.t.Errorf("group %s only after replay: %+v", id, got[id])
+		}
+	}
+	if h.t.(*testing.T).Failed() {
+		h.t.FailNow()
 	}
 	return fresh
 }
