@@ -7,6 +7,8 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"weir/internal/group"
 )
 
 // txnOffsetCommit builds a TxnOffsetCommit of producer pid (epoch 0)
@@ -94,4 +96,103 @@ func TestTxnOffsetCommitRouting(t *testing.T) {
 	// Only unknown partitions: answered without the coordinator.
 	r = txnOffsetCommit(4, "g-txo", 1, map[string][]int32{"nope": {1}}, 5)
 	wantCode(t, "only unknown", txnCodes(w.do(r).(*kmsg.TxnOffsetCommitResponse))["nope/1"], kerr.UnknownTopicOrPartition)
+}
+
+// offsetsPartitionOf is the __consumer_offsets partition of a group, from
+// the topic's partition count in Metadata.
+func (w *wire) offsetsPartitionOf(groupID string) int32 {
+	w.t.Helper()
+	mr := kmsg.NewPtrMetadataRequest()
+	mr.Version = 12
+	topic := "__consumer_offsets"
+	mr.Topics = []kmsg.MetadataRequestTopic{{Topic: &topic}}
+	resp := w.do(mr).(*kmsg.MetadataResponse)
+	if len(resp.Topics) != 1 || len(resp.Topics[0].Partitions) == 0 {
+		w.t.Fatalf("no %s in Metadata", topic)
+	}
+	return group.PartitionFor(groupID, int32(len(resp.Topics[0].Partitions)))
+}
+
+// txnMarker sends WriteTxnMarkers for one producer and __consumer_offsets
+// partition, as a transaction coordinator does, and returns its code.
+func (w *wire) txnMarker(pid int64, epoch int16, commit bool, p int32) int16 {
+	w.t.Helper()
+	r := kmsg.NewPtrWriteTxnMarkersRequest()
+	r.Version = 1
+	m := kmsg.NewWriteTxnMarkersRequestMarker()
+	m.ProducerID, m.ProducerEpoch, m.Committed, m.CoordinatorEpoch = pid, epoch, commit, 0
+	m.Topics = []kmsg.WriteTxnMarkersRequestMarkerTopic{{Topic: "__consumer_offsets", Partitions: []int32{p}}}
+	r.Markers = append(r.Markers, m)
+	resp := w.do(r).(*kmsg.WriteTxnMarkersResponse)
+	return resp.Markers[0].Topics[0].Partitions[0].ErrorCode
+}
+
+// fetchTxo is an OffsetFetch v7 of txo/0: the offset and the code.
+func (w *wire) fetchTxo(group string, stable bool) (int64, int16) {
+	w.t.Helper()
+	r := kmsg.NewPtrOffsetFetchRequest()
+	r.Version, r.Group, r.RequireStable = 7, group, stable
+	r.Topics = []kmsg.OffsetFetchRequestTopic{{Topic: "txo", Partitions: []int32{0}}}
+	resp := w.do(r).(*kmsg.OffsetFetchResponse)
+	if resp.ErrorCode != 0 || len(resp.Topics) != 1 || len(resp.Topics[0].Partitions) != 1 {
+		w.t.Fatalf("OffsetFetch of %s: %v %+v", group, kerr.ErrorForCode(resp.ErrorCode), resp.Topics)
+	}
+	p := resp.Topics[0].Partitions[0]
+	return p.Offset, p.ErrorCode
+}
+
+// A transactional commit is invisible, and unstable for require_stable
+// fetches, until WriteTxnMarkers writes its producer's COMMIT to the
+// group's __consumer_offsets partition; an ABORT drops it; a stale
+// producer epoch is fenced; and a restart replays all of it from the log.
+func TestTxnOffsetCommitMarkers(t *testing.T) {
+	n := grpNode(t, nil)
+	w := dial(t, n.Addr)
+	w.createTopic("txo", 2, nil)
+	const g, pid = "g-txm", int64(4000)
+	w.awaitCoordinator(g)
+	p := w.offsetsPartitionOf(g)
+
+	commit := func(epoch int16, off int64) int16 {
+		r := txnOffsetCommit(3, g, pid, map[string][]int32{"txo": {0}}, off)
+		r.ProducerEpoch = epoch
+		return txnCodes(w.do(r).(*kmsg.TxnOffsetCommitResponse))["txo/0"]
+	}
+	wantOK(t, "txn commit", commit(0, 5))
+	if off, code := w.fetchTxo(g, false); off != -1 || code != 0 {
+		t.Fatalf("pending offset visible: %d %v", off, kerr.ErrorForCode(code))
+	}
+	if _, code := w.fetchTxo(g, true); code != kerr.UnstableOffsetCommit.Code {
+		t.Fatalf("require_stable while pending: %v", kerr.ErrorForCode(code))
+	}
+	wantOK(t, "commit marker", w.txnMarker(pid, 0, true, p))
+	if off, code := w.fetchTxo(g, true); off != 5 || code != 0 {
+		t.Fatalf("after COMMIT: %d %v", off, kerr.ErrorForCode(code))
+	}
+
+	wantOK(t, "second txn commit", commit(0, 9))
+	wantOK(t, "abort marker", w.txnMarker(pid, 0, false, p))
+	if off, code := w.fetchTxo(g, true); off != 5 || code != 0 {
+		t.Fatalf("after ABORT: %d %v", off, kerr.ErrorForCode(code))
+	}
+
+	// A new epoch (as InitProducerId gives) fences the old one.
+	wantOK(t, "new epoch", commit(1, 11))
+	wantCode(t, "stale epoch", commit(0, 12), kerr.InvalidProducerEpoch)
+
+	// Pending across a restart: the load replays the transactional batches
+	// and markers, and the commit marker still applies afterwards.
+	n.Restart()
+	w = dial(t, n.Addr)
+	w.awaitCoordinator(g)
+	if off, code := w.fetchTxo(g, true); off != -1 || code != kerr.UnstableOffsetCommit.Code {
+		t.Fatalf("after restart, pending: %d %v", off, kerr.ErrorForCode(code))
+	}
+	if off, _ := w.fetchTxo(g, false); off != 5 {
+		t.Fatalf("after restart, committed: %d", off)
+	}
+	wantOK(t, "commit marker after restart", w.txnMarker(pid, 1, true, p))
+	if off, code := w.fetchTxo(g, true); off != 11 || code != 0 {
+		t.Fatalf("after restart and COMMIT: %d %v", off, kerr.ErrorForCode(code))
+	}
 }
