@@ -51,7 +51,7 @@ func (c *Controller) AlterPartition(req *kmsg.AlterPartitionRequest) (*kmsg.Alte
 	}
 	resp := kmsg.NewPtrAlterPartitionResponse()
 	resp.SetVersion(req.Version)
-	electionFor := c.onlineElection(img)
+	electionFor, minISR := c.onlineElection(img), c.elrMinISR(img)
 	var recs []metadata.Record
 	for _, rt := range req.Topics {
 		out := kmsg.NewAlterPartitionResponseTopic()
@@ -71,7 +71,7 @@ func (c *Controller) AlterPartition(req *kmsg.AlterPartitionRequest) (*kmsg.Alte
 				continue
 			}
 			p := t.Partitions[rp.Partition]
-			ch := newChange(img, t.ID, p)
+			ch := newChange(img, t.ID, p, minISR(t.Name))
 			ch.isr, ch.recovery, ch.election = newISR(req.Version, rp), rp.LeaderRecoveryState, electionFor(t.Name)
 			if rec := ch.record(); rec != nil {
 				next, _, err := img.Apply([]metadata.Record{rec}, img.Offset)

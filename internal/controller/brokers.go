@@ -78,6 +78,15 @@ func (c *Controller) RegisterBroker(req *kmsg.BrokerRegistrationRequest, now tim
 			return 0, err
 		}
 	}
+	// A broker that did not shut down cleanly since its last registration
+	// may have lost its unflushed tail: it is no longer an eligible
+	// leader replica anywhere.
+	if old := img.Brokers[req.BrokerID]; old != nil && req.PreviousBrokerEpoch != old.Epoch {
+		var err error
+		if recs, err = thenElect(img, recs, func(after *metadata.Image) []metadata.Record { return c.uncleanShutdown(after, req.BrokerID) }); err != nil {
+			return 0, err
+		}
+	}
 	if _, err := c.commit(recs); err != nil {
 		return 0, err
 	}

@@ -17,6 +17,18 @@ package controller
 //  3. bumps the leader epoch (by restating the leader) when replicas leave;
 //  4. never empties the ISR: its last member stays, even when not live.
 //
+// With eligible leader replicas (KIP-966, the eligible.leader.replicas.version
+// feature), a partition whose ISR falls below min.insync.replicas keeps the
+// members that left it in its ELR: the leader's high watermark cannot
+// advance while the ISR is that small, so they hold every committed
+// record. Then the ISR may become empty; a live ELR member is elected when
+// the ISR is empty (and becomes the ISR alone); an ISR back at
+// min.insync.replicas clears the ELR; an unclean election clears it; a
+// replica whose broker shut down uncleanly (it may have lost its unflushed
+// tail) leaves it and the last known ELR. The last known ELR keeps the
+// other replicas that were in the ISR since it fell below
+// min.insync.replicas.
+//
 // "Live" is a registered broker that is neither fenced nor in controlled
 // shutdown. The change is computed against an image and is pure.
 
@@ -57,14 +69,22 @@ type change struct {
 	isr, replicas, adding, removing []int32
 	recovery                        int8
 	election                        election
+
+	// minISR is the topic's min.insync.replicas when eligible leader
+	// replicas are enabled, else 0.
+	minISR          int
+	elr, lastKnown  []int32
+	uncleanShutdown []int32 // replicas whose brokers shut down uncleanly
 }
 
 // newChange plans a change of p (of topic) against img whose targets start
-// as p's current state.
-func newChange(img *metadata.Image, topic metadata.Uuid, p *metadata.Partition) *change {
+// as p's current state. minISR is the topic's min.insync.replicas when
+// eligible leader replicas are enabled, else 0 (see Controller.elrMinISR).
+func newChange(img *metadata.Image, topic metadata.Uuid, p *metadata.Partition, minISR int) *change {
 	return &change{img: img, topic: topic, p: p,
 		isr: p.ISR, replicas: p.Replicas, adding: p.Adding, removing: p.Removing,
-		recovery: p.LeaderRecoveryState}
+		recovery: p.LeaderRecoveryState,
+		minISR:   minISR, elr: p.ELR, lastKnown: p.LastKnownELR}
 }
 
 // record returns the PartitionChangeRecord that takes the partition to
@@ -72,15 +92,20 @@ func newChange(img *metadata.Image, topic metadata.Uuid, p *metadata.Partition) 
 func (ch *change) record() *metadata.PartitionChangeRecord {
 	p := ch.p
 	ch.completeReassignment()
+	ch.populateELR()
 	rec := metadata.NewPartitionChangeRecord()
-	rec.SetVersion(0) // directories and ELR are not used yet
+	rec.SetVersion(0) // version 2 when the ELR fields are set
 	rec.TopicId, rec.PartitionId = ch.topic, p.ID
 
 	leader, unclean := ch.elect()
 	if leader != p.Leader {
 		rec.Leader = leader
+		if leader >= 0 && !slices.Contains(ch.isr, leader) && slices.Contains(ch.elr, leader) {
+			// Elected from the ELR: it alone is in sync.
+			ch.isr, ch.elr = []int32{leader}, without(ch.elr, []int32{leader})
+		}
 		if unclean {
-			ch.isr = []int32{leader}
+			ch.isr, ch.elr, ch.lastKnown = []int32{leader}, nil, nil
 			// Restated even when already RECOVERING: the record shows
 			// the unclean election (see commit).
 			rec.LeaderRecoveryState = recovering
@@ -90,8 +115,18 @@ func (ch *change) record() *metadata.PartitionChangeRecord {
 		// Replicas leave: their fetches must be fenced by a new epoch.
 		rec.Leader = p.Leader
 	}
-	if len(ch.isr) > 0 && !slices.Equal(ch.isr, p.ISR) {
-		rec.Isr = slices.Clone(ch.isr)
+	// The ISR is never emptied, unless eligible leader replicas keep
+	// track of who may lead.
+	if (len(ch.isr) > 0 || ch.minISR > 0) && !slices.Equal(ch.isr, p.ISR) {
+		rec.Isr = append([]int32{}, ch.isr...)
+	}
+	if !slices.Equal(ch.elr, p.ELR) {
+		rec.EligibleLeaderReplicas = append([]int32{}, ch.elr...)
+		rec.SetVersion(2)
+	}
+	if !slices.Equal(ch.lastKnown, p.LastKnownELR) {
+		rec.LastKnownElr = append([]int32{}, ch.lastKnown...)
+		rec.SetVersion(2)
 	}
 	if len(ch.replicas) > 0 && !slices.Equal(ch.replicas, p.Replicas) {
 		rec.Replicas = slices.Clone(ch.replicas)
@@ -106,10 +141,41 @@ func (ch *change) record() *metadata.PartitionChangeRecord {
 		rec.LeaderRecoveryState = ch.recovery
 	}
 	if rec.Leader == -2 && rec.Isr == nil && rec.Replicas == nil && rec.AddingReplicas == nil &&
-		rec.RemovingReplicas == nil && rec.LeaderRecoveryState == -1 {
+		rec.RemovingReplicas == nil && rec.LeaderRecoveryState == -1 &&
+		rec.EligibleLeaderReplicas == nil && rec.LastKnownElr == nil {
 		return nil
 	}
 	return rec
+}
+
+// populateELR sets the target ELR and last known ELR for the target ISR
+// (see the file comment). Both are sorted.
+func (ch *change) populateELR() {
+	if ch.minISR <= 0 || len(ch.isr) >= ch.minISR {
+		ch.elr, ch.lastKnown = nil, nil
+		return
+	}
+	candidates := union(ch.elr, ch.p.ISR)
+	var elr []int32
+	for _, r := range candidates {
+		if !slices.Contains(ch.isr, r) && !slices.Contains(ch.uncleanShutdown, r) {
+			elr = append(elr, r)
+		}
+	}
+	var lastKnown []int32
+	for _, r := range union(candidates, ch.lastKnown) {
+		if !slices.Contains(ch.isr, r) && !slices.Contains(elr, r) && !slices.Contains(ch.uncleanShutdown, r) {
+			lastKnown = append(lastKnown, r)
+		}
+	}
+	ch.elr, ch.lastKnown = elr, lastKnown
+}
+
+// union returns the members of a and b, sorted, without repeats.
+func union(a, b []int32) []int32 {
+	u := append(slices.Clone(a), b...)
+	slices.Sort(u)
+	return slices.Compact(u)
 }
 
 // completeReassignment finishes a reassignment in the targets once the
@@ -128,7 +194,10 @@ func (ch *change) completeReassignment() {
 // elect returns the leader the targets call for (-1: none) and whether it
 // was elected from outside the ISR.
 func (ch *change) elect() (leader int32, unclean bool) {
-	eligible := func(r int32) bool { return slices.Contains(ch.isr, r) && live(ch.img, r) }
+	// In the ISR, or in the ELR when the ISR is empty.
+	eligible := func(r int32) bool {
+		return (slices.Contains(ch.isr, r) || len(ch.isr) == 0 && slices.Contains(ch.elr, r)) && live(ch.img, r)
+	}
 	if ch.election == electPreferred && len(ch.replicas) > 0 && eligible(ch.replicas[0]) {
 		return ch.replicas[0], false
 	}

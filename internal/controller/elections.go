@@ -68,10 +68,30 @@ func (c *Controller) onlineElection(img *metadata.Image) func(topic string) elec
 	}
 }
 
+// elrMinISR returns, per topic, the min.insync.replicas that its eligible
+// leader replicas follow, or 0 for every topic when the
+// eligible.leader.replicas.version feature is not enabled in img. Each
+// topic is resolved once.
+func (c *Controller) elrMinISR(img *metadata.Image) func(topic string) int {
+	if img.Features[metadata.ELRFeature] < 1 {
+		return func(string) int { return 0 }
+	}
+	self := img.BrokerConfig(strconv.Itoa(int(c.cfg.Static.NodeID)))
+	memo := map[string]int{}
+	return func(topic string) int {
+		n, ok := memo[topic]
+		if !ok {
+			n = max(1, config.ResolveTopic(img.TopicConfig(topic), img.BrokerConfig(""), self, c.cfg.Static).MinInsyncReplicas)
+			memo[topic] = n
+		}
+		return n
+	}
+}
+
 // electAway moves broker's leaderships and ISR memberships away; img has
 // the broker no longer live.
 func (c *Controller) electAway(img *metadata.Image, broker int32) []metadata.Record {
-	electionFor := c.onlineElection(img)
+	electionFor, minISR := c.onlineElection(img), c.elrMinISR(img)
 	var recs []metadata.Record
 	for _, name := range sortedTopicNames(img) {
 		t := img.Topics[name]
@@ -79,8 +99,29 @@ func (c *Controller) electAway(img *metadata.Image, broker int32) []metadata.Rec
 			if p.Leader != broker && !slices.Contains(p.ISR, broker) {
 				continue
 			}
-			ch := newChange(img, t.ID, p)
+			ch := newChange(img, t.ID, p, minISR(name))
 			ch.isr, ch.election = without(p.ISR, []int32{broker}), electionFor(name)
+			if rec := ch.record(); rec != nil {
+				recs = append(recs, rec)
+			}
+		}
+	}
+	return recs
+}
+
+// uncleanShutdown takes broker out of every ELR and last known ELR: it
+// shut down uncleanly and may have lost records it had.
+func (c *Controller) uncleanShutdown(img *metadata.Image, broker int32) []metadata.Record {
+	minISR := c.elrMinISR(img)
+	var recs []metadata.Record
+	for _, name := range sortedTopicNames(img) {
+		t := img.Topics[name]
+		for _, p := range t.SortedPartitions() {
+			if !slices.Contains(p.ELR, broker) && !slices.Contains(p.LastKnownELR, broker) {
+				continue
+			}
+			ch := newChange(img, t.ID, p, minISR(name))
+			ch.uncleanShutdown = []int32{broker}
 			if rec := ch.record(); rec != nil {
 				recs = append(recs, rec)
 			}
@@ -92,7 +133,7 @@ func (c *Controller) electAway(img *metadata.Image, broker int32) []metadata.Rec
 // electOffline elects a leader for every partition of img without one
 // that has an eligible replica (unclean where the topic allows it).
 func (c *Controller) electOffline(img *metadata.Image) []metadata.Record {
-	electionFor := c.onlineElection(img)
+	electionFor, minISR := c.onlineElection(img), c.elrMinISR(img)
 	var recs []metadata.Record
 	for _, name := range sortedTopicNames(img) {
 		t := img.Topics[name]
@@ -100,7 +141,7 @@ func (c *Controller) electOffline(img *metadata.Image) []metadata.Record {
 			if p.Leader >= 0 {
 				continue
 			}
-			ch := newChange(img, t.ID, p)
+			ch := newChange(img, t.ID, p, minISR(name))
 			ch.election = electionFor(name)
 			if rec := ch.record(); rec != nil {
 				recs = append(recs, rec)
@@ -139,10 +180,11 @@ func (c *Controller) ElectLeaders(req *kmsg.ElectLeadersRequest) ([]TopicResult,
 		return nil, -1, topicErr(kerr.InvalidRequest, "Unknown election type %d.", req.ElectionType)
 	}
 	img := c.Image()
+	minISR := c.elrMinISR(img)
 	var out []TopicResult
 	var recs []metadata.Record
 	elect := func(topic string, partition int32) error {
-		rec, err := electOne(img, topic, partition, req.ElectionType)
+		rec, err := electOne(img, topic, partition, req.ElectionType, minISR(topic))
 		if rec == nil {
 			return err
 		}
@@ -183,13 +225,13 @@ func (c *Controller) ElectLeaders(req *kmsg.ElectLeadersRequest) ([]TopicResult,
 }
 
 // electOne plans one partition's election of type typ.
-func electOne(img *metadata.Image, topic string, partition int32, typ int8) (*metadata.PartitionChangeRecord, error) {
+func electOne(img *metadata.Image, topic string, partition int32, typ int8, minISR int) (*metadata.PartitionChangeRecord, error) {
 	t := img.Topics[topic]
 	if t == nil || t.Partitions[partition] == nil {
 		return nil, topicErr(kerr.UnknownTopicOrPartition, "No such partition as %s-%d.", topic, partition)
 	}
 	p := t.Partitions[partition]
-	ch := newChange(img, t.ID, p)
+	ch := newChange(img, t.ID, p, minISR)
 	if typ == preferredElection {
 		if len(p.Replicas) > 0 && p.Leader == p.Replicas[0] {
 			return nil, topicErr(kerr.ElectionNotNeeded, "%s-%d is led by its preferred replica.", topic, partition)

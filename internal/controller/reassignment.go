@@ -76,7 +76,7 @@ func (c *Controller) reassign(img *metadata.Image, topic string, rp kmsg.AlterPa
 		return nil, topicErr(kerr.UnknownTopicOrPartition, "Unable to find partition %s-%d.", topic, rp.Partition)
 	}
 	p := t.Partitions[rp.Partition]
-	ch := newChange(img, t.ID, p)
+	ch := newChange(img, t.ID, p, c.elrMinISR(img)(topic))
 	if rp.Replicas == nil {
 		if !inReassignment(p) {
 			return nil, topicErr(kerr.NoReassignmentInProgress, "No partition reassignment is in progress for %s-%d.", topic, p.ID)

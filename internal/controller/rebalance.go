@@ -46,6 +46,7 @@ func (c *Controller) RebalanceLeaders() (int, error) {
 		}
 	}
 	pct := int(c.cfg.Static.LeaderImbalancePerBrokerPercentage)
+	minISR := c.elrMinISR(img)
 	var recs []metadata.Record
 	for _, id := range sortedBrokerIDs(img) {
 		s := shares[id]
@@ -57,7 +58,7 @@ func (c *Controller) RebalanceLeaders() (int, error) {
 			if inReassignment(p) {
 				continue
 			}
-			ch := newChange(img, s.topics[i].ID, p)
+			ch := newChange(img, s.topics[i].ID, p, minISR(s.topics[i].Name))
 			ch.election = electPreferred
 			if rec := ch.record(); rec != nil && rec.Leader == id {
 				recs = append(recs, rec)

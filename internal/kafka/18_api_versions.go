@@ -30,10 +30,10 @@ func (s *Server) handleAPIVersions(req *Request) *Reply {
 	s.fillAPIVersions(resp)
 	if req.Version >= 3 {
 		img := s.deps.Metadata.Image()
-		resp.SupportedFeatures = []kmsg.ApiVersionsResponseSupportedFeature{
-			{Name: "group.version", MinVersion: 0, MaxVersion: controller.GroupVersion},
-			{Name: "metadata.version", MinVersion: 7, MaxVersion: controller.MetadataVersion},
+		for name, r := range controller.SupportedFeatures {
+			resp.SupportedFeatures = append(resp.SupportedFeatures, kmsg.ApiVersionsResponseSupportedFeature{Name: name, MinVersion: r.Min, MaxVersion: r.Max})
 		}
+		sort.Slice(resp.SupportedFeatures, func(i, j int) bool { return resp.SupportedFeatures[i].Name < resp.SupportedFeatures[j].Name })
 		resp.FinalizedFeaturesEpoch = img.Offset
 		for name, level := range img.Features {
 			resp.FinalizedFeatures = append(resp.FinalizedFeatures,

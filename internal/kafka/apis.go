@@ -48,6 +48,7 @@ func (s *Server) apiTable() map[int16]api {
 		44: {0, 1, s.handleIncrementalAlterConfigs},
 		45: {0, 0, s.handleAlterPartitionReassignments},
 		46: {0, 0, s.handleListPartitionReassignments},
+		57: {0, 1, s.handleUpdateFeatures},
 		47: {0, 0, s.handleGroupRequest}, // OffsetDelete
 		68: {0, 1, s.handleGroupRequest}, // ConsumerGroupHeartbeat (KIP-848)
 		69: {0, 1, s.handleGroupRequest}, // ConsumerGroupDescribe
@@ -88,7 +89,7 @@ func (s *Server) apiTable() map[int16]api {
 
 // controllerOnlyAPIs are those a controller-only node serves.
 var controllerOnlyAPIs = map[int16]bool{1: true, 3: true, 18: true, 19: true, 20: true, 32: true, 33: true, 37: true,
-	43: true, 44: true, 45: true, 46: true, 55: true, 56: true, 59: true, 60: true, 62: true, 63: true, 67: true}
+	43: true, 44: true, 45: true, 46: true, 55: true, 57: true, 56: true, 59: true, 60: true, 62: true, 63: true, 67: true}
 
 // respFor returns the response type for a request, at the request's version.
 func respFor(req *Request) kmsg.Response {

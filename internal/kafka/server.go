@@ -38,6 +38,7 @@ type Controller interface {
 	ElectLeaders(req *kmsg.ElectLeadersRequest) ([]controller.TopicResult, int64, error)
 	AlterPartitionReassignments(req *kmsg.AlterPartitionAssignmentsRequest) ([]controller.TopicResult, int64, error)
 	ListPartitionReassignments(topics []kmsg.ListPartitionReassignmentsRequestTopic) ([]controller.Reassignment, error)
+	UpdateFeatures(req *kmsg.UpdateFeaturesRequest) ([]error, int64, error)
 }
 
 // Groups is the group coordinator.

@@ -78,6 +78,11 @@ func (b *Broker) Endpoint(name string) (BrokerEndpoint, bool) {
 	return BrokerEndpoint{}, false
 }
 
+// ELRFeature is the feature whose level 1 enables eligible leader
+// replicas (KIP-966): the partitions' ELR fields and the strict
+// min.insync.replicas rule for the high watermark.
+const ELRFeature = "eligible.leader.replicas.version"
+
 // Image is an immutable view of the cluster metadata as of Offset, the
 // metadata log offset of the last record applied. Apply returns a new
 // Image sharing everything that did not change; nothing reachable from an

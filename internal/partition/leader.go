@@ -36,6 +36,11 @@ type Replication struct {
 	AlterISR func(p *Partition, c IsrChange)
 	// IsrChanged, if set, counts committed ISR shrinks and expansions.
 	IsrChanged func(shrunk bool)
+	// StrictMinISR reports whether eligible leader replicas (KIP-966)
+	// are enabled: then the high watermark does not advance while the
+	// ISR has fewer than min.insync.replicas members, so the replicas
+	// that left it hold every committed record. Nil: never.
+	StrictMinISR func() bool
 }
 
 var defaultReplication = &Replication{LagTimeMax: 30 * time.Second}
@@ -322,10 +327,14 @@ func (p *Partition) maybeAdvanceHWLocked() {
 	if !p.leader {
 		return
 	}
+	r := p.repl()
+	if r.StrictMinISR != nil && len(p.state.ISR) < p.cfg.Load().minISR && r.StrictMinISR() {
+		return
+	}
 	leo := p.log.LogEndOffset()
 	hw := leo
 	isr := p.maximalISRLocked()
-	now, r := p.now(), p.repl()
+	now := p.now()
 	for id, fl := range p.followers {
 		joining := r.AlterISR != nil && fl.leo >= 0 && fl.caughtUp(leo, now, r.LagTimeMax) &&
 			(r.Eligible == nil || r.Eligible(id, fl.brokerEpoch))

@@ -316,6 +316,40 @@ func TestMinInsyncReplicas(t *testing.T) {
 	}
 }
 
+// With eligible leader replicas on, the HW stands still while the ISR is
+// below min.insync.replicas, also for acks=1 records, so the replicas that
+// left the ISR hold everything committed; it moves once the ISR is back.
+func TestStrictMinISRHoldsTheHighWatermark(t *testing.T) {
+	rs := newReplicaSet(t, 2, "min.insync.replicas", "2")
+	strict := true
+	for _, p := range rs.reps {
+		r := *p.repl()
+		r.StrictMinISR = func() bool { return strict }
+		p.SetReplication(&r)
+	}
+	rs.elect(1, 1)
+	rs.produce(AcksLeader)
+	if hw := rs.reps[1].HighWatermark(); hw != 0 {
+		t.Fatalf("HW %d with ISR [1] below min.insync.replicas 2", hw)
+	}
+	rs.fetch(2)
+	rs.fetch(2) // caught up: proposed into the ISR
+	if hw := rs.reps[1].HighWatermark(); hw != 0 {
+		t.Fatalf("HW %d before the ISR change committed", hw)
+	}
+	rs.commitProposal()
+	if hw := rs.reps[1].HighWatermark(); hw != 1 {
+		t.Fatalf("HW %d with ISR [1 2], want 1", hw)
+	}
+	// Without the rule, a lone leader's HW follows its log end.
+	strict = false
+	rs.elect(1, 1)
+	rs.produce(AcksLeader)
+	if hw, leo := rs.reps[1].HighWatermark(), rs.reps[1].Log().LogEndOffset(); hw != leo {
+		t.Fatalf("HW %d, log end %d", hw, leo)
+	}
+}
+
 // A follower whose log diverged from the new leader's (it holds records
 // of an old epoch the new leader never got) truncates to where they
 // agree, then replicates the new leader's records.

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -31,6 +33,10 @@ type lifecycle struct {
 	unfenced chan struct{} // closed the first time the broker is unfenced
 	once     sync.Once
 
+	// previousEpoch is the broker epoch of the previous run, from the
+	// clean shutdown marker (-1: it crashed). Set before Start.
+	previousEpoch int64
+
 	// Connections to the controllers, one set for the broker's own calls
 	// (registration, heartbeats, producer ids) and one for forwarded
 	// requests, so a slow forwarded request never delays a heartbeat.
@@ -48,6 +54,15 @@ func newLifecycle(s *Server) *lifecycle {
 }
 
 var errNoController = errors.New("no active controller known")
+
+// lastEpoch is the broker epoch of the last registration (-1: none); nil
+// safe.
+func (l *lifecycle) lastEpoch() int64 {
+	if l == nil {
+		return -1
+	}
+	return l.epoch.Load()
+}
 
 // target returns the connection to the active controller, or nil when it
 // is this node's own.
@@ -132,15 +147,20 @@ func (l *lifecycle) registrationRequest() (*kmsg.BrokerRegistrationRequest, erro
 	for _, e := range eps {
 		req.Listeners = append(req.Listeners, kmsg.BrokerRegistrationRequestListener{Name: e.Name, Host: e.Host, Port: e.Port, SecurityProtocol: e.SecurityProtocol})
 	}
-	req.Features = []kmsg.BrokerRegistrationRequestFeature{
-		{Name: "metadata.version", MinSupportedVersion: 7, MaxSupportedVersion: controller.MetadataVersion},
-		{Name: "group.version", MinSupportedVersion: 0, MaxSupportedVersion: controller.GroupVersion},
+	for _, name := range slices.Sorted(maps.Keys(controller.SupportedFeatures)) {
+		r := controller.SupportedFeatures[name]
+		req.Features = append(req.Features, kmsg.BrokerRegistrationRequestFeature{Name: name, MinSupportedVersion: r.Min, MaxSupportedVersion: r.Max})
 	}
 	if l.s.cfg.Rack != "" {
 		rack := l.s.cfg.Rack
 		req.Rack = &rack
 	}
+	// The epoch of this process's last registration, else of the run
+	// before it if that ended cleanly (-1 after a crash).
 	req.PreviousBrokerEpoch = l.epoch.Load()
+	if req.PreviousBrokerEpoch < 0 {
+		req.PreviousBrokerEpoch = l.previousEpoch
+	}
 	return req, nil
 }
 

@@ -13,6 +13,7 @@ import (
 
 	"weir/internal/fetcher"
 	"weir/internal/log"
+	"weir/internal/metadata"
 	"weir/internal/partition"
 	"weir/internal/quota"
 )
@@ -43,6 +44,9 @@ func (s *Server) openReplication() {
 		Eligible:   s.isrEligible,
 		AlterISR:   s.isr.submit,
 		IsrChanged: s.metrics.Counters.IsrChanged,
+		StrictMinISR: func() bool {
+			return s.publisher.Image().Features[metadata.ELRFeature] >= 1
+		},
 	}, s.fetchers)
 }
 

@@ -178,6 +178,11 @@ func (s *Server) Start() (err error) {
 			return nil
 		})
 		s.lifecycle = newLifecycle(s)
+		prev, err := takeCleanShutdown(s.cfg.LogDirs)
+		if err != nil {
+			return fmt.Errorf("reading the clean shutdown marker: %w", err)
+		}
+		s.lifecycle.previousEpoch = prev
 	}
 	if err := replay(); err != nil {
 		return fmt.Errorf("replaying metadata log: %w", err)
@@ -548,7 +553,11 @@ func (s *Server) stopNode(crash bool) error {
 		case s.logs != nil && crash:
 			errs = append(errs, s.logs.Abandon())
 		case s.logs != nil:
-			errs = append(errs, s.logs.Close())
+			cerr := s.logs.Close()
+			errs = append(errs, cerr)
+			if epoch := s.lifecycle.lastEpoch(); cerr == nil && epoch >= 0 {
+				errs = append(errs, writeCleanShutdown(s.cfg.LogDirs, epoch))
+			}
 		}
 		if s.transport != nil {
 			s.transport.Close()
