@@ -8,11 +8,14 @@ package kafka_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 )
 
@@ -83,5 +86,199 @@ func TestTxnFranzCommitAbort(t *testing.T) {
 	}
 	if l := ls.Sorted(); len(l) != 1 || l[0].TxnID != "txc-1" || l[0].State != "CompleteCommit" {
 		t.Fatalf("ListTransactions: %+v", l)
+	}
+}
+
+// A second producer with the same transactional id fences the first: the
+// zombie's open transaction is aborted and its commit refused; the new
+// incarnation commits.
+func TestTxnFranzFencing(t *testing.T) {
+	n := cliNode(t, nil)
+	ctx := cliCtx(t)
+	adm := cliAdmin(t, n.Addr)
+	topic := "txc-fencing"
+	cliCreateTopic(t, ctx, adm, topic, 2, nil)
+	zombie := txcProducer(t, n.Addr, "txc-fence", topic)
+	if err := zombie.BeginTransaction(); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 10 {
+		if err := zombie.ProduceSync(ctx, &kgo.Record{Value: fmt.Appendf(nil, "zombie-%d", i)}).FirstErr(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	fresh := txcProducer(t, n.Addr, "txc-fence", topic)
+	txcTxn(t, ctx, fresh, "fresh", 10, true)
+	err := zombie.EndTransaction(ctx, kgo.TryCommit)
+	if err == nil {
+		t.Fatal("the fenced producer committed")
+	}
+	if !errors.Is(err, kerr.ProducerFenced) && !errors.Is(err, kerr.InvalidProducerEpoch) {
+		t.Fatalf("the fenced producer's commit failed with %v, want PRODUCER_FENCED", err)
+	}
+	if err := zombie.ProduceSync(ctx, &kgo.Record{Value: []byte("zombie-late")}).FirstErr(); err == nil {
+		t.Fatal("the fenced producer produced")
+	}
+	got := txcTags(cliConsume(t, ctx, n.Addr, topic, cliFromStart(2), 10, kgo.FetchIsolationLevel(kgo.ReadCommitted())))
+	if got["fresh"] != 10 || len(got) != 1 {
+		t.Fatalf("read_committed consumed %v, want the new producer's 10 only", got)
+	}
+	d, err := adm.DescribeTransactions(ctx, "txc-fence")
+	if err != nil || d["txc-fence"].ProducerEpoch != 2 || d["txc-fence"].State != "CompleteCommit" {
+		t.Fatalf("after fencing: %+v %v (want epoch 2: the abort's, then the new producer's)", d, err)
+	}
+}
+
+// A transaction open longer than its timeout is aborted by the
+// coordinator, which fences its producer.
+func TestTxnFranzTimeout(t *testing.T) {
+	n := cliNode(t, map[string]string{"transaction.abort.timed.out.transaction.cleanup.interval.ms": "100"})
+	ctx := cliCtx(t)
+	adm := cliAdmin(t, n.Addr)
+	topic := "txc-timeout"
+	cliCreateTopic(t, ctx, adm, topic, 1, nil)
+	p := txcProducer(t, n.Addr, "txc-timeout", topic, kgo.TransactionTimeout(time.Second))
+	if err := p.BeginTransaction(); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.ProduceSync(ctx, &kgo.Record{Value: []byte("late-0")}).FirstErr(); err != nil {
+		t.Fatal(err)
+	}
+	grpWait(t, ctx, "the coordinator aborts the timed-out transaction", func() (bool, string) {
+		d, err := adm.DescribeTransactions(ctx, "txc-timeout")
+		if err != nil {
+			return false, err.Error()
+		}
+		s := d["txc-timeout"]
+		return s.State == "CompleteAbort", fmt.Sprintf("%s at epoch %d", s.State, s.ProducerEpoch)
+	})
+	if err := p.EndTransaction(ctx, kgo.TryCommit); err == nil {
+		t.Fatal("a timed-out transaction committed")
+	}
+	// Its record is aborted: read_committed reaches the end without it.
+	offs, err := adm.ListCommittedOffsets(ctx, topic)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o, _ := offs.Lookup(topic, 0); o.Offset != 2 {
+		t.Fatalf("last stable offset %d, want 2 (the record and the abort marker)", o.Offset)
+	}
+	q := txcProducer(t, n.Addr, "txc-timeout-2", topic)
+	txcTxn(t, ctx, q, "after", 1, true)
+	got := txcTags(cliConsume(t, ctx, n.Addr, topic, cliFromStart(1), 1, kgo.FetchIsolationLevel(kgo.ReadCommitted())))
+	if got["after"] != 1 || got["late"] != 0 {
+		t.Fatalf("read_committed consumed %v", got)
+	}
+}
+
+// Consume-transform-produce with GroupTransactSession: sessions copy an
+// input topic to an output topic, committing their offsets in the
+// transactions, while some transactions abort and members come and go. A
+// read_committed reader of the output sees every input record exactly
+// once.
+func TestTxnFranzGroupTransactSession(t *testing.T) {
+	n := grpNode(t, nil)
+	ctx := cliCtx(t)
+	adm := cliAdmin(t, n.Addr)
+	in, out, group := "txc-etl-in", "txc-etl-out", "txc-etl"
+	cliCreateTopic(t, ctx, adm, in, 4, nil)
+	cliCreateTopic(t, ctx, adm, out, 4, nil)
+	const total = 2000
+	prod := cliFranz(t, n.Addr, kgo.DefaultProduceTopic(in))
+	for i := range total {
+		prod.Produce(ctx, &kgo.Record{Value: fmt.Appendf(nil, "r-%d", i)}, nil)
+	}
+	if err := prod.Flush(ctx); err != nil {
+		t.Fatal(err)
+	}
+
+	var mu sync.Mutex
+	aborts, commits := 0, 0
+	run := func(ctx context.Context, id string, abortEvery int) {
+		sess, err := kgo.NewGroupTransactSession(kgo.SeedBrokers(n.Addr), kgo.TransactionalID(id),
+			kgo.ConsumerGroup(group), kgo.ConsumeTopics(in), kgo.FetchIsolationLevel(kgo.ReadCommitted()),
+			kgo.RequireStableFetchOffsets(), kgo.DefaultProduceTopic(out), kgo.FetchMaxWait(200*time.Millisecond),
+			kgo.TransactionTimeout(30*time.Second), kgo.SessionTimeout(6*time.Second))
+		if err != nil {
+			t.Error(err)
+			return
+		}
+		defer sess.Close()
+		for batch := 0; ctx.Err() == nil; batch++ {
+			fs := sess.PollRecords(ctx, 50)
+			if ctx.Err() != nil {
+				return
+			}
+			if fs.Empty() {
+				continue
+			}
+			if err := sess.Begin(); err != nil {
+				t.Errorf("%s: Begin: %v", id, err)
+				return
+			}
+			fs.EachRecord(func(r *kgo.Record) {
+				sess.Produce(ctx, &kgo.Record{Value: append([]byte(nil), r.Value...)}, nil)
+			})
+			abort := abortEvery > 0 && batch%abortEvery == abortEvery-1
+			committed, err := sess.End(ctx, kgo.TransactionEndTry(!abort))
+			if err != nil && ctx.Err() == nil {
+				t.Errorf("%s: End: %v", id, err)
+				return
+			}
+			mu.Lock()
+			if committed {
+				commits++
+			} else {
+				aborts++
+			}
+			mu.Unlock()
+		}
+	}
+	runCtx, stop := context.WithCancel(ctx)
+	var wg sync.WaitGroup
+	start := func(id string, abortEvery int) context.CancelFunc {
+		c, cancel := context.WithCancel(runCtx)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			run(c, id, abortEvery)
+		}()
+		return cancel
+	}
+	start("txc-etl-a", 3)
+	stopB := start("txc-etl-b", 0)
+	time.Sleep(500 * time.Millisecond)
+	stopB() // a member leaves mid-stream
+	start("txc-etl-c", 4)
+
+	reader := cliFranz(t, n.Addr, kgo.ConsumeTopics(out), kgo.FetchIsolationLevel(kgo.ReadCommitted()),
+		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()), kgo.FetchMaxWait(200*time.Millisecond))
+	seen := map[string]int{}
+	began := time.Now()
+	for len(seen) < total && ctx.Err() == nil {
+		reader.PollFetches(ctx).EachRecord(func(r *kgo.Record) { seen[string(r.Value)]++ })
+	}
+	t.Logf("all %d records copied after %v", total, time.Since(began))
+	// Whatever is committed after the last record arrived must not
+	// duplicate any: wait out a few more transactions.
+	time.Sleep(time.Second)
+	stop()
+	wg.Wait()
+	drain, cancel := context.WithTimeout(ctx, 2*time.Second)
+	for drain.Err() == nil {
+		reader.PollFetches(drain).EachRecord(func(r *kgo.Record) { seen[string(r.Value)]++ })
+	}
+	cancel()
+	if len(seen) != total {
+		t.Fatalf("output holds %d distinct input records, want %d", len(seen), total)
+	}
+	for v, c := range seen {
+		if c != 1 {
+			t.Fatalf("%s is in the output %d times", v, c)
+		}
+	}
+	t.Logf("%d transactions committed, %d aborted", commits, aborts)
+	if aborts == 0 || commits == 0 {
+		t.Fatalf("%d commits and %d aborts; the test wants both", commits, aborts)
 	}
 }
