@@ -168,6 +168,12 @@ func (f *fetcher) run() {
 			conn.Close()
 		}
 	}()
+	// The answers are read into buf, reused from one fetch to the next:
+	// handle is done with an answer (its batches are written to the logs)
+	// before the next fetch is sent. One far over the response limit (a
+	// single large batch) is not kept.
+	var buf []byte
+	keep := 2 * max(int(cfg.ResponseMaxBytes), 1<<20)
 	failures := 0
 	for f.ctx.Err() == nil {
 		r, next := f.build()
@@ -188,7 +194,7 @@ func (f *fetcher) run() {
 			conn = nodeclient.New(addr, fmt.Sprintf("weir-replica-fetcher-%d", cfg.Self), cfg.Dial)
 		}
 		ctx, cancel := context.WithTimeout(f.ctx, cfg.MaxWait+cfg.SocketTimeout)
-		resp, err := conn.Call(ctx, r.req)
+		resp, err := conn.CallReusing(ctx, r.req, &buf)
 		cancel()
 		if err != nil {
 			if f.ctx.Err() != nil {
@@ -206,7 +212,11 @@ func (f *fetcher) run() {
 			continue
 		}
 		failures = 0
-		if err := f.handle(r, resp.(*kmsg.FetchResponse), conn); err != nil {
+		err = f.handle(r, resp.(*kmsg.FetchResponse), conn)
+		if cap(buf) > keep {
+			buf = nil
+		}
+		if err != nil {
 			f.lg.Info("fetch answered with an error; backing off", "err", err)
 			if !wait(f.ctx, cfg.Backoff) {
 				return

@@ -55,6 +55,12 @@ type Conn struct {
 // RoundTrip sends a request frame with the given header and body and
 // returns the response body (after the correlation id).
 func (c *Conn) RoundTrip(ctx context.Context, key, version int16, flexible bool, body []byte) ([]byte, error) {
+	return c.roundTrip(ctx, key, version, flexible, body, nil)
+}
+
+// roundTrip is RoundTrip reading the response into *buf when buf is not
+// nil (see CallReusing).
+func (c *Conn) roundTrip(ctx context.Context, key, version int16, flexible bool, body []byte, buf *[]byte) ([]byte, error) {
 	select {
 	case c.turn <- struct{}{}:
 	case <-ctx.Done():
@@ -82,7 +88,7 @@ func (c *Conn) RoundTrip(ctx context.Context, key, version int16, flexible bool,
 	}
 	frame = append(frame, body...)
 	binary.BigEndian.PutUint32(frame, uint32(len(frame)-4))
-	resp, err := c.exchange(nc, frame)
+	resp, err := c.exchange(nc, frame, buf)
 	if err != nil {
 		c.mu.Lock()
 		if c.nc == nc {
@@ -120,7 +126,7 @@ func (c *Conn) connect(ctx context.Context) (net.Conn, error) {
 	return nc, nil
 }
 
-func (c *Conn) exchange(nc net.Conn, frame []byte) ([]byte, error) {
+func (c *Conn) exchange(nc net.Conn, frame []byte, buf *[]byte) ([]byte, error) {
 	if _, err := nc.Write(frame); err != nil {
 		return nil, err
 	}
@@ -135,14 +141,37 @@ func (c *Conn) exchange(nc net.Conn, frame []byte) ([]byte, error) {
 	if corr := int32(binary.BigEndian.Uint32(hdr[4:])); corr != c.corr {
 		return nil, fmt.Errorf("controller answered correlation id %d, want %d", corr, c.corr)
 	}
-	resp := make([]byte, n-4)
+	var resp []byte
+	switch {
+	case buf == nil:
+		resp = make([]byte, n-4)
+	case cap(*buf) >= n-4:
+		resp = (*buf)[:n-4]
+	default:
+		resp = make([]byte, n-4)
+		*buf = resp
+	}
 	_, err := io.ReadFull(c.br, resp)
 	return resp, err
 }
 
 // Call sends a Kafka request (at its set version) and decodes its response.
 func (c *Conn) Call(ctx context.Context, req kmsg.Request) (kmsg.Response, error) {
-	body, err := c.RoundTrip(ctx, req.Key(), req.GetVersion(), req.IsFlexible(), req.AppendTo(nil))
+	return c.call(ctx, req, nil)
+}
+
+// CallReusing is Call reading the response frame into *buf, which it
+// grows as needed and leaves for the next call, so a caller repeating
+// large requests (a follower's fetches) does not allocate a response
+// buffer each time. Byte fields of the response, such as a fetch's
+// record batches, point into *buf: they are valid only until buf is
+// used again.
+func (c *Conn) CallReusing(ctx context.Context, req kmsg.Request, buf *[]byte) (kmsg.Response, error) {
+	return c.call(ctx, req, buf)
+}
+
+func (c *Conn) call(ctx context.Context, req kmsg.Request, buf *[]byte) (kmsg.Response, error) {
+	body, err := c.roundTrip(ctx, req.Key(), req.GetVersion(), req.IsFlexible(), req.AppendTo(nil), buf)
 	if err != nil {
 		return nil, err
 	}
