@@ -1,0 +1,231 @@
+package txn
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"weir/internal/metadata"
+)
+
+// memLog is an in-memory __transaction_state whose appends complete on
+// another goroutine.
+type memLog struct {
+	mu   sync.Mutex
+	recs map[int32][]Record
+	fail error // the next append fails with it
+}
+
+func (l *memLog) Append(p int32, recs []Record, done func(error)) {
+	l.mu.Lock()
+	err := l.fail
+	l.fail = nil
+	if err == nil {
+		l.recs[p] = append(l.recs[p], recs...)
+	}
+	l.mu.Unlock()
+	go done(err)
+}
+
+func (l *memLog) ReadAll(p int32) ([]Record, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return append([]Record(nil), l.recs[p]...), nil
+}
+
+// fakeCluster has one topic "t" led by broker 1 and answers markers,
+// refusing the first of each partition with NOT_LEADER_OR_FOLLOWER.
+type fakeCluster struct {
+	img *metadata.Image
+
+	mu      sync.Mutex
+	markers []*kmsg.WriteTxnMarkersRequestMarker
+	refused map[string]bool
+	blocks  int
+}
+
+func newFakeCluster() *fakeCluster {
+	img := metadata.Empty()
+	img.Brokers[1] = &metadata.Broker{ID: 1}
+	t := &metadata.Topic{Name: "t", Partitions: map[int32]*metadata.Partition{}}
+	for p := range int32(4) {
+		t.Partitions[p] = &metadata.Partition{ID: p, Leader: 1}
+	}
+	img.Topics["t"] = t
+	return &fakeCluster{img: img, refused: map[string]bool{}}
+}
+
+func (c *fakeCluster) Image() *metadata.Image { return c.img }
+
+func (c *fakeCluster) WriteTxnMarkers(ctx context.Context, broker int32, req *kmsg.WriteTxnMarkersRequest) (*kmsg.WriteTxnMarkersResponse, error) {
+	if broker != 1 {
+		return nil, errors.New("no such broker")
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	resp := kmsg.NewPtrWriteTxnMarkersResponse()
+	for i := range req.Markers {
+		m := &req.Markers[i]
+		rm := kmsg.NewWriteTxnMarkersResponseMarker()
+		rm.ProducerID = m.ProducerID
+		for _, t := range m.Topics {
+			rt := kmsg.NewWriteTxnMarkersResponseMarkerTopic()
+			rt.Topic = t.Topic
+			for _, p := range t.Partitions {
+				rp := kmsg.NewWriteTxnMarkersResponseMarkerTopicPartition()
+				rp.Partition = p
+				key := t.Topic + string(rune('0'+p))
+				if !c.refused[key] {
+					c.refused[key] = true
+					rp.ErrorCode = kerr.NotLeaderForPartition.Code
+				}
+				rt.Partitions = append(rt.Partitions, rp)
+			}
+			rm.Topics = append(rm.Topics, rt)
+		}
+		resp.Markers = append(resp.Markers, rm)
+		c.markers = append(c.markers, m)
+	}
+	return resp, nil
+}
+
+func (c *fakeCluster) AllocateProducerIDs() (int64, int32, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.blocks++
+	return int64(c.blocks-1) * 5, 5, nil
+}
+
+// call sends a request through the service and waits for its answer (it
+// panics after 10 s: it is called from several goroutines).
+func call(_ *testing.T, s *Service, req kmsg.Request) kmsg.Response {
+	ch := make(chan kmsg.Response, 1)
+	s.Handle(context.Background(), req, func(r kmsg.Response) { ch <- r })
+	select {
+	case r := <-ch:
+		return r
+	case <-time.After(10 * time.Second):
+		panic(fmt.Sprintf("%T not answered", req))
+	}
+}
+
+// The service end to end with its goroutines: many producers at once
+// commit transactions through the fake log and cluster (markers retried
+// once per partition, producer ids fetched in small blocks), then a new
+// service loads the log.
+func TestService(t *testing.T) {
+	cfg := DefaultConfig()
+	cfg.StatePartitions = 3
+	cfg.RetryBackoff = 5 * time.Millisecond
+	lg := &memLog{recs: map[int32][]Record{}}
+	cl := newFakeCluster()
+	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	s := NewService(cfg, lg, cl, quiet, time.Now, time.Second)
+	go s.Run(ctx)
+	for p := range cfg.StatePartitions {
+		s.Elected(p, 4)
+	}
+	var wg sync.WaitGroup
+	for i := range 12 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			id := string(rune('a' + i))
+			var pid int64
+			var epoch int16
+			for {
+				r := call(t, s, initReq(id, 60000)).(*kmsg.InitProducerIDResponse)
+				if r.ErrorCode == kerr.CoordinatorLoadInProgress.Code {
+					time.Sleep(time.Millisecond)
+					continue
+				}
+				if r.ErrorCode != 0 {
+					t.Errorf("%s: InitProducerId: %v", id, kerr.ErrorForCode(r.ErrorCode))
+					return
+				}
+				pid, epoch = r.ProducerID, r.ProducerEpoch
+				break
+			}
+			for round := range 3 {
+				for {
+					code := addCode(t, call(t, s, addReq(id, pid, epoch, tp("t", int32(i%4)), tp("t", int32(round%4)))))
+					if code == kerr.ConcurrentTransactions.Code {
+						time.Sleep(time.Millisecond)
+						continue
+					}
+					if code != 0 {
+						t.Errorf("%s: AddPartitionsToTxn: %v", id, kerr.ErrorForCode(code))
+						return
+					}
+					break
+				}
+				if code := call(t, s, endReq(id, pid, epoch, round != 1)).(*kmsg.EndTxnResponse).ErrorCode; code != 0 {
+					t.Errorf("%s: EndTxn: %v", id, kerr.ErrorForCode(code))
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	describe := func(s *Service, id string) kmsg.DescribeTransactionsResponseTransactionState {
+		r := kmsg.NewPtrDescribeTransactionsRequest()
+		r.TransactionalIDs = []string{id}
+		return call(t, s, r).(*kmsg.DescribeTransactionsResponse).TransactionStates[0]
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for i := range 12 {
+		id := string(rune('a' + i))
+		for describe(s, id).State != "CompleteCommit" {
+			if time.Now().After(deadline) {
+				t.Fatalf("%s is %s, want CompleteCommit", id, describe(s, id).State)
+			}
+			time.Sleep(time.Millisecond)
+		}
+	}
+	cl.mu.Lock()
+	if cl.blocks < 3 {
+		t.Errorf("%d producer id blocks of 5 for 12 producers", cl.blocks)
+	}
+	for _, m := range cl.markers {
+		if m.CoordinatorEpoch != 4 {
+			t.Errorf("marker at coordinator epoch %d, want 4", m.CoordinatorEpoch)
+		}
+	}
+	cl.mu.Unlock()
+
+	// Another service loads what was written.
+	s2 := NewService(cfg, lg, cl, quiet, time.Now, time.Second)
+	go s2.Run(ctx)
+	for p := range cfg.StatePartitions {
+		s2.Elected(p, 5)
+	}
+	for i := range 12 {
+		id := string(rune('a' + i))
+		for {
+			d := describe(s2, id)
+			if d.ErrorCode == kerr.CoordinatorLoadInProgress.Code {
+				time.Sleep(time.Millisecond)
+				continue
+			}
+			if d.State != "CompleteCommit" {
+				t.Fatalf("%s loaded as %+v", id, d)
+			}
+			break
+		}
+	}
+	// Resigned: NOT_COORDINATOR.
+	s2.Resigned(PartitionFor("a", 3))
+	if d := describe(s2, "a"); d.ErrorCode != kerr.NotCoordinator.Code {
+		t.Fatalf("after resigning: %+v", d)
+	}
+}
