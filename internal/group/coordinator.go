@@ -20,6 +20,9 @@ type Request struct {
 	ClientHost string
 	// Body is the decoded request, Version set.
 	Body kmsg.Request
+	// VerifyTxn and Guard go with a TxnOffsetCommit's write (KIP-890).
+	VerifyTxn bool
+	Guard     uint64
 }
 
 // Response is the answer to the Request with the same Token. Body has the
@@ -48,6 +51,13 @@ type Write struct {
 	Transactional bool
 	ProducerID    int64
 	ProducerEpoch int16
+	// VerifyTxn, for a transactional write, asks the log to refuse the
+	// batch if it would open the producer's transaction without Guard
+	// being the producer's current verification guard (KIP-890: the
+	// driver checked with the transaction coordinator that the partition
+	// is in the transaction). Both come from the Request.
+	VerifyTxn bool
+	Guard     uint64
 }
 
 // Ready is what one input produced. See the package comment.

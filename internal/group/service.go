@@ -71,15 +71,26 @@ func (s *Service) PartitionFor(groupID string) int32 { return s.coord.PartitionF
 // Handle submits a request; done receives its response, possibly much
 // later (a JoinGroup waits for its rebalance). done must not block.
 func (s *Service) Handle(ctx context.Context, clientID, clientHost string, body kmsg.Request, done func(kmsg.Response)) {
+	s.handle(ctx, Request{ClientID: clientID, ClientHost: clientHost, Body: body}, done)
+}
+
+func (s *Service) handle(ctx context.Context, req Request, done func(kmsg.Response)) {
 	select {
 	case s.in <- func() {
 		s.nextToken++
-		tok := s.nextToken
-		s.waiting[tok] = done
-		s.process(s.coord.Handle(s.now(), Request{Token: tok, ClientID: clientID, ClientHost: clientHost, Body: body}))
+		req.Token = s.nextToken
+		s.waiting[req.Token] = done
+		s.process(s.coord.Handle(s.now(), req))
 	}:
 	case <-ctx.Done():
 	}
+}
+
+// CommitTxnOffsets is Handle for a TxnOffsetCommit whose write carries the
+// KIP-890 check (Write.VerifyTxn and Guard).
+func (s *Service) CommitTxnOffsets(ctx context.Context, clientID, clientHost string, r *kmsg.TxnOffsetCommitRequest,
+	verify bool, guard uint64, done func(kmsg.Response)) {
+	s.handle(ctx, Request{ClientID: clientID, ClientHost: clientHost, Body: r, VerifyTxn: verify, Guard: guard}, done)
 }
 
 // Elected tells the service this broker leads __consumer_offsets-p in

@@ -273,7 +273,8 @@ func (c *Coordinator) txnOffsetCommit(req Request, r *kmsg.TxnOffsetCommitReques
 		t.inflight = append(t.inflight, s.seq)
 	}
 	c.parts[p].indexTxn(pid, g.id)
-	w := Write{Partition: p, Records: recs, Transactional: true, ProducerID: pid, ProducerEpoch: r.ProducerEpoch}
+	w := Write{Partition: p, Records: recs, Transactional: true, ProducerID: pid, ProducerEpoch: r.ProducerEpoch,
+		VerifyTxn: req.VerifyTxn, Guard: req.Guard}
 	g.commitWrites++
 	c.emit(w, func(code int16, base int64) {
 		for i, s := range stage {

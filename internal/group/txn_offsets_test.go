@@ -559,3 +559,22 @@ func (h *harness) checkReplay() *Coordinator {
 	}
 	return fresh
 }
+
+// The KIP-890 check the driver made goes with the transactional write.
+func TestTxnWriteCarriesVerification(t *testing.T) {
+	h := newHarness(t, testConfig())
+	h.autoPersist = false
+	r := kmsg.NewPtrTxnOffsetCommitRequest()
+	r.Version, r.Group, r.ProducerID, r.ProducerEpoch = 3, "g", 9, 1
+	r.Topics = []kmsg.TxnOffsetCommitRequestTopic{{Topic: "t", Partitions: []kmsg.TxnOffsetCommitRequestTopicPartition{{Partition: 0, Offset: 1}}}}
+	h.lastToken++
+	h.apply(h.c.Handle(h.now, Request{Token: h.lastToken, Body: r, VerifyTxn: true, Guard: 77}))
+	if len(h.pending) != 1 {
+		t.Fatalf("%d writes", len(h.pending))
+	}
+	if w := h.pending[0]; !w.VerifyTxn || w.Guard != 77 || w.ProducerID != 9 || w.ProducerEpoch != 1 {
+		t.Fatalf("write %+v", w)
+	}
+	h.persistAll()
+	wantCode(t, "commit", h.txnCodes(h.lastToken)[0], 0)
+}

@@ -12,14 +12,29 @@ package kafka
 // COMMIT or ABORT marker that WriteTxnMarkers writes to the group's
 // __consumer_offsets partition ends them (group.Service.TxnMarker).
 //
-// Not as in Kafka: there are no ACLs, and the write is not first verified
-// with the transaction coordinator (KIP-890's check that the group's
-// partition is in the transaction); a stale producer epoch is still fenced
-// by the log.
+// With transaction.partition.verification.enable (KIP-890), when the
+// producer has no transaction open in the group's __consumer_offsets
+// partition yet, the transaction coordinator is first asked whether that
+// partition is in the transaction (AddOffsetsToTxn put it there), and the
+// write carries the guard of that check: a late commit can never leave
+// pending offsets behind an ended transaction. Failures answer every
+// partition as Kafka converts them for offset commits: not in the
+// transaction INVALID_TXN_STATE, a fenced producer INVALID_PRODUCER_EPOCH,
+// a coordinator that cannot be reached COORDINATOR_LOAD_IN_PROGRESS, one
+// that cannot answer yet COORDINATOR_NOT_AVAILABLE. A stale producer epoch
+// is also fenced by the log.
+//
+// Not as in Kafka: there are no ACLs.
 
 import (
+	"context"
+	"errors"
+	"time"
+
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"weir/internal/log"
 )
 
 func (s *Server) handleTxnOffsetCommit(req *Request) *Reply {
@@ -81,9 +96,78 @@ func (s *Server) handleTxnOffsetCommit(req *Request) *Reply {
 	if len(fwd.Topics) == 0 {
 		return done(answer(nil))
 	}
+	verify, guard, code := s.verifyTxnOffsetCommit(req, r)
+	if code != 0 {
+		resp := &kmsg.TxnOffsetCommitResponse{Version: r.Version}
+		for _, t := range fwd.Topics {
+			rt := kmsg.NewTxnOffsetCommitResponseTopic()
+			rt.Topic = t.Topic
+			for _, p := range t.Partitions {
+				rp := kmsg.NewTxnOffsetCommitResponseTopicPartition()
+				rp.Partition, rp.ErrorCode = p.Partition, code
+				rt.Partitions = append(rt.Partitions, rp)
+			}
+			resp.Topics = append(resp.Topics, rt)
+		}
+		return done(answer(resp))
+	}
 	rep := newReply()
-	s.deps.Groups.Handle(req.Ctx, req.ClientID, clientHost(req.RemoteAddr), &fwd, func(resp kmsg.Response) {
-		rep.complete(answer(resp.(*kmsg.TxnOffsetCommitResponse)))
-	})
+	s.deps.Groups.CommitTxnOffsets(req.Ctx, req.ClientID, clientHost(req.RemoteAddr), &fwd, verify, uint64(guard),
+		func(resp kmsg.Response) { rep.complete(answer(resp.(*kmsg.TxnOffsetCommitResponse))) })
 	return rep
+}
+
+// verifyTxnOffsetCommit is the KIP-890 check of the group's
+// __consumer_offsets partition: whether the write must carry a guard, the
+// guard, and the code that fails the commit (0: go ahead). A partition
+// not led here is left to the group coordinator, which answers
+// NOT_COORDINATOR. It blocks while the coordinator is asked, as the
+// produce check does.
+func (s *Server) verifyTxnOffsetCommit(req *Request, r *kmsg.TxnOffsetCommitRequest) (bool, log.VerificationGuard, int16) {
+	if !s.cfg.Broker.TransactionPartitionVerification || s.deps.TxnVerifier == nil {
+		return false, log.NoGuard, 0
+	}
+	tp := log.TopicPartition{Topic: OffsetsTopic, Partition: s.deps.Groups.PartitionFor(r.Group)}
+	p := s.deps.Partitions.Get(tp)
+	if p == nil {
+		return false, log.NoGuard, 0
+	}
+	guard, err := p.StartTxnVerification(r.ProducerID, r.ProducerEpoch)
+	if err != nil || guard == log.NoGuard {
+		return true, log.NoGuard, 0 // not led (the coordinator says so), or a transaction is open here
+	}
+	timeout := s.cfg.Broker.RequestTimeout
+	if timeout <= 0 {
+		timeout = 30 * time.Second
+	}
+	ctx, cancel := context.WithTimeout(req.Ctx, timeout)
+	defer cancel()
+	codes, err := s.deps.TxnVerifier.VerifyTxn(ctx, r.TransactionalID, r.ProducerID, r.ProducerEpoch, []log.TopicPartition{tp})
+	var ke *kerr.Error
+	switch {
+	case errors.Is(err, errors.ErrUnsupported):
+		return true, guard, 0 // the guard stands: the write proceeds unverified
+	case err != nil && !errors.As(err, &ke):
+		return true, guard, kerr.CoordinatorLoadInProgress.Code // NETWORK_EXCEPTION, as Kafka converts it
+	}
+	if verr := txnVerifyError(codes[tp], err, 10); verr != nil {
+		return true, guard, offsetCommitErrorCode(errorCode(verr))
+	}
+	return true, guard, 0
+}
+
+// offsetCommitErrorCode converts an append or verification error as Kafka
+// does for offset commits (GroupMetadataManager.maybeConvertOffsetCommitError).
+func offsetCommitErrorCode(code int16) int16 {
+	switch code {
+	case kerr.NetworkException.Code:
+		return kerr.CoordinatorLoadInProgress.Code
+	case kerr.UnknownTopicOrPartition.Code, kerr.NotEnoughReplicas.Code, kerr.NotEnoughReplicasAfterAppend.Code:
+		return kerr.CoordinatorNotAvailable.Code
+	case kerr.NotLeaderForPartition.Code, kerr.KafkaStorageError.Code:
+		return kerr.NotCoordinator.Code
+	case kerr.MessageTooLarge.Code, kerr.RecordListTooLarge.Code, kerr.InvalidFetchSize.Code:
+		return kerr.InvalidCommitOffsetSize.Code
+	}
+	return code
 }

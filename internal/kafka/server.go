@@ -47,6 +47,13 @@ type Groups interface {
 	Handle(ctx context.Context, clientID, clientHost string, body kmsg.Request, done func(kmsg.Response))
 	// PartitionFor is the __consumer_offsets partition owning a group.
 	PartitionFor(groupID string) int32
+	// CommitTxnOffsets is Handle for a TxnOffsetCommit whose transactional
+	// write carries the KIP-890 check: with verify, it may open the
+	// producer's transaction in __consumer_offsets only with guard (from
+	// the partition's StartTxnVerification, confirmed by the transaction
+	// coordinator).
+	CommitTxnOffsets(ctx context.Context, clientID, clientHost string, r *kmsg.TxnOffsetCommitRequest,
+		verify bool, guard uint64, done func(kmsg.Response))
 	// TxnMarker reports a COMMIT (commit) or ABORT marker of producerID
 	// committed at offset of __consumer_offsets-p; WriteTxnMarkers calls it
 	// for those partitions once the marker's append is committed, before

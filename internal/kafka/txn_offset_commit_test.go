@@ -11,6 +11,10 @@ import (
 	"weir/internal/group"
 )
 
+// noTxnVerify lets TxnOffsetCommit write without the KIP-890 check, for
+// tests that play the transaction coordinator themselves.
+var noTxnVerify = map[string]string{"transaction.partition.verification.enable": "false"}
+
 // txnOffsetCommit builds a TxnOffsetCommit of producer pid (epoch 0)
 // committing offset off for each topic's partitions.
 func txnOffsetCommit(version int16, group string, pid int64, parts map[string][]int32, off int64) *kmsg.TxnOffsetCommitRequest {
@@ -70,7 +74,7 @@ func (w *wire) awaitCoordinator(group string) {
 // does not know answer UNKNOWN_TOPIC_OR_PARTITION while the others get the
 // coordinator's answer.
 func TestTxnOffsetCommitRouting(t *testing.T) {
-	n := grpNode(t, nil)
+	n := grpNode(t, noTxnVerify)
 	w := dial(t, n.Addr)
 	av := w.do(kmsg.NewPtrApiVersionsRequest()).(*kmsg.ApiVersionsResponse)
 	found := false
@@ -146,7 +150,7 @@ func (w *wire) fetchTxo(group string, stable bool) (int64, int16) {
 // group's __consumer_offsets partition; an ABORT drops it; a stale
 // producer epoch is fenced; and a restart replays all of it from the log.
 func TestTxnOffsetCommitMarkers(t *testing.T) {
-	n := grpNode(t, nil)
+	n := grpNode(t, noTxnVerify)
 	w := dial(t, n.Addr)
 	w.createTopic("txo", 2, nil)
 	const g, pid = "g-txm", int64(4000)
@@ -194,5 +198,88 @@ func TestTxnOffsetCommitMarkers(t *testing.T) {
 	wantOK(t, "commit marker after restart", w.txnMarker(pid, 1, true, p))
 	if off, code := w.fetchTxo(g, true); off != 11 || code != 0 {
 		t.Fatalf("after restart and COMMIT: %d %v", off, kerr.ErrorForCode(code))
+	}
+}
+
+// txnDo sends a request of the transaction APIs until its code (read by
+// code) is not a retriable one, and returns it.
+func (w *wire) txnDo(req kmsg.Request, code func(kmsg.Response) int16) kmsg.Response {
+	w.t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		resp := w.do(req)
+		switch code(resp) {
+		case kerr.CoordinatorNotAvailable.Code, kerr.CoordinatorLoadInProgress.Code, kerr.NotCoordinator.Code,
+			kerr.ConcurrentTransactions.Code:
+			if time.Now().Before(deadline) {
+				time.Sleep(20 * time.Millisecond)
+				continue
+			}
+		}
+		return resp
+	}
+}
+
+// With the KIP-890 check, a TxnOffsetCommit needs its group's partition in
+// the transaction (AddOffsetsToTxn); then EndTxn's markers commit or abort
+// it. The real transaction coordinator is in the loop.
+func TestTxnOffsetCommitVerified(t *testing.T) {
+	n := grpNode(t, nil)
+	w := dial(t, n.Addr)
+	w.createTopic("txo", 1, nil)
+	const g, txnID = "g-txv", "txv"
+	w.awaitCoordinator(g)
+	fc := kmsg.NewPtrFindCoordinatorRequest()
+	fc.Version, fc.CoordinatorType, fc.CoordinatorKey = 3, 1, txnID
+	w.txnDo(fc, func(r kmsg.Response) int16 { return r.(*kmsg.FindCoordinatorResponse).ErrorCode })
+	ip := kmsg.NewPtrInitProducerIDRequest()
+	ip.Version, ip.TransactionalID, ip.TransactionTimeoutMillis = 4, kmsg.StringPtr(txnID), 60000
+	ipr := w.txnDo(ip, func(r kmsg.Response) int16 { return r.(*kmsg.InitProducerIDResponse).ErrorCode }).(*kmsg.InitProducerIDResponse)
+	wantOK(t, "InitProducerId", ipr.ErrorCode)
+	pid, epoch := ipr.ProducerID, ipr.ProducerEpoch
+
+	commit := func(off int64) int16 {
+		r := txnOffsetCommit(3, g, pid, map[string][]int32{"txo": {0}}, off)
+		r.TransactionalID, r.ProducerEpoch = txnID, epoch
+		return txnCodes(w.txnDo(r, func(r kmsg.Response) int16 {
+			return txnCodes(r.(*kmsg.TxnOffsetCommitResponse))["txo/0"]
+		}).(*kmsg.TxnOffsetCommitResponse))["txo/0"]
+	}
+	wantCode(t, "commit outside the transaction", commit(3), kerr.InvalidTxnState)
+
+	for _, c := range []struct {
+		commit bool
+		off    int64
+		want   int64
+	}{{false, 5, -1}, {true, 7, 7}} {
+		ao := kmsg.NewPtrAddOffsetsToTxnRequest()
+		ao.Version, ao.TransactionalID, ao.ProducerID, ao.ProducerEpoch, ao.Group = 3, txnID, pid, epoch, g
+		wantOK(t, "AddOffsetsToTxn", w.txnDo(ao, func(r kmsg.Response) int16 {
+			return r.(*kmsg.AddOffsetsToTxnResponse).ErrorCode
+		}).(*kmsg.AddOffsetsToTxnResponse).ErrorCode)
+		wantOK(t, "TxnOffsetCommit", commit(c.off))
+		if _, code := w.fetchTxo(g, true); code != kerr.UnstableOffsetCommit.Code {
+			t.Fatalf("require_stable in the transaction: %v", kerr.ErrorForCode(code))
+		}
+		et := kmsg.NewPtrEndTxnRequest()
+		et.Version, et.TransactionalID, et.ProducerID, et.ProducerEpoch, et.Commit = 3, txnID, pid, epoch, c.commit
+		wantOK(t, "EndTxn", w.txnDo(et, func(r kmsg.Response) int16 { return r.(*kmsg.EndTxnResponse).ErrorCode }).(*kmsg.EndTxnResponse).ErrorCode)
+		// The markers are written after EndTxn answers.
+		deadline := time.Now().Add(20 * time.Second)
+		for {
+			off, code := w.fetchTxo(g, true)
+			if code == 0 && off == c.want {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("commit=%v: offset %d (%v), want %d", c.commit, off, kerr.ErrorForCode(code), c.want)
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
+	// The transaction is over: a late commit cannot reopen it.
+	wantCode(t, "late commit", commit(9), kerr.InvalidTxnState)
+	if off, code := w.fetchTxo(g, true); off != 7 || code != 0 {
+		t.Fatalf("after a late commit: %d %v", off, kerr.ErrorForCode(code))
 	}
 }

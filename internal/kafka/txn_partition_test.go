@@ -298,7 +298,7 @@ func TestTransactionalProduceRefused(t *testing.T) {
 // A transactional offset commit counts once WriteTxnMarkers commits it on
 // the group's __consumer_offsets partition, and never when it aborts.
 func TestTxnMarkersReachTheGroupCoordinator(t *testing.T) {
-	n := grpNode(t, nil)
+	n := grpNode(t, noTxnVerify) // no transaction coordinator in the loop
 	w := dial(t, n.Addr)
 	w.createTopic("txo", 1, nil)
 	pid, epoch := w.initProducerID()

@@ -47,6 +47,7 @@ func (o *offsetsLog) Append(w group.Write, done func(int64, error)) {
 		h.Attributes |= record.TransactionalAttributes
 		h.ProducerID, h.ProducerEpoch, h.BaseSequence = w.ProducerID, w.ProducerEpoch, 0
 		opts.Origin = log.OriginCoordinator
+		opts.VerifyTxn, opts.Guard = w.VerifyTxn, log.VerificationGuard(w.Guard)
 	}
 	b, err := record.Build(h, rs, 0)
 	if err != nil {
