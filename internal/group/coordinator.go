@@ -303,10 +303,15 @@ func appendErrorCode(err error) int16 {
 	return kerr.UnknownServerError.Code
 }
 
-// commitErrorCode translates an append failure of offset commit records
-// into the error the committer sees, as Kafka does.
+// CommitErrorCode translates an append failure of offset commit records,
+// or a failed KIP-890 check of a transactional one, into the error the
+// committer sees, as Kafka does (maybeConvertOffsetCommitError).
+func CommitErrorCode(code int16) int16 { return commitErrorCode(code) }
+
 func commitErrorCode(code int16) int16 {
 	switch code {
+	case kerr.NetworkException.Code:
+		return kerr.CoordinatorLoadInProgress.Code
 	case kerr.UnknownTopicOrPartition.Code, kerr.NotEnoughReplicas.Code,
 		kerr.NotEnoughReplicasAfterAppend.Code, kerr.RequestTimedOut.Code:
 		return kerr.CoordinatorNotAvailable.Code

@@ -34,6 +34,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"weir/internal/group"
 	"weir/internal/log"
 )
 
@@ -148,26 +149,10 @@ func (s *Server) verifyTxnOffsetCommit(req *Request, r *kmsg.TxnOffsetCommitRequ
 	case errors.Is(err, errors.ErrUnsupported):
 		return true, guard, 0 // the guard stands: the write proceeds unverified
 	case err != nil && !errors.As(err, &ke):
-		return true, guard, kerr.CoordinatorLoadInProgress.Code // NETWORK_EXCEPTION, as Kafka converts it
+		return true, guard, group.CommitErrorCode(kerr.NetworkException.Code)
 	}
 	if verr := txnVerifyError(codes[tp], err, 10); verr != nil {
-		return true, guard, offsetCommitErrorCode(errorCode(verr))
+		return true, guard, group.CommitErrorCode(errorCode(verr))
 	}
 	return true, guard, 0
-}
-
-// offsetCommitErrorCode converts an append or verification error as Kafka
-// does for offset commits (GroupMetadataManager.maybeConvertOffsetCommitError).
-func offsetCommitErrorCode(code int16) int16 {
-	switch code {
-	case kerr.NetworkException.Code:
-		return kerr.CoordinatorLoadInProgress.Code
-	case kerr.UnknownTopicOrPartition.Code, kerr.NotEnoughReplicas.Code, kerr.NotEnoughReplicasAfterAppend.Code:
-		return kerr.CoordinatorNotAvailable.Code
-	case kerr.NotLeaderForPartition.Code, kerr.KafkaStorageError.Code:
-		return kerr.NotCoordinator.Code
-	case kerr.MessageTooLarge.Code, kerr.RecordListTooLarge.Code, kerr.InvalidFetchSize.Code:
-		return kerr.InvalidCommitOffsetSize.Code
-	}
-	return code
 }
