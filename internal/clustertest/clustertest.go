@@ -409,6 +409,17 @@ func (c *Cluster) Leader() int {
 	return leader
 }
 
+// Seeds returns every node's broker listener, up or not: a client that
+// outlives restarts can be seeded with them all, since a node keeps its
+// ports.
+func (c *Cluster) Seeds() []string {
+	seeds := make([]string, len(c.nodes))
+	for i, n := range c.nodes {
+		seeds[i] = n.Addr
+	}
+	return seeds
+}
+
 // Client returns a franz-go client seeded with every live node's broker
 // listener, closed when the test ends.
 func (c *Cluster) Client(t testing.TB, opts ...kgo.Opt) *kgo.Client {
