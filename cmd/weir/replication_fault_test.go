@@ -285,9 +285,9 @@ func TestReplicationSurvivesProcessFaults(t *testing.T) {
 		consumer.Close()
 	}()
 
-	// The producer sends p-seq to partition p, seq counting up, as fast as
-	// its buffer of in-flight records allows, a round every 2 ms (about a
-	// thousand records/s).
+	// The producer sends p-seq to partition p, seq counting up: a record
+	// to every partition each 2 ms (about a thousand records/s), waiting
+	// while 2000 are unanswered.
 	var ledger produced
 	producer, err := kgo.NewClient(kgo.SeedBrokers(addrs...), kgo.DefaultProduceTopic(faultTopic),
 		kgo.RecordPartitioner(kgo.ManualPartitioner()), kgo.RequiredAcks(kgo.AllISRAcks()),
