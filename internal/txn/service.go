@@ -54,7 +54,8 @@ type Service struct {
 	now     func() time.Time
 	timeout time.Duration // of a WriteTxnMarkers request
 
-	in chan func() // run on the loop goroutine
+	in      chan func()   // run on the loop goroutine
+	stopped chan struct{} // closed when Run returns
 
 	// Completions arrive from other goroutines (and possibly from inside
 	// Append, on the loop goroutine itself), so they are queued here
@@ -78,7 +79,7 @@ type Service struct {
 // WriteTxnMarkers request.
 func NewService(cfg Config, log StateLog, cl Cluster, lg *slog.Logger, now func() time.Time, requestTimeout time.Duration) *Service {
 	return &Service{coord: New(cfg), log: log, cl: cl, lg: lg, now: now, timeout: requestTimeout,
-		in: make(chan func(), 256), wake: make(chan struct{}, 1),
+		in: make(chan func(), 256), stopped: make(chan struct{}), wake: make(chan struct{}, 1),
 		waiting: map[uint64]func(kmsg.Response){}, loads: map[int32]int32{}, senders: map[int32]*markerSender{}}
 }
 
@@ -92,6 +93,7 @@ func (s *Service) PartitionFor(transactionalID string) int32 {
 // (once its record is durable). done must not block.
 func (s *Service) Handle(ctx context.Context, body kmsg.Request, done func(kmsg.Response)) {
 	select {
+	case <-s.stopped:
 	case s.in <- func() {
 		s.nextToken++
 		tok := s.nextToken
@@ -123,22 +125,31 @@ func (s *Service) refreshTopics() {
 // epoch: it loads the partition's transactions and serves them once
 // loaded.
 func (s *Service) Elected(p, epoch int32) {
-	s.in <- func() {
+	s.run(func() {
 		s.loads[p] = epoch
 		s.coord.BeginLoad(p)
 		go func() {
 			recs, err := s.log.ReadAll(p)
 			s.complete(func() { s.loaded(p, epoch, recs, err) })
 		}()
-	}
+	})
 }
 
 // Resigned tells the service this broker no longer leads
 // __transaction_state-p.
 func (s *Service) Resigned(p int32) {
-	s.in <- func() {
+	s.run(func() {
 		delete(s.loads, p)
 		s.process(s.coord.UnloadPartition(s.now(), p))
+	})
+}
+
+// run queues f for the loop goroutine; once Run has returned, f is
+// dropped.
+func (s *Service) run(f func()) {
+	select {
+	case s.in <- f:
+	case <-s.stopped:
 	}
 }
 
@@ -170,6 +181,7 @@ func (s *Service) complete(f func()) {
 
 // Run serves until ctx is done.
 func (s *Service) Run(ctx context.Context) {
+	defer close(s.stopped)
 	s.ctx = ctx
 	s.timer = time.NewTimer(time.Hour)
 	s.timer.Stop()
