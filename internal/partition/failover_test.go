@@ -1,6 +1,7 @@
 package partition
 
 import (
+	"bytes"
 	"testing"
 	"time"
 
@@ -95,5 +96,53 @@ func TestRefusedExpansionKeepsCountingTheJoiningFollower(t *testing.T) {
 	rs.fetch(3)
 	if len(rs.proposed) != 1 {
 		t.Fatalf("after INELIGIBLE_REPLICA the change was not proposed again: %+v", rs.proposed)
+	}
+}
+
+// DeleteRecords may move the leader's log start inside a batch. A follower
+// whose diverged tail is cut back to that log start (where its own log has
+// a batch boundary) then fetches from inside the leader's batch: all it
+// holds is below the leader's log start, deleted there, so it starts its
+// log afresh at the batch instead of refusing it on every fetch.
+func TestFollowerCatchesUpFromInsideTheLeadersFirstBatch(t *testing.T) {
+	rs := newReplicaSet(t, 3)
+	rs.elect(1, 1, 2, 3)
+	rs.produce(AcksLeader) // offset 0
+	for range 2 {
+		rs.fetch(2)
+		rs.fetch(3)
+	}
+	rs.elect(2, 2) // broker 2 alone writes 1 and 2, which nobody else gets
+	rs.produce(AcksLeader)
+	rs.produce(AcksLeader)
+	rs.elect(3, 3, 1) // broker 3 writes one batch at 1-3
+	ts := ms(time.Second)
+	appendOK(t, rs.reps[3], AcksLeader, batch(t, ts, ts, ts))
+	rs.fetch(1)
+	rs.fetch(1)
+	leader := rs.reps[3]
+	if hw := leader.HighWatermark(); hw != 4 {
+		t.Fatalf("HW %d", hw)
+	}
+	if start, err := leader.DeleteRecords(2); err != nil || start != 2 {
+		t.Fatalf("DeleteRecords: %d, %v", start, err)
+	}
+	f := rs.reps[2]
+	for i := 0; i < 4 && f.Log().LogEndOffset() < leader.Log().LogEndOffset(); i++ {
+		rs.fetch(2)
+	}
+	if got, want := f.Log().LogEndOffset(), leader.Log().LogEndOffset(); got != want {
+		t.Fatalf("follower at %d, leader at %d", got, want)
+	}
+	got, err := f.Log().ReadBytes(2, 1<<20, 4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := leader.Log().ReadBytes(2, 1<<20, 4)
+	if err != nil || !bytes.Equal(got, want) {
+		t.Fatalf("follower's batch from 2 differs from the leader's (%v)", err)
+	}
+	if f.Log().LogStartOffset() != 2 {
+		t.Fatalf("follower's log start %d", f.Log().LogStartOffset())
 	}
 }
