@@ -261,10 +261,10 @@ func TestTxnFranzGroupTransactSession(t *testing.T) {
 	t.Logf("all %d records copied after %v", total, time.Since(began))
 	// Whatever is committed after the last record arrived must not
 	// duplicate any: wait out a few more transactions.
-	time.Sleep(time.Second)
+	time.Sleep(500 * time.Millisecond)
 	stop()
 	wg.Wait()
-	drain, cancel := context.WithTimeout(ctx, 2*time.Second)
+	drain, cancel := context.WithTimeout(ctx, time.Second)
 	for drain.Err() == nil {
 		reader.PollFetches(drain).EachRecord(func(r *kgo.Record) { seen[string(r.Value)]++ })
 	}
