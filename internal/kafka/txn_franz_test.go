@@ -246,7 +246,7 @@ func TestTxnFranzGroupTransactSession(t *testing.T) {
 		return cancel
 	}
 	start("txc-etl-a", 3)
-	stopB := start("txc-etl-b", 0)
+	stopB := start("txc-etl-b", 5)
 	time.Sleep(500 * time.Millisecond)
 	stopB() // a member leaves mid-stream
 	start("txc-etl-c", 4)
