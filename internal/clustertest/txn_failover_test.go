@@ -124,7 +124,11 @@ func TestTxnCoordinatorFailoverMidCommit(t *testing.T) {
 	if len(got) != 10 || got[0] != "v0" || got[9] != "v9" {
 		t.Fatalf("read_committed read %v", got)
 	}
-	// The producer goes on with the new coordinator.
+	// The producer, restarted (a client may keep the dead coordinator
+	// while the metadata no longer names its broker), goes on with the
+	// new coordinator: its epoch is bumped and it commits.
+	p.Close()
+	p = c.Client(t, kgo.TransactionalID(id), kgo.DefaultProduceTopic("failover"), kgo.TransactionTimeout(60*time.Second))
 	if err := p.BeginTransaction(); err != nil {
 		t.Fatal(err)
 	}
@@ -134,6 +138,13 @@ func TestTxnCoordinatorFailoverMidCommit(t *testing.T) {
 	if err := p.EndTransaction(ctx, kgo.TryCommit); err != nil {
 		t.Fatalf("commit after the failover: %v", err)
 	}
+	Eventually(t, 10*time.Second, "the commit after the restart", func() error {
+		ds, err := kadm.NewClient(p).DescribeTransactions(ctx, id)
+		if err == nil && (ds[id].ProducerEpoch != 1 || ds[id].State != "CompleteCommit") {
+			err = fmt.Errorf("%s at epoch %d", ds[id].State, ds[id].ProducerEpoch)
+		}
+		return err
+	})
 	c.Heal()
 	c.Restart(coord, true)
 }
