@@ -295,7 +295,8 @@ type Answer struct {
 
 // Apply does with one partition's answer what a follower must: append
 // the whole batches and follow the leader's high watermark and log
-// start; truncate on a diverging epoch; after OFFSET_OUT_OF_RANGE,
+// start; truncate on a diverging epoch (or restart the log at the leader's
+// log start when the divergence is at or below it); after OFFSET_OUT_OF_RANGE,
 // restart the log at the leader's log start if behind it, else cut it
 // back to the leader's log end (asked with leaderEnd; possible only after
 // an unclean election). Other errors are returned for the caller to back
@@ -317,6 +318,10 @@ func Apply(p *partition.Partition, pos partition.FetchPosition, a Answer, leader
 		return fmt.Errorf("offset %d out of range, but the leader's log ends at %d", pos.FetchOffset, end)
 	case a.Err != nil:
 		return a.Err
+	case a.DivergingEndOffset >= 0 && a.DivergingEndOffset <= a.LogStartOffset:
+		// Diverged at or below the leader's log start: what this log
+		// holds there cannot be checked against the leader's (deleted).
+		return p.RestartDiverged(pos, a.LogStartOffset)
 	case a.DivergingEndOffset >= 0:
 		_, err := p.TruncateDiverged(pos, a.DivergingEpoch, a.DivergingEndOffset)
 		return err

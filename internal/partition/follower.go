@@ -152,6 +152,28 @@ func (p *Partition) truncateLocked(to int64) error {
 	return nil
 }
 
+// RestartDiverged empties the log and restarts it at the leader's log
+// start, for a follower whose log diverged from the leader's at or below
+// that offset (a DivergingEpoch answer ending there). Below its log start
+// the leader has deleted its records and the epochs that described them,
+// so this log's records there cannot be checked: they may be another
+// history (a deposed leader's), and the producer state rebuilt from them
+// would go on deciding, once this replica leads, which retried batches
+// are duplicates. Cutting at the divergence kept them (found by
+// internal/replsim).
+func (p *Partition) RestartDiverged(pos FetchPosition, leaderLogStart int64) error {
+	if err := p.followingRLock(pos); err != nil {
+		return err
+	}
+	defer p.leaderMu.RUnlock()
+	p.lg.Info("diverged at or below the leader's log start; restarting the log", "offset", leaderLogStart,
+		"log_end", p.log.LogEndOffset())
+	if err := p.log.TruncateFullyAndStartAt(leaderLogStart); err != nil {
+		return storageErr(err)
+	}
+	return nil
+}
+
 // RestartAt empties the log and restarts it at the leader's log start
 // offset, for a follower that fell behind it (OFFSET_OUT_OF_RANGE below
 // the leader's log start).
