@@ -1,6 +1,7 @@
 package fetcher
 
 import (
+	"fmt"
 	"io"
 	"log/slog"
 	"testing"
@@ -72,48 +73,56 @@ func lastSeq(l *log.Log, pid int64) int32 {
 
 // A deposed leader's own history below the leader's log start: DeleteRecords
 // took the leader's records there and the epochs describing them, so the
-// leader answers a divergence at its log start. The follower must not keep
-// its records below it, nor the producer state they make (here, producer 7
-// at sequence 1 where the leader's history has it at 3): it restarts its
-// log at the leader's log start.
+// leader cannot tell where the follower diverged and answers a divergence
+// at its log start, whether the follower's log ends past it or right at
+// it. The follower must not keep its records below it, nor the producer
+// state they make (here, producer 7 at sequence 1 where the leader's
+// history has it at 3): it restarts its log at the leader's log start.
 func TestDivergedBelowTheLeadersLogStartRestartsTheLog(t *testing.T) {
-	zombie, leader := replica(t, 1), replica(t, 2)
-	st := partition.State{Leader: 1, LeaderEpoch: 0, Replicas: []int32{1, 2}, ISR: []int32{1}}
-	if err := zombie.Apply(st); err != nil {
-		t.Fatal(err)
-	}
-	appendAll(t, zombie, idem(t, 7, 0, 2), idem(t, 9, 0, 1), idem(t, 9, 1, 1), idem(t, 9, 2, 1), idem(t, 9, 3, 1)) // 0-5 in epoch 0
-	st = partition.State{Leader: 2, LeaderEpoch: 1, PartitionEpoch: 1, Replicas: []int32{1, 2}, ISR: []int32{2}}
-	if err := leader.Apply(st); err != nil {
-		t.Fatal(err)
-	}
-	appendAll(t, leader, idem(t, 7, 0, 2), idem(t, 7, 2, 1), idem(t, 7, 3, 1), idem(t, 9, 0, 2)) // 0-5 in epoch 1
-	if _, err := leader.DeleteRecords(5); err != nil {
-		t.Fatal(err)
-	}
-	if err := zombie.Apply(st); err != nil {
-		t.Fatal(err)
-	}
-	pos, ok := zombie.FetchPosition()
-	if !ok {
-		t.Fatal("not following")
-	}
-	res, err := leader.ReadForFollower(partition.FollowerFetch{ReplicaID: 1, BrokerEpoch: -1, FetchOffset: pos.FetchOffset,
-		LogStartOffset: pos.LogStartOffset, LastFetchedEpoch: pos.LastFetchedEpoch, CurrentLeaderEpoch: pos.LeaderEpoch,
-		MaxBytes: 1 << 20, MinOne: true})
-	if err != nil || res.DivergingEndOffset != 5 || res.LogStartOffset != 5 {
-		t.Fatalf("leader's answer: diverging at %d/%d, log start %d, %v", res.DivergingEpoch, res.DivergingEndOffset, res.LogStartOffset, err)
-	}
-	a := Answer{DivergingEpoch: res.DivergingEpoch, DivergingEndOffset: res.DivergingEndOffset,
-		HighWatermark: res.HighWatermark, LogStartOffset: res.LogStartOffset}
-	if err := Apply(zombie, pos, a, nil); err != nil {
-		t.Fatal(err)
-	}
-	l := zombie.Log()
-	if l.LogStartOffset() != 5 || l.LogEndOffset() != 5 {
-		t.Fatalf("follower's log [%d, %d), want it restarted at 5", l.LogStartOffset(), l.LogEndOffset())
-	}
-	if got := lastSeq(l, 7); got == 1 {
-		t.Fatalf("producer 7's state from the deposed history survived (last sequence %d)", got)
+	for _, zombieEnd := range []int64{5, 6} {
+		t.Run(fmt.Sprintf("follower ends at %d", zombieEnd), func(t *testing.T) {
+			zombie, leader := replica(t, 1), replica(t, 2)
+			st := partition.State{Leader: 1, LeaderEpoch: 0, Replicas: []int32{1, 2}, ISR: []int32{1}}
+			if err := zombie.Apply(st); err != nil {
+				t.Fatal(err)
+			}
+			appendAll(t, zombie, idem(t, 7, 0, 2), idem(t, 9, 0, 1), idem(t, 9, 1, 1), idem(t, 9, 2, 1)) // 0-4 in epoch 0
+			if zombieEnd == 6 {
+				appendAll(t, zombie, idem(t, 9, 3, 1))
+			}
+			st = partition.State{Leader: 2, LeaderEpoch: 1, PartitionEpoch: 1, Replicas: []int32{1, 2}, ISR: []int32{2}}
+			if err := leader.Apply(st); err != nil {
+				t.Fatal(err)
+			}
+			appendAll(t, leader, idem(t, 7, 0, 2), idem(t, 7, 2, 1), idem(t, 7, 3, 1), idem(t, 9, 0, 2)) // 0-5 in epoch 1
+			if _, err := leader.DeleteRecords(5); err != nil {
+				t.Fatal(err)
+			}
+			if err := zombie.Apply(st); err != nil {
+				t.Fatal(err)
+			}
+			pos, ok := zombie.FetchPosition()
+			if !ok || pos.FetchOffset != zombieEnd {
+				t.Fatalf("fetch position %+v", pos)
+			}
+			res, err := leader.ReadForFollower(partition.FollowerFetch{ReplicaID: 1, BrokerEpoch: -1, FetchOffset: pos.FetchOffset,
+				LogStartOffset: pos.LogStartOffset, LastFetchedEpoch: pos.LastFetchedEpoch, CurrentLeaderEpoch: pos.LeaderEpoch,
+				MaxBytes: 1 << 20, MinOne: true})
+			if err != nil || res.DivergingEndOffset != 5 || res.LogStartOffset != 5 {
+				t.Fatalf("leader's answer: diverging at %d/%d, log start %d, %v", res.DivergingEpoch, res.DivergingEndOffset, res.LogStartOffset, err)
+			}
+			a := Answer{DivergingEpoch: res.DivergingEpoch, DivergingEndOffset: res.DivergingEndOffset,
+				HighWatermark: res.HighWatermark, LogStartOffset: res.LogStartOffset}
+			if err := Apply(zombie, pos, a, nil); err != nil {
+				t.Fatal(err)
+			}
+			l := zombie.Log()
+			if l.LogStartOffset() != 5 || l.LogEndOffset() != 5 {
+				t.Fatalf("follower's log [%d, %d), want it restarted at 5", l.LogStartOffset(), l.LogEndOffset())
+			}
+			if got := lastSeq(l, 7); got == 1 {
+				t.Fatalf("producer 7's state from the deposed history survived (last sequence %d)", got)
+			}
+		})
 	}
 }

@@ -50,9 +50,9 @@ func (l *Log) TruncateTo(offset int64) error {
 	// crash could keep the old bytes and lose the cut and what followed:
 	// the diverged batches would come back under the epoch checkpoint
 	// (synced already) that says they are gone, so the replica would keep
-	// them below its high watermark for good. And synced must not exceed
-	// the new size, or a roll would skip the sync of data appended since
-	// (both found by internal/replsim).
+	// them below its high watermark for good (found by internal/replsim).
+	// And synced must not exceed the new size, or a roll would skip the
+	// sync of data appended since.
 	if err := last.file.Sync(); err != nil {
 		return err
 	}

@@ -143,8 +143,13 @@ func (p *Partition) ReadForFollower(f FollowerFetch) (FollowerRead, error) {
 	leo := p.log.LogEndOffset()
 	res.HighWatermark, res.LastStableOffset, res.LogStartOffset = p.log.HighWatermark(), p.log.LastStableOffset(), p.log.LogStartOffset()
 	if f.LastFetchedEpoch >= 0 {
+		// An epoch ending at or below the log start is one whose records,
+		// and place in the lineage, this leader deleted: it cannot vouch
+		// for what the follower holds there, which may be another
+		// history, and answers a divergence, so the follower restarts its
+		// log at the log start (found by internal/replsim).
 		e, end := p.log.EndOffsetForEpoch(f.LastFetchedEpoch)
-		if e >= 0 && (e < f.LastFetchedEpoch || end < f.FetchOffset) {
+		if e >= 0 && (e < f.LastFetchedEpoch || end < f.FetchOffset || end <= res.LogStartOffset) {
 			res.DivergingEpoch, res.DivergingEndOffset = e, end
 			return res, nil
 		}

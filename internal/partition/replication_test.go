@@ -111,6 +111,11 @@ func (rs *replicaSet) fetch(id int32) FollowerRead {
 		return res
 	case err != nil:
 		rs.t.Fatalf("fetch by %d: %v", id, err)
+	case res.DivergingEndOffset >= 0 && res.DivergingEndOffset <= res.LogStartOffset:
+		if err := f.RestartDiverged(pos, res.LogStartOffset); err != nil {
+			rs.t.Fatal(err)
+		}
+		return res
 	case res.DivergingEpoch >= 0:
 		if _, err := f.TruncateDiverged(pos, res.DivergingEpoch, res.DivergingEndOffset); err != nil {
 			rs.t.Fatal(err)
