@@ -100,10 +100,11 @@ func TestRefusedExpansionKeepsCountingTheJoiningFollower(t *testing.T) {
 }
 
 // DeleteRecords may move the leader's log start inside a batch. A follower
-// whose diverged tail is cut back to that log start (where its own log has
-// a batch boundary) then fetches from inside the leader's batch: all it
-// holds is below the leader's log start, deleted there, so it starts its
-// log afresh at the batch instead of refusing it on every fetch.
+// with a diverged tail whose last epoch the leader has deleted must not be
+// cut back to that log start (a batch boundary in its own log but not in
+// the leader's), and then refuse, on every fetch, the leader's batch from
+// below it: the leader answers a divergence at its log start, and the
+// follower restarts its log there.
 func TestFollowerCatchesUpFromInsideTheLeadersFirstBatch(t *testing.T) {
 	rs := newReplicaSet(t, 3)
 	rs.elect(1, 1, 2, 3)

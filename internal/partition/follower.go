@@ -71,16 +71,10 @@ func (p *Partition) AppendFetched(pos FetchPosition, batches []byte, leaderHW, l
 		case err != nil:
 			return info, fmt.Errorf("partition %s: fetched batches: %w", p.tp, err)
 		case b.BaseOffset() == pos.FetchOffset:
-		case b.BaseOffset() < pos.FetchOffset && b.LastOffset() >= pos.FetchOffset &&
-			(pos.FetchOffset == p.log.LogStartOffset() || pos.FetchOffset == leaderLogStart):
-			// The fetch offset is inside the leader's first batch: its log
-			// start was moved there by DeleteRecords. This log is empty
-			// from there, or holds only what is below the leader's log
-			// start, deleted there (a diverged tail cut back to the
-			// leader's log start, a batch boundary here but not there:
-			// refusing the batch stalled the follower for good; found by
-			// internal/replsim). Start it afresh at the batch, then move
-			// the log start back up below.
+		case b.BaseOffset() < pos.FetchOffset && b.LastOffset() >= pos.FetchOffset && pos.FetchOffset == p.log.LogStartOffset():
+			// An empty log starting inside the leader's first batch (its
+			// log start was moved there by DeleteRecords): start it at
+			// the batch, then move the log start back up below.
 			if err := p.log.TruncateFullyAndStartAt(b.BaseOffset()); err != nil {
 				return info, storageErr(err)
 			}
