@@ -1,0 +1,5 @@
+//go:build !race
+
+package replsim
+
+const raceEnabled = false
