@@ -12,6 +12,10 @@ package controller
 //     broker that asks to shut down enters controlled shutdown, its
 //     leaderships move away, and once it leads nothing it is told to shut
 //     down (and fenced). A stale epoch is STALE_BROKER_EPOCH.
+//   - A controller that is not the active one answers all of these
+//     NOT_CONTROLLER before looking at its image, which may lag the log
+//     (a restarted former leader still replaying it): a STALE_BROKER_EPOCH
+//     from it would send a healthy broker to register again, fenced.
 //   - A broker that sends no heartbeat for broker.session.timeout.ms is
 //     fenced by FenceStaleBrokers, run by the active controller's clock.
 //
@@ -40,6 +44,9 @@ func (c *Controller) sessionTimeout() time.Duration { return c.cfg.Static.Broker
 func (c *Controller) RegisterBroker(req *kmsg.BrokerRegistrationRequest, now time.Time) (int64, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if err := c.requireActive(); err != nil {
+		return 0, err
+	}
 	if req.ClusterID != c.cfg.ClusterID {
 		return 0, topicErr(kerr.InconsistentClusterID, "Expected cluster ID %s, but got cluster ID %s", c.cfg.ClusterID, req.ClusterID)
 	}
@@ -98,6 +105,9 @@ func (c *Controller) RegisterBroker(req *kmsg.BrokerRegistrationRequest, now tim
 func (c *Controller) BrokerHeartbeat(req *kmsg.BrokerHeartbeatRequest, now time.Time) (*kmsg.BrokerHeartbeatResponse, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if err := c.requireActive(); err != nil {
+		return nil, err
+	}
 	resp := kmsg.NewPtrBrokerHeartbeatResponse()
 	img := c.Image()
 	b := img.Brokers[req.BrokerID]

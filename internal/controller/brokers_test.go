@@ -1,13 +1,16 @@
 package controller
 
 import (
+	"errors"
 	"slices"
 	"testing"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"weir/internal/metadata"
+	"weir/internal/quorum"
 )
 
 func partitionsOf(h *harness, topic string) []*metadata.Partition {
@@ -112,5 +115,49 @@ func TestSeveralBrokersFencedAtOnce(t *testing.T) {
 	p := partitionsOf(h, "m")[0]
 	if p.Leader != 3 || !slices.Equal(p.ISR, []int32{3}) {
 		t.Fatalf("leader %d ISR %v, want 3 and [3]", p.Leader, p.ISR)
+	}
+}
+
+// A controller that is not the active one answers a broker's registration,
+// heartbeat and producer id request with NOT_CONTROLLER, whatever its own
+// image says: its image may lag (a former active controller restarted and
+// still replaying the log), and a STALE_BROKER_EPOCH from it would make a
+// healthy broker re-register, fenced, with its leaderships moved away.
+func TestInactiveControllerAnswersBrokersNotController(t *testing.T) {
+	h := newCluster(t, 2, nil)
+	h.q.inactive = true
+	hb := kmsg.NewPtrBrokerHeartbeatRequest()
+	hb.BrokerID, hb.BrokerEpoch, hb.CurrentMetadataOffset = 1, h.epochs[1], 1<<40
+	if _, err := h.c.BrokerHeartbeat(hb, testNow); !errors.Is(err, quorum.ErrNotLeader) {
+		t.Errorf("heartbeat with the current epoch: %v, want NOT_CONTROLLER", err)
+	}
+	// An epoch this controller has not applied yet.
+	hb.BrokerEpoch = h.q.end + 10
+	if _, err := h.c.BrokerHeartbeat(hb, testNow); !errors.Is(err, quorum.ErrNotLeader) {
+		t.Errorf("heartbeat with an epoch beyond this image: %v, want NOT_CONTROLLER", err)
+	}
+	hb.BrokerID = 7
+	if _, err := h.c.BrokerHeartbeat(hb, testNow); !errors.Is(err, quorum.ErrNotLeader) {
+		t.Errorf("heartbeat of a broker this image lacks: %v, want NOT_CONTROLLER", err)
+	}
+	if _, _, err := h.c.AllocateProducerIDs(7, h.q.end+10); !errors.Is(err, quorum.ErrNotLeader) {
+		t.Errorf("producer ids for a broker this image lacks: %v, want NOT_CONTROLLER", err)
+	}
+	// Another incarnation of a live broker: not this controller's call.
+	req := kmsg.NewPtrBrokerRegistrationRequest()
+	req.BrokerID, req.ClusterID, req.IncarnationID = 1, testClusterID, [16]byte{9}
+	if _, err := h.c.RegisterBroker(req, testNow); !errors.Is(err, quorum.ErrNotLeader) {
+		t.Errorf("registration: %v, want NOT_CONTROLLER", err)
+	}
+
+	// Active again: the same requests are answered from the image.
+	h.q.inactive = false
+	hb.BrokerID, hb.BrokerEpoch = 1, h.epochs[1]
+	if _, err := h.c.BrokerHeartbeat(hb, testNow); err != nil {
+		t.Errorf("heartbeat at the active controller: %v", err)
+	}
+	hb.BrokerID = 7
+	if _, err := h.c.BrokerHeartbeat(hb, testNow); !errors.Is(err, kerr.StaleBrokerEpoch) {
+		t.Errorf("heartbeat of an unknown broker at the active controller: %v", err)
 	}
 }

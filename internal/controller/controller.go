@@ -145,6 +145,9 @@ const ProducerIDBlockSize = 1000
 func (c *Controller) AllocateProducerIDs(broker int32, epoch int64) (int64, int32, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if err := c.requireActive(); err != nil {
+		return 0, 0, err
+	}
 	img := c.Image()
 	if b := img.Brokers[broker]; b == nil || b.Epoch != epoch {
 		return 0, 0, kerr.StaleBrokerEpoch
