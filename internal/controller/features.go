@@ -20,9 +20,9 @@ type FeatureRange struct{ Min, Max int16 }
 
 // SupportedFeatures are the features weir knows and their levels.
 var SupportedFeatures = map[string]FeatureRange{
-	"metadata.version": {Min: 7, Max: MetadataVersion},
-	"group.version":    {Min: 0, Max: GroupVersion},
-	metadata.ELRFeature:         {Min: 0, Max: 1},
+	"metadata.version":  {Min: 7, Max: MetadataVersion},
+	"group.version":     {Min: 0, Max: GroupVersion},
+	metadata.ELRFeature: {Min: 0, Max: 1},
 }
 
 // UpdateFeatures upgrade types (UpdateFeatures v1+; v0's AllowDowngrade

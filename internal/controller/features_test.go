@@ -148,4 +148,3 @@ func TestELRAfterAllReplicasFail(t *testing.T) {
 		}
 	}
 }
-
