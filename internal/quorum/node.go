@@ -72,9 +72,10 @@ type Node struct {
 	rn   *raft.RawNode
 	subs []func(Committed) error
 
-	recv  chan *pb.Message
-	props chan *proposal
-	done  chan struct{}
+	recv   chan *pb.Message
+	props  chan *proposal
+	resign chan struct{}
+	done   chan struct{}
 
 	// Owned by the loop goroutine.
 	pending      map[int64]*proposal
@@ -148,7 +149,7 @@ func Open(cfg Config) (*Node, error) {
 	if err != nil {
 		return nil, err
 	}
-	n := &Node{cfg: cfg, lg: cfg.Logger, rl: rl, recv: make(chan *pb.Message, 1024), props: make(chan *proposal, 64),
+	n := &Node{cfg: cfg, lg: cfg.Logger, rl: rl, recv: make(chan *pb.Message, 1024), props: make(chan *proposal, 64), resign: make(chan struct{}, 1),
 		done: make(chan struct{}), pending: map[int64]*proposal{}, lastHeard: map[uint64]time.Time{},
 		lastCaughtUp: map[uint64]time.Time{}, lastSnap: time.Now()}
 	n.status.Leader = -1
@@ -240,8 +241,53 @@ func (n *Node) Run(ctx context.Context) error {
 			rn.Step(m)
 		case p := <-n.props:
 			n.propose(p)
+		case <-n.resign:
+			n.transferLeadership()
 		}
 	}
+}
+
+// Resign hands the quorum's leadership to the most caught-up other voter
+// that is reachable, as a controller shutting down cleanly does, so that
+// the others need not wait for an election timeout. It returns once this
+// node is no longer the leader, or when ctx ends; on a follower it
+// returns at once.
+func (n *Node) Resign(ctx context.Context) {
+	if !n.Status().Active {
+		return
+	}
+	select {
+	case n.resign <- struct{}{}:
+	default: // a transfer was asked for already
+	}
+	t := time.NewTicker(10 * time.Millisecond)
+	defer t.Stop()
+	for n.Status().Active {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}
+
+// transferLeadership starts the transfer Resign asks for.
+func (n *Node) transferLeadership() {
+	st := n.rn.Status()
+	if st.RaftState != raft.StateLeader || st.LeadTransferee != 0 {
+		return
+	}
+	var to, match uint64
+	for id, pr := range st.Progress {
+		if id != st.ID && pr.RecentActive && (to == 0 || pr.Match > match) {
+			to, match = id, pr.Match
+		}
+	}
+	if to == 0 {
+		return // no other voter to take over
+	}
+	n.lg.Info("resigning the metadata quorum leadership", "to", nodeID(to))
+	n.rn.TransferLeader(to)
 }
 
 func (n *Node) propose(p *proposal) {

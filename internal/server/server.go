@@ -528,6 +528,14 @@ func (s *Server) stopNode(crash bool) error {
 			}
 			s.lifecycle.close()
 		}
+		if s.quorum != nil && !crash {
+			// The active controller hands over before it goes, as
+			// Kafka's resigns, rather than leave the others an election
+			// timeout without one.
+			ctx, cancel := context.WithTimeout(context.Background(), 2*s.cfg.QuorumElectionTimeout)
+			s.quorum.Resign(ctx)
+			cancel()
+		}
 		if crash && s.quorum != nil {
 			s.quorum.Abandon()
 		}
