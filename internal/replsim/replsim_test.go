@@ -33,9 +33,12 @@ var regressionSeeds = []uint64{
 	// A follower diverged at or below the leader's log start (DeleteRecords
 	// took the leader's epochs there) kept another history below it, and
 	// its producer state: fetcher.Apply restarts its log at the log start
-	// (Partition.RestartDiverged), and the leader reports such a
-	// divergence even when the follower's log ends right at its log start.
+	// (Partition.RestartDiverged)...
 	5, 227,
+	// ...and the leader reports such a divergence even when the follower's
+	// log ends right at its log start (there, inside a batch of the
+	// leader's, the follower refused that batch on every fetch).
+	23501, 28871,
 }
 
 func TestReplSim(t *testing.T) {
