@@ -72,7 +72,7 @@ client:
   linger.ms                franz-go default 10
   batch.size               largest batch in bytes (franz-go default ~1 MB)
   buffer.memory            bytes buffered before produce calls block
-                           (franz-go default: 50000 records, no byte limit)
+                           (default 33554432, as Kafka; no limit on records)
   compression.type         none (default), gzip, snappy, lz4, zstd, plus
                            compression.{gzip,lz4,zstd}.level
   max.request.size, request.timeout.ms, delivery.timeout.ms, retries,

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"sort"
 	"strconv"
@@ -263,9 +264,10 @@ type ClientConfig struct {
 
 // ProducerOptions maps Kafka producer properties onto kgo options.
 //
-// Properties that are not given keep franz-go's defaults, with three
+// Properties that are not given keep franz-go's defaults, with four
 // exceptions that keep Kafka's meaning: compression.type defaults to none,
-// max.in.flight.requests.per.connection to 5, and idempotence is turned off
+// max.in.flight.requests.per.connection to 5, buffer.memory to 32 MiB (and
+// no limit on the number of buffered records), and idempotence is turned off
 // on its own when acks is not all unless enable.idempotence=true was asked
 // for (which is then an error, as in Kafka).
 func ProducerOptions(p Props) (ClientConfig, error) {
@@ -316,9 +318,15 @@ func ProducerOptions(p Props) (ClientConfig, error) {
 	if n, ok := r.int("batch.size", 1); ok {
 		opts = append(opts, kgo.ProducerBatchMaxBytes(int32(min(n, 1<<30))))
 	}
+	// The buffer is bounded by bytes only, 32 MiB unless buffer.memory says
+	// otherwise, as Kafka's producer bounds it (franz-go's default is
+	// 10,000 records, far less for large records, which would cap
+	// acks=all throughput at that many records per round trip).
+	buffer := int64(32 << 20)
 	if n, ok := r.int("buffer.memory", 1); ok {
-		opts = append(opts, kgo.MaxBufferedBytes(int(n)))
+		buffer = n
 	}
+	opts = append(opts, kgo.MaxBufferedBytes(int(buffer)), kgo.MaxBufferedRecords(math.MaxInt32))
 	if n, ok := r.int("max.request.size", 1); ok {
 		opts = append(opts, kgo.BrokerMaxWriteBytes(int32(min(n, 1<<30))))
 	}
