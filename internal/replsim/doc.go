@@ -37,6 +37,12 @@
 // back in the ISR) at a time, and never the last healthy ISR member. A share
 // of seeds ("chaos") drops that guard and allows unclean leader election;
 // there the durability checks relax once data loss becomes legitimate.
+// Outside chaos seeds, registrations and heartbeats are lost only to cut
+// links (random loss would fence healthy brokers behind the guard's back).
+// In every seed an AlterPartition request reaches the controller before
+// its sender gives up and sends it again, or never: weir, like Kafka,
+// takes INELIGIBLE_REPLICA to mean the change was not applied, which an
+// earlier send applied after the refused retry would contradict.
 //
 // Not modelled: the Raft quorum itself (one always-available controller
 // whose failover only resets the sessions), more than one partition or
