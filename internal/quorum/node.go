@@ -74,7 +74,7 @@ type Node struct {
 
 	recv   chan *pb.Message
 	props  chan *proposal
-	resign chan struct{}
+	resign chan chan bool
 	done   chan struct{}
 
 	// Owned by the loop goroutine.
@@ -149,7 +149,7 @@ func Open(cfg Config) (*Node, error) {
 	if err != nil {
 		return nil, err
 	}
-	n := &Node{cfg: cfg, lg: cfg.Logger, rl: rl, recv: make(chan *pb.Message, 1024), props: make(chan *proposal, 64), resign: make(chan struct{}, 1),
+	n := &Node{cfg: cfg, lg: cfg.Logger, rl: rl, recv: make(chan *pb.Message, 1024), props: make(chan *proposal, 64), resign: make(chan chan bool),
 		done: make(chan struct{}), pending: map[int64]*proposal{}, lastHeard: map[uint64]time.Time{},
 		lastCaughtUp: map[uint64]time.Time{}, lastSnap: time.Now()}
 	n.status.Leader = -1
@@ -241,8 +241,8 @@ func (n *Node) Run(ctx context.Context) error {
 			rn.Step(m)
 		case p := <-n.props:
 			n.propose(p)
-		case <-n.resign:
-			n.transferLeadership()
+		case started := <-n.resign:
+			started <- n.transferLeadership()
 		}
 	}
 }
@@ -250,15 +250,25 @@ func (n *Node) Run(ctx context.Context) error {
 // Resign hands the quorum's leadership to the most caught-up other voter
 // that is reachable, as a controller shutting down cleanly does, so that
 // the others need not wait for an election timeout. It returns once this
-// node is no longer the leader, or when ctx ends; on a follower it
-// returns at once.
+// node is no longer the leader, or when ctx ends; at once on a follower,
+// a single voter, or a leader that no other voter has heard from lately.
 func (n *Node) Resign(ctx context.Context) {
 	if !n.Status().Active {
 		return
 	}
+	started := make(chan bool, 1)
 	select {
-	case n.resign <- struct{}{}:
-	default: // a transfer was asked for already
+	case n.resign <- started:
+	case <-ctx.Done():
+		return
+	}
+	select {
+	case ok := <-started:
+		if !ok {
+			return
+		}
+	case <-ctx.Done():
+		return
 	}
 	t := time.NewTicker(10 * time.Millisecond)
 	defer t.Stop()
@@ -271,11 +281,15 @@ func (n *Node) Resign(ctx context.Context) {
 	}
 }
 
-// transferLeadership starts the transfer Resign asks for.
-func (n *Node) transferLeadership() {
+// transferLeadership starts the transfer Resign asks for and reports
+// whether one is under way.
+func (n *Node) transferLeadership() bool {
 	st := n.rn.Status()
-	if st.RaftState != raft.StateLeader || st.LeadTransferee != 0 {
-		return
+	if st.RaftState != raft.StateLeader {
+		return false
+	}
+	if st.LeadTransferee != 0 {
+		return true
 	}
 	var to, match uint64
 	for id, pr := range st.Progress {
@@ -284,10 +298,11 @@ func (n *Node) transferLeadership() {
 		}
 	}
 	if to == 0 {
-		return // no other voter to take over
+		return false // no other voter to take over
 	}
 	n.lg.Info("resigning the metadata quorum leadership", "to", nodeID(to))
 	n.rn.TransferLeader(to)
+	return true
 }
 
 func (n *Node) propose(p *proposal) {
