@@ -111,11 +111,21 @@ func TestTransactionsCommand(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	out, _, err := runWeirCmd(t, "transactions", "--bootstrap-server", n.Addr, "list")
-	if err != nil {
-		t.Fatal(err)
+	// EndTxn answers once the commit is prepared; the markers, and
+	// CompleteCommit, follow.
+	var out string
+	var rows [][]string
+	var err error
+	for deadline := time.Now().Add(10 * time.Second); ; {
+		if out, _, err = runWeirCmd(t, "transactions", "--bootstrap-server", n.Addr, "list"); err != nil {
+			t.Fatal(err)
+		}
+		rows = tableRows(out)
+		if len(rows) != 2 || rows[1][3] != "PrepareCommit" || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
-	rows := tableRows(out)
 	if len(rows) != 2 || strings.Join(rows[0], " ") != "TransactionalId Coordinator ProducerId TransactionState" ||
 		rows[1][0] != "ok-txn" || rows[1][1] != "1" || rows[1][3] != "CompleteCommit" {
 		t.Fatalf("list printed:\n%s", out)
