@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 )
@@ -52,6 +53,20 @@ func txcTags(recs []*kgo.Record) map[string]int {
 	return out
 }
 
+// txcSettled describes id until its transaction is no longer being
+// prepared: EndTxn answers once the commit or abort is prepared, and
+// CompleteCommit/CompleteAbort follow once its markers are written.
+func txcSettled(t *testing.T, ctx context.Context, adm *kadm.Client, id string) (kadm.DescribedTransactions, error) {
+	t.Helper()
+	for {
+		ds, err := adm.DescribeTransactions(ctx, id)
+		if err != nil || ctx.Err() != nil || !strings.HasPrefix(ds[id].State, "Prepare") {
+			return ds, err
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
 func TestTxnFranzCommitAbort(t *testing.T) {
 	n := cliNode(t, nil)
 	ctx := cliCtx(t)
@@ -72,7 +87,7 @@ func TestTxnFranzCommitAbort(t *testing.T) {
 		t.Fatalf("read_uncommitted consumed %v, want all 90", got)
 	}
 
-	ds, err := adm.DescribeTransactions(ctx, "txc-1")
+	ds, err := txcSettled(t, ctx, adm, "txc-1")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -123,7 +138,7 @@ func TestTxnFranzFencing(t *testing.T) {
 	if got["fresh"] != 10 || len(got) != 1 {
 		t.Fatalf("read_committed consumed %v, want the new producer's 10 only", got)
 	}
-	d, err := adm.DescribeTransactions(ctx, "txc-fence")
+	d, err := txcSettled(t, ctx, adm, "txc-fence")
 	if err != nil || d["txc-fence"].ProducerEpoch != 2 || d["txc-fence"].State != "CompleteCommit" {
 		t.Fatalf("after fencing: %+v %v (want epoch 2: the abort's, then the new producer's)", d, err)
 	}

@@ -70,7 +70,7 @@ func TestSaramaTransactionalProducer(t *testing.T) {
 			if got["c1"] != 20 || got["c2"] != 20 || got["a1"] != 0 {
 				t.Fatalf("read_committed consumed %v, want c1 and c2 only", got)
 			}
-			d, err := adm.DescribeTransactions(ctx, cfg.Producer.Transaction.ID)
+			d, err := txcSettled(t, ctx, adm, cfg.Producer.Transaction.ID)
 			if err != nil || d[cfg.Producer.Transaction.ID].State != "CompleteCommit" {
 				t.Fatalf("DescribeTransactions: %+v %v", d, err)
 			}
