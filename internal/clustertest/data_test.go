@@ -45,11 +45,17 @@ func TestKilledNodeKeepsAcknowledgedRecords(t *testing.T) {
 			}
 			return nil
 		})
+		// Every node's metadata catches up with the elections in a moment;
+		// until then a client may be told LEADER_NOT_AVAILABLE.
 		adm := kadm.NewClient(c.Client(t))
-		ends, err := adm.ListEndOffsets(ctx, "acked")
-		if err != nil {
-			t.Fatal(err)
-		}
+		var ends kadm.ListedOffsets
+		Eventually(t, 10*time.Second, "every partition's end offset", func() error {
+			var err error
+			if ends, err = adm.ListEndOffsets(ctx, "acked"); err != nil {
+				return err
+			}
+			return ends.Error()
+		})
 		ends.Each(func(o kadm.ListedOffset) {
 			if o.Err != nil || o.Offset != 100 {
 				t.Errorf("after node %d crashed and restarted, acked-%d ends at %d (%v), want 100", victim, o.Partition, o.Offset, o.Err)
