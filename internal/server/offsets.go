@@ -1,7 +1,6 @@
 package server
 
 import (
-	"errors"
 	"fmt"
 	"time"
 
@@ -83,49 +82,13 @@ func (o *offsetsLog) ReadAll(p int32) ([]group.LogRecord, error) {
 	if part == nil {
 		return nil, kerr.NotLeaderForPartition
 	}
-	l := part.Log()
-	end := part.HighWatermark()
 	var out []group.LogRecord
-	for offset := l.LogStartOffset(); offset < end; {
-		data, err := l.ReadBytes(offset, 1<<20, end)
-		if err != nil {
-			return nil, err
-		}
-		if len(data) == 0 {
-			break
-		}
-		progressed := false
-		for len(data) > 0 {
-			b, rest, err := record.Next(data)
-			if errors.Is(err, record.ErrShort) {
-				break
-			}
-			if err != nil {
-				return nil, err
-			}
-			data, progressed = rest, true
-			offset = b.NextOffset()
-			attrs := b.Attributes()
-			raw, err := b.Decoded(nil, 1<<30)
-			if err != nil {
-				return nil, err
-			}
-			it := record.NewRecords(raw, b.NumRecords())
-			for r, ok := it.Next(); ok; r, ok = it.Next() {
-				if b.BaseOffset()+int64(r.OffsetDelta) < l.LogStartOffset() {
-					continue
-				}
-				out = append(out, group.LogRecord{Record: group.Record{Key: r.Key, Value: r.Value},
-					Offset: b.BaseOffset() + int64(r.OffsetDelta), Transactional: attrs.Transactional(),
-					Control: attrs.Control(), ProducerID: b.ProducerID()})
-			}
-			if err := it.Err(); err != nil {
-				return nil, err
-			}
-		}
-		if !progressed {
-			return nil, fmt.Errorf("__consumer_offsets-%d: no whole batch at offset %d", p, offset)
-		}
-	}
-	return out, nil
+	err := scanRecords(fmt.Sprintf("__consumer_offsets-%d", p), part.Log(), part.HighWatermark(), func(b record.Batch, r *record.Record) error {
+		attrs := b.Attributes()
+		out = append(out, group.LogRecord{Record: group.Record{Key: r.Key, Value: r.Value},
+			Offset: b.BaseOffset() + int64(r.OffsetDelta), Transactional: attrs.Transactional(),
+			Control: attrs.Control(), ProducerID: b.ProducerID()})
+		return nil
+	})
+	return out, err
 }

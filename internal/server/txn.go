@@ -116,51 +116,15 @@ func (l *txnStateLog) ReadAll(p int32) ([]txn.Record, error) {
 	if part == nil {
 		return nil, kerr.NotLeaderForPartition
 	}
-	lg := part.Log()
-	end := lg.LogEndOffset()
 	var out []txn.Record
-	for offset := lg.LogStartOffset(); offset < end; {
-		data, err := lg.ReadBytes(offset, 1<<20, end)
-		if err != nil {
-			return nil, err
+	name := fmt.Sprintf("%s-%d", kafka.TransactionStateTopic, p)
+	err := scanRecords(name, part.Log(), part.Log().LogEndOffset(), func(b record.Batch, r *record.Record) error {
+		if !b.Attributes().Control() {
+			out = append(out, txn.Record{Key: r.Key, Value: r.Value})
 		}
-		if len(data) == 0 {
-			break
-		}
-		progressed := false
-		for len(data) > 0 {
-			b, rest, err := record.Next(data)
-			if errors.Is(err, record.ErrShort) {
-				break
-			}
-			if err != nil {
-				return nil, err
-			}
-			data, progressed = rest, true
-			offset = b.NextOffset()
-			if b.Attributes().Control() {
-				continue
-			}
-			raw, err := b.Decoded(nil, 1<<30)
-			if err != nil {
-				return nil, err
-			}
-			it := record.NewRecords(raw, b.NumRecords())
-			for r, ok := it.Next(); ok; r, ok = it.Next() {
-				if b.BaseOffset()+int64(r.OffsetDelta) < lg.LogStartOffset() {
-					continue
-				}
-				out = append(out, txn.Record{Key: r.Key, Value: r.Value})
-			}
-			if err := it.Err(); err != nil {
-				return nil, err
-			}
-		}
-		if !progressed {
-			return nil, fmt.Errorf("%s-%d: no whole batch at offset %d", kafka.TransactionStateTopic, p, offset)
-		}
-	}
-	return out, nil
+		return nil
+	})
+	return out, err
 }
 
 // txnCluster is the rest of the broker as the coordinator sees it.
