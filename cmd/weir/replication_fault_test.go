@@ -130,19 +130,21 @@ func (n *faultNode) isr(topic string) (brokers int, leaders []int32, isrs [][]in
 }
 
 // healthy checks that every node sees all brokers, and every partition of
-// the topic led and fully in sync.
-func healthy(nodes []*faultNode) error {
+// the topics led and fully in sync.
+func healthy(nodes []*faultNode, topics ...string) error {
 	for _, n := range nodes {
-		brokers, leaders, isrs, err := n.isr(faultTopic)
-		if err != nil {
-			return fmt.Errorf("node %d: %w", n.id, err)
-		}
-		if brokers != len(nodes) {
-			return fmt.Errorf("node %d sees %d brokers", n.id, brokers)
-		}
-		for p := range leaders {
-			if leaders[p] < 0 || len(isrs[p]) != len(nodes) {
-				return fmt.Errorf("node %d: partition %d has leader %d, ISR %v", n.id, p, leaders[p], isrs[p])
+		for _, topic := range topics {
+			brokers, leaders, isrs, err := n.isr(topic)
+			if err != nil {
+				return fmt.Errorf("node %d, %s: %w", n.id, topic, err)
+			}
+			if brokers != len(nodes) {
+				return fmt.Errorf("node %d sees %d brokers", n.id, brokers)
+			}
+			for p := range leaders {
+				if leaders[p] < 0 || len(isrs[p]) != len(nodes) {
+					return fmt.Errorf("node %d: %s-%d has leader %d, ISR %v", n.id, topic, p, leaders[p], isrs[p])
+				}
 			}
 		}
 	}
@@ -163,13 +165,13 @@ func waitFor(within time.Duration, cond func() error) error {
 }
 
 // keepLogsOnFailure saves every node's output and the clients' logs when
-// the test fails.
-func keepLogsOnFailure(t *testing.T, seed uint64, nodes []*faultNode, clientLog *lockedBuffer) {
+// the test fails, in a directory named for the test (name) and its seed.
+func keepLogsOnFailure(t *testing.T, name string, seed uint64, nodes []*faultNode, clientLog *lockedBuffer) {
 	t.Cleanup(func() {
 		if !t.Failed() {
 			return
 		}
-		dir, err := os.MkdirTemp("", fmt.Sprintf("weir-replication-fault-%d-", seed))
+		dir, err := os.MkdirTemp("", fmt.Sprintf("weir-%s-%d-", name, seed))
 		if err != nil {
 			t.Logf("keeping logs: %v", err)
 			return
@@ -185,11 +187,13 @@ func keepLogsOnFailure(t *testing.T, seed uint64, nodes []*faultNode, clientLog 
 	})
 }
 
-func faultSeed(t *testing.T) uint64 {
-	if s := os.Getenv("WEIR_FAULT_SEED"); s != "" {
+// faultSeed is the seed of a fault schedule: the environment variable
+// env's, which replays a logged run, else a new one.
+func faultSeed(t *testing.T, env string) uint64 {
+	if s := os.Getenv(env); s != "" {
 		seed, err := strconv.ParseUint(s, 10, 64)
 		if err != nil {
-			t.Fatalf("WEIR_FAULT_SEED: %v", err)
+			t.Fatalf("%s: %v", env, err)
 		}
 		return seed
 	}
@@ -201,7 +205,7 @@ func TestReplicationSurvivesProcessFaults(t *testing.T) {
 	if testing.Short() {
 		t.Skip("a minute of faults")
 	}
-	seed := faultSeed(t)
+	seed := faultSeed(t, "WEIR_FAULT_SEED")
 	t.Logf("fault schedule seed %d (WEIR_FAULT_SEED=%d replays it)", seed, seed)
 	rng := rand.New(rand.NewPCG(seed, seed^0x5eed))
 	began := time.Now()
@@ -216,7 +220,7 @@ func TestReplicationSurvivesProcessFaults(t *testing.T) {
 		nodes = append(nodes, &faultNode{clusterNode: cn, cl: cl})
 	}
 	var clientLog lockedBuffer
-	keepLogsOnFailure(t, seed, nodes, &clientLog)
+	keepLogsOnFailure(t, "replication-fault", seed, nodes, &clientLog)
 	var addrs []string
 	for _, n := range nodes {
 		n.start(t)
@@ -239,7 +243,7 @@ func TestReplicationSurvivesProcessFaults(t *testing.T) {
 	}); err != nil {
 		t.Fatalf("creating the topic: %v", err)
 	}
-	if err := waitFor(30*time.Second, func() error { return healthy(nodes) }); err != nil {
+	if err := waitFor(30*time.Second, func() error { return healthy(nodes, faultTopic) }); err != nil {
 		t.Fatalf("the cluster did not come up: %v", err)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
@@ -342,7 +346,7 @@ func TestReplicationSurvivesProcessFaults(t *testing.T) {
 			}
 		}
 		healStart := time.Now()
-		if err := waitFor(45*time.Second, func() error { return healthy(nodes) }); err != nil {
+		if err := waitFor(45*time.Second, func() error { return healthy(nodes, faultTopic) }); err != nil {
 			t.Fatalf("the cluster did not heal within 45 s of fault %d: %v", faults, err)
 		}
 		t.Logf("%6.1fs healed in %v", time.Since(began).Seconds(), time.Since(healStart).Round(time.Millisecond))

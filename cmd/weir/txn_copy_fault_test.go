@@ -27,10 +27,7 @@ import (
 	"fmt"
 	"maps"
 	"math/rand/v2"
-	"os"
-	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -117,63 +114,12 @@ func (c *copyCheck) add(r *kgo.Record) error {
 	return nil
 }
 
-// healthyTopics checks that every node sees all brokers, and every
-// partition of the topics led and fully in sync.
-func healthyTopics(nodes []*faultNode, topics ...string) error {
-	for _, n := range nodes {
-		for _, topic := range topics {
-			brokers, leaders, isrs, err := n.isr(topic)
-			if err != nil {
-				return fmt.Errorf("node %d, %s: %w", n.id, topic, err)
-			}
-			if brokers != len(nodes) {
-				return fmt.Errorf("node %d sees %d brokers", n.id, brokers)
-			}
-			for p := range leaders {
-				if leaders[p] < 0 || len(isrs[p]) != len(nodes) {
-					return fmt.Errorf("node %d: %s-%d has leader %d, ISR %v", n.id, topic, p, leaders[p], isrs[p])
-				}
-			}
-		}
-	}
-	return nil
-}
-
-// keepCopyLogsOnFailure saves every node's output and the clients' logs
-// when the test fails.
-func keepCopyLogsOnFailure(t *testing.T, seed uint64, nodes []*faultNode, clientLog *lockedBuffer) {
-	t.Cleanup(func() {
-		if !t.Failed() {
-			return
-		}
-		dir, err := os.MkdirTemp("", fmt.Sprintf("weir-txn-copy-fault-%d-", seed))
-		if err != nil {
-			t.Logf("keeping logs: %v", err)
-			return
-		}
-		for _, n := range nodes {
-			for i, p := range n.procs {
-				out := "---- stdout\n" + p.stdout.String() + "---- stderr\n" + p.stderr.String()
-				os.WriteFile(filepath.Join(dir, fmt.Sprintf("node%d-run%d.log", n.id, i+1)), []byte(out), 0o644)
-			}
-		}
-		os.WriteFile(filepath.Join(dir, "clients.log"), []byte(clientLog.String()), 0o644)
-		t.Logf("server and client logs kept in %s", dir)
-	})
-}
-
 // TestTransactionalCopySurvivesBounces: see the file comment.
 func TestTransactionalCopySurvivesBounces(t *testing.T) {
 	if testing.Short() {
 		t.Skip("a minute of bounces")
 	}
-	seed := uint64(time.Now().UnixNano())
-	if s := os.Getenv("WEIR_TXN_COPY_SEED"); s != "" {
-		var err error
-		if seed, err = strconv.ParseUint(s, 10, 64); err != nil {
-			t.Fatalf("WEIR_TXN_COPY_SEED: %v", err)
-		}
-	}
+	seed := faultSeed(t, "WEIR_TXN_COPY_SEED")
 	t.Logf("bounce schedule seed %d (WEIR_TXN_COPY_SEED=%d replays it)", seed, seed)
 	rng := rand.New(rand.NewPCG(seed, seed^0x7c0b1))
 	began := time.Now()
@@ -189,7 +135,7 @@ func TestTransactionalCopySurvivesBounces(t *testing.T) {
 		nodes = append(nodes, &faultNode{clusterNode: cn, cl: cl})
 	}
 	var clientLog lockedBuffer
-	keepCopyLogsOnFailure(t, seed, nodes, &clientLog)
+	keepLogsOnFailure(t, "txn-copy-fault", seed, nodes, &clientLog)
 	var seeds []string
 	for _, n := range nodes {
 		n.start(t)
@@ -220,7 +166,7 @@ func TestTransactionalCopySurvivesBounces(t *testing.T) {
 			t.Fatalf("creating %s: %v", topic, err)
 		}
 	}
-	if err := waitFor(30*time.Second, func() error { return healthyTopics(nodes, copyIn, copyOut) }); err != nil {
+	if err := waitFor(30*time.Second, func() error { return healthy(nodes, copyIn, copyOut) }); err != nil {
 		t.Fatalf("the cluster did not come up: %v", err)
 	}
 	t.Logf("%6.1fs cluster up, topics created", at())
@@ -313,7 +259,7 @@ func TestTransactionalCopySurvivesBounces(t *testing.T) {
 	// Before the first bounce, the copiers' group and transaction
 	// coordinators exist and every internal partition is in sync.
 	internal := []string{copyIn, copyOut, "__consumer_offsets", "__transaction_state"}
-	if err := waitFor(30*time.Second, func() error { return healthyTopics(nodes, internal...) }); err != nil {
+	if err := waitFor(30*time.Second, func() error { return healthy(nodes, internal...) }); err != nil {
 		t.Fatalf("the copiers' coordinators did not come up: %v", err)
 	}
 	failed := func() {
@@ -361,7 +307,7 @@ func TestTransactionalCopySurvivesBounces(t *testing.T) {
 		}
 		n.start(t)
 		healStart := time.Now()
-		if err := waitFor(45*time.Second, func() error { return healthyTopics(nodes, internal...) }); err != nil {
+		if err := waitFor(45*time.Second, func() error { return healthy(nodes, internal...) }); err != nil {
 			t.Fatalf("%6.1fs the cluster did not heal within 45 s of bounce %d: %v", at(), bounces, err)
 		}
 		t.Logf("%6.1fs node %d restarted, healed in %v", at(), n.id, time.Since(healStart).Round(time.Millisecond))
