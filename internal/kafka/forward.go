@@ -227,6 +227,10 @@ func (s *Server) notController(req *Request) *Reply {
 		resp := respFor(req).(*kmsg.ListPartitionReassignmentsResponse)
 		resp.ErrorCode, resp.ErrorMessage = code, &msg
 		return done(resp)
+	case *kmsg.UpdateFeaturesRequest:
+		resp := respFor(req).(*kmsg.UpdateFeaturesResponse)
+		resp.ErrorCode, resp.ErrorMessage = code, &msg
+		return done(resp)
 	default:
 		resp := respFor(req).(*kmsg.DescribeQuorumResponse)
 		resp.ErrorCode = kerr.NotLeaderForPartition.Code

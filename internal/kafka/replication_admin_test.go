@@ -200,4 +200,8 @@ func TestReplicationAdminNotController(t *testing.T) {
 	wantCode(t, "AlterPartitionReassignments", w.do(ar).(*kmsg.AlterPartitionAssignmentsResponse).ErrorCode, kerr.NotController)
 	lr := kmsg.NewPtrListPartitionReassignmentsRequest()
 	wantCode(t, "ListPartitionReassignments", w.do(lr).(*kmsg.ListPartitionReassignmentsResponse).ErrorCode, kerr.NotController)
+	uf := kmsg.NewPtrUpdateFeaturesRequest()
+	uf.SetVersion(1)
+	uf.FeatureUpdates = []kmsg.UpdateFeaturesRequestFeatureUpdate{{Feature: "eligible.leader.replicas.version", MaxVersionLevel: 1, UpgradeType: 1}}
+	wantCode(t, "UpdateFeatures", w.do(uf).(*kmsg.UpdateFeaturesResponse).ErrorCode, kerr.NotController)
 }
