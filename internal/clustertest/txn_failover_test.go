@@ -85,10 +85,12 @@ func TestTxnCoordinatorFailoverMidCommit(t *testing.T) {
 		o, _ := offs.Lookup("failover", 0)
 		return o.Offset
 	}
-	time.Sleep(500 * time.Millisecond)
-	if got := lso(); got != 0 {
-		t.Fatalf("last stable offset %d while the markers cannot be written, want 0", got)
-	}
+	Consistently(t, 500*time.Millisecond, "the commit stays unreadable while its markers cannot be written", func() error {
+		if got := lso(); got != 0 {
+			return fmt.Errorf("last stable offset %d, want 0", got)
+		}
+		return nil
+	})
 	ds, err := adm.DescribeTransactions(ctx, id)
 	if err != nil || ds[id].State != "PrepareCommit" {
 		t.Fatalf("before the failover: %+v %v", ds, err)

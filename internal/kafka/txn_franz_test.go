@@ -262,8 +262,13 @@ func TestTxnFranzGroupTransactSession(t *testing.T) {
 	}
 	start("txc-etl-a", 3)
 	stopB := start("txc-etl-b", 5)
-	time.Sleep(500 * time.Millisecond)
-	stopB() // a member leaves mid-stream
+	// A member leaves mid-stream, once transactions are being ended.
+	for ended := 0; ended < 4 && ctx.Err() == nil; time.Sleep(10 * time.Millisecond) {
+		mu.Lock()
+		ended = commits + aborts
+		mu.Unlock()
+	}
+	stopB()
 	start("txc-etl-c", 4)
 
 	reader := cliFranz(t, n.Addr, kgo.ConsumeTopics(out), kgo.FetchIsolationLevel(kgo.ReadCommitted()),
