@@ -128,21 +128,13 @@ func (c *Coordinator) offsetCommit(req Request, r *kmsg.OffsetCommitRequest) {
 	var recs []Record
 	for i, t := range r.Topics {
 		for j, pt := range t.Partitions {
-			metadata := ""
-			if pt.Metadata != nil {
-				metadata = *pt.Metadata
-			}
-			if javaUTF16Len(metadata) > c.cfg.OffsetMetadataMaxBytes {
-				codes[i][j] = errOffsetMetadataTooLarge
+			o, code := c.committedOffset(pt.Offset, pt.LeaderEpoch, pt.Metadata, nowMs, expire)
+			if code != 0 {
+				codes[i][j] = code
 				continue
 			}
-			o := offset{offset: pt.Offset, leaderEpoch: pt.LeaderEpoch, metadata: metadata,
-				commitTimestamp: nowMs, expireTimestamp: expire}
 			if pt.Timestamp != -1 {
 				o.commitTimestamp = pt.Timestamp
-			}
-			if o.leaderEpoch < 0 {
-				o.leaderEpoch = -1
 			}
 			tp := topicPartition{t.Topic, pt.Partition}
 			seq := c.nextSeq()
@@ -556,4 +548,19 @@ func (c *Coordinator) deleteGroup(g *group) []Record {
 	}
 	delete(c.groups, g.id)
 	return recs
+}
+
+// committedOffset is the offset a commit (plain or transactional) states
+// for one partition at nowMs, expiring at expire (-1: never), or
+// OFFSET_METADATA_TOO_LARGE.
+func (c *Coordinator) committedOffset(off int64, leaderEpoch int32, metadata *string, nowMs, expire int64) (offset, int16) {
+	m := ""
+	if metadata != nil {
+		m = *metadata
+	}
+	if javaUTF16Len(m) > c.cfg.OffsetMetadataMaxBytes {
+		return offset{}, errOffsetMetadataTooLarge
+	}
+	return offset{offset: off, leaderEpoch: max(leaderEpoch, -1), metadata: m,
+		commitTimestamp: nowMs, expireTimestamp: expire}, 0
 }

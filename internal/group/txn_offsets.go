@@ -246,18 +246,10 @@ func (c *Coordinator) txnOffsetCommit(req Request, r *kmsg.TxnOffsetCommitReques
 	var recs []Record
 	for i, t := range r.Topics {
 		for j, pt := range t.Partitions {
-			metadata := ""
-			if pt.Metadata != nil {
-				metadata = *pt.Metadata
-			}
-			if javaUTF16Len(metadata) > c.cfg.OffsetMetadataMaxBytes {
-				codes[i][j] = errOffsetMetadataTooLarge
+			o, code := c.committedOffset(pt.Offset, pt.LeaderEpoch, pt.Metadata, nowMs, -1)
+			if code != 0 {
+				codes[i][j] = code
 				continue
-			}
-			o := offset{offset: pt.Offset, leaderEpoch: pt.LeaderEpoch, metadata: metadata,
-				commitTimestamp: nowMs, expireTimestamp: -1}
-			if o.leaderEpoch < 0 {
-				o.leaderEpoch = -1
 			}
 			tp := topicPartition{t.Topic, pt.Partition}
 			stage = append(stage, staged{tp, o, c.nextSeq()})
