@@ -116,9 +116,14 @@ func TestLeaderKilledFollowerTakesOver(t *testing.T) {
 
 func ptr(s string) *string { return &s }
 
-// partitionState is partition p of topic as node i's image has it.
+// partitionState is partition p of topic as node i's image has it
+// (leader -2 and epoch -1 while the image does not have it).
 func partitionState(c *Cluster, i int, topic string, p int32) (leader int32, isr []int32, partitionEpoch int32) {
-	mp := c.Node(i).Server.Image().Topics[topic].Partitions[p]
+	t := c.Node(i).Server.Image().Topics[topic]
+	if t == nil || t.Partitions[p] == nil {
+		return -2, nil, -1
+	}
+	mp := t.Partitions[p]
 	return mp.Leader, mp.ISR, mp.PartitionEpoch
 }
 
@@ -143,6 +148,7 @@ func TestLargeRecordDoesNotStallFollowers(t *testing.T) {
 		"replica.lag.time.max.ms": "1500",
 	}})
 	createReplicated(t, c, "big", 1, 3, map[string]*string{"max.message.bytes": ptr("5242880"), "min.insync.replicas": ptr("3")})
+	waitState(t, c, "big", 0, "all in sync", func(_ int32, isr []int32) bool { return len(isr) == 3 })
 	_, _, epoch := partitionState(c, 0, "big", 0)
 	cl := c.Client(t, kgo.DefaultProduceTopic("big"), kgo.RequiredAcks(kgo.AllISRAcks()), kgo.ProducerBatchMaxBytes(5<<20),
 		kgo.ProducerBatchCompression(kgo.NoCompression()))
