@@ -10,11 +10,13 @@
 # the batch; with three it waits until both followers have fetched it.
 #
 # It prints, per topic, the median throughput (MB/s of record values,
-# records/s), the median p50 and p99 produce latency and the median CPU
-# seconds of the three brokers and of the producer per run, then the
-# median ratio RF=3 / RF=1 of the throughputs, checks issue 5's target
-# (RF=3 at least 0.4x the RF=1 throughput) and exits 1 if it is missed. Every run is in results.csv in the work
-# directory, with the nodes' and producers' logs.
+# records/s), the median p50 and p99 produce latency, the median CPU
+# seconds of the three brokers and of the producer per run, and how many
+# of the machine's cores were busy and in I/O wait during the run (so a run
+# that left cores idle shows it), then the median ratio RF=3 / RF=1 of the
+# throughputs, checks issue 5's target (RF=3 at least 0.4x the RF=1
+# throughput) and exits 1 if it is missed. Every run is in results.csv in
+# the work directory, with the nodes' and producers' logs.
 #
 # With --profile, the brokers are sampled with perf(1) during each run and
 # the hottest functions (all three brokers together) go to
@@ -27,7 +29,8 @@
 # against 0.2-0.3 s), and RF=3 writes three times the bytes. A broker in
 # steady state has a full page cache and reuses reclaimed pages; bounding
 # the brokers' memory with a cgroup (v1 or v2, needs root) measures that
-# state on a machine whose memory is mostly free.
+# state on a machine whose memory is mostly free; a warm-up produce fills
+# the cgroup first so that no measured run pays for fresh memory.
 #
 # The three brokers and the producer share this machine's cores, so the
 # numbers compare the two topics under the same conditions; they are not
@@ -40,14 +43,20 @@ usage() {
 usage: bench/replication.sh [options]
 
   --reps N              repetitions (default 1)
-  --records N           records per run (default 1000000)
-  --record-size N       bytes per record value (default 1024)
+  --records N           records per run (default 5000000)
+  --record-size N       bytes per record value (default 100, as in Kafka's
+                        classic producer benchmark; see docs/BENCHMARKS.md
+                        for larger records)
   --partitions N        partitions of each topic (default 3)
   --producer-props P    extra producer properties, space-separated k=v
   --weir-override K=V   extra server.properties key of every node (repeatable)
   --page-cache-limit S  run the brokers in a memory cgroup of S bytes (e.g. 4G)
                         so that their page cache is bounded, as on a broker
                         that has run long enough to fill memory (see below)
+  --warmup N            records produced to an RF=3 topic, not measured,
+                        before the first run (default with --page-cache-limit:
+                        enough to fill the cgroup, so that every measured run
+                        reuses reclaimed pages; else 0)
   --profile             sample the brokers with perf(1) during each run
   --workdir DIR         keep logs, data and results here (default: a temp dir,
                         removed at the end unless --keep)
@@ -60,8 +69,9 @@ EOF
 
 reps=1
 page_cache_limit=""
-records=1000000
-record_size=1024
+warmup=""
+records=5000000
+record_size=100
 partitions=3
 extra_props=""
 weir_overrides=()
@@ -77,6 +87,7 @@ while [[ $# -gt 0 ]]; do
 	--producer-props) extra_props=$2; shift 2 ;;
 	--weir-override) weir_overrides+=("$2"); shift 2 ;;
 	--page-cache-limit) page_cache_limit=$2; shift 2 ;;
+	--warmup) warmup=$2; shift 2 ;;
 	--profile) profile=1; shift ;;
 	--workdir) workdir=$2; shift 2 ;;
 	--keep) keep=1; shift ;;
@@ -89,6 +100,15 @@ die() { echo "replication: $*" >&2; exit 1; }
 for v in reps records record_size partitions; do
 	[[ ${!v} =~ ^[0-9]+$ && ${!v} -ge 1 ]] || die "--${v//_/-} must be a positive number"
 done
+limit_bytes=""
+if [[ -n $page_cache_limit ]]; then
+	limit_bytes=$(numfmt --from=iec "$page_cache_limit") || die "--page-cache-limit: not a size: $page_cache_limit"
+fi
+if [[ -z $warmup ]]; then
+	# RF=3 writes every record three times.
+	if [[ -n $limit_bytes ]]; then warmup=$(( limit_bytes / (3 * record_size) )); else warmup=0; fi
+fi
+[[ $warmup =~ ^[0-9]+$ ]] || die "--warmup must be a number"
 if (( profile )) && ! command -v perf >/dev/null; then
 	die "--profile needs perf(1)"
 fi
@@ -159,6 +179,12 @@ brokers_cpu() {
 	echo "$total"
 }
 
+# machine_cpu: "busy iowait" CPU seconds of the whole machine so far (all
+# cores; busy is user, nice, system, irq, softirq and steal), from /proc/stat.
+machine_cpu() {
+	awk -v t="$(getconf CLK_TCK)" '$1 == "cpu" { printf "%.2f %.2f\n", ($2 + $3 + $4 + $7 + $8 + $9) / t, $6 / t; exit }' /proc/stat
+}
+
 # The cluster: three combined nodes, formatted with one cluster id.
 cluster_id=$("$bin/weir" storage random-uuid)
 ports=() cports=() voters=""
@@ -188,7 +214,7 @@ done
 # The brokers' memory cgroup, when --page-cache-limit is given.
 cgroup_procs=""
 if [[ -n $page_cache_limit ]]; then
-	bytes=$(numfmt --from=iec "$page_cache_limit") || die "--page-cache-limit: not a size: $page_cache_limit"
+	bytes=$limit_bytes
 	if [[ -d /sys/fs/cgroup/memory ]]; then
 		cgroup=/sys/fs/cgroup/memory/weir-bench-$$
 		mkdir "$cgroup" && echo "$bytes" >"$cgroup/memory.limit_in_bytes" || die "cannot make a memory cgroup (root?)"
@@ -230,7 +256,7 @@ make_topic() {
 
 # run_one RF REP: one produce of $records records to a fresh topic.
 run_one() {
-	local rf=$1 rep=$2 topic plog line cpu0 cpu1
+	local rf=$1 rep=$2 topic plog line cpu0 cpu1 mbusy0 mwait0 mbusy1 mwait1 t0 t1
 	topic=rf$rf-r$rep
 	plog=$workdir/logs/produce-$topic.log
 	if (( rf > 1 )); then
@@ -245,6 +271,8 @@ run_one() {
 		sleep 0.5
 	fi
 	cpu0=$(brokers_cpu)
+	read -r mbusy0 mwait0 < <(machine_cpu)
+	t0=$EPOCHREALTIME
 	# The producer's CPU seconds (user and system) go to $plog.time.
 	# shellcheck disable=SC2086 # extra_props is a list of k=v words
 	if ! { time "$bin/weir" perf produce --bootstrap-server "$bootstrap" --topic "$topic" \
@@ -253,7 +281,9 @@ run_one() {
 		tail -n 20 "$plog" >&2
 		die "produce to $topic failed (log: $plog)"
 	fi
+	t1=$EPOCHREALTIME
 	cpu1=$(brokers_cpu)
+	read -r mbusy1 mwait1 < <(machine_cpu)
 	if [[ -n $perf_pid ]]; then
 		kill -INT "$perf_pid" 2>/dev/null || true
 		wait "$perf_pid" 2>/dev/null || true
@@ -266,15 +296,27 @@ run_one() {
 	line=$(grep ' ms 99.9th\.$' "$plog" | tail -n 1)
 	[[ -n $line ]] || die "no summary line in $plog"
 	awk -v rf="$rf" -v rep="$rep" -v cpu="$(awk -v a="$cpu0" -v b="$cpu1" 'BEGIN { printf "%.2f", b - a }')" \
-		-v pcpu="$(cat "$plog.time")" -F', ' '{
+		-v pcpu="$(cat "$plog.time")" \
+		-v busy="$(awk -v a="$mbusy0" -v b="$mbusy1" -v t0="$t0" -v t1="$t1" 'BEGIN { printf "%.2f", (b - a) / (t1 - t0) }')" \
+		-v wait="$(awk -v a="$mwait0" -v b="$mwait1" -v t0="$t0" -v t1="$t1" 'BEGIN { printf "%.2f", (b - a) / (t1 - t0) }')" \
+		-F', ' '{
 		split($1, n, " "); split($2, r, " "); mb = $2; sub(/.*\(/, "", mb); sub(/ MB.*/, "", mb)
 		split($5, p50, " "); split($7, p99, " "); split(pcpu, pc, " ")
-		printf "%s,%s,%s,%s,%s,%s,%s,%s,%.2f\n", rf, rep, n[1], r[1], mb, p50[1], p99[1], cpu, pc[1] + pc[2]
+		printf "%s,%s,%s,%s,%s,%s,%s,%s,%.2f,%s,%s\n", rf, rep, n[1], r[1], mb, p50[1], p99[1], cpu, pc[1] + pc[2], busy, wait
 	}' <<<"$line" >>"$results"
-	tail -n 1 "$results" | awk -F, '{ printf "  RF=%s rep %s: %10.1f records/s %8.1f MB/s   p50 %4s ms   p99 %5s ms   CPU s: brokers %6.1f, producer %6.1f\n", $1, $2, $4, $5, $6, $7, $8, $9 }'
+	tail -n 1 "$results" | awk -F, '{ printf "  RF=%s rep %s: %10.1f records/s %8.1f MB/s   p50 %4s ms   p99 %5s ms   CPU s: brokers %5.1f, producer %5.1f   cores busy %4.2f, iowait %4.2f\n", $1, $2, $4, $5, $6, $7, $8, $9, $10, $11 }'
 }
 
-echo "rf,rep,records,records_per_s,mb_per_s,p50_ms,p99_ms,brokers_cpu_s,producer_cpu_s" >"$results"
+if (( warmup > 0 )); then
+	echo "replication: warming up with $warmup records (RF=3, not measured)"
+	make_topic warmup 3 min.insync.replicas=2
+	"$bin/weir" perf produce --bootstrap-server "$bootstrap" --topic warmup \
+		--num-records "$warmup" --record-size "$record_size" --throughput -1 \
+		--producer-props acks=-1 >"$workdir/logs/produce-warmup.log" 2>&1 ||
+		{ tail -n 20 "$workdir/logs/produce-warmup.log" >&2; die "warm-up produce failed"; }
+fi
+
+echo "rf,rep,records,records_per_s,mb_per_s,p50_ms,p99_ms,brokers_cpu_s,producer_cpu_s,machine_busy_cores,machine_iowait_cores" >"$results"
 TIMEFORMAT='%U %S'
 echo "replication: $reps rep(s) of $records records of $record_size B, $partitions partitions, acks=all"
 start=$SECONDS
@@ -293,9 +335,9 @@ ratio=$(awk -F, 'NR > 1 { mb[$1, $2] = $5; reps[$2] = 1 } END { for (r in reps) 
 
 echo
 echo "replication: medians of $reps run(s), $(( SECONDS - start )) s; all runs in $results"
-printf '%-8s %12s %9s %8s %8s %15s %16s\n' topic "records/s" "MB/s" "p50 ms" "p99 ms" "brokers CPU s" "producer CPU s"
+printf '%-8s %12s %9s %8s %8s %15s %16s %12s %8s\n' topic "records/s" "MB/s" "p50 ms" "p99 ms" "brokers CPU s" "producer CPU s" "cores busy" "iowait"
 for rf in 1 3; do
-	printf '%-8s %12.0f %9.1f %8s %8s %15s %16s\n' "RF=$rf" "$(col "$rf" 4)" "$(col "$rf" 5)" "$(col "$rf" 6)" "$(col "$rf" 7)" "$(col "$rf" 8)" "$(col "$rf" 9)"
+	printf '%-8s %12.0f %9.1f %8s %8s %15s %16s %12s %8s\n' "RF=$rf" "$(col "$rf" 4)" "$(col "$rf" 5)" "$(col "$rf" 6)" "$(col "$rf" 7)" "$(col "$rf" 8)" "$(col "$rf" 9)" "$(col "$rf" 10)" "$(col "$rf" 11)"
 done
 printf 'ratio RF=3 / RF=1 throughput: %.2f (target >= 0.40)\n' "$ratio"
 if (( profile )); then echo "profiles: $workdir/profile-*.txt"; fi
