@@ -29,10 +29,12 @@ import (
 //     past maxKeys keys the range is cut short). Then every segment below
 //     the end of that range is rewritten keeping a record unless its key has
 //     a later offset in the map. Records of aborted transactions (known from
-//     the transaction indexes) are neither mapped nor kept; transaction
-//     markers are kept. Tombstones get a delete horizon (KIP-534)
-//     when first kept by a rewrite and are dropped by a later clean once it
-//     has passed. The last batch of each producer in the producer state is
+//     the transaction indexes) are neither mapped nor kept. Tombstones get a
+//     delete horizon (KIP-534) when first kept by a rewrite and are dropped
+//     by a later clean once it has passed. A transaction marker is kept
+//     while any batch of its transaction is; after that it gets a delete
+//     horizon the same way, and when it is dropped so is its transaction
+//     index entry. The last batch of each producer in the producer state is
 //     kept, empty if need be, so duplicate detection survives compaction.
 //   - Consecutive segments whose cleaned contents fit in one segment are
 //     merged into one named for the first base offset, written as
@@ -302,7 +304,7 @@ func (c *cleaner) clean(p *cleanPlan) error {
 	if err != nil {
 		return fmt.Errorf("log %s: cleaning: %w", l.tp, err)
 	}
-	f := &filter{keys: keys, end: end, now: p.now, horizon: p.now + p.cfg.DeleteRetentionMs, lastBatch: p.lastBatch}
+	f := &filter{keys: keys, end: end, now: p.now, horizon: p.now + p.cfg.DeleteRetentionMs, lastBatch: p.lastBatch, txnKept: map[int64]bool{}}
 	if len(p.segs) > 0 {
 		f.aborted = newAbortedTracker(p.segs, p.segs[0].base)
 	}
@@ -378,14 +380,77 @@ type filter struct {
 	horizon    int64           // delete horizon for tombstones kept for the first time
 	lastBatch  map[int64]int64 // producer id -> last offset of its last batch
 	aborted    *abortedTracker
-	minHorizon int64 // earliest horizon of a batch holding kept tombstones
+	minHorizon int64 // earliest horizon of a batch holding kept tombstones or a marker
 	removed    int
 	scratch    []byte
+	// txnKept holds the producers whose open transaction has a batch kept
+	// by this clean: their next marker must stay.
+	txnKept map[int64]bool
 }
 
 // batch returns what to write for b: b itself, a rebuilt batch, or nil to
 // drop it.
 func (f *filter) batch(b record.Batch) (record.Batch, error) {
+	attrs := b.Attributes()
+	if attrs.Control() {
+		return f.marker(b)
+	}
+	out, err := f.data(b)
+	if err == nil && out != nil && attrs.Transactional() {
+		f.txnKept[b.ProducerID()] = true
+	}
+	return out, err
+}
+
+// marker decides what to write for a control batch: it is kept while a
+// batch of its transaction is (or it is past the cleaned range, or the
+// producer's last batch); then it gets a delete horizon of
+// delete.retention.ms, so that a read_committed consumer behind it still
+// sees it, and the first clean after the horizon drops it.
+func (f *filter) marker(b record.Batch) (record.Batch, error) {
+	f.aborted.skip(b) // ends the transaction for the aborted tracker
+	pid := b.ProducerID()
+	kept := f.txnKept[pid]
+	delete(f.txnKept, pid)
+	if kept || b.LastOffset() >= f.end || f.lastBatch[pid] == b.LastOffset() {
+		return b, nil
+	}
+	if b.Attributes().HasDeleteHorizon() {
+		if f.now >= b.BaseTimestamp() {
+			f.removed += int(b.NumRecords())
+			return nil, nil
+		}
+		f.noteHorizon(b.BaseTimestamp())
+		return b, nil
+	}
+	f.noteHorizon(f.horizon)
+	raw, err := b.Decoded(nil, cleanerDecodeLimit)
+	if err != nil {
+		return nil, err
+	}
+	var recs []byte
+	it := record.NewRecords(raw, b.NumRecords())
+	for r, ok := it.Next(); ok; r, ok = it.Next() {
+		r.TimestampDelta += b.BaseTimestamp() - f.horizon
+		recs = record.AppendRecord(recs, r)
+	}
+	if err := it.Err(); err != nil {
+		return nil, err
+	}
+	h := record.HeaderOf(b)
+	h.Attributes = (h.Attributes | attrDeleteHorizon).WithCodec(record.None)
+	h.BaseTimestamp = f.horizon
+	return record.BuildRaw(h, b.NumRecords(), recs, 0)
+}
+
+func (f *filter) noteHorizon(h int64) {
+	if f.minHorizon == 0 || h < f.minHorizon {
+		f.minHorizon = h
+	}
+}
+
+// data decides what to write for a data batch.
+func (f *filter) data(b record.Batch) (record.Batch, error) {
 	attrs := b.Attributes()
 	if f.aborted.skip(b) && b.LastOffset() < f.end {
 		// Aborted: no record is kept, but the producer's last batch
@@ -398,9 +463,6 @@ func (f *filter) batch(b record.Batch) (record.Batch, error) {
 		h.Attributes = (h.Attributes &^ attrDeleteHorizon).WithCodec(record.None)
 		h.BaseTimestamp = b.MaxTimestamp()
 		return record.BuildRaw(h, 0, nil, 0)
-	}
-	if attrs.Control() {
-		return b, nil // markers are kept
 	}
 	raw, err := b.Decoded(f.scratch[:0], cleanerDecodeLimit)
 	if err != nil {
@@ -442,9 +504,7 @@ func (f *filter) batch(b record.Batch) (record.Batch, error) {
 		if needHorizon {
 			h = f.horizon
 		}
-		if f.minHorizon == 0 || h < f.minHorizon {
-			f.minHorizon = h
-		}
+		f.noteHorizon(h)
 	}
 	if !dropped && !needHorizon {
 		return b, nil
@@ -496,6 +556,9 @@ type cleanedSegment struct {
 	buf     []byte
 	sources []segInfo
 	changed bool
+	// droppedMarkers are the offsets of the markers the clean dropped:
+	// their aborted transactions leave the transaction index.
+	droppedMarkers map[int64]bool
 }
 
 func cleanedPath(dir string, base int64, ext string) string {
@@ -534,6 +597,12 @@ func (w *cleanedSegment) cleanFrom(si segInfo, f *filter, interval int64) error 
 		}
 		if out == nil {
 			w.changed = true
+			if b.Attributes().Control() {
+				if w.droppedMarkers == nil {
+					w.droppedMarkers = map[int64]bool{}
+				}
+				w.droppedMarkers[b.LastOffset()] = true
+			}
 			return nil
 		}
 		if len(out) != len(b) || &out[0] != &b[0] {
@@ -601,9 +670,16 @@ func (c *cleaner) swap(l *Log, w *cleanedSegment) error {
 			return err
 		}
 	}
-	// The sources' aborted transactions, in order: offsets are kept.
+	// The sources' aborted transactions, in order (offsets are kept),
+	// but for those whose marker was dropped.
 	for _, si := range w.sources {
-		if err := s.txns.append(si.s.txns.all()...); err != nil {
+		var keep []AbortedTxn
+		for _, e := range si.s.txns.all() {
+			if !w.droppedMarkers[e.LastOffset] {
+				keep = append(keep, e)
+			}
+		}
+		if err := s.txns.append(keep...); err != nil {
 			w.discard()
 			return err
 		}

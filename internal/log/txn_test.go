@@ -7,6 +7,7 @@ import (
 	"math/rand"
 	"strings"
 	"testing"
+	"time"
 
 	"weir/internal/record"
 	"weir/internal/vfs"
@@ -474,6 +475,98 @@ func TestCleanerAbortedTransactions(t *testing.T) {
 	defer m.Close()
 	if got := allAborted(l); fmt.Sprint(got) != fmt.Sprint(before) {
 		t.Fatalf("transaction index after restart %v, before %v", got, before)
+	}
+}
+
+// A marker whose transaction has no batch left gets a delete horizon, and
+// the first clean after it drops the marker and its transaction index
+// entry; markers of transactions with kept records stay.
+func TestCleanerDropsMarkersOfEmptyTransactions(t *testing.T) {
+	e := newEnv(t)
+	cfg := compactConfig()
+	m, l := newCompacted(t, e, cfg)
+	txn := func(pid int64, seq int32, kvs string, commit bool) {
+		t.Helper()
+		k, v, _ := strings.Cut(kvs, "=")
+		b := buildBatch(t, batchSpec{recs: []rec{kv(k, v, e.clock.Ms())}, pid: pid, seq: seq})
+		h := record.HeaderOf(b)
+		h.Attributes |= record.TransactionalAttributes
+		tb, err := record.BuildRaw(h, 1, b.Payload(), 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		mustAppend(t, l, tb)
+		mustMarker(t, l, pid, 0, commit, 0)
+	}
+	txn(5, 0, "a=aborted", false) // 0, abort marker 1
+	txn(6, 0, "c=1", true)        // 2, commit marker 3
+	txn(5, 1, "a=2", true)        // 4, commit marker 5
+	txn(6, 1, "c=2", true)        // 6, commit marker 7
+	l.Roll()
+	put(t, e, l, "z=1")
+	l.SetHighWatermark(l.LogEndOffset())
+	// markers lists the control batches: offset, and the delete horizon or 0.
+	markers := func() string {
+		var out []string
+		for _, b := range readBatches(t, l, l.LogStartOffset()) {
+			if !b.Attributes().Control() || !b.ValidCRC() {
+				continue
+			}
+			h := int64(0)
+			if b.Attributes().HasDeleteHorizon() {
+				h = b.BaseTimestamp()
+			}
+			out = append(out, fmt.Sprintf("%d@%d", b.BaseOffset(), h))
+		}
+		return strings.Join(out, " ")
+	}
+	values := func() string {
+		var out []string
+		for _, r := range records(t, readBatches(t, l, l.LogStartOffset())) {
+			if r.key >= "a" {
+				out = append(out, r.key+"="+r.value)
+			}
+		}
+		return strings.Join(out, " ")
+	}
+
+	cleanAt := e.clock.Ms()
+	cleanNow(t, m, l)
+	horizon := cleanAt + cfg.DeleteRetentionMs
+	if got, want := markers(), fmt.Sprintf("1@%d 3@%d 5@0 7@0", horizon, horizon); got != want {
+		t.Fatalf("markers after the first clean: %s, want %s", got, want)
+	}
+	if got := values(); got != "a=2 c=2 z=1" {
+		t.Fatalf("records after the first clean: %s", got)
+	}
+	if got := allAborted(l); len(got) != 1 || got[0].LastOffset != 1 {
+		t.Fatalf("transaction index before the horizon: %v", got)
+	}
+
+	e.clock.Advance(time.Duration(cfg.DeleteRetentionMs+1) * time.Millisecond)
+	cleanNow(t, m, l)
+	if got := markers(); got != "5@0 7@0" {
+		t.Fatalf("markers after the horizon: %s", got)
+	}
+	if got := values(); got != "a=2 c=2 z=1" {
+		t.Fatalf("records after the horizon: %s", got)
+	}
+	if got := allAborted(l); len(got) != 0 {
+		t.Fatalf("transaction index keeps dropped markers: %v", got)
+	}
+	if again, _ := m.cleaner.cleanOnce(); again != nil {
+		t.Fatal("cleaned again with nothing due")
+	}
+
+	e.delay.run()
+	m.Close()
+	m, l = newCompacted(t, e, cfg)
+	defer m.Close()
+	if got := markers(); got != "5@0 7@0" {
+		t.Fatalf("markers after restart: %s", got)
+	}
+	if got := allAborted(l); len(got) != 0 {
+		t.Fatalf("transaction index after restart: %v", got)
 	}
 }
 
