@@ -129,20 +129,8 @@ echo "groups: building into $bin"
 (cd "$repo" && ${GO:-go} build -o "$bin/weir" ./cmd/weir) || die "building weir failed"
 (cd "$repo" && ${GO:-go} build -o "$bin/groupbench" ./bench/groupbench) || die "building bench/groupbench failed"
 
-port_open() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
-used_ports=" "
-free_port() {
-	local p
-	for _ in $(seq 200); do
-		p=$(( 20000 + RANDOM % 40000 ))
-		if [[ $used_ports != *" $p "* ]] && ! port_open "$p"; then
-			used_ports+="$p "
-			REPLY=$p
-			return 0
-		fi
-	done
-	die "no free port found"
-}
+# shellcheck source=bench/lib.sh
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 free_port
 port=$REPLY
@@ -218,8 +206,6 @@ for rep in $(seq "$reps"); do
 	for b in "${bal_list[@]}"; do plain_and_group "$rep" "$b"; done
 done
 
-median() { sort -g | awk '{ v[NR] = $1 } END { if (NR == 0) print "-"; else if (NR % 2) printf "%.1f\n", v[(NR + 1) / 2]; else printf "%.1f\n", (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
-median3() { sort -g | awk '{ v[NR] = $1 } END { if (NR == 0) print "-"; else if (NR % 2) printf "%.2f\n", v[(NR + 1) / 2]; else printf "%.2f\n", (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 col() { awk -F, -v r="$1" -v b="$2" 'NR > 1 && $2 == r && $3 == b { print $4 }' "$results"; }
 extra() { awk -F, -v r="$1" -v b="$2" -v k="$3" 'NR > 1 && $2 == r && $3 == b { n = split($5, f, " "); for (i = 1; i <= n; i++) { split(f[i], kv, "="); if (kv[1] == k) print kv[2] } }' "$results"; }
 range() { sort -g | awk 'NR == 1 { lo = $1 } { hi = $1 } END { printf "%s-%s\n", lo, hi }'; }
@@ -231,7 +217,7 @@ printf '| %-20s | %12s | %14s | %13s | %17s |\n' "balancer" "plain MB/s" "group 
 printf '|---|---:|---:|---:|---|\n'
 fail=0
 for b in "${bal_list[@]}"; do
-	ratio=$(col ratio "$b" | median3)
+	ratio=$(col ratio "$b" | median %.2f)
 	printf '| %-20s | %12s | %14s | %13s | %17s |\n' "$b" "$(col plain "$b" | median)" "$(col group "$b" | median)" "$ratio" "$(col ratio "$b" | range)"
 	awk -v r="$ratio" 'BEGIN { exit !(r >= 1) }' || { echo "groups: MISSED: the $b group's median is $ratio of the plain consumer's throughput" >&2; fail=1; }
 done

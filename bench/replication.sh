@@ -142,33 +142,9 @@ echo "replication: building into $bin"
 (cd "$repo" && ${GO:-go} build -o "$bin/weir" ./cmd/weir) || die "building weir failed"
 (cd "$repo" && ${GO:-go} build -o "$bin/mktopic" ./bench/mktopic) || die "building bench/mktopic failed"
 
-# port_open PORT: something accepts connections on 127.0.0.1:PORT.
-port_open() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
+# shellcheck source=bench/lib.sh
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
-# free_port: sets REPLY to a port nobody listens on (and not one handed out
-# already).
-used_ports=" "
-free_port() {
-	local p
-	for _ in $(seq 200); do
-		p=$(( 20000 + RANDOM % 40000 ))
-		if [[ $used_ports != *" $p "* ]] && ! port_open "$p"; then
-			used_ports+="$p "
-			REPLY=$p
-			return 0
-		fi
-	done
-	die "no free port found"
-}
-
-# cpu_seconds PID: user+system CPU time of PID so far.
-cpu_seconds() {
-	local stat
-	stat=$(cat "/proc/$1/stat" 2>/dev/null) || { echo 0; return; }
-	stat=${stat##*) }
-	# after the command name: state is field 1, utime 12, stime 13
-	awk -v t="$(getconf CLK_TCK)" '{ printf "%.2f", ($12 + $13) / t }' <<<"$stat"
-}
 
 # brokers_cpu: the three nodes' CPU seconds together.
 brokers_cpu() {
@@ -327,11 +303,10 @@ for rep in $(seq "$reps"); do
 	done
 done
 
-# median of the values on stdin, "-" if none.
-median() { sort -g | awk '{ v[NR] = $1 } END { if (NR == 0) print "-"; else if (NR % 2) print v[(NR + 1) / 2]; else print (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
-col() { awk -F, -v rf="$1" -v c="$2" 'NR > 1 && $1 == rf { print $c }' "$results" | median; }
+# col RF FIELD: the median of a results.csv column over the runs of RF.
+col() { awk -F, -v rf="$1" -v c="$2" 'NR > 1 && $1 == rf { print $c }' "$results" | median %.10g; }
 # ratios: RF=3 / RF=1 throughput of each repetition.
-ratio=$(awk -F, 'NR > 1 { mb[$1, $2] = $5; reps[$2] = 1 } END { for (r in reps) if (mb[1, r] > 0) printf "%.3f\n", mb[3, r] / mb[1, r] }' "$results" | median)
+ratio=$(awk -F, 'NR > 1 { mb[$1, $2] = $5; reps[$2] = 1 } END { for (r in reps) if (mb[1, r] > 0) printf "%.3f\n", mb[3, r] / mb[1, r] }' "$results" | median %.3f)
 
 echo
 echo "replication: medians of $reps run(s), $(( SECONDS - start )) s; all runs in $results"

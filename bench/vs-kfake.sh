@@ -134,36 +134,12 @@ echo "vs-kfake: building into $bin"
 (cd "$repo" && ${GO:-go} build -o "$bin/weir" ./cmd/weir) || die "building weir failed"
 (cd "$repo" && ${GO:-go} build -o "$bin/kfake" ./bench/kfake) || die "building bench/kfake failed"
 
-# port_open PORT: something accepts connections on 127.0.0.1:PORT.
-port_open() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
-
-# free_port: sets REPLY to a port nobody listens on (and not one handed out
-# already).
-used_ports=" "
-free_port() {
-	local p
-	for _ in $(seq 200); do
-		p=$(( 20000 + RANDOM % 40000 ))
-		if [[ $used_ports != *" $p "* ]] && ! port_open "$p"; then
-			used_ports+="$p "
-			REPLY=$p
-			return 0
-		fi
-	done
-	die "no free port found"
-}
+# shellcheck source=bench/lib.sh
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 # status_kb PID FIELD: a VmXXX value of /proc/PID/status in kB (0 if gone).
 status_kb() { awk -v f="$2:" '$1 == f { print $2; found = 1 } END { if (!found) print 0 }' "/proc/$1/status" 2>/dev/null || echo 0; }
 
-# cpu_seconds PID: user+system CPU time of PID so far.
-cpu_seconds() {
-	local stat
-	stat=$(cat "/proc/$1/stat" 2>/dev/null) || { echo 0; return; }
-	stat=${stat##*) }
-	# after the command name: state is field 1, utime 12, stime 13
-	awk -v t="$(getconf CLK_TCK)" '{ printf "%.2f", ($12 + $13) / t }' <<<"$stat"
-}
 
 # sample_rss PID FILE: every 0.2 s, keep the largest VmRSS and VmHWM seen.
 sample_rss() {
@@ -318,8 +294,6 @@ for sc in "${scenario_list[@]}"; do
 	done
 done
 
-# median of the values on stdin, one decimal, "-" if none.
-median() { sort -g | awk '{ v[NR] = $1 } END { if (NR == 0) print "-"; else if (NR % 2) printf "%.1f\n", v[(NR + 1) / 2]; else printf "%.1f\n", (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 pick() { awk -F, -v s="$1" -v p="$2" -v y="$3" -v c="$4" 'NR > 1 && $1 == s && $2 == p && $4 == y { print $c }' "$results"; }
 peak() { pick "$@" | sort -g | tail -n 1; }
 

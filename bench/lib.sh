@@ -1,0 +1,40 @@
+# lib.sh: helpers the benchmark scripts share. Source it after defining
+# die MESSAGE (which must exit).
+
+# port_open PORT: something accepts connections on 127.0.0.1:PORT.
+port_open() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
+
+# free_port: sets REPLY to a port nobody listens on (and not one handed out
+# already).
+used_ports=" "
+free_port() {
+	local p
+	for _ in $(seq 200); do
+		p=$(( 20000 + RANDOM % 40000 ))
+		if [[ $used_ports != *" $p "* ]] && ! port_open "$p"; then
+			used_ports+="$p "
+			REPLY=$p
+			return 0
+		fi
+	done
+	die "no free port found"
+}
+
+# cpu_seconds PID: user+system CPU time of PID so far.
+cpu_seconds() {
+	local stat
+	stat=$(cat "/proc/$1/stat" 2>/dev/null) || { echo 0; return; }
+	stat=${stat##*) }
+	# after the command name: state is field 1, utime 12, stime 13
+	awk -v t="$(getconf CLK_TCK)" '{ printf "%.2f", ($12 + $13) / t }' <<<"$stat"
+}
+
+# median [FORMAT]: the median of the numbers on stdin, printed with the
+# printf FORMAT (default %.1f), or "-" if there are none.
+median() {
+	sort -g | awk -v f="${1:-%.1f}\n" '{ v[NR] = $1 } END {
+		if (NR == 0) print "-"
+		else if (NR % 2) printf f, v[(NR + 1) / 2]
+		else printf f, (v[NR / 2] + v[NR / 2 + 1]) / 2
+	}'
+}
