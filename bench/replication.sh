@@ -258,8 +258,8 @@ run_one() {
 		die "produce to $topic failed (log: $plog)"
 	fi
 	t1=$EPOCHREALTIME
-	cpu1=$(brokers_cpu)
 	read -r mbusy1 mwait1 < <(machine_cpu)
+	cpu1=$(brokers_cpu)
 	if [[ -n $perf_pid ]]; then
 		kill -INT "$perf_pid" 2>/dev/null || true
 		wait "$perf_pid" 2>/dev/null || true
