@@ -98,6 +98,7 @@ type cleanPlan struct {
 	dirtyBytes  int64
 	forced      bool            // max.compaction.lag.ms exceeded
 	lastBatch   map[int64]int64 // producer id -> last offset of its last batch
+	abortedTxns []AbortedTxn    // every segment's, the active one's too
 }
 
 // loadCheckpoints reads the checkpoint of each log directory once.
@@ -182,6 +183,9 @@ func (c *cleaner) plan(l *Log, root string) *cleanPlan {
 	}
 	segs := l.segments()
 	p := &cleanPlan{l: l, root: root, cfg: cfg, now: l.nowMs(), lastBatch: map[int64]int64{}}
+	for _, s := range segs {
+		p.abortedTxns = append(p.abortedTxns, s.txns.all()...)
+	}
 	logStart, logEnd := l.logStart.Load(), l.logEnd.Load()
 	fd, ok := c.firstDirty[l.tp]
 	if o := c.owner[l.tp]; o != nil && o != l {
@@ -250,7 +254,7 @@ func (c *cleaner) buildMap(p *cleanPlan) (map[keyHash]int64, int64, error) {
 	keys := map[keyHash]int64{}
 	end := p.uncleanable
 	var scratch []byte
-	aborted := newAbortedTracker(p.segs, p.firstDirty)
+	aborted := newAbortedTracker(p.abortedTxns, p.firstDirty)
 	for _, si := range p.segs {
 		if si.next <= p.firstDirty || si.base >= p.uncleanable {
 			continue
@@ -306,7 +310,7 @@ func (c *cleaner) clean(p *cleanPlan) error {
 	}
 	f := &filter{keys: keys, end: end, now: p.now, horizon: p.now + p.cfg.DeleteRetentionMs, lastBatch: p.lastBatch, txnKept: map[int64]bool{}}
 	if len(p.segs) > 0 {
-		f.aborted = newAbortedTracker(p.segs, p.segs[0].base)
+		f.aborted = newAbortedTracker(p.abortedTxns, p.segs[0].base)
 	}
 	maxIndex := int(p.cfg.SegmentIndexBytes / offsetEntrySize)
 	maxTime := int(p.cfg.SegmentIndexBytes / timeEntrySize)
@@ -403,8 +407,9 @@ func (f *filter) batch(b record.Batch) (record.Batch, error) {
 }
 
 // marker decides what to write for a control batch: it is kept while a
-// batch of its transaction is (or it is past the cleaned range, or the
-// producer's last batch); then it gets a delete horizon of
+// batch of its transaction is (the producer's last batch always is, if
+// only as a header) or while it is past the cleaned range; then it gets a
+// delete horizon of
 // delete.retention.ms, so that a read_committed consumer behind it still
 // sees it, and the first clean after the horizon drops it.
 func (f *filter) marker(b record.Batch) (record.Batch, error) {
@@ -412,7 +417,7 @@ func (f *filter) marker(b record.Batch) (record.Batch, error) {
 	pid := b.ProducerID()
 	kept := f.txnKept[pid]
 	delete(f.txnKept, pid)
-	if kept || b.LastOffset() >= f.end || f.lastBatch[pid] == b.LastOffset() {
+	if kept || b.LastOffset() >= f.end {
 		return b, nil
 	}
 	if b.Attributes().HasDeleteHorizon() {
@@ -680,6 +685,22 @@ func (c *cleaner) swap(l *Log, w *cleanedSegment) error {
 			}
 		}
 		if err := s.txns.append(keep...); err != nil {
+			w.discard()
+			return err
+		}
+	}
+	if len(w.droppedMarkers) > 0 && len(s.txns.all()) == 0 {
+		// Every entry went with its marker: an empty .txnindex.cleaned
+		// must still replace the sources' index, or a crash after the
+		// commit point would leave the old entries in place.
+		f, err := l.fs.OpenFile(cleanedPath(l.dir, s.base, ".txnindex"), os.O_CREATE|os.O_TRUNC|os.O_RDWR, 0o644)
+		if err == nil {
+			err = f.Sync()
+			if cerr := f.Close(); err == nil {
+				err = cerr
+			}
+		}
+		if err != nil {
 			w.discard()
 			return err
 		}

@@ -260,15 +260,14 @@ type abortedTracker struct {
 	active  map[int64]bool
 }
 
-// newAbortedTracker gathers the aborted transactions of segs whose marker
-// is at or after from.
-func newAbortedTracker(segs []segInfo, from int64) *abortedTracker {
+// newAbortedTracker gathers the aborted transactions of txns (every
+// segment's, the active one's too: a marker may follow its data there)
+// whose marker is at or after from.
+func newAbortedTracker(txns []AbortedTxn, from int64) *abortedTracker {
 	t := &abortedTracker{active: map[int64]bool{}}
-	for _, si := range segs {
-		for _, e := range si.s.txns.all() {
-			if e.LastOffset >= from {
-				t.pending = append(t.pending, e)
-			}
+	for _, e := range txns {
+		if e.LastOffset >= from {
+			t.pending = append(t.pending, e)
 		}
 	}
 	sort.Slice(t.pending, func(i, j int) bool { return t.pending[i].FirstOffset < t.pending[j].FirstOffset })
