@@ -33,8 +33,8 @@ import (
 //     delete horizon (KIP-534) when first kept by a rewrite and are dropped
 //     by a later clean once it has passed. A transaction marker is kept
 //     while any batch of its transaction is; after that it gets a delete
-//     horizon the same way, and when it is dropped so is its transaction
-//     index entry. The last batch of each producer in the producer state is
+//     horizon the same way, and when it is dropped so are its transaction
+//     index entry and the producer snapshots that hold its transaction open. The last batch of each producer in the producer state is
 //     kept, empty if need be, so duplicate detection survives compaction.
 //   - Consecutive segments whose cleaned contents fit in one segment are
 //     merged into one named for the first base offset, written as
@@ -308,7 +308,8 @@ func (c *cleaner) clean(p *cleanPlan) error {
 	if err != nil {
 		return fmt.Errorf("log %s: cleaning: %w", l.tp, err)
 	}
-	f := &filter{keys: keys, end: end, now: p.now, horizon: p.now + p.cfg.DeleteRetentionMs, lastBatch: p.lastBatch, txnKept: map[int64]bool{}}
+	f := &filter{keys: keys, end: end, now: p.now, horizon: p.now + p.cfg.DeleteRetentionMs, lastBatch: p.lastBatch,
+		txnKept: map[int64]bool{}, lastMarker: map[int64]int64{}}
 	if len(p.segs) > 0 {
 		f.aborted = newAbortedTracker(p.abortedTxns, p.segs[0].base)
 	}
@@ -363,6 +364,39 @@ func (c *cleaner) clean(p *cleanPlan) error {
 	return c.writeCheckpoint(p.root)
 }
 
+// deleteSnapshotsOpening deletes, durably, the producer snapshots that hold
+// open a transaction whose marker is about to be dropped: those at offsets
+// in (previous marker, marker] for each marker -> previous marker in
+// dropped. A later truncation replaying from one of them would find no
+// marker to close the transaction; an older snapshot (or none) replays the
+// compacted log instead, where the transaction's batches are gone too.
+// It runs under the log's lock, before the swap's commit point.
+func (l *Log) deleteSnapshotsOpening(dropped map[int64]int64) error {
+	if len(dropped) == 0 {
+		return nil
+	}
+	offs, err := listSnapshots(l.fs, l.dir)
+	if err != nil {
+		return err
+	}
+	removed := false
+	for _, o := range offs {
+		for marker, prev := range dropped {
+			if prev < o && o <= marker {
+				if err := l.fs.Remove(snapshotPath(l.dir, o)); err != nil && !os.IsNotExist(err) {
+					return err
+				}
+				removed = true
+				break
+			}
+		}
+	}
+	if !removed {
+		return nil
+	}
+	return l.fs.SyncDir(l.dir)
+}
+
 // writeCheckpoint rewrites the cleaner checkpoint of one log directory.
 func (c *cleaner) writeCheckpoint(root string) error {
 	offs := map[TopicPartition]int64{}
@@ -390,6 +424,11 @@ type filter struct {
 	// txnKept holds the producers whose open transaction has a batch kept
 	// by this clean: their next marker must stay.
 	txnKept map[int64]bool
+	// lastMarker is the offset of each producer's last marker seen so far;
+	// dropFrom is that of the one before the marker just dropped (-1 if
+	// none): the dropped marker's transaction lies between the two.
+	lastMarker map[int64]int64
+	dropFrom   int64
 }
 
 // batch returns what to write for b: b itself, a rebuilt batch, or nil to
@@ -417,12 +456,18 @@ func (f *filter) marker(b record.Batch) (record.Batch, error) {
 	pid := b.ProducerID()
 	kept := f.txnKept[pid]
 	delete(f.txnKept, pid)
+	prev, seen := f.lastMarker[pid]
+	if !seen {
+		prev = -1
+	}
+	f.lastMarker[pid] = b.LastOffset()
 	if kept || b.LastOffset() >= f.end {
 		return b, nil
 	}
 	if b.Attributes().HasDeleteHorizon() {
 		if f.now >= b.BaseTimestamp() {
 			f.removed += int(b.NumRecords())
+			f.dropFrom = prev
 			return nil, nil
 		}
 		f.noteHorizon(b.BaseTimestamp())
@@ -561,9 +606,11 @@ type cleanedSegment struct {
 	buf     []byte
 	sources []segInfo
 	changed bool
-	// droppedMarkers are the offsets of the markers the clean dropped:
-	// their aborted transactions leave the transaction index.
-	droppedMarkers map[int64]bool
+	// droppedMarkers maps the offset of each marker the clean dropped to
+	// that of its producer's marker before it (-1 if none). Their aborted
+	// transactions leave the transaction index, and the producer snapshots
+	// between the two, which hold the transaction open, are deleted.
+	droppedMarkers map[int64]int64
 }
 
 func cleanedPath(dir string, base int64, ext string) string {
@@ -604,9 +651,9 @@ func (w *cleanedSegment) cleanFrom(si segInfo, f *filter, interval int64) error 
 			w.changed = true
 			if b.Attributes().Control() {
 				if w.droppedMarkers == nil {
-					w.droppedMarkers = map[int64]bool{}
+					w.droppedMarkers = map[int64]int64{}
 				}
-				w.droppedMarkers[b.LastOffset()] = true
+				w.droppedMarkers[b.LastOffset()] = f.dropFrom
 			}
 			return nil
 		}
@@ -680,7 +727,7 @@ func (c *cleaner) swap(l *Log, w *cleanedSegment) error {
 	for _, si := range w.sources {
 		var keep []AbortedTxn
 		for _, e := range si.s.txns.all() {
-			if !w.droppedMarkers[e.LastOffset] {
+			if _, dropped := w.droppedMarkers[e.LastOffset]; !dropped {
 				keep = append(keep, e)
 			}
 		}
@@ -726,6 +773,10 @@ func (c *cleaner) swap(l *Log, w *cleanedSegment) error {
 	if !ok {
 		w.discard()
 		return errCleaningAborted
+	}
+	if err := l.deleteSnapshotsOpening(w.droppedMarkers); err != nil {
+		w.discard()
+		return err
 	}
 	dir, base := l.dir, s.base
 	logPath := segmentPath(dir, base, ".log")

@@ -122,6 +122,47 @@ func activeProducerOf(l *Log, pid int64) ProducerInfo {
 	return ProducerInfo{}
 }
 
+// Truncating to an offset whose newest producer snapshot predates a dropped
+// marker must not leave the marker's transaction open: the snapshots that
+// hold it open go when the marker does.
+func TestCleanerTruncateBelowDroppedMarker(t *testing.T) {
+	e := newEnv(t)
+	cfg := compactConfig()
+	m, l := newCompacted(t, e, cfg)
+	defer m.Close()
+	putTxn(t, e, l, 5, 0, 0, "k=txn")                                       // 0: producer 5 opens a transaction
+	l.Roll()                                                                // snapshot at 1: open at 0
+	if _, err := appendMarker(l, 5, 0, true, 0, e.clock.Ms()); err != nil { // 1
+		t.Fatal(err)
+	}
+	put(t, e, l, "k=later")                                                 // 2: replaces 0
+	put(t, e, l, "x=1")                                                     // 3
+	put(t, e, l, "x=2")                                                     // 4
+	l.Roll()                                                                // snapshot at 5
+	putTxn(t, e, l, 5, 0, 1, "y=t")                                         // 5: producer 5's last batch
+	if _, err := appendMarker(l, 5, 0, true, 0, e.clock.Ms()); err != nil { // 6
+		t.Fatal(err)
+	}
+	l.SetHighWatermark(4) // a follower's high watermark
+	cleanNow(t, m, l)
+	e.clock.Advance(time.Duration(cfg.DeleteRetentionMs+1) * time.Millisecond)
+	cleanNow(t, m, l)
+	for _, b := range readBatches(t, l, 0) {
+		if b.Attributes().Control() && b.BaseOffset() == 1 {
+			t.Fatal("the marker at 1 was not dropped")
+		}
+	}
+	// As a follower truncating to its high watermark.
+	if err := l.TruncateTo(4); err != nil {
+		t.Fatal(err)
+	}
+	put(t, e, l, "y=1")
+	l.SetHighWatermark(l.LogEndOffset())
+	if lso := l.LastStableOffset(); lso != l.LogEndOffset() {
+		t.Fatalf("LSO stuck at %d (LEO %d): producers %+v", lso, l.LogEndOffset(), l.ActiveProducers())
+	}
+}
+
 // A crash after the swap of a clean that dropped an ABORT marker and its
 // index entry must not leave the entry behind: a read_committed reader
 // would skip the producer's later committed records, and the cleaner would
