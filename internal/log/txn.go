@@ -222,10 +222,13 @@ func (l *Log) updateLSOLocked() {
 // of sl, a Read at offset: those whose marker is at or after offset and
 // whose first offset is before the first index entry past sl (as Kafka
 // bounds them), from sl's segment on. It is safe to call without locks.
-func (l *Log) AbortedTxns(offset int64, sl Slice) []AbortedTxn {
+// ok is false when sl's segment has left the log since the Read (replaced
+// by compaction, or deleted): its batches may no longer match the indexes,
+// so the caller must read again.
+func (l *Log) AbortedTxns(offset int64, sl Slice) (txns []AbortedTxn, ok bool) {
 	out := []AbortedTxn{}
 	if sl.Size == 0 {
-		return out
+		return out, true
 	}
 	segs := l.segments()
 	i := 0
@@ -233,7 +236,7 @@ func (l *Log) AbortedTxns(offset int64, sl Slice) []AbortedTxn {
 		i++
 	}
 	if i == len(segs) {
-		return out // a segment deleted meanwhile: the read is void anyway
+		return nil, false
 	}
 	upTo := l.logEnd.Load()
 	if i+1 < len(segs) {
@@ -248,7 +251,7 @@ func (l *Log) AbortedTxns(offset int64, sl Slice) []AbortedTxn {
 			break
 		}
 	}
-	return out
+	return out, true
 }
 
 func (l *Log) markDirUnsynced() { l.dirUnsynced.Store(true) }

@@ -260,7 +260,10 @@ func rcViewDetail(l *Log, maxBytes int) (map[string]string, map[int64]bool, erro
 		if _, err := sl.File.ReadAt(buf, sl.Pos); err != nil {
 			return nil, nil, err
 		}
-		ab := l.AbortedTxns(off, sl)
+		ab, ok := l.AbortedTxns(off, sl)
+		if !ok {
+			return nil, nil, errors.New("segment replaced during the read")
+		}
 		sort.Slice(ab, func(i, j int) bool { return ab[i].FirstOffset < ab[j].FirstOffset })
 		abortedPids := map[int64]bool{}
 		progressed := false
@@ -521,5 +524,32 @@ func checkTxnModel(t *testing.T, when string, l *Log, recs []*modelRec, markerOf
 		if fmt.Sprint(got) != fmt.Sprint(want) {
 			t.Fatalf("%s (fetch %d): read_committed view\n got %v\nwant %v", when, mb, got, want)
 		}
+	}
+}
+
+// A read whose segment compaction replaced before its aborted transactions
+// were looked up must be read again: the old file still holds the aborted
+// records, and the new indexes no longer describe it.
+func TestAbortedTxnsOfReplacedSegment(t *testing.T) {
+	e := newEnv(t)
+	m, l := newCompacted(t, e, compactConfig())
+	defer m.Close()
+	put(t, e, l, "k=1")
+	putTxn(t, e, l, 5, 0, 0, "k=aborted")
+	mustMarker(t, l, 5, 0, false, 0)
+	put(t, e, l, "k=2")
+	l.Roll()
+	put(t, e, l, "z=1")
+	l.SetHighWatermark(l.LogEndOffset())
+	sl, err := l.Read(0, 1<<20, l.LastStableOffset(), true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, ok := l.AbortedTxns(0, sl); !ok || len(got) != 1 {
+		t.Fatalf("aborted transactions before cleaning: %v, %v", got, ok)
+	}
+	cleanNow(t, m, l)
+	if got, ok := l.AbortedTxns(0, sl); ok {
+		t.Fatalf("a slice of a replaced segment got aborted transactions %v", got)
 	}
 }

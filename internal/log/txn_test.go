@@ -117,11 +117,11 @@ func TestTxnLastStableOffsetAndAbortIndex(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := l.AbortedTxns(0, sl); fmt.Sprint(got) != fmt.Sprint(want) {
+	if got, _ := l.AbortedTxns(0, sl); fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Fatalf("aborted for a read at 0: %v", got)
 	}
 	sl, _ = l.Read(5, 1<<20, l.LastStableOffset(), true)
-	if got := l.AbortedTxns(5, sl); len(got) != 0 {
+	if got, _ := l.AbortedTxns(5, sl); len(got) != 0 {
 		t.Fatalf("aborted for a read at 5: %v", got)
 	}
 	ps := l.ActiveProducers()

@@ -55,19 +55,31 @@ func (p *Partition) Read(fp FetchParams) (FetchResult, error) {
 	if fp.Isolation == ReadCommitted {
 		bound = lso
 	}
-	sl, err := p.log.Read(fp.Offset, fp.MaxBytes, bound, fp.MinOne)
-	if err != nil {
-		if errors.Is(err, log.ErrOffsetOutOfRange) {
-			return res, err
+	// A read_committed read is retried when compaction replaced its
+	// segment before its aborted transactions were looked up.
+	for range maxReadAttempts {
+		sl, err := p.log.Read(fp.Offset, fp.MaxBytes, bound, fp.MinOne)
+		if err != nil {
+			if errors.Is(err, log.ErrOffsetOutOfRange) {
+				return res, err
+			}
+			return res, storageErr(err)
 		}
-		return res, storageErr(err)
+		res.Slice = sl
+		if fp.Isolation != ReadCommitted {
+			return res, nil
+		}
+		var ok bool
+		if res.AbortedTxns, ok = p.log.AbortedTxns(fp.Offset, sl); ok {
+			return res, nil
+		}
 	}
-	res.Slice = sl
-	if fp.Isolation == ReadCommitted {
-		res.AbortedTxns = p.log.AbortedTxns(fp.Offset, sl)
-	}
-	return res, nil
+	return FetchResult{}, storageErr(errors.New("the segment read was replaced by compaction on every attempt"))
 }
+
+// maxReadAttempts bounds the retries of a read_committed read whose
+// segment compaction keeps replacing (each swap takes a whole clean).
+const maxReadAttempts = 5
 
 // Watcher is notified when a partition it watches gets new data or
 // changes state: a waiting fetch re-reads when its channel fires.
