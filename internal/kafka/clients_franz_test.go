@@ -939,6 +939,19 @@ func TestFranzAdminDeleteRecords(t *testing.T) {
 	if r := dr[topic][0]; !errors.Is(r.Err, kerr.OffsetOutOfRange) {
 		t.Fatalf("delete records past the end: %v, want OFFSET_OUT_OF_RANGE", r.Err)
 	}
+	// A compacted-only topic refuses, as Kafka: POLICY_VIOLATION.
+	cliCreateTopic(t, ctx, adm, "compacted", 1, map[string]*string{"cleanup.policy": kadm.StringPtr("compact")})
+	if err := cl.ProduceSync(ctx, &kgo.Record{Topic: "compacted", Key: []byte("k"), Value: []byte("v")}).FirstErr(); err != nil {
+		t.Fatal(err)
+	}
+	offs = nil
+	offs.Add(kadm.Offset{Topic: "compacted", Partition: 0, At: 1})
+	if dr, err = adm.DeleteRecords(ctx, offs); err != nil {
+		t.Fatal(err)
+	}
+	if r := dr["compacted"][0]; !errors.Is(r.Err, kerr.PolicyViolation) {
+		t.Fatalf("delete records of a compacted topic: %v, want POLICY_VIOLATION", r.Err)
+	}
 
 	// No reset policy: the consumer reports the error.
 	cons := cliFranz(t, n.Addr, kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{topic: {0: kgo.NewOffset().At(100)}}),

@@ -438,6 +438,16 @@ func TestSaramaClusterAdmin(t *testing.T) {
 		m.Key = sarama.StringEncoder("k")
 	}
 	saramaSync(t, n.Addr, cfgP, msgs)
+	// Compacted only: DeleteRecords is refused; with delete too it works.
+	if err := adm.DeleteRecords(topic, map[int32]int64{2: 5}); !errors.Is(err, sarama.ErrPolicyViolation) {
+		t.Fatalf("delete records of a compacted topic: %v, want POLICY_VIOLATION", err)
+	}
+	compactDelete := "compact,delete"
+	if err := adm.IncrementalAlterConfig(sarama.TopicResource, topic, map[string]sarama.IncrementalAlterConfigsEntry{
+		"cleanup.policy": {Operation: sarama.IncrementalAlterConfigsOperationSet, Value: &compactDelete},
+	}, false); err != nil {
+		t.Fatalf("incremental alter cleanup.policy: %v", err)
+	}
 	if err := adm.DeleteRecords(topic, map[int32]int64{2: 5}); err != nil {
 		t.Fatalf("delete records: %v", err)
 	}

@@ -25,12 +25,13 @@ import (
 
 // Errors, each one Kafka error code (see kafka/errors.go).
 var (
-	ErrNotLeader                    = errors.New("partition: not the leader")                                    // NOT_LEADER_OR_FOLLOWER
-	ErrFencedLeaderEpoch            = errors.New("partition: leader epoch is newer than the request's")          // FENCED_LEADER_EPOCH
-	ErrUnknownLeaderEpoch           = errors.New("partition: leader epoch is older than the request's")          // UNKNOWN_LEADER_EPOCH
-	ErrNotEnoughReplicas            = errors.New("partition: ISR smaller than min.insync.replicas")              // NOT_ENOUGH_REPLICAS
-	ErrNotEnoughReplicasAfterAppend = errors.New("partition: ISR shrank below min.insync.replicas after append") // NOT_ENOUGH_REPLICAS_AFTER_APPEND
-	ErrStorage                      = errors.New("partition: storage error")                                     // KAFKA_STORAGE_ERROR
+	ErrNotLeader                    = errors.New("partition: not the leader")                                      // NOT_LEADER_OR_FOLLOWER
+	ErrFencedLeaderEpoch            = errors.New("partition: leader epoch is newer than the request's")            // FENCED_LEADER_EPOCH
+	ErrUnknownLeaderEpoch           = errors.New("partition: leader epoch is older than the request's")            // UNKNOWN_LEADER_EPOCH
+	ErrNotEnoughReplicas            = errors.New("partition: ISR smaller than min.insync.replicas")                // NOT_ENOUGH_REPLICAS
+	ErrNotEnoughReplicasAfterAppend = errors.New("partition: ISR shrank below min.insync.replicas after append")   // NOT_ENOUGH_REPLICAS_AFTER_APPEND
+	ErrStorage                      = errors.New("partition: storage error")                                       // KAFKA_STORAGE_ERROR
+	ErrPolicyViolation              = errors.New("partition: records of a compacted-only topic cannot be deleted") // POLICY_VIOLATION
 )
 
 // State is the partition's registration in the metadata image.

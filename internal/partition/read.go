@@ -191,7 +191,8 @@ func (p *Partition) epochAt(offset int64) int32 {
 }
 
 // DeleteRecords raises the log start offset to offset (-1: the high
-// watermark) and returns the new low watermark.
+// watermark) and returns the new low watermark. A log whose cleanup.policy
+// lacks delete refuses with ErrPolicyViolation, as Kafka does.
 func (p *Partition) DeleteRecords(offset int64) (int64, error) {
 	p.mu.Lock()
 	leader := p.leader
@@ -204,6 +205,11 @@ func (p *Partition) DeleteRecords(offset int64) (int64, error) {
 	}
 	if offset < 0 {
 		return -1, log.ErrOffsetOutOfRange
+	}
+	if !p.log.Config().Delete {
+		// As Kafka: only a delete cleanup policy lets the log start move
+		// (compaction relies on it staying put, see log/cleaner.go).
+		return -1, ErrPolicyViolation
 	}
 	return p.log.SetLogStartOffset(offset)
 }
