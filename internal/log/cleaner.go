@@ -31,11 +31,14 @@ import (
 //     a later offset in the map. Records of aborted transactions (known from
 //     the transaction indexes) are neither mapped nor kept. Tombstones get a
 //     delete horizon (KIP-534) when first kept by a rewrite and are dropped
-//     by a later clean once it has passed. A transaction marker is kept
-//     while any batch of its transaction is; after that it gets a delete
-//     horizon the same way, and when it is dropped so are its transaction
-//     index entry and the producer snapshots that hold its transaction open. The last batch of each producer in the producer state is
-//     kept, empty if need be, so duplicate detection survives compaction.
+//     by a later clean once it has passed. In a compact-only log (whose log
+//     start never moves: DeleteRecords is refused), a transaction marker
+//     is kept while any batch of its transaction is; after that it gets a
+//     delete horizon the same way, and when it is dropped so are its
+//     transaction index entry and the producer snapshots that hold its
+//     transaction open. With delete too, markers go with their segments.
+//     The last batch of each producer in the producer state is kept, empty
+//     if need be, so duplicate detection survives compaction.
 //   - Consecutive segments whose cleaned contents fit in one segment are
 //     merged into one named for the first base offset, written as
 //     <base>.log.cleaned, renamed to .swap (the commit point: open completes
@@ -99,6 +102,7 @@ type cleanPlan struct {
 	forced      bool            // max.compaction.lag.ms exceeded
 	lastBatch   map[int64]int64 // producer id -> last offset of its last batch
 	abortedTxns []AbortedTxn    // every segment's, the active one's too
+	anchor      snapshotAnchor
 }
 
 // loadCheckpoints reads the checkpoint of each log directory once.
@@ -186,6 +190,7 @@ func (c *cleaner) plan(l *Log, root string) *cleanPlan {
 	for _, s := range segs {
 		p.abortedTxns = append(p.abortedTxns, s.txns.all()...)
 	}
+	p.anchor = l.loadSnapshotAnchor()
 	logStart, logEnd := l.logStart.Load(), l.logEnd.Load()
 	fd, ok := c.firstDirty[l.tp]
 	if o := c.owner[l.tp]; o != nil && o != l {
@@ -309,7 +314,7 @@ func (c *cleaner) clean(p *cleanPlan) error {
 		return fmt.Errorf("log %s: cleaning: %w", l.tp, err)
 	}
 	f := &filter{keys: keys, end: end, now: p.now, horizon: p.now + p.cfg.DeleteRetentionMs, lastBatch: p.lastBatch,
-		txnKept: map[int64]bool{}, lastMarker: map[int64]int64{}}
+		txnKept: map[int64]bool{}, lastMarker: map[int64]int64{}, anchor: p.anchor, dropMarkers: !p.cfg.Delete}
 	if len(p.segs) > 0 {
 		f.aborted = newAbortedTracker(p.abortedTxns, p.segs[0].base)
 	}
@@ -339,6 +344,7 @@ func (c *cleaner) clean(p *cleanPlan) error {
 			if w, err = newCleanedSegment(l, si.base, p.now); err != nil {
 				return err
 			}
+			w.anchor = p.anchor.offset
 		}
 		w.sources = append(w.sources, si)
 		err := w.cleanFrom(si, f, p.cfg.IndexIntervalBytes)
@@ -370,8 +376,11 @@ func (c *cleaner) clean(p *cleanPlan) error {
 // dropped. A later truncation replaying from one of them would find no
 // marker to close the transaction; an older snapshot (or none) replays the
 // compacted log instead, where the transaction's batches are gone too.
+// The anchor (see snapshotAnchor) is never deleted: the filter kept the
+// markers it holds open. If the anchor is no longer the one the clean
+// planned with (retention moved the log start), the clean is aborted.
 // It runs under the log's lock, before the swap's commit point.
-func (l *Log) deleteSnapshotsOpening(dropped map[int64]int64) error {
+func (l *Log) deleteSnapshotsOpening(dropped map[int64]int64, anchor int64) error {
 	if len(dropped) == 0 {
 		return nil
 	}
@@ -379,8 +388,14 @@ func (l *Log) deleteSnapshotsOpening(dropped map[int64]int64) error {
 	if err != nil {
 		return err
 	}
+	if anchorOf(offs, l.segments()[0].base) != anchor {
+		return errCleaningAborted
+	}
 	removed := false
 	for _, o := range offs {
+		if o == anchor {
+			continue
+		}
 		for marker, prev := range dropped {
 			if prev < o && o <= marker {
 				if err := l.fs.Remove(snapshotPath(l.dir, o)); err != nil && !os.IsNotExist(err) {
@@ -395,6 +410,63 @@ func (l *Log) deleteSnapshotsOpening(dropped map[int64]int64) error {
 		return nil
 	}
 	return l.fs.SyncDir(l.dir)
+}
+
+// snapshotAnchor is the newest producer snapshot at or below the first
+// segment's base, which retention keeps (deleteStaleSnapshots) because it
+// alone describes producers whose batches are all below the log start. A
+// marker that closes a transaction it holds open cannot be dropped.
+type snapshotAnchor struct {
+	offset int64          // -1: none
+	open   map[int64]bool // producers with an open transaction in it
+	opaque bool           // unreadable: assume it holds every one open
+}
+
+// anchorOf returns the anchor's offset among the ascending snapshot
+// offsets offs, or -1.
+func anchorOf(offs []int64, firstBase int64) int64 {
+	a := int64(-1)
+	for _, o := range offs {
+		if o <= firstBase {
+			a = o
+		}
+	}
+	return a
+}
+
+// loadSnapshotAnchor reads the anchor; it runs under the log's lock.
+func (l *Log) loadSnapshotAnchor() snapshotAnchor {
+	a := snapshotAnchor{offset: -1}
+	offs, err := listSnapshots(l.fs, l.dir)
+	if err != nil {
+		return snapshotAnchor{offset: -1, opaque: true}
+	}
+	if a.offset = anchorOf(offs, l.segments()[0].base); a.offset < 0 {
+		return a
+	}
+	data, err := vfs.ReadFile(l.fs, snapshotPath(l.dir, a.offset))
+	var ps *producerState
+	if err == nil {
+		ps, err = decodeProducerSnapshot(data, a.offset)
+	}
+	if err != nil {
+		a.opaque = true
+		return a
+	}
+	a.open = map[int64]bool{}
+	for pid := range ps.ongoing {
+		a.open[pid] = true
+	}
+	return a
+}
+
+// holdsOpen reports whether the anchor holds open the transaction of pid
+// that the marker at offset marker closes (prev is pid's marker before it).
+func (a snapshotAnchor) holdsOpen(pid, prev, marker int64) bool {
+	if a.opaque {
+		return true
+	}
+	return a.offset >= 0 && prev < a.offset && a.offset <= marker && a.open[pid]
 }
 
 // writeCheckpoint rewrites the cleaner checkpoint of one log directory.
@@ -429,6 +501,12 @@ type filter struct {
 	// none): the dropped marker's transaction lies between the two.
 	lastMarker map[int64]int64
 	dropFrom   int64
+	anchor     snapshotAnchor
+	// dropMarkers is set for compact-only logs. With delete too, retention
+	// removes old markers with their segments, and a moving log start
+	// makes the snapshots dropping a marker requires deleting (see
+	// deleteSnapshotsOpening) the only record of some producers.
+	dropMarkers bool
 }
 
 // batch returns what to write for b: b itself, a rebuilt batch, or nil to
@@ -461,11 +539,16 @@ func (f *filter) marker(b record.Batch) (record.Batch, error) {
 		prev = -1
 	}
 	f.lastMarker[pid] = b.LastOffset()
-	if kept || b.LastOffset() >= f.end {
+	if kept || b.LastOffset() >= f.end || !f.dropMarkers {
 		return b, nil
 	}
 	if b.Attributes().HasDeleteHorizon() {
 		if f.now >= b.BaseTimestamp() {
+			if f.anchor.holdsOpen(pid, prev, b.LastOffset()) {
+				// The snapshot describing the log start holds this
+				// transaction open and must stay: so must the marker.
+				return b, nil
+			}
 			f.removed += int(b.NumRecords())
 			f.dropFrom = prev
 			return nil, nil
@@ -611,6 +694,7 @@ type cleanedSegment struct {
 	// transactions leave the transaction index, and the producer snapshots
 	// between the two, which hold the transaction open, are deleted.
 	droppedMarkers map[int64]int64
+	anchor         int64 // the snapshot anchor's offset when the clean planned
 }
 
 func cleanedPath(dir string, base int64, ext string) string {
@@ -774,7 +858,7 @@ func (c *cleaner) swap(l *Log, w *cleanedSegment) error {
 		w.discard()
 		return errCleaningAborted
 	}
-	if err := l.deleteSnapshotsOpening(w.droppedMarkers); err != nil {
+	if err := l.deleteSnapshotsOpening(w.droppedMarkers, w.anchor); err != nil {
 		w.discard()
 		return err
 	}

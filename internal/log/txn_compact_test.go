@@ -553,3 +553,193 @@ func TestAbortedTxnsOfReplacedSegment(t *testing.T) {
 		t.Fatalf("a slice of a replaced segment got aborted transactions %v", got)
 	}
 }
+
+// For every snapshot left in the directory after a clean, a log rebuilt
+// from that snapshot alone (replaying the compacted log to its end) must
+// have the live log's producer state.
+func TestCleanerEverySnapshotReplays(t *testing.T) {
+	for seed := int64(0); seed < 50; seed++ {
+		t.Run(fmt.Sprint(seed), func(t *testing.T) { runSnapshotReplays(t, seed) })
+	}
+}
+
+func runSnapshotReplays(t *testing.T, seed int64) {
+	r := seeded(t, seed)
+	e := newEnv(t)
+	cfg := compactConfig()
+	cfg.SegmentBytes = int64(250 + r.Intn(1500))
+	cfg.DeleteRetentionMs = int64(1 + r.Intn(3000))
+	m, l := newCompacted(t, e, cfg)
+	m.cleaner.maxKeys = 3 + r.Intn(40)
+	defer func() { m.Close() }()
+	seqs := map[int64]int32{}
+	open := map[int64]bool{}
+	val := 0
+	for round := 0; round < 10; round++ {
+		for i := 0; i < 10+r.Intn(40); i++ {
+			switch x := r.Intn(10); {
+			case x < 4:
+				val++
+				put(t, e, l, fmt.Sprintf("k%d=n%d", r.Intn(8), val))
+			case x < 7:
+				pid := int64(1 + r.Intn(4))
+				n := 1 + r.Intn(2)
+				var kvs []string
+				for j := 0; j < n; j++ {
+					val++
+					kvs = append(kvs, fmt.Sprintf("k%d=t%d", r.Intn(8), val))
+				}
+				putTxn(t, e, l, pid, 0, seqs[pid], kvs...)
+				seqs[pid] += int32(n)
+				open[pid] = true
+			case x < 9:
+				var pids []int64
+				for p := range open {
+					pids = append(pids, p)
+				}
+				sort.Slice(pids, func(i, j int) bool { return pids[i] < pids[j] })
+				if len(pids) == 0 {
+					continue
+				}
+				pid := pids[r.Intn(len(pids))]
+				mustMarker(t, l, pid, 0, r.Intn(2) == 0, int32(round))
+				delete(open, pid)
+			default:
+				l.Roll()
+			}
+		}
+		if r.Intn(2) == 0 {
+			for pid := range open {
+				mustMarker(t, l, pid, 0, r.Intn(2) == 0, int32(round))
+				delete(open, pid)
+			}
+		}
+		l.Roll()
+		put(t, e, l, "zz=1")
+		l.SetHighWatermark(l.LogEndOffset())
+		for c := 0; c < 1+r.Intn(3); c++ {
+			e.clock.Advance(time.Duration(r.Int63n(2*cfg.DeleteRetentionMs+1)) * time.Millisecond)
+			if _, err := m.cleaner.cleanOnce(); err != nil {
+				t.Fatal(err)
+			}
+			checkEverySnapshot(t, e, l, cfg)
+		}
+	}
+}
+
+func checkEverySnapshot(t *testing.T, e *testEnv, l *Log, cfg Config) {
+	t.Helper()
+	if err := l.Flush(l.LogEndOffset()); err != nil {
+		t.Fatal(err)
+	}
+	live := l.ActiveProducers()
+	offs, err := listSnapshots(e.fs, e.dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, o := range offs {
+		c := e.fs.CrashClone()
+		for _, n := range c.Files() {
+			if strings.HasSuffix(n, ".snapshot") && n != snapshotPath(e.dir, o) {
+				c.Remove(n)
+			}
+		}
+		l2 := openOn(t, e, c, cfg, l.LogEndOffset())
+		got := l2.ActiveProducers()
+		l2.Close()
+		lm := map[int64]ProducerInfo{}
+		for _, p := range live {
+			lm[p.ProducerID] = p
+		}
+		gm := map[int64]bool{}
+		for _, p := range got {
+			gm[p.ProducerID] = true
+		}
+		for _, q := range live {
+			if !gm[q.ProducerID] {
+				t.Errorf("from snapshot %d (of %v): producer %+v lost (log start %d, first segment %d)", o, offs, q, l.LogStartOffset(), l.segments()[0].base)
+			}
+		}
+		for _, p := range got {
+			q := lm[p.ProducerID]
+			if p.TxnStartOffset != q.TxnStartOffset {
+				t.Fatalf("from snapshot %d (of %v): producer %d txn start %d, live %d", o, offs, p.ProducerID, p.TxnStartOffset, q.TxnStartOffset)
+			}
+			if p != q {
+				t.Logf("from snapshot %d: producer %+v, live %+v", o, p, q)
+			}
+		}
+	}
+}
+
+// The snapshot at or below the first segment (kept by retention for
+// producers whose batches are all below the log start) outlives a dropped
+// marker: a marker whose transaction it holds open stays. The log start
+// moves only under a delete policy (DeleteRecords), which keeps markers
+// anyway; the policy may then change to compact alone.
+func TestCleanerKeepsSnapshotAnchor(t *testing.T) {
+	e := newEnv(t)
+	cfg := compactConfig()
+	cfg.Delete = true // compact,delete: DeleteRecords allowed
+	m, l := newCompacted(t, e, cfg)
+	defer m.Close()
+	putSpec(t, e, l, batchSpec{pid: 7, epoch: 0, seq: 0}, "x=1") // 0: idempotent producer 7
+	putTxn(t, e, l, 5, 0, 0, "k=txn")                            // 1: producer 5 opens a transaction
+	put(t, e, l, "a=1")                                          // 2
+	l.Roll()                                                     // snapshot at 3
+	l.SetHighWatermark(l.LogEndOffset())
+	if _, err := l.SetLogStartOffset(3); err != nil { // DeleteRecords
+		t.Fatal(err)
+	}
+	if _, err := appendMarker(l, 5, 0, true, 0, e.clock.Ms()); err != nil { // 3
+		t.Fatal(err)
+	}
+	put(t, e, l, "b=1") // 4
+	put(t, e, l, "b=2") // 5
+	l.Roll()            // snapshot at 6
+	put(t, e, l, "z=1") // 6
+	l.SetHighWatermark(5)
+	marker3 := func() bool {
+		for _, b := range readBatches(t, l, l.LogStartOffset()) {
+			if b.Attributes().Control() && b.BaseOffset() == 3 {
+				return true
+			}
+		}
+		return false
+	}
+	cleanNow(t, m, l)
+	e.clock.Advance(time.Duration(cfg.DeleteRetentionMs+1) * time.Millisecond)
+	m.cleaner.cleanOnce()
+	if !marker3() {
+		t.Fatal("a compact,delete log dropped a marker")
+	}
+	cfg.Delete = false
+	l.SetConfig(cfg)
+	put(t, e, l, "b=3")
+	l.Roll()
+	l.SetHighWatermark(l.LogEndOffset())
+	e.clock.Advance(time.Duration(cfg.DeleteRetentionMs+1) * time.Millisecond)
+	cleanNow(t, m, l)
+	e.clock.Advance(time.Duration(cfg.DeleteRetentionMs+1) * time.Millisecond)
+	m.cleaner.cleanOnce()
+	if !marker3() {
+		t.Fatal("dropped the marker closing a transaction the anchor snapshot holds open")
+	}
+	if offs, _ := listSnapshots(e.fs, e.dir); len(offs) == 0 || offs[0] != 3 {
+		t.Fatalf("snapshots %v: the one at 3 is gone", offs)
+	}
+	if err := l.TruncateTo(5); err != nil { // a follower truncating to its HW
+		t.Fatal(err)
+	}
+	if got := activeProducerOf(l, 7); got.ProducerID != 7 {
+		t.Errorf("producer 7's state lost by the truncation: %+v", l.ActiveProducers())
+	}
+	if got := activeProducerOf(l, 5); got.TxnStartOffset != -1 {
+		t.Errorf("producer 5's transaction open after the truncation: %+v", got)
+	}
+	// Producer 7 retries its batch (seq 0): it must be a duplicate.
+	info, err := l.AppendAsLeader(buildBatch(t, batchSpec{pid: 7, epoch: 0, seq: 0, recs: []rec{kv("x", "1", e.clock.Ms())}}), 0)
+	if err != nil || !info.Duplicate {
+		t.Errorf("retry of producer 7's batch: %+v, %v; want a duplicate", info, err)
+	}
+}
