@@ -52,7 +52,8 @@ usage: bench/replication.sh [options]
   --weir-override K=V   extra server.properties key of every node (repeatable)
   --page-cache-limit S  run the brokers in a memory cgroup of S bytes (e.g. 4G)
                         so that their page cache is bounded, as on a broker
-                        that has run long enough to fill memory (see below)
+                        that has run long enough to fill memory (why: the
+                        comment at the top of this script)
   --warmup N            records produced to an RF=3 topic, not measured,
                         before the first run (default with --page-cache-limit:
                         enough to fill the cgroup, so that every measured run
