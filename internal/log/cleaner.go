@@ -526,9 +526,8 @@ func (f *filter) batch(b record.Batch) (record.Batch, error) {
 // marker decides what to write for a control batch: it is kept while a
 // batch of its transaction is (the producer's last batch always is, if
 // only as a header) or while it is past the cleaned range; then it gets a
-// delete horizon of
-// delete.retention.ms, so that a read_committed consumer behind it still
-// sees it, and the first clean after the horizon drops it.
+// delete horizon of delete.retention.ms, so that a read_committed consumer
+// behind it still sees it, and the first clean after the horizon drops it.
 func (f *filter) marker(b record.Batch) (record.Batch, error) {
 	f.aborted.skip(b) // ends the transaction for the aborted tracker
 	pid := b.ProducerID()
@@ -561,13 +560,8 @@ func (f *filter) marker(b record.Batch) (record.Batch, error) {
 	if err != nil {
 		return nil, err
 	}
-	var recs []byte
-	it := record.NewRecords(raw, b.NumRecords())
-	for r, ok := it.Next(); ok; r, ok = it.Next() {
-		r.TimestampDelta += b.BaseTimestamp() - f.horizon
-		recs = record.AppendRecord(recs, r)
-	}
-	if err := it.Err(); err != nil {
+	recs, err := rebaseTimestamps(raw, b.NumRecords(), b.BaseTimestamp()-f.horizon)
+	if err != nil {
 		return nil, err
 	}
 	h := record.HeaderOf(b)
@@ -662,22 +656,28 @@ func (f *filter) data(b record.Batch) (record.Batch, error) {
 		newBase = b.BaseTimestamp()
 	}
 	if newBase != b.BaseTimestamp() {
-		// Re-encode with deltas from the new base so every record keeps
-		// its timestamp.
-		shift := b.BaseTimestamp() - newBase
-		var re []byte
-		it := record.NewRecords(kept, count)
-		for r, ok := it.Next(); ok; r, ok = it.Next() {
-			r.TimestampDelta += shift
-			re = record.AppendRecord(re, r)
+		if kept, err = rebaseTimestamps(kept, count, b.BaseTimestamp()-newBase); err != nil {
+			return nil, err
 		}
-		kept = re
 	}
 	h.BaseTimestamp = newBase
 	if !attrs.LogAppendTime() {
 		h.MaxTimestamp = maxTS
 	}
 	return record.BuildRaw(h, count, kept, 0)
+}
+
+// rebaseTimestamps re-encodes count records with their timestamp deltas
+// grown by shift, so that each keeps its timestamp under a base timestamp
+// lowered by shift.
+func rebaseTimestamps(recs []byte, count int32, shift int64) ([]byte, error) {
+	var out []byte
+	it := record.NewRecords(recs, count)
+	for r, ok := it.Next(); ok; r, ok = it.Next() {
+		r.TimestampDelta += shift
+		out = record.AppendRecord(out, r)
+	}
+	return out, it.Err()
 }
 
 // cleanedSegment is the new segment a group of segments is cleaned into:
