@@ -336,7 +336,8 @@ type modelRec struct {
 
 // A random transactional workload with compaction, a small key map, merged
 // groups, delete horizons passing, restarts and crashes during cleans; the
-// read_committed view and the LSO are checked against a model.
+// read_committed view and the LSO are checked against a model, and every
+// producer snapshot left after a clean must rebuild the live state.
 func TestCleanerRandomTransactions(t *testing.T) {
 	for seed := int64(0); seed < 60; seed++ {
 		t.Run(fmt.Sprint(seed), func(t *testing.T) { runRandomTxnCompaction(t, seed) })
@@ -442,6 +443,7 @@ func runRandomTxnCompaction(t *testing.T, seed int64) {
 			}
 			e.fs.SetHook(nil)
 			checkTxnModel(t, "after clean", l, recs, markerOf, open)
+			checkEverySnapshot(t, e, l, cfg)
 			for i, c := range clones {
 				l2 := openOn(t, e, c, cfg, l.LogEndOffset())
 				l2.SetHighWatermark(l2.LogEndOffset())
@@ -554,79 +556,9 @@ func TestAbortedTxnsOfReplacedSegment(t *testing.T) {
 	}
 }
 
-// For every snapshot left in the directory after a clean, a log rebuilt
-// from that snapshot alone (replaying the compacted log to its end) must
-// have the live log's producer state.
-func TestCleanerEverySnapshotReplays(t *testing.T) {
-	for seed := int64(0); seed < 50; seed++ {
-		t.Run(fmt.Sprint(seed), func(t *testing.T) { runSnapshotReplays(t, seed) })
-	}
-}
-
-func runSnapshotReplays(t *testing.T, seed int64) {
-	r := seeded(t, seed)
-	e := newEnv(t)
-	cfg := compactConfig()
-	cfg.SegmentBytes = int64(250 + r.Intn(1500))
-	cfg.DeleteRetentionMs = int64(1 + r.Intn(3000))
-	m, l := newCompacted(t, e, cfg)
-	m.cleaner.maxKeys = 3 + r.Intn(40)
-	defer func() { m.Close() }()
-	seqs := map[int64]int32{}
-	open := map[int64]bool{}
-	val := 0
-	for round := 0; round < 10; round++ {
-		for i := 0; i < 10+r.Intn(40); i++ {
-			switch x := r.Intn(10); {
-			case x < 4:
-				val++
-				put(t, e, l, fmt.Sprintf("k%d=n%d", r.Intn(8), val))
-			case x < 7:
-				pid := int64(1 + r.Intn(4))
-				n := 1 + r.Intn(2)
-				var kvs []string
-				for j := 0; j < n; j++ {
-					val++
-					kvs = append(kvs, fmt.Sprintf("k%d=t%d", r.Intn(8), val))
-				}
-				putTxn(t, e, l, pid, 0, seqs[pid], kvs...)
-				seqs[pid] += int32(n)
-				open[pid] = true
-			case x < 9:
-				var pids []int64
-				for p := range open {
-					pids = append(pids, p)
-				}
-				sort.Slice(pids, func(i, j int) bool { return pids[i] < pids[j] })
-				if len(pids) == 0 {
-					continue
-				}
-				pid := pids[r.Intn(len(pids))]
-				mustMarker(t, l, pid, 0, r.Intn(2) == 0, int32(round))
-				delete(open, pid)
-			default:
-				l.Roll()
-			}
-		}
-		if r.Intn(2) == 0 {
-			for pid := range open {
-				mustMarker(t, l, pid, 0, r.Intn(2) == 0, int32(round))
-				delete(open, pid)
-			}
-		}
-		l.Roll()
-		put(t, e, l, "zz=1")
-		l.SetHighWatermark(l.LogEndOffset())
-		for c := 0; c < 1+r.Intn(3); c++ {
-			e.clock.Advance(time.Duration(r.Int63n(2*cfg.DeleteRetentionMs+1)) * time.Millisecond)
-			if _, err := m.cleaner.cleanOnce(); err != nil {
-				t.Fatal(err)
-			}
-			checkEverySnapshot(t, e, l, cfg)
-		}
-	}
-}
-
+// checkEverySnapshot rebuilds l from each producer snapshot left in its
+// directory alone (replaying the compacted log to its end): every one must
+// give the live log's producers and open transactions.
 func checkEverySnapshot(t *testing.T, e *testEnv, l *Log, cfg Config) {
 	t.Helper()
 	if err := l.Flush(l.LogEndOffset()); err != nil {

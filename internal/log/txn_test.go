@@ -442,13 +442,9 @@ func TestTxnFollowerMatchesLeader(t *testing.T) {
 func TestCleanerAbortedTransactions(t *testing.T) {
 	e := newEnv(t)
 	m, l := newCompacted(t, e, compactConfig())
-	put(t, e, l, "k=committed") // 0
-	b := buildBatch(t, batchSpec{recs: []rec{kv("k", "aborted", e.clock.Ms())}, pid: 5, seq: 0})
-	h := record.HeaderOf(b)
-	h.Attributes |= record.TransactionalAttributes
-	tb, _ := record.BuildRaw(h, 1, b.Payload(), 0)
-	mustAppend(t, l, tb)             // 1
-	mustMarker(t, l, 5, 0, false, 0) // 2
+	put(t, e, l, "k=committed")           // 0
+	putTxn(t, e, l, 5, 0, 0, "k=aborted") // 1
+	mustMarker(t, l, 5, 0, false, 0)      // 2
 	for i := 0; i < 30; i++ {
 		put(t, e, l, fmt.Sprintf("other%d=%d", i%5, i))
 	}
@@ -485,17 +481,9 @@ func TestCleanerDropsMarkersOfEmptyTransactions(t *testing.T) {
 	e := newEnv(t)
 	cfg := compactConfig()
 	m, l := newCompacted(t, e, cfg)
-	txn := func(pid int64, seq int32, kvs string, commit bool) {
+	txn := func(pid int64, seq int32, kv string, commit bool) {
 		t.Helper()
-		k, v, _ := strings.Cut(kvs, "=")
-		b := buildBatch(t, batchSpec{recs: []rec{kv(k, v, e.clock.Ms())}, pid: pid, seq: seq})
-		h := record.HeaderOf(b)
-		h.Attributes |= record.TransactionalAttributes
-		tb, err := record.BuildRaw(h, 1, b.Payload(), 0)
-		if err != nil {
-			t.Fatal(err)
-		}
-		mustAppend(t, l, tb)
+		putTxn(t, e, l, pid, 0, seq, kv)
 		mustMarker(t, l, pid, 0, commit, 0)
 	}
 	txn(5, 0, "a=aborted", false) // 0, abort marker 1
@@ -583,11 +571,7 @@ func TestCleanerCrashKeepsTxnIndex(t *testing.T) {
 			for i := 0; i < 40; i++ {
 				put(t, e, l, fmt.Sprintf("k%d=%d", r.Intn(6), i))
 				if r.Intn(3) == 0 {
-					b := buildBatch(t, batchSpec{recs: []rec{kv(fmt.Sprintf("k%d", r.Intn(6)), "t", e.clock.Ms())}, pid: 7, seq: seq})
-					h := record.HeaderOf(b)
-					h.Attributes |= record.TransactionalAttributes
-					tb, _ := record.BuildRaw(h, 1, b.Payload(), 0)
-					mustAppend(t, l, tb)
+					putTxn(t, e, l, 7, 0, seq, fmt.Sprintf("k%d=t", r.Intn(6)))
 					seq++
 					mustMarker(t, l, 7, 0, r.Intn(2) == 0, 0)
 				}
