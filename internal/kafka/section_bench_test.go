@@ -23,7 +23,7 @@ type copiedFile struct{ vfs.File }
 // sendfile with reading the section into memory and writing it, and
 // reports the process's CPU time (both ends) per GB moved:
 //
-//	go test -run XXX -bench SectionLoopback ./internal/kafka/
+//	go test -run '^$' -bench SectionLoopback ./internal/kafka/
 func BenchmarkSectionLoopback(b *testing.B) {
 	const sectionSize = 1 << 20
 	const fileSize = 64 << 20
