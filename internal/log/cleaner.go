@@ -101,7 +101,8 @@ type cleanPlan struct {
 	dirtyBytes  int64
 	forced      bool            // max.compaction.lag.ms exceeded
 	lastBatch   map[int64]int64 // producer id -> last offset of its last batch
-	abortedTxns []AbortedTxn    // every segment's, the active one's too
+	// Read by clean, for the chosen log only:
+	abortedTxns []AbortedTxn // every segment's, the active one's too
 	anchor      snapshotAnchor
 }
 
@@ -187,10 +188,6 @@ func (c *cleaner) plan(l *Log, root string) *cleanPlan {
 	}
 	segs := l.segments()
 	p := &cleanPlan{l: l, root: root, cfg: cfg, now: l.nowMs(), lastBatch: map[int64]int64{}}
-	for _, s := range segs {
-		p.abortedTxns = append(p.abortedTxns, s.txns.all()...)
-	}
-	p.anchor = l.loadSnapshotAnchor()
 	logStart, logEnd := l.logStart.Load(), l.logEnd.Load()
 	fd, ok := c.firstDirty[l.tp]
 	if o := c.owner[l.tp]; o != nil && o != l {
@@ -309,6 +306,15 @@ func (c *cleaner) buildMap(p *cleanPlan) (map[keyHash]int64, int64, error) {
 // the first dirty offset to the map's end.
 func (c *cleaner) clean(p *cleanPlan) error {
 	l := p.l
+	for _, s := range l.segments() {
+		p.abortedTxns = append(p.abortedTxns, s.txns.all()...)
+	}
+	p.anchor = snapshotAnchor{offset: -1}
+	if !p.cfg.Delete { // only compact-only logs drop markers
+		l.mu.Lock()
+		p.anchor = l.loadSnapshotAnchor()
+		l.mu.Unlock()
+	}
 	keys, end, err := c.buildMap(p)
 	if err != nil {
 		return fmt.Errorf("log %s: cleaning: %w", l.tp, err)
