@@ -164,6 +164,29 @@ func waitFor(within time.Duration, cond func() error) error {
 	}
 }
 
+// startFaultCluster formats and starts three nodes with conf, each with a
+// client of its own for health checks, and keeps the nodes' output and
+// clientLog when the test fails (see keepLogsOnFailure). It returns the
+// nodes and their addresses.
+func startFaultCluster(t *testing.T, conf map[string]string, name string, seed uint64, clientLog *lockedBuffer) ([]*faultNode, []string) {
+	var nodes []*faultNode
+	for _, cn := range formatClusterConf(t, 3, conf) {
+		cl, err := kgo.NewClient(kgo.SeedBrokers(cn.addr), kgo.RequestRetries(0))
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(cl.Close)
+		nodes = append(nodes, &faultNode{clusterNode: cn, cl: cl})
+	}
+	keepLogsOnFailure(t, name, seed, nodes, clientLog)
+	var addrs []string
+	for _, n := range nodes {
+		n.start(t)
+		addrs = append(addrs, n.addr)
+	}
+	return nodes, addrs
+}
+
 // keepLogsOnFailure saves every node's output and the clients' logs when
 // the test fails, in a directory named for the test (name) and its seed.
 func keepLogsOnFailure(t *testing.T, name string, seed uint64, nodes []*faultNode, clientLog *lockedBuffer) {
@@ -210,22 +233,8 @@ func TestReplicationSurvivesProcessFaults(t *testing.T) {
 	rng := rand.New(rand.NewPCG(seed, seed^0x5eed))
 	began := time.Now()
 
-	var nodes []*faultNode
-	for _, cn := range formatClusterConf(t, 3, faultConf) {
-		cl, err := kgo.NewClient(kgo.SeedBrokers(cn.addr), kgo.RequestRetries(0))
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(cl.Close)
-		nodes = append(nodes, &faultNode{clusterNode: cn, cl: cl})
-	}
 	var clientLog lockedBuffer
-	keepLogsOnFailure(t, "replication-fault", seed, nodes, &clientLog)
-	var addrs []string
-	for _, n := range nodes {
-		n.start(t)
-		addrs = append(addrs, n.addr)
-	}
+	nodes, addrs := startFaultCluster(t, faultConf, "replication-fault", seed, &clientLog)
 
 	admin, err := kgo.NewClient(kgo.SeedBrokers(addrs...))
 	if err != nil {

@@ -125,22 +125,8 @@ func TestTransactionalCopySurvivesBounces(t *testing.T) {
 	began := time.Now()
 	at := func() float64 { return time.Since(began).Seconds() }
 
-	var nodes []*faultNode
-	for _, cn := range formatClusterConf(t, 3, txnCopyConf()) {
-		cl, err := kgo.NewClient(kgo.SeedBrokers(cn.addr), kgo.RequestRetries(0))
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(cl.Close)
-		nodes = append(nodes, &faultNode{clusterNode: cn, cl: cl})
-	}
 	var clientLog lockedBuffer
-	keepLogsOnFailure(t, "txn-copy-fault", seed, nodes, &clientLog)
-	var seeds []string
-	for _, n := range nodes {
-		n.start(t)
-		seeds = append(seeds, n.addr)
-	}
+	nodes, seeds := startFaultCluster(t, txnCopyConf(), "txn-copy-fault", seed, &clientLog)
 	logger := func(who string) kgo.Opt {
 		return kgo.WithLogger(kgo.BasicLogger(&clientLog, kgo.LogLevelInfo, func() string {
 			return fmt.Sprintf("%7.2fs %s ", at(), who)
