@@ -173,8 +173,11 @@ func (b *Broker) Source(name string) Source {
 // LoadBroker merges props over the defaults, validates every value and the
 // cross-key rules, and returns the typed configuration. Unknown keys do not
 // fail loading; each yields a warning such as
-// `unknown configuration "foo.bar" was ignored`. Invalid values are all
-// reported (joined), each as an *Error naming the key and value.
+// `unknown configuration "foo.bar" was ignored`, and so does each Ignored
+// key set and each Refused key set to Kafka's default. Invalid values,
+// Refused keys set otherwise, undefined keys of a refused family (see
+// refusedFamily) and listeners of a security protocol other than PLAINTEXT
+// are all reported (joined), each as an *Error naming the key and value.
 func LoadBroker(props map[string]string) (*Broker, []string, error) {
 	b := &Broker{Values: make(map[string]string), Set: make(map[string]bool)}
 	var warnings []string
@@ -183,13 +186,23 @@ func LoadBroker(props map[string]string) (*Broker, []string, error) {
 	for _, k := range sortedKeys(props) {
 		d, ok := brokerRegistry.byName[k]
 		if !ok {
-			warnings = append(warnings, fmt.Sprintf("unknown configuration %q was ignored", k))
+			if err := checkUnknownBroker(k, props[k]); err != nil {
+				errs = append(errs, err)
+			} else {
+				warnings = append(warnings, fmt.Sprintf("unknown configuration %q was ignored", k))
+			}
 			continue
 		}
 		norm, err := d.Normalize(props[k])
+		if err == nil {
+			err = d.refusal(props[k], norm)
+		}
 		if err != nil {
 			errs = append(errs, err)
 			continue
+		}
+		if w := d.setWarning(norm); w != "" {
+			warnings = append(warnings, w)
 		}
 		b.Values[k] = norm
 		b.Set[k] = true

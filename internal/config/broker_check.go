@@ -2,6 +2,7 @@ package config
 
 import (
 	"errors"
+	"fmt"
 	"net"
 	"strconv"
 	"strings"
@@ -9,8 +10,9 @@ import (
 
 // check resolves listeners and runs the cross-key rules Kafka applies in
 // KafkaConfig validation (listeners, KRaft roles and quorum, log settings,
-// replica fetching, group timeouts), plus a few weir sanity checks. All
-// violations are returned joined.
+// replica fetching, group timeouts), plus a few weir sanity checks and the
+// refusal of security protocols weir does not implement. All violations
+// are returned joined.
 func (b *Broker) check() error {
 	var errs []error
 	add := func(name, format string, args ...any) {
@@ -18,6 +20,7 @@ func (b *Broker) check() error {
 	}
 
 	b.resolveListeners(add)
+	errs = append(errs, b.checkProtocols()...)
 	b.checkRoles(add)
 	b.checkLog(add)
 
@@ -49,6 +52,35 @@ func (b *Broker) check() error {
 	orderedTriple("group.consumer.min.heartbeat.interval.ms", "group.consumer.heartbeat.interval.ms", "group.consumer.max.heartbeat.interval.ms")
 	orderedTriple("group.consumer.min.session.timeout.ms", "group.consumer.session.timeout.ms", "group.consumer.max.session.timeout.ms")
 	return errors.Join(errs...)
+}
+
+// checkProtocols refuses every listener weir would serve or dial with a
+// security protocol other than PLAINTEXT: the node's listeners, the
+// controller listeners a broker-only node connects to, and
+// security.inter.broker.protocol.
+func (b *Broker) checkProtocols() []error {
+	var errs []error
+	refuse := func(key, value, what, proto string) {
+		errs = append(errs, unsupported(key, value, fmt.Sprintf("%s uses security protocol %s (%s), which %s",
+			what, proto, KeyListenerSecurityMap, reasonProtocol), false))
+	}
+	for _, l := range b.Listeners {
+		if p := l.SecurityProtocol; p != "" && p != "PLAINTEXT" {
+			refuse(KeyListeners, l.String(), "listener "+l.String(), p)
+		}
+	}
+	if !b.HasRole("controller") {
+		for _, n := range b.ControllerListenerNames {
+			if p, ok := b.ListenerSecurityProtocols[n]; ok && p != "PLAINTEXT" {
+				refuse(KeyListenerSecurityMap, n+":"+p, "controller listener "+n, p)
+			}
+		}
+	}
+	if p := b.Values[KeyInterBrokerProtocol]; b.Set[KeyInterBrokerProtocol] && p != "PLAINTEXT" {
+		errs = append(errs, unsupported(KeyInterBrokerProtocol, p,
+			"security protocol "+p+" is not implemented yet; weir brokers talk to each other over PLAINTEXT listeners only", false))
+	}
+	return errs
 }
 
 // effectiveProtocolMap returns listener.security.protocol.map; when the key
