@@ -365,7 +365,7 @@ func (b *Broker) fill() {
 	b.TransactionAbortTimedOutInterval = g.ms("transaction.abort.timed.out.transaction.cleanup.interval.ms")
 	b.TransactionRemoveExpiredInterval = g.ms("transaction.remove.expired.transaction.cleanup.interval.ms")
 	b.TransactionPartitionVerification = g.bool("transaction.partition.verification.enable")
-	b.ProducerIDExpiration = g.ms("producer.id.expiration.ms")
+	b.ProducerIDExpiration = g.ms(KeyProducerIDExpiration)
 	b.QuotaWindowNum = g.i32("quota.window.num")
 	b.QuotaWindowSize = g.dur("quota.window.size.seconds", time.Second)
 	b.ReplicationQuotaWindowNum = g.i32("replication.quota.window.num")

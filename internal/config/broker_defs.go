@@ -22,6 +22,7 @@ const (
 	KeyLogDir                  = "log.dir"
 	KeyMetadataLogDir          = "metadata.log.dir"
 	KeyMetricsListener         = "weir.metrics.listener"
+	KeyProducerIDExpiration    = "producer.id.expiration.ms"
 )
 
 // Weir defaults that differ from Kafka (where Kafka has no default or a
@@ -189,7 +190,7 @@ var brokerCoreDefs = []Def{
 	def("transaction.abort.timed.out.transaction.cleanup.interval.ms", TypeInt, "10000", atLeast(1), ReadOnly, "How often timed-out transactions are aborted."),
 	def("transaction.remove.expired.transaction.cleanup.interval.ms", TypeInt, "3600000", atLeast(1), ReadOnly, "How often expired transactional ids are removed."),
 	startupOnly(def("transaction.partition.verification.enable", TypeBoolean, "true", nil, ClusterWide, "Check that a partition joined the transaction before accepting transactional writes.")),
-	def("producer.id.expiration.ms", TypeInt, "86400000", atLeast(1), ClusterWide, "Idle time after which a partition leader forgets a producer id."),
+	def(KeyProducerIDExpiration, TypeInt, "86400000", atLeast(1), ClusterWide, "Idle time after which a partition leader forgets a producer id."),
 
 	// Client quotas.
 	ignored(def("quota.window.num", TypeInt, "11", atLeast(1), ReadOnly, "Samples kept for client quotas."), reasonNoClientQuotas),

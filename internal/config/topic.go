@@ -71,6 +71,10 @@ type Topic struct {
 	RemoteStorageEnable       bool
 	LocalRetentionMs          int64
 	LocalRetentionBytes       int64
+	// ProducerIDExpirationMs is the broker's producer.id.expiration.ms,
+	// which is not a topic key: Kafka applies it to every partition of
+	// the broker.
+	ProducerIDExpirationMs int64
 
 	// Values holds the normalized effective value of every topic key.
 	Values map[string]string
@@ -180,7 +184,28 @@ func ResolveTopic(topicOverrides, dynamicClusterDefaults, dynamicBrokerOverrides
 			}
 		}
 	}
-	return topicFromValues(values)
+	t := topicFromValues(values)
+	t.ProducerIDExpirationMs, _ = strconv.ParseInt(BrokerValue(KeyProducerIDExpiration, dynamicBrokerOverrides, dynamicClusterDefaults, static), 10, 64)
+	return t
+}
+
+// BrokerValue returns the normalized value of broker key name for this
+// broker: the first valid value of dynamic per-broker, dynamic cluster-wide
+// default, static (keys set in static's properties; static may be nil) and
+// built-in default; "" when none has one. The key must be defined.
+func BrokerValue(name string, dynBroker, dynDefault map[string]string, static *Broker) string {
+	d := brokerRegistry.byName[name]
+	for _, m := range []map[string]string{dynBroker, dynDefault} {
+		if raw, ok := m[name]; ok {
+			if v, err := d.Normalize(raw); err == nil {
+				return v
+			}
+		}
+	}
+	if static != nil && static.Set[name] {
+		return static.Values[name]
+	}
+	return d.Default
 }
 
 // candidate is one place a topic key's value can come from.

@@ -175,6 +175,33 @@ func TestResolveTopicTyped(t *testing.T) {
 	}
 }
 
+func TestBrokerValue(t *testing.T) {
+	static := mustLoad(t, map[string]string{KeyProducerIDExpiration: "3000"})
+	dynBroker := map[string]string{KeyProducerIDExpiration: "1000"}
+	dynDefault := map[string]string{KeyProducerIDExpiration: "2000"}
+	for _, tt := range []struct {
+		broker, def map[string]string
+		static      *Broker
+		want        int64
+	}{
+		{dynBroker, dynDefault, static, 1000},
+		{map[string]string{KeyProducerIDExpiration: "0"}, dynDefault, static, 2000}, // invalid: skipped
+		{nil, dynDefault, static, 2000},
+		{nil, nil, static, 3000},
+		{nil, nil, nil, 86400000},
+	} {
+		if got := ResolveTopic(nil, tt.def, tt.broker, tt.static).ProducerIDExpirationMs; got != tt.want {
+			t.Errorf("producer.id.expiration.ms from %v %v: %d, want %d", tt.broker, tt.def, got, tt.want)
+		}
+	}
+	if got := BrokerValue("leader.replication.throttled.rate", nil, map[string]string{"leader.replication.throttled.rate": "77"}, static); got != "77" {
+		t.Errorf("leader.replication.throttled.rate = %q", got)
+	}
+	if got := BrokerValue("log.roll.ms", nil, nil, nil); got != "" {
+		t.Errorf("null default = %q", got)
+	}
+}
+
 func TestConvertSynonymSaturates(t *testing.T) {
 	d := topicRegistry.byName[TopicSegmentMs]
 	if v, ok := convertSynonym(d, Synonym{"log.roll.hours", msPerHour}, "9223372036854775807"); !ok || v != "9223372036854775807" {
