@@ -3,6 +3,7 @@ package config
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"net"
 	"strconv"
 	"strings"
@@ -184,6 +185,10 @@ func (b *Broker) checkRoles(add func(string, string, ...any)) {
 	if len(b.QuorumVoters) == 0 && len(b.QuorumBootstrapServers) == 0 {
 		add(KeyQuorumVoters, "either %s or %s must be set", KeyQuorumVoters, KeyQuorumBootstrapServers)
 	}
+	if len(b.QuorumBootstrapServers) > 0 && !b.bootstrapIsVoters() {
+		add(KeyQuorumBootstrapServers, "must name exactly the endpoints of %s (%s): weir supports only a static controller quorum; dynamic quorums (KIP-853) are not implemented yet",
+			KeyQuorumVoters, b.Values[KeyQuorumVoters])
+	}
 	if b.Set[KeyInterBrokerListenerName] && b.Set[KeyInterBrokerProtocol] {
 		add(KeyInterBrokerListenerName, "only one of %s and %s may be set", KeyInterBrokerListenerName, KeyInterBrokerProtocol)
 	}
@@ -248,6 +253,22 @@ func (b *Broker) checkRoles(add func(string, string, ...any)) {
 		}
 		add(key, "inter-broker listener %s must be one of the advertised listeners", b.InterBrokerListenerName)
 	}
+}
+
+// bootstrapIsVoters reports whether controller.quorum.bootstrap.servers
+// names the same endpoints as controller.quorum.voters: then the static
+// quorum weir runs is the one the bootstrap servers lead to.
+func (b *Broker) bootstrapIsVoters() bool {
+	voters := map[string]bool{}
+	for _, v := range b.QuorumVoters {
+		voters[strings.ToLower(v.Address())] = true
+	}
+	servers := map[string]bool{}
+	for _, s := range b.QuorumBootstrapServers {
+		host, port, _ := splitHostPort(s)
+		servers[strings.ToLower(net.JoinHostPort(host, strconv.Itoa(port)))] = true
+	}
+	return maps.Equal(voters, servers)
 }
 
 // checkLog applies Kafka's log configuration rules.
