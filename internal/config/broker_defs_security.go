@@ -21,7 +21,7 @@ const (
 	reasonToken       = "weir does not implement delegation tokens (they need SASL); it serves only PLAINTEXT listeners"
 	reasonPerListener = "listener-prefixed settings (listener.name.<listener>.<key>) are not implemented; " +
 		"weir serves only PLAINTEXT listeners and applies the broker-wide settings to each of them"
-	reasonProtocol = "weir does not implement it yet; weir serves only PLAINTEXT listeners"
+	reasonProtocol = "weir does not implement yet; it serves only PLAINTEXT listeners"
 )
 
 // DefaultPrincipalBuilder is Kafka's principal.builder.class default.
