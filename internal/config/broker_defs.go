@@ -81,7 +81,7 @@ var brokerCoreDefs = []Def{
 	def("broker.rack", TypeString, nullDefault, nil, ReadOnly, "Rack of the broker, used for rack-aware replica placement."),
 	def(KeyControllerListenerNames, TypeList, DefaultControllerListenerNames, nonDuplicateList(false), ReadOnly, "Names of the listeners used by the KRaft controller; brokers use the first one."),
 	def(KeyQuorumVoters, TypeList, DefaultQuorumVoters, votersValidator, ReadOnly, "Static controller quorum as id@host:port entries (weir: 1@localhost:9093)."),
-	def(KeyQuorumBootstrapServers, TypeList, "", bootstrapServersValidator, ReadOnly, "Controller endpoints (host:port) used to discover a dynamic quorum."),
+	def(KeyQuorumBootstrapServers, TypeList, "", bootstrapServersValidator, ReadOnly, "Controller endpoints (host:port) to discover the quorum from; weir accepts only the endpoints of controller.quorum.voters."),
 	def("controller.quorum.election.timeout.ms", TypeInt, "1000", nil, ReadOnly, "Time without a leader before a voter starts an election."),
 	ignored(def("controller.quorum.fetch.timeout.ms", TypeInt, "2000", nil, ReadOnly, "Time without a successful fetch from the leader before a voter becomes a candidate."), reasonRaftFetch),
 	ignored(def("controller.quorum.election.backoff.max.ms", TypeInt, "1000", nil, ReadOnly, "Upper bound of the randomized backoff between elections."), reasonRaftBackoff),
