@@ -183,32 +183,34 @@ func LoadBroker(props map[string]string) (*Broker, []string, error) {
 	var warnings []string
 	var errs []error
 
+	// Refusals do not stop the cross-key checks, so that every setting
+	// weir does not honour (a secure listener too) is named at once.
+	var refusals []error
 	for _, k := range sortedKeys(props) {
 		d, ok := brokerRegistry.byName[k]
 		if !ok {
 			if err := checkUnknownBroker(k, props[k]); err != nil {
-				errs = append(errs, err)
+				refusals = append(refusals, err)
 			} else {
 				warnings = append(warnings, fmt.Sprintf("unknown configuration %q was ignored", k))
 			}
 			continue
 		}
 		norm, err := d.Normalize(props[k])
-		if err == nil {
-			err = d.refusal(props[k], norm)
-		}
 		if err != nil {
 			errs = append(errs, err)
 			continue
 		}
-		if w := d.setWarning(norm); w != "" {
+		if err := d.refusal(props[k], norm); err != nil {
+			refusals = append(refusals, err)
+		} else if w := d.setWarning(norm); w != "" {
 			warnings = append(warnings, w)
 		}
 		b.Values[k] = norm
 		b.Set[k] = true
 	}
 	if len(errs) > 0 {
-		return nil, warnings, errors.Join(errs...)
+		return nil, warnings, errors.Join(append(errs, refusals...)...)
 	}
 	for i := range brokerRegistry.defs {
 		d := &brokerRegistry.defs[i]
@@ -233,8 +235,8 @@ func LoadBroker(props map[string]string) (*Broker, []string, error) {
 		b.Values[KeyBrokerID], b.Set[KeyBrokerID] = b.Values[KeyNodeID], true
 	}
 	b.fill()
-	if err := b.check(); err != nil {
-		return nil, warnings, err
+	if errs := append(refusals, b.check()...); len(errs) > 0 {
+		return nil, warnings, errors.Join(errs...)
 	}
 	return b, warnings, nil
 }

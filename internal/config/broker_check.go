@@ -1,7 +1,6 @@
 package config
 
 import (
-	"errors"
 	"fmt"
 	"maps"
 	"net"
@@ -12,9 +11,9 @@ import (
 // check resolves listeners and runs the cross-key rules Kafka applies in
 // KafkaConfig validation (listeners, KRaft roles and quorum, log settings,
 // replica fetching, group timeouts), plus a few weir sanity checks and the
-// refusal of security protocols weir does not implement. All violations
-// are returned joined.
-func (b *Broker) check() error {
+// refusal of security protocols weir does not implement. It returns every
+// violation.
+func (b *Broker) check() []error {
 	var errs []error
 	add := func(name, format string, args ...any) {
 		errs = append(errs, combinationError(name, format, args...))
@@ -52,7 +51,7 @@ func (b *Broker) check() error {
 	}
 	orderedTriple("group.consumer.min.heartbeat.interval.ms", "group.consumer.heartbeat.interval.ms", "group.consumer.max.heartbeat.interval.ms")
 	orderedTriple("group.consumer.min.session.timeout.ms", "group.consumer.session.timeout.ms", "group.consumer.max.session.timeout.ms")
-	return errors.Join(errs...)
+	return errs
 }
 
 // checkProtocols refuses every listener weir would serve or dial with a
