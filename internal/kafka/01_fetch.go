@@ -93,12 +93,6 @@ func (s *Server) longPoll(req *Request, r *kmsg.FetchRequest, rep *Reply, wait t
 	defer timer.Stop()
 	for {
 		// Re-read after registering, so data appended in between is seen.
-		// fetch.max.bytes caps every fetch, and min bytes with it, as in
-		// Kafka; a fetch without a limit (max bytes <= 0) gets it whole.
-		if limit := s.cfg.Broker.FetchMaxBytes; r.MaxBytes <= 0 || r.MaxBytes > limit {
-			r.MaxBytes = limit
-		}
-		r.MinBytes = min(r.MinBytes, r.MaxBytes)
 		resp, sections, size, urgent := s.readFetch(req, r)
 		if urgent || size >= int(r.MinBytes) {
 			rep.sections = sections
