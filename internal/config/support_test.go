@@ -2,6 +2,7 @@ package config
 
 import (
 	"errors"
+	"math"
 	"strconv"
 	"strings"
 	"testing"
@@ -16,11 +17,14 @@ func otherValue(t *testing.T, d Def) string {
 		candidates = []string{"true", "false"}
 	case TypeShort, TypeInt, TypeLong:
 		n, _ := strconv.ParseInt(d.Default, 10, 64)
-		candidates = []string{strconv.FormatInt(n+1, 10), strconv.FormatInt(n-1, 10), "1"}
+		candidates = []string{strconv.FormatInt(n-1, 10), "1"}
+		if n < math.MaxInt64 {
+			candidates = append([]string{strconv.FormatInt(n+1, 10)}, candidates...)
+		}
 	case TypeDouble:
 		candidates = []string{"0.5", "0.25"}
 	default:
-		candidates = []string{"x", "required", "PLAIN"}
+		candidates = []string{"x", "required", "compact", "gzip", "LogAppendTime"}
 	}
 	for _, c := range candidates {
 		if norm, err := d.Normalize(c); err == nil && (!d.HasDefault || norm != d.Default) {

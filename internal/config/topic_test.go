@@ -215,3 +215,46 @@ func TestConvertSynonymSaturates(t *testing.T) {
 		t.Error("non-number must fail")
 	}
 }
+
+// Every broker synonym of a topic key supplies the topic's value, in the
+// topic key's unit, when set statically or dynamically.
+func TestSynonymsSupplyTopicKeys(t *testing.T) {
+	for _, td := range TopicDefs() {
+		for _, s := range td.Synonyms {
+			bd, _ := BrokerDef(s.Name)
+			v := otherValue(t, bd)
+			if td.Name == TopicRetentionMs || s.Scale > 1 {
+				v = "7" // a positive time whatever the unit
+			}
+			want, ok := convertSynonym(topicRegistry.byName[td.Name], s, mustNormalize(t, bd, v))
+			if !ok {
+				t.Fatalf("%s=%s is not a valid %s", s.Name, v, td.Name)
+			}
+			props := map[string]string{s.Name: v}
+			if bd.Name == "log.cleaner.min.compaction.lag.ms" {
+				props["log.cleaner.max.compaction.lag.ms"] = v
+			}
+			static, _, err := LoadBroker(props)
+			if err != nil {
+				t.Fatalf("%s=%s: %v", s.Name, v, err)
+			}
+			if got := ResolveTopic(nil, nil, nil, static).Values[td.Name]; got != want {
+				t.Errorf("static %s=%s gives %s=%s, want %s", s.Name, v, td.Name, got, want)
+			}
+			if bd.Dynamic() {
+				if got := ResolveTopic(nil, nil, map[string]string{s.Name: v}, nil).Values[td.Name]; got != want {
+					t.Errorf("dynamic %s=%s gives %s=%s, want %s", s.Name, v, td.Name, got, want)
+				}
+			}
+		}
+	}
+}
+
+func mustNormalize(t *testing.T, d Def, v string) string {
+	t.Helper()
+	n, err := d.Normalize(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
+}

@@ -195,7 +195,9 @@ func TestPipelinedProduce(t *testing.T) {
 }
 
 func TestConcurrentProducers(t *testing.T) {
-	n := servertest.Start(t, servertest.Options{Overrides: noAutoCreate})
+	// Fixed socket buffers instead of the kernel's autotuning.
+	n := servertest.Start(t, servertest.Options{Overrides: map[string]string{"auto.create.topics.enable": "false",
+		"socket.send.buffer.bytes": "131072", "socket.receive.buffer.bytes": "131072"}})
 	w := dial(t, n.Addr)
 	w.createTopic("busy", 4, nil)
 
