@@ -102,7 +102,7 @@ var brokerCoreDefs = []Def{
 
 	// Networking.
 	startupOnly(def(KeyListeners, TypeList, DefaultListeners, listenersValidator, PerBroker, "Addresses to listen on as NAME://host:port; an empty host binds all interfaces.")),
-	def(KeyAdvertisedListeners, TypeList, nullDefault, listenersValidator, ReadOnly, "Addresses published to clients; defaults to the non-controller listeners."),
+	startupOnly(def(KeyAdvertisedListeners, TypeList, nullDefault, listenersValidator, PerBroker, "Addresses published to clients; defaults to the non-controller listeners.")),
 	startupOnly(def(KeyListenerSecurityMap, TypeString, DefaultSecurityProtocolMap, protocolMapValidator, PerBroker, "Security protocol of each listener name, as NAME:PROTOCOL pairs.")),
 	def(KeyInterBrokerListenerName, TypeString, nullDefault, nil, ReadOnly, "Listener used between brokers; defaults to the one named by security.inter.broker.protocol."),
 	def(KeyInterBrokerProtocol, TypeString, "PLAINTEXT", in(securityProtocols...), ReadOnly, "Security protocol between brokers; exclusive with inter.broker.listener.name."),

@@ -27,12 +27,39 @@ const (
 // DefaultPrincipalBuilder is Kafka's principal.builder.class default.
 const DefaultPrincipalBuilder = "org.apache.kafka.common.security.authenticator.DefaultKafkaPrincipalBuilder"
 
+// kafkaPerBroker are the security keys Kafka can update at runtime for one
+// broker (DynamicBrokerConfig: the listeners' reconfigurable SSL and SASL
+// settings).
+var kafkaPerBroker = map[string]bool{
+	"principal.builder.class": true, "ssl.protocol": true, "ssl.provider": true, "ssl.cipher.suites": true,
+	"ssl.enabled.protocols": true, "ssl.keystore.type": true, "ssl.keystore.location": true, "ssl.keystore.password": true,
+	"ssl.key.password": true, "ssl.keystore.key": true, "ssl.keystore.certificate.chain": true, "ssl.truststore.type": true,
+	"ssl.truststore.location": true, "ssl.truststore.password": true, "ssl.truststore.certificates": true,
+	"ssl.keymanager.algorithm": true, "ssl.trustmanager.algorithm": true, "ssl.endpoint.identification.algorithm": true,
+	"ssl.secure.random.implementation": true, "ssl.client.auth": true, "ssl.engine.factory.class": true,
+	"sasl.mechanism.inter.broker.protocol": true, "sasl.jaas.config": true, "sasl.enabled.mechanisms": true,
+	"sasl.kerberos.service.name": true, "sasl.kerberos.kinit.cmd": true, "sasl.kerberos.ticket.renew.window.factor": true,
+	"sasl.kerberos.ticket.renew.jitter": true, "sasl.kerberos.min.time.before.relogin": true,
+	"sasl.kerberos.principal.to.local.rules": true, "sasl.login.refresh.window.factor": true,
+	"sasl.login.refresh.window.jitter": true, "sasl.login.refresh.min.period.seconds": true,
+	"sasl.login.refresh.buffer.seconds": true,
+}
+
+// security defines a refused security key with Kafka's update mode.
+func security(name string, t Type, dflt string, v validator, reason, doc string) Def {
+	mode := ReadOnly
+	if kafkaPerBroker[name] {
+		mode = PerBroker
+	}
+	return refused(def(name, t, dflt, v, mode, doc), reason)
+}
+
 func tls(name string, t Type, dflt string, v validator, doc string) Def {
-	return refused(def(name, t, dflt, v, ReadOnly, doc), reasonTLS)
+	return security(name, t, dflt, v, reasonTLS, doc)
 }
 
 func sasl(name string, t Type, dflt string, doc string) Def {
-	return refused(def(name, t, dflt, nil, ReadOnly, doc), reasonSASL)
+	return security(name, t, dflt, nil, reasonSASL, doc)
 }
 
 var brokerSecurityDefs = []Def{
@@ -98,7 +125,7 @@ var brokerSecurityDefs = []Def{
 	refused(def("connections.max.reauth.ms", TypeLong, "0", nil, ReadOnly, "Lifetime of an authenticated session before re-authentication; 0 disables."), reasonSASL),
 
 	// Authentication, authorization, delegation tokens.
-	refused(def("principal.builder.class", TypeClass, DefaultPrincipalBuilder, nil, ReadOnly, "Class that builds the principal of a connection."), reasonAuthn),
+	security("principal.builder.class", TypeClass, DefaultPrincipalBuilder, nil, reasonAuthn, "Class that builds the principal of a connection."),
 	refused(def("security.providers", TypeString, nullDefault, nil, ReadOnly, "Classes that provide security algorithms."), reasonAuthn),
 	refused(def("authorizer.class.name", TypeString, "", nil, ReadOnly, "Authorizer class; empty for none."), reasonAuthz),
 	refused(def("delegation.token.secret.key", TypePassword, nullDefault, nil, ReadOnly, "Secret that signs delegation tokens."), reasonToken),
