@@ -137,8 +137,9 @@ type Def struct {
 	Default    string
 	HasDefault bool
 	Doc        string // one-line description
-	// Update is the broker key's dynamic update mode. It is ReadOnly (zero)
-	// for topic keys, which can always be altered per topic.
+	// Update is the broker key's dynamic update mode in weir: Kafka's, or
+	// ReadOnly where weir reads the key only at start-up. It is ReadOnly
+	// (zero) for topic keys, which can always be altered per topic.
 	Update UpdateMode
 	// Synonyms lists, for topic keys, the broker keys that provide the
 	// server-side default, highest priority first (Kafka's order).

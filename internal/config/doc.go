@@ -52,8 +52,9 @@
 // lower one.
 //
 // Dynamic broker updates: [ValidateBrokerDynamic] and
-// [ValidateBrokerDynamicDefault] accept only keys Kafka allows to change at
-// runtime (see [UpdateMode]).
+// [ValidateBrokerDynamicDefault] accept only keys that Kafka allows to
+// change at runtime and weir applies at runtime (see [UpdateMode]), and
+// never a Refused key.
 //
 // DescribeConfigs: [DescribeTopic], [DescribeBroker] and
 // [DescribeBrokerDefaults] build entries carrying exactly the fields of Kafka's
