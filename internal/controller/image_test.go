@@ -868,7 +868,7 @@ func TestAlterConfigsBrokers(t *testing.T) {
 	h := newCluster(t, 2, nil)
 	errs := h.alter(false,
 		configChange(metadata.ResourceBroker, "", "log.retention.ms", "1000"),
-		configChange(metadata.ResourceBroker, "1", "log.retention.ms", "2000", "listeners", "PLAINTEXT://:9999"),
+		configChange(metadata.ResourceBroker, "1", "log.retention.ms", "2000", "min.insync.replicas", "2"),
 	)
 	wantCode(t, "cluster default", errs[0], nil)
 	wantCode(t, "broker 1", errs[1], nil)
@@ -878,17 +878,21 @@ func TestAlterConfigsBrokers(t *testing.T) {
 	}
 	errs = h.alter(false,
 		configChange(metadata.ResourceBroker, "2", "log.dirs", "/tmp/x"),         // read-only
-		configChange(metadata.ResourceBroker, "", "listeners", "PLAINTEXT://:1"), // per-broker only
+		configChange(metadata.ResourceBroker, "", "listeners", "PLAINTEXT://:1"), // read at start-up only
 		configChange(metadata.ResourceBroker, "abc", "log.retention.ms", "1"),
 		configChange(metadata.ResourceBroker, "1.5", "log.retention.ms", "1"),
 		configChange(metadata.ResourceTopic, "", "retention.ms", "1"),
+		configChange(metadata.ResourceBroker, "1", "log.retention.ms", "5", "ssl.keystore.location", "/ks.jks"), // no TLS
 	)
 	wantCode(t, "read-only", errs[0], kerr.InvalidConfig)
-	wantCode(t, "per-broker key as default", errs[1], kerr.InvalidConfig)
+	wantCode(t, "start-up only key", errs[1], kerr.InvalidConfig)
 	wantCode(t, "non-numeric broker", errs[2], kerr.InvalidRequest)
 	wantCode(t, "non-integer broker", errs[3], kerr.InvalidRequest)
 	wantCode(t, "unnamed topic", errs[4], kerr.UnknownTopicOrPartition)
-	if len(h.c.Image().BrokerConfig("2")) != 0 || h.c.Image().BrokerConfig("")["listeners"] != "" {
+	wantCode(t, "ssl key", errs[5], kerr.InvalidConfig)
+	wantCode(t, "super.users", h.alter(false, configChange(metadata.ResourceBroker, "", "super.users", "User:admin"))[0], kerr.InvalidConfig)
+	if len(h.c.Image().BrokerConfig("2")) != 0 || h.c.Image().BrokerConfig("")["listeners"] != "" ||
+		h.c.Image().BrokerConfig("1")["log.retention.ms"] != "2000" || len(h.c.Image().BrokerConfig("")) != 1 {
 		t.Fatal("a refused change was written")
 	}
 }

@@ -11,7 +11,8 @@ package kafka
 // the real LSO for both isolation levels. Record bytes
 // go from the segment file to the socket by sendfile (see section.go).
 // With too little data for min bytes the request waits, up to max wait,
-// for new data on any of its partitions. Fetch sessions (KIP-227) are
+// for new data on any of its partitions. fetch.max.bytes caps max bytes,
+// and min bytes with it, as in Kafka. Fetch sessions (KIP-227) are
 // declined: the response carries session id 0, so clients send full
 // requests; an incremental request gets FETCH_SESSION_ID_NOT_FOUND. With
 // a last fetched epoch (v12+) a diverging log is reported in
@@ -47,6 +48,12 @@ func (s *Server) handleFetch(req *Request) *Reply {
 		resp.ErrorCode = kerr.FetchSessionIDNotFound.Code
 		return done(resp)
 	}
+	// fetch.max.bytes caps every fetch, and min bytes with it, as in
+	// Kafka; a fetch without a limit (max bytes <= 0) gets it whole.
+	if limit := s.cfg.Broker.FetchMaxBytes; r.MaxBytes <= 0 || r.MaxBytes > limit {
+		r.MaxBytes = limit
+	}
+	r.MinBytes = min(r.MinBytes, r.MaxBytes)
 	resp, sections, size, urgent := s.readFetch(req, r)
 	wait := time.Duration(r.MaxWaitMillis) * time.Millisecond
 	if urgent || wait <= 0 || size >= int(r.MinBytes) {
@@ -116,9 +123,6 @@ func (s *Server) readFetch(req *Request, r *kmsg.FetchRequest) (*kmsg.FetchRespo
 		replica = replicaFetch{id: r.ReplicaState.ID, epoch: r.ReplicaState.Epoch}
 	}
 	limit := int(r.MaxBytes)
-	if limit <= 0 {
-		limit = int(s.cfg.Broker.FetchMaxBytes)
-	}
 	var sections []section
 	total := 0
 	urgent := false

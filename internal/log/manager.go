@@ -34,6 +34,9 @@ type ManagerConfig struct {
 	HighWatermarkCheckpointEvery time.Duration // replica.high.watermark.checkpoint.interval.ms
 	CleanerBackoff               time.Duration // log.cleaner.backoff.ms
 	CleanerEnabled               bool
+	// CleanerMaxKeys bounds the cleaner's offset map (see CleanerMaxKeys);
+	// 0 picks the map Kafka's default dedupe buffer gives.
+	CleanerMaxKeys int
 	// SkipDirs are partition directory names that other components own
 	// (the metadata log, __cluster_metadata-0).
 	SkipDirs []string

@@ -296,6 +296,7 @@ func (s *Server) openBroker() {
 		HighWatermarkCheckpointEvery: s.cfg.ReplicaHighWatermarkCheckpointInterval,
 		CleanerBackoff:               s.cfg.LogCleanerBackoff,
 		CleanerEnabled:               s.cfg.LogCleanerEnable,
+		CleanerMaxKeys:               max(1, log.CleanerMaxKeys(s.cfg.LogCleanerDedupeBufferSize, s.cfg.LogCleanerIOBufferLoadFactor)),
 		SkipDirs:                     []string{quorum.DirName},
 	}, log.Options{Logger: s.lg, FS: s.opts.FS})
 	s.partitions = partition.NewManager(s.cfg.NodeID, s.logs, s.cfg, s.lg, time.Now)
