@@ -2,6 +2,7 @@ package controller
 
 import (
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"maps"
@@ -1050,4 +1051,42 @@ func TestBrokerInControlledShutdownIsNotActive(t *testing.T) {
 	}
 	_, errs, _ = h.create(false, topicReq("rf3", 1, 3))
 	wantCode(t, "rf 3 with 2 usable brokers", errs[0], kerr.InvalidReplicationFactor)
+}
+
+// A client request that would commit more than MaxRecordsPerUserOp
+// records is refused whole (POLICY_VIOLATION), as Kafka's BoundedList of
+// records refuses it, and commits nothing.
+func TestUserOpRecordBound(t *testing.T) {
+	h := newCluster(t, 1, nil)
+	const topics = MaxRecordsPerUserOp + 200
+	// The topics are committed directly: through CreateTopics they would
+	// take many requests, each applying its topics one by one.
+	var all []TopicRef
+	var recs []metadata.Record
+	for i := range topics {
+		name := fmt.Sprintf("t%d", i)
+		all = append(all, TopicRef{Name: name})
+		id := newUUID()
+		pr := metadata.NewPartitionRecord()
+		pr.TopicId, pr.Replicas, pr.Isr, pr.Leader = id, []int32{1}, []int32{1}, 1
+		pr.SetVersion(0)
+		recs = append(recs, &metadata.TopicRecord{Name: name, TopicId: id}, pr)
+	}
+	if _, err := h.q.Append(recs); err != nil {
+		t.Fatal(err)
+	}
+	from := len(h.q.batches)
+	_, _, _, err := h.c.DeleteTopics(all)
+	wantCode(t, "deleting too many topics at once", err, kerr.PolicyViolation)
+	if len(h.q.batches) != from || len(h.c.Image().Topics) != topics {
+		t.Fatalf("a refused request committed %d batches", len(h.q.batches)-from)
+	}
+	_, errs, _, err := h.c.DeleteTopics(all[:MaxRecordsPerUserOp])
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantCode(t, "deleting the most topics at once", errs[0], nil)
+	if n := len(h.c.Image().Topics); n != topics-MaxRecordsPerUserOp {
+		t.Fatalf("%d topics left, want %d", n, topics-MaxRecordsPerUserOp)
+	}
 }

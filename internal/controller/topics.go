@@ -72,7 +72,15 @@ func (c *Controller) CreateTopics(req *kmsg.CreateTopicsRequest) ([]CreatedTopic
 	for _, t := range req.Topics {
 		seen[t.Topic]++
 	}
-	var recs []metadata.Record
+	if newPartitions(req.Topics, seen, c.cfg.Static.NumPartitions) > MaxPartitionsPerRequest {
+		for i := range errs {
+			errs[i] = errTooManyPartitions
+		}
+		return results, errs, -1, nil
+	}
+	// Validating only plans the same records, and is refused as large
+	// batches are.
+	var recs userRecords
 	// Topics created earlier in this request count for collisions.
 	pending := map[string]bool{}
 	for i, t := range req.Topics {
@@ -92,18 +100,38 @@ func (c *Controller) CreateTopics(req *kmsg.CreateTopicsRequest) ([]CreatedTopic
 		if next, _, err := img.Apply(trecs, img.Offset); err == nil {
 			img = next
 		}
-		if !req.ValidateOnly {
-			recs = append(recs, trecs...)
+		if err := recs.add(trecs...); err != nil {
+			return nil, nil, -1, err
 		}
 	}
 	last := int64(-1)
-	if len(recs) > 0 {
+	if len(recs) > 0 && !req.ValidateOnly {
 		var err error
 		if last, err = c.commit(recs); err != nil {
 			return nil, nil, -1, err
 		}
 	}
 	return results, errs, last, nil
+}
+
+// newPartitions counts the partitions a CreateTopics request asks for, as
+// Kafka does before looking at anything else: the default count for -1,
+// the assignments when given, nothing for an invalid count or a topic
+// listed more than once (both refused).
+func newPartitions(topics []kmsg.CreateTopicsRequestTopic, seen map[string]int, def int32) int64 {
+	var n int64
+	for _, t := range topics {
+		switch {
+		case seen[t.Topic] > 1:
+		case len(t.ReplicaAssignment) > 0:
+			n += int64(len(t.ReplicaAssignment))
+		case t.NumPartitions == -1:
+			n += int64(def)
+		case t.NumPartitions > 0:
+			n += int64(t.NumPartitions)
+		}
+	}
+	return n
 }
 
 // planTopic validates one topic creation and returns its records.
@@ -247,7 +275,7 @@ func (c *Controller) DeleteTopics(refs []TopicRef) ([]TopicRef, []error, int64, 
 	img := c.Image()
 	errs := make([]error, len(refs))
 	out := make([]TopicRef, len(refs))
-	var recs []metadata.Record
+	var recs userRecords
 	removed := map[metadata.Uuid]bool{}
 	for i, r := range refs {
 		var t *metadata.Topic
@@ -271,7 +299,9 @@ func (c *Controller) DeleteTopics(refs []TopicRef) ([]TopicRef, []error, int64, 
 			continue
 		}
 		removed[t.ID] = true
-		recs = append(recs, &metadata.RemoveTopicRecord{TopicId: t.ID})
+		if err := recs.add(&metadata.RemoveTopicRecord{TopicId: t.ID}); err != nil {
+			return nil, nil, -1, err
+		}
 	}
 	last, err := c.commit(recs)
 	if err != nil {
@@ -291,7 +321,21 @@ func (c *Controller) CreatePartitions(req *kmsg.CreatePartitionsRequest) ([]erro
 	for _, t := range req.Topics {
 		seen[t.Topic]++
 	}
-	var recs []metadata.Record
+	// The partitions added over the request are bounded before any is
+	// placed, as CreateTopics bounds them.
+	var adding int64
+	for _, rt := range req.Topics {
+		if t := img.Topics[rt.Topic]; t != nil && seen[rt.Topic] == 1 && rt.Count > int32(len(t.Partitions)) {
+			adding += int64(rt.Count) - int64(len(t.Partitions))
+		}
+	}
+	if adding > MaxPartitionsPerRequest {
+		for i := range errs {
+			errs[i] = errTooManyPartitions
+		}
+		return errs, -1, nil
+	}
+	var recs userRecords
 	brokers := usableBrokers(img)
 	for i, rt := range req.Topics {
 		if seen[rt.Topic] > 1 {
@@ -368,10 +412,12 @@ func (c *Controller) CreatePartitions(req *kmsg.CreatePartitionsRequest) ([]erro
 			pr.SetVersion(0)
 			trecs = append(trecs, pr)
 		}
+		if err := recs.add(trecs...); err != nil {
+			return nil, -1, err
+		}
 		if next, _, err := img.Apply(trecs, img.Offset); err == nil {
 			img = next
 		}
-		recs = append(recs, trecs...)
 	}
 	last, err := c.commit(recs)
 	if err != nil {

@@ -1,0 +1,212 @@
+package kafka_test
+
+// Hostile requests: type-valid requests no client should send, each
+// answered with Kafka's error, after which the node is still alive, serves
+// a normal client, and has not grown its memory beyond a bound.
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"weir/internal/servertest"
+)
+
+// hostileMemoryBound is how much the test process (which runs the node) may
+// grow its peak resident memory while a hostile request is served.
+const hostileMemoryBound = 256 << 20
+
+// peakRSS reports the process's peak resident set size (VmHWM), in bytes.
+func peakRSS(t *testing.T) int64 {
+	t.Helper()
+	f, err := os.Open("/proc/self/status")
+	if err != nil {
+		t.Skipf("no /proc: %v", err)
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		if v, ok := strings.CutPrefix(sc.Text(), "VmHWM:"); ok {
+			kb, err := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64)
+			if err != nil {
+				t.Fatalf("parsing VmHWM %q: %v", v, err)
+			}
+			return kb << 10
+		}
+	}
+	t.Skip("no VmHWM in /proc/self/status")
+	return 0
+}
+
+// memoryBounded runs fn and fails the test if the process's peak resident
+// memory grew by more than hostileMemoryBound meanwhile. The peak is reset
+// first (clear_refs 5), so earlier tests' peaks do not hide this one's.
+func memoryBounded(t *testing.T, what string, fn func()) {
+	t.Helper()
+	if err := os.WriteFile("/proc/self/clear_refs", []byte("5"), 0); err != nil {
+		t.Logf("cannot reset the peak RSS (%v): memory not checked", err)
+		fn()
+		return
+	}
+	before := peakRSS(t)
+	fn()
+	if grew := peakRSS(t) - before; grew > hostileMemoryBound {
+		t.Fatalf("%s: peak memory grew by %d MiB (bound %d MiB)", what, grew>>20, hostileMemoryBound>>20)
+	}
+}
+
+// serving checks the node is alive and serves a normal client: a record
+// produced with kgo to a fresh topic is consumed back.
+func serving(t *testing.T, n *servertest.Node) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	w := dial(t, n.Addr)
+	topic := fmt.Sprintf("canary-%d", time.Now().UnixNano())
+	w.createTopic(topic, 1, nil)
+	cl, err := kgo.NewClient(kgo.SeedBrokers(n.Addr), kgo.DefaultProduceTopic(topic),
+		kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{topic: {0: kgo.NewOffset().AtStart()}}),
+		kgo.FetchMaxWait(100*time.Millisecond))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	if err := cl.ProduceSync(ctx, &kgo.Record{Value: []byte("alive")}).FirstErr(); err != nil {
+		t.Fatalf("node no longer serves produce: %v", err)
+	}
+	for {
+		fs := cl.PollFetches(ctx)
+		if err := ctx.Err(); err != nil {
+			t.Fatalf("node no longer serves fetch: %v", err)
+		}
+		fs.EachError(func(topic string, p int32, err error) { t.Fatalf("fetching %s-%d: %v", topic, p, err) })
+		if rs := fs.Records(); len(rs) > 0 {
+			if string(rs[0].Value) != "alive" {
+				t.Fatalf("fetched %q, want \"alive\"", rs[0].Value)
+			}
+			return
+		}
+	}
+}
+
+// wantError checks an answer's code and message.
+func wantError(t *testing.T, what string, code int16, msg *string, want *kerr.Error, wantMsg string) {
+	t.Helper()
+	wantCode(t, what, code, want)
+	if wantMsg != "" && str(msg) != wantMsg {
+		t.Errorf("%s: message %q, want %q", what, str(msg), wantMsg)
+	}
+}
+
+// Partition counts are bounded per request before anything is placed:
+// more than 10000 new partitions over a CreateTopics or CreatePartitions
+// request is POLICY_VIOLATION for every topic (validating only or not),
+// and a request whose records would exceed 10000 is refused whole, as
+// Kafka's controller does.
+func TestHostilePartitionCounts(t *testing.T) {
+	n := servertest.Start(t, servertest.Options{Overrides: noAutoCreate})
+	w := dial(t, n.Addr)
+	w.createTopic("grow", 1, nil)
+	const tooMany = "Excessively large number of partitions per request."
+	const tooLarge = "Unable to perform excessively large batch operation."
+
+	createTopics := func(validate bool, counts map[string]int32) *kmsg.CreateTopicsResponse {
+		req := kmsg.NewPtrCreateTopicsRequest()
+		req.SetVersion(7)
+		req.TimeoutMillis, req.ValidateOnly = 10000, validate
+		for name, c := range counts {
+			ct := kmsg.NewCreateTopicsRequestTopic()
+			ct.Topic, ct.NumPartitions, ct.ReplicationFactor = name, c, 1
+			req.Topics = append(req.Topics, ct)
+		}
+		return w.do(req).(*kmsg.CreateTopicsResponse)
+	}
+	createPartitions := func(validate bool, counts map[string]int32) *kmsg.CreatePartitionsResponse {
+		req := kmsg.NewPtrCreatePartitionsRequest()
+		req.SetVersion(3)
+		req.TimeoutMillis, req.ValidateOnly = 10000, validate
+		for name, c := range counts {
+			ct := kmsg.NewCreatePartitionsRequestTopic()
+			ct.Topic, ct.Count = name, c
+			req.Topics = append(req.Topics, ct)
+		}
+		return w.do(req).(*kmsg.CreatePartitionsResponse)
+	}
+
+	for _, validate := range []bool{true, false} {
+		for _, tc := range []struct {
+			name   string
+			counts map[string]int32
+			msg    string
+		}{
+			{"max int32", map[string]int32{"huge": 2147483647}, tooMany},
+			{"two topics over the bound together", map[string]int32{"half-a": 6000, "half-b": 6000}, tooMany},
+			{"bound plus the topic record", map[string]int32{"edge": 10000}, tooLarge},
+		} {
+			what := fmt.Sprintf("CreateTopics %s (validate only %v)", tc.name, validate)
+			memoryBounded(t, what, func() {
+				resp := createTopics(validate, tc.counts)
+				if len(resp.Topics) != len(tc.counts) {
+					t.Fatalf("%s: %d topics answered", what, len(resp.Topics))
+				}
+				for _, rt := range resp.Topics {
+					wantError(t, what+" "+rt.Topic, rt.ErrorCode, rt.ErrorMessage, kerr.PolicyViolation, tc.msg)
+				}
+			})
+		}
+		for _, counts := range []map[string]int32{{"grow": 2147483647}, {"grow": 10002}} {
+			what := fmt.Sprintf("CreatePartitions to %d (validate only %v)", counts["grow"], validate)
+			memoryBounded(t, what, func() {
+				resp := createPartitions(validate, counts)
+				if len(resp.Topics) != 1 {
+					t.Fatalf("%s: %d topics answered", what, len(resp.Topics))
+				}
+				wantError(t, what, resp.Topics[0].ErrorCode, resp.Topics[0].ErrorMessage, kerr.PolicyViolation, tooMany)
+			})
+		}
+	}
+	// Nothing was created; within the bounds requests still succeed.
+	for _, name := range []string{"huge", "half-a", "half-b", "edge"} {
+		wantCode(t, "metadata of "+name, w.metadataTopic(name, false).ErrorCode, kerr.UnknownTopicOrPartition)
+	}
+	if got := len(w.metadataTopic("grow", false).Partitions); got != 1 {
+		t.Fatalf("grow has %d partitions, want 1", got)
+	}
+	wantOK(t, "CreateTopics within the bound", createTopics(true, map[string]int32{"fits": 9999}).Topics[0].ErrorCode)
+	wantOK(t, "CreatePartitions within the bound", createPartitions(false, map[string]int32{"grow": 3}).Topics[0].ErrorCode)
+	serving(t, n)
+}
+
+// Auto-creation through Metadata is bounded as CreateTopics is: a request
+// naming more unknown topics than one request may create creates none.
+func TestHostileAutoCreateMany(t *testing.T) {
+	n := servertest.Start(t, servertest.Options{})
+	w := dial(t, n.Addr)
+	req := kmsg.NewPtrMetadataRequest()
+	req.SetVersion(12)
+	req.AllowAutoTopicCreation = true
+	for i := range 10001 {
+		mt := kmsg.NewMetadataRequestTopic()
+		mt.Topic = kmsg.StringPtr(fmt.Sprintf("auto-%d", i))
+		req.Topics = append(req.Topics, mt)
+	}
+	memoryBounded(t, "Metadata auto-creating 10001 topics", func() {
+		resp := w.do(req).(*kmsg.MetadataResponse)
+		if len(resp.Topics) != len(req.Topics) {
+			t.Fatalf("%d topics answered, want %d", len(resp.Topics), len(req.Topics))
+		}
+		for _, mt := range resp.Topics {
+			wantCode(t, str(mt.Topic), mt.ErrorCode, kerr.UnknownTopicOrPartition)
+		}
+	})
+	serving(t, n)
+}
