@@ -506,6 +506,9 @@ func TestCreateTopicRequestErrors(t *testing.T) {
 		topicReq("bad-config-key", 1, 1, "no.such.config", "1"),
 		topicReq("bad-config-value", 1, 1, "retention.ms", "soon"),
 		topicReq("bad-config-combo", 1, 1, "min.compaction.lag.ms", "10", "max.compaction.lag.ms", "5"),
+		// The metadata log's topic, however asked for (and not counted
+		// against the request's partitions).
+		topicReq(metadata.LogTopic, MaxPartitionsPerRequest, 1),
 		topicReq("good", 2, 3),
 	)
 	want := []*kerr.Error{
@@ -514,6 +517,7 @@ func TestCreateTopicRequestErrors(t *testing.T) {
 		kerr.InvalidReplicationFactor, kerr.InvalidReplicationFactor, kerr.InvalidReplicationFactor,
 		kerr.InvalidPartitions, kerr.InvalidPartitions,
 		kerr.InvalidConfig, kerr.InvalidConfig, kerr.InvalidConfig,
+		kerr.InvalidRequest,
 		nil,
 	}
 	for i, code := range want {
@@ -527,6 +531,12 @@ func TestCreateTopicRequestErrors(t *testing.T) {
 	if h.c.Image().Topics["dup"] != nil {
 		t.Fatal("a topic listed twice was created")
 	}
+
+	if msg := errs[len(want)-2].Error(); msg != "Creation of internal topic __cluster_metadata is prohibited." {
+		t.Fatalf("creating the metadata log's topic: %q", msg)
+	}
+	_, errs, _ = h.create(true, topicReq(metadata.LogTopic, 1, 1))
+	wantCode(t, "validating the metadata log's topic", errs[0], kerr.InvalidRequest)
 
 	// A null config value is INVALID_CONFIG.
 	nv := topicReq("null-value", 1, 1)

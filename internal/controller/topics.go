@@ -72,9 +72,24 @@ func (c *Controller) CreateTopics(req *kmsg.CreateTopicsRequest) ([]CreatedTopic
 	for _, t := range req.Topics {
 		seen[t.Topic]++
 	}
-	if newPartitions(req.Topics, seen, c.cfg.Static.NumPartitions) > MaxPartitionsPerRequest {
+	// Topics listed twice, and the metadata log's, are refused before
+	// the rest of the request is looked at (and do not count in it).
+	var partitions int64
+	for i, t := range req.Topics {
+		switch {
+		case seen[t.Topic] > 1:
+			errs[i] = topicErr(kerr.InvalidRequest, "topic %q is listed more than once in the request", t.Topic)
+		case t.Topic == metadata.LogTopic:
+			errs[i] = topicErr(kerr.InvalidRequest, "Creation of internal topic %s is prohibited.", metadata.LogTopic)
+		default:
+			partitions += newPartitions(t, c.cfg.Static.NumPartitions)
+		}
+	}
+	if partitions > MaxPartitionsPerRequest {
 		for i := range errs {
-			errs[i] = errTooManyPartitions
+			if errs[i] == nil {
+				errs[i] = errTooManyPartitions
+			}
 		}
 		return results, errs, -1, nil
 	}
@@ -84,8 +99,7 @@ func (c *Controller) CreateTopics(req *kmsg.CreateTopicsRequest) ([]CreatedTopic
 	// Topics created earlier in this request count for collisions.
 	pending := map[string]bool{}
 	for i, t := range req.Topics {
-		if seen[t.Topic] > 1 {
-			errs[i] = topicErr(kerr.InvalidRequest, "topic %q is listed more than once in the request", t.Topic)
+		if errs[i] != nil {
 			continue
 		}
 		trecs, res, err := c.planTopic(img, t, pending)
@@ -114,24 +128,19 @@ func (c *Controller) CreateTopics(req *kmsg.CreateTopicsRequest) ([]CreatedTopic
 	return results, errs, last, nil
 }
 
-// newPartitions counts the partitions a CreateTopics request asks for, as
-// Kafka does before looking at anything else: the default count for -1,
-// the assignments when given, nothing for an invalid count or a topic
-// listed more than once (both refused).
-func newPartitions(topics []kmsg.CreateTopicsRequestTopic, seen map[string]int, def int32) int64 {
-	var n int64
-	for _, t := range topics {
-		switch {
-		case seen[t.Topic] > 1:
-		case len(t.ReplicaAssignment) > 0:
-			n += int64(len(t.ReplicaAssignment))
-		case t.NumPartitions == -1:
-			n += int64(def)
-		case t.NumPartitions > 0:
-			n += int64(t.NumPartitions)
-		}
+// newPartitions counts the partitions a topic of CreateTopics asks for, as
+// Kafka counts them before looking at anything else: the default count for
+// -1, the assignments when given, nothing for an invalid count (refused).
+func newPartitions(t kmsg.CreateTopicsRequestTopic, def int32) int64 {
+	switch {
+	case len(t.ReplicaAssignment) > 0:
+		return int64(len(t.ReplicaAssignment))
+	case t.NumPartitions == -1:
+		return int64(def)
+	case t.NumPartitions > 0:
+		return int64(t.NumPartitions)
 	}
-	return n
+	return 0
 }
 
 // planTopic validates one topic creation and returns its records.

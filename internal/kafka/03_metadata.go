@@ -95,7 +95,8 @@ func (s *Server) handleMetadata(req *Request) *Reply {
 func (s *Server) autoCreate(ctx context.Context, img *metadata.Image, topics []kmsg.MetadataRequestTopic) *metadata.Image {
 	create := kmsg.NewPtrCreateTopicsRequest()
 	for _, rt := range topics {
-		if rt.Topic == nil || img.Topics[*rt.Topic] != nil || internalTopics[*rt.Topic] || controller.ValidateTopicName(*rt.Topic) != nil {
+		if rt.Topic == nil || img.Topics[*rt.Topic] != nil || internalTopics[*rt.Topic] || *rt.Topic == metadata.LogTopic ||
+			controller.ValidateTopicName(*rt.Topic) != nil {
 			continue
 		}
 		ct := kmsg.NewCreateTopicsRequestTopic()

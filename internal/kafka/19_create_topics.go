@@ -10,7 +10,11 @@ package kafka
 // configs; validate_only answers the same without creating anything.
 // More than 10000 partitions over the request is POLICY_VIOLATION for
 // every topic, and so is a request whose records would exceed 10000
-// (controller/limits.go), validating only or not.
+// (controller/limits.go), validating only or not. The metadata log's
+// topic, __cluster_metadata, is INVALID_REQUEST ("Creation of internal
+// topic __cluster_metadata is prohibited."), however it is asked for
+// (forwarded, auto-created); and no partition may take the Raft log's
+// directory (log.Manager refuses it).
 
 import (
 	"time"

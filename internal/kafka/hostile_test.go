@@ -210,3 +210,47 @@ func TestHostileAutoCreateMany(t *testing.T) {
 	})
 	serving(t, n)
 }
+
+// The metadata log's topic cannot be created, whatever the version,
+// validating only or not, or through auto-creation; and its directory
+// (here in the log directory, as when metadata.log.dir is not set) stays
+// the Raft log's: the node restarts on it.
+func TestHostileCreateMetadataTopic(t *testing.T) {
+	dir := t.TempDir()
+	n := servertest.Start(t, servertest.Options{Dir: dir, Overrides: map[string]string{"metadata.log.dir": dir + "/logs"}})
+	w := dial(t, n.Addr)
+	const prohibited = "Creation of internal topic __cluster_metadata is prohibited."
+	for _, version := range []int16{0, 4, 7} {
+		for _, validate := range []bool{false, true} {
+			if version == 0 && validate {
+				continue
+			}
+			req := kmsg.NewPtrCreateTopicsRequest()
+			req.SetVersion(version)
+			req.TimeoutMillis, req.ValidateOnly = 10000, validate
+			for _, name := range []string{"__cluster_metadata", fmt.Sprintf("beside-%d-%v", version, validate)} {
+				ct := kmsg.NewCreateTopicsRequestTopic()
+				ct.Topic, ct.NumPartitions, ct.ReplicationFactor = name, 1, 1
+				req.Topics = append(req.Topics, ct)
+			}
+			resp := w.do(req).(*kmsg.CreateTopicsResponse)
+			what := fmt.Sprintf("CreateTopics v%d (validate only %v)", version, validate)
+			if len(resp.Topics) != 2 {
+				t.Fatalf("%s: %d topics answered", what, len(resp.Topics))
+			}
+			msg := prohibited
+			if version == 0 {
+				msg = "" // v0 carries no message
+			}
+			wantError(t, what, resp.Topics[0].ErrorCode, resp.Topics[0].ErrorMessage, kerr.InvalidRequest, msg)
+			wantOK(t, what+" beside it", resp.Topics[1].ErrorCode)
+		}
+	}
+	wantCode(t, "Metadata auto-creating __cluster_metadata", w.metadataTopic("__cluster_metadata", true).ErrorCode, kerr.UnknownTopicOrPartition)
+
+	n.Restart()
+	w = dial(t, n.Addr)
+	wantOK(t, "a topic created beside it, after a restart", w.metadataTopic("beside-7-false", false).ErrorCode)
+	wantCode(t, "__cluster_metadata after a restart", w.metadataTopic("__cluster_metadata", false).ErrorCode, kerr.UnknownTopicOrPartition)
+	serving(t, n)
+}
