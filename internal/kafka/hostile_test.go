@@ -7,6 +7,7 @@ package kafka_test
 import (
 	"bufio"
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"strconv"
@@ -14,10 +15,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"weir/internal/log"
+	"weir/internal/record"
 	"weir/internal/servertest"
 )
 
@@ -252,5 +256,159 @@ func TestHostileCreateMetadataTopic(t *testing.T) {
 	w = dial(t, n.Addr)
 	wantOK(t, "a topic created beside it, after a restart", w.metadataTopic("beside-7-false", false).ErrorCode)
 	wantCode(t, "__cluster_metadata after a restart", w.metadataTopic("__cluster_metadata", false).ErrorCode, kerr.UnknownTopicOrPartition)
+	serving(t, n)
+}
+
+// internalOverrides give the internal topics one partition each, so a
+// test knows which partition holds its group and transactional id.
+var internalOverrides = map[string]string{
+	"auto.create.topics.enable":            "false",
+	"offsets.topic.num.partitions":         "1",
+	"transaction.state.log.num.partitions": "1",
+}
+
+// useCoordinators commits an offset of group g and a transaction of
+// transactional id tx through kgo, which creates both internal topics.
+func useCoordinators(t *testing.T, n *servertest.Node, topic, g, tx string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	adm := cliAdmin(t, n.Addr)
+	offs := kadm.Offsets{}
+	offs.Add(kadm.Offset{Topic: topic, Partition: 0, At: 1, LeaderEpoch: -1})
+	if resp, err := adm.CommitOffsets(ctx, g, offs); err != nil || resp.Error() != nil {
+		t.Fatalf("committing offsets: %v %v", err, resp.Error())
+	}
+	cl := cliFranz(t, n.Addr, kgo.TransactionalID(tx), kgo.DefaultProduceTopic(topic))
+	if err := cl.BeginTransaction(); err != nil {
+		t.Fatal(err)
+	}
+	if err := cl.ProduceSync(ctx, &kgo.Record{Value: []byte("in a transaction")}).FirstErr(); err != nil {
+		t.Fatal(err)
+	}
+	if err := cl.EndTransaction(ctx, kgo.TryCommit); err != nil {
+		t.Fatal(err)
+	}
+	cl.Close()
+}
+
+// Clients cannot append to the internal topics: INVALID_TOPIC_EXCEPTION,
+// nothing written, at every produce version; the coordinators' own writes
+// go on.
+func TestHostileProduceToInternalTopics(t *testing.T) {
+	n := servertest.Start(t, servertest.Options{Overrides: internalOverrides})
+	w := dial(t, n.Addr)
+	w.createTopic("data", 1, nil)
+	useCoordinators(t, n, "data", "g", "tx")
+	for _, topic := range []string{"__consumer_offsets", "__transaction_state", "__cluster_metadata"} {
+		before := int64(-1)
+		if topic != "__cluster_metadata" {
+			before = w.endOffset(topic, 0)
+		}
+		for _, version := range []int16{2, 3, 7, produceVersion, 11} {
+			// The topic is refused before the records are looked at.
+			resp := w.do(produceRequest(version, -1, partData{topic, 0, batchOf(t, 2, "garbage")})).(*kmsg.ProduceResponse)
+			p := producePart(t, resp, topic, 0)
+			what := fmt.Sprintf("produce v%d to %s", version, topic)
+			msg := ""
+			if version >= 8 {
+				msg = "Cannot append to internal topic " + topic
+			}
+			wantError(t, what, p.ErrorCode, p.ErrorMessage, kerr.InvalidTopicException, msg)
+		}
+		if topic != "__cluster_metadata" {
+			if after := w.endOffset(topic, 0); after != before {
+				t.Fatalf("%s grew from %d to %d", topic, before, after)
+			}
+		}
+	}
+	useCoordinators(t, n, "data", "g2", "tx")
+	serving(t, n)
+}
+
+// appendRaw appends a batch to a stopped node's partition through the log
+// package, as nothing on the wire may.
+func appendRaw(t *testing.T, n *servertest.Node, topic string, batch []byte) {
+	t.Helper()
+	l, err := log.Open(partitionDir(n, topic, 0), log.TopicPartition{Topic: topic, Partition: 0}, log.DefaultConfig(), log.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := l.AppendAsLeader(batch, max(l.LatestEpoch(), 0)); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// skippedRecords reads weir_coordinator_loader_skipped_records_total of
+// one coordinator.
+func skippedRecords(t *testing.T, n *servertest.Node, coordinator string) float64 {
+	t.Helper()
+	mfs, err := n.Server.Metrics().Registry().Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, mf := range mfs {
+		if mf.GetName() != "weir_coordinator_loader_skipped_records_total" {
+			continue
+		}
+		for _, m := range mf.GetMetric() {
+			for _, l := range m.GetLabel() {
+				if l.GetName() == "coordinator" && l.GetValue() == coordinator {
+					return m.GetCounter().GetValue()
+				}
+			}
+		}
+	}
+	t.Fatalf("no skipped-records counter for %s", coordinator)
+	return 0
+}
+
+// A coordinator whose partition holds records it cannot read skips them
+// (with an error log and a count in its metric) and serves the rest: the
+// committed offsets are fetched and the transactional id starts anew.
+func TestHostileGarbageInInternalTopicsLoads(t *testing.T) {
+	n := servertest.Start(t, servertest.Options{Overrides: internalOverrides})
+	w := dial(t, n.Addr)
+	w.createTopic("data", 1, nil)
+	useCoordinators(t, n, "data", "g", "tx")
+
+	n.Stop()
+	appendRaw(t, n, "__consumer_offsets", buildBatch(t, batchHeader(), []record.Record{
+		{Key: []byte{0, 1, 0}, Value: []byte("a truncated offset commit key")},
+		{OffsetDelta: 1, Key: []byte{0, 2, 0, 1}, Value: []byte{0xff}}, // a truncated group metadata key
+		{OffsetDelta: 2, Key: []byte{0}, Value: []byte("no key version")},
+	}))
+	appendRaw(t, n, "__transaction_state", buildBatch(t, batchHeader(), []record.Record{
+		{Key: []byte{0, 0, 0, 9, 't'}, Value: []byte("a truncated key")},
+		{OffsetDelta: 1, Key: []byte{0, 0, 0, 4, 'j', 'u', 'n', 'k'}, Value: []byte{0, 1, 2}}, // a truncated value
+	}))
+	n.Restart()
+
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	adm := cliAdmin(t, n.Addr)
+	var fetched kadm.OffsetResponses
+	for {
+		var err error
+		if fetched, err = adm.FetchOffsets(ctx, "g"); err == nil {
+			break
+		}
+		if !errors.Is(err, kerr.CoordinatorLoadInProgress) || ctx.Err() != nil {
+			t.Fatalf("fetching the offsets of g: %v", err)
+		}
+	}
+	if o, ok := fetched.Lookup("data", 0); !ok || o.Err != nil || o.At != 1 {
+		t.Fatalf("offset of g on data-0: %+v (%v)", o, ok)
+	}
+	useCoordinators(t, n, "data", "g", "tx") // InitProducerId of tx, and new commits
+	if got := skippedRecords(t, n, "group"); got != 3 {
+		t.Fatalf("group coordinator skipped %v records, want 3", got)
+	}
+	if got := skippedRecords(t, n, "transaction"); got != 2 {
+		t.Fatalf("transaction coordinator skipped %v records, want 2", got)
+	}
 	serving(t, n)
 }

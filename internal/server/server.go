@@ -303,7 +303,7 @@ func (s *Server) openBroker() {
 	s.publisher = newPublisher(s.partitions)
 	s.groups = group.NewService(groupConfig(s.cfg),
 		&offsetsLog{parts: s.partitions, commitTimeout: s.cfg.OffsetsCommitTimeout, now: time.Now},
-		s.lg.With("component", "group-coordinator"), time.Now)
+		s.lg.With("component", "group-coordinator"), time.Now, s.metrics.Counters.GroupRecordsSkipped)
 	s.partitions.OnLeadership(func(tp log.TopicPartition, leader bool, epoch int32) {
 		if tp.Topic != kafka.OffsetsTopic {
 			return
