@@ -412,3 +412,146 @@ func TestHostileGarbageInInternalTopicsLoads(t *testing.T) {
 	}
 	serving(t, n)
 }
+
+// doExact sends req and decodes its answer, which must be exactly what
+// kmsg encodes for the decoded response: nothing left over, nothing
+// misread (a string longer than its version carries puts the rest out of
+// step, and re-encoding it would differ).
+func (w *wire) doExact(req kmsg.Request) kmsg.Response {
+	w.t.Helper()
+	corr := w.send(req)
+	frame, err := w.readFrame()
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	resp, err := decodeResponse(frame, req.Key(), req.GetVersion(), corr)
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	body := frame[4:]
+	if resp.IsFlexible() {
+		body = body[1:] // the empty tagged fields of the response header
+	}
+	if again := resp.AppendTo(nil); string(again) != string(body) {
+		w.t.Fatalf("%s v%d answer of %d bytes does not re-encode to itself (%d bytes): its framing is out of step",
+			kmsg.NameForKey(req.Key()), req.GetVersion(), len(body), len(again))
+	}
+	return resp
+}
+
+// fits checks an answer's error message is within what a STRING carries
+// and, when the request named a maximal name, that it was cut to it.
+func fits(t *testing.T, what string, msg *string) {
+	t.Helper()
+	if msg == nil {
+		t.Fatalf("%s: no error message", what)
+	}
+	if len(*msg) > 32767 {
+		t.Fatalf("%s: error message of %d bytes", what, len(*msg))
+	}
+}
+
+// Error messages naming a maximal (32767-byte) resource are cut to what
+// the version's STRING carries, and answers of several entries stay in
+// step, for every API and version that used to overflow.
+func TestHostileLongStringsFit(t *testing.T) {
+	n := servertest.Start(t, servertest.Options{Overrides: noAutoCreate})
+	w := dial(t, n.Addr)
+	w.createTopic("grow", 1, nil)
+	long := strings.Repeat("x", 32767)
+
+	for v := int16(1); v <= 4; v++ {
+		req := kmsg.NewPtrCreateTopicsRequest()
+		req.SetVersion(v)
+		req.TimeoutMillis = 10000
+		for _, name := range []string{long, fmt.Sprintf("fits-%d", v)} {
+			ct := kmsg.NewCreateTopicsRequestTopic()
+			ct.Topic, ct.NumPartitions, ct.ReplicationFactor = name, 1, 1
+			req.Topics = append(req.Topics, ct)
+		}
+		resp := w.doExact(req).(*kmsg.CreateTopicsResponse)
+		what := fmt.Sprintf("CreateTopics v%d", v)
+		wantCode(t, what, resp.Topics[0].ErrorCode, kerr.InvalidTopicException)
+		fits(t, what, resp.Topics[0].ErrorMessage)
+		if len(resp.Topics) != 2 || resp.Topics[1].Topic != req.Topics[1].Topic {
+			t.Fatalf("%s: answered %d topics", what, len(resp.Topics))
+		}
+		wantOK(t, what+" second topic", resp.Topics[1].ErrorCode)
+	}
+	for v := int16(0); v <= 1; v++ {
+		req := kmsg.NewPtrCreatePartitionsRequest()
+		req.SetVersion(v)
+		req.TimeoutMillis, req.ValidateOnly = 10000, true
+		for _, name := range []string{long, "grow"} {
+			ct := kmsg.NewCreatePartitionsRequestTopic()
+			ct.Topic, ct.Count = name, 2
+			req.Topics = append(req.Topics, ct)
+		}
+		resp := w.doExact(req).(*kmsg.CreatePartitionsResponse)
+		what := fmt.Sprintf("CreatePartitions v%d", v)
+		wantCode(t, what, resp.Topics[0].ErrorCode, kerr.UnknownTopicOrPartition)
+		fits(t, what, resp.Topics[0].ErrorMessage)
+		if len(resp.Topics) != 2 || resp.Topics[1].Topic != "grow" {
+			t.Fatalf("%s: answered %d topics", what, len(resp.Topics))
+		}
+		wantOK(t, what+" grow", resp.Topics[1].ErrorCode)
+	}
+	{
+		req := kmsg.NewPtrElectLeadersRequest()
+		req.SetVersion(0)
+		req.TimeoutMillis = 10000
+		for _, name := range []string{long, "grow"} {
+			rt := kmsg.NewElectLeadersRequestTopic()
+			rt.Topic, rt.Partitions = name, []int32{0}
+			req.Topics = append(req.Topics, rt)
+		}
+		resp := w.doExact(req).(*kmsg.ElectLeadersResponse)
+		if len(resp.Topics) != 2 || resp.Topics[1].Topic != "grow" || len(resp.Topics[0].Partitions) != 1 {
+			t.Fatalf("ElectLeaders v0: answered %+v", resp.Topics)
+		}
+		wantCode(t, "ElectLeaders v0", resp.Topics[0].Partitions[0].ErrorCode, kerr.UnknownTopicOrPartition)
+		fits(t, "ElectLeaders v0", resp.Topics[0].Partitions[0].ErrorMessage)
+		wantCode(t, "ElectLeaders v0 grow", resp.Topics[1].Partitions[0].ErrorCode, kerr.ElectionNotNeeded)
+	}
+	{
+		req := kmsg.NewPtrDescribeConfigsRequest()
+		req.SetVersion(1)
+		for _, name := range []string{long, "grow"} {
+			rr := kmsg.NewDescribeConfigsRequestResource()
+			rr.ResourceType, rr.ResourceName = kmsg.ConfigResourceTypeTopic, name
+			req.Resources = append(req.Resources, rr)
+		}
+		resp := w.doExact(req).(*kmsg.DescribeConfigsResponse)
+		if len(resp.Resources) != 2 || resp.Resources[1].ResourceName != "grow" {
+			t.Fatalf("DescribeConfigs v1: answered %d resources", len(resp.Resources))
+		}
+		wantCode(t, "DescribeConfigs v1", resp.Resources[0].ErrorCode, kerr.UnknownTopicOrPartition)
+		fits(t, "DescribeConfigs v1", resp.Resources[0].ErrorMessage)
+		wantOK(t, "DescribeConfigs v1 grow", resp.Resources[1].ErrorCode)
+		if len(resp.Resources[1].Configs) == 0 {
+			t.Fatal("DescribeConfigs v1: no configs of grow")
+		}
+	}
+	{
+		req := kmsg.NewPtrIncrementalAlterConfigsRequest()
+		req.SetVersion(0)
+		req.ValidateOnly = true
+		for _, name := range []string{long, "grow"} {
+			rr := kmsg.NewIncrementalAlterConfigsRequestResource()
+			rr.ResourceType, rr.ResourceName = kmsg.ConfigResourceTypeTopic, name
+			c := kmsg.NewIncrementalAlterConfigsRequestResourceConfig()
+			c.Name, c.Value = "retention.ms", kmsg.StringPtr("60000")
+			rr.Configs = append(rr.Configs, c)
+			req.Resources = append(req.Resources, rr)
+		}
+		resp := w.doExact(req).(*kmsg.IncrementalAlterConfigsResponse)
+		if len(resp.Resources) != 2 || resp.Resources[1].ResourceName != "grow" {
+			t.Fatalf("IncrementalAlterConfigs v0: answered %d resources", len(resp.Resources))
+		}
+		wantCode(t, "IncrementalAlterConfigs v0", resp.Resources[0].ErrorCode, kerr.UnknownTopicOrPartition)
+		fits(t, "IncrementalAlterConfigs v0", resp.Resources[0].ErrorMessage)
+		wantOK(t, "IncrementalAlterConfigs v0 grow", resp.Resources[1].ErrorCode)
+	}
+	w.ping()
+	serving(t, n)
+}
