@@ -555,3 +555,73 @@ func TestHostileLongStringsFit(t *testing.T) {
 	w.ping()
 	serving(t, n)
 }
+
+// An isolation level other than read_uncommitted (0) and read_committed
+// (1) is INVALID_REQUEST: for the whole Fetch (from v7, and before v13
+// for each of its partitions too), and for each partition of ListOffsets. It is never
+// read as read_uncommitted.
+func TestHostileIsolationLevel(t *testing.T) {
+	n := servertest.Start(t, servertest.Options{Overrides: noAutoCreate})
+	w := dial(t, n.Addr)
+	w.createTopic("iso", 2, nil)
+	w.produceOK("iso", 0, batchOf(t, 3, "v"))
+	id := w.metadataTopic("iso", false).TopicID
+
+	for _, level := range []int8{2, 5, -1} {
+		for _, version := range []int16{4, 11, 12, 13, 17} {
+			req := fetchRequest(0, 0, 1<<20, fetchPart{"iso", 0, 0, 1 << 20}, fetchPart{"iso", 1, 0, 1 << 20})
+			req.SetVersion(version)
+			req.IsolationLevel = level
+			req.Topics[0].TopicID = id
+			resp := w.do(req).(*kmsg.FetchResponse)
+			what := fmt.Sprintf("Fetch v%d, isolation level %d", version, level)
+			if version >= 7 { // the top-level error
+				wantCode(t, what, resp.ErrorCode, kerr.InvalidRequest)
+			}
+			var parts []kmsg.FetchResponseTopicPartition
+			for _, rt := range resp.Topics {
+				parts = append(parts, rt.Partitions...)
+			}
+			if version >= 13 {
+				if len(parts) != 0 {
+					t.Fatalf("%s: %d partitions answered, want none", what, len(parts))
+				}
+				continue
+			}
+			if len(parts) != 2 {
+				t.Fatalf("%s: %d partitions answered, want 2", what, len(parts))
+			}
+			for _, p := range parts {
+				wantCode(t, what, p.ErrorCode, kerr.InvalidRequest)
+				if len(p.RecordBatches) != 0 {
+					t.Fatalf("%s: records returned", what)
+				}
+			}
+		}
+		for _, version := range []int16{2, 9} {
+			req := kmsg.NewPtrListOffsetsRequest()
+			req.SetVersion(version)
+			req.ReplicaID, req.IsolationLevel = -1, level
+			rt := kmsg.NewListOffsetsRequestTopic()
+			rt.Topic = "iso"
+			for _, p := range []int32{0, 1} {
+				rp := kmsg.NewListOffsetsRequestTopicPartition()
+				rp.Partition, rp.Timestamp = p, -1
+				rt.Partitions = append(rt.Partitions, rp)
+			}
+			req.Topics = append(req.Topics, rt)
+			resp := w.do(req).(*kmsg.ListOffsetsResponse)
+			for _, p := range resp.Topics[0].Partitions {
+				what := fmt.Sprintf("ListOffsets v%d, isolation level %d, partition %d", version, level, p.Partition)
+				wantCode(t, what, p.ErrorCode, kerr.InvalidRequest)
+				if p.Offset != -1 {
+					t.Fatalf("%s: offset %d", what, p.Offset)
+				}
+			}
+		}
+	}
+	if got := len(w.readAll("iso", 0)); got != 3 {
+		t.Fatalf("read %d records, want 3", got)
+	}
+	serving(t, n)
+}
