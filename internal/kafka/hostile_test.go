@@ -625,3 +625,72 @@ func TestHostileIsolationLevel(t *testing.T) {
 	}
 	serving(t, n)
 }
+
+// apiKeys lists the keys a listener advertises in ApiVersions.
+func apiKeys(t *testing.T, addr string) map[int16]bool {
+	t.Helper()
+	keys := map[int16]bool{}
+	for _, k := range dial(t, addr).do(kmsg.NewPtrApiVersionsRequest()).(*kmsg.ApiVersionsResponse).ApiKeys {
+		keys[k.ApiKey] = true
+	}
+	return keys
+}
+
+// As in Kafka, the brokers' controller APIs are served on the controller
+// listener only, and the data, group and transaction APIs on broker
+// listeners only: neither advertises the other's, and a request for one
+// closes the connection, changing nothing.
+func TestHostileAPIsOutsideTheirListener(t *testing.T) {
+	n := servertest.Start(t, servertest.Options{Overrides: noAutoCreate})
+	w := dial(t, n.Addr)
+	w.createTopic("scoped", 1, nil)
+	brokers := len(n.Server.Image().Brokers)
+	ctl := n.Server.Addr("CONTROLLER").String()
+	controllerOnly := map[int16]string{56: "AlterPartition", 59: "FetchSnapshot", 62: "BrokerRegistration", 63: "BrokerHeartbeat", 67: "AllocateProducerIds"}
+	brokerOnly := map[int16]string{0: "Produce", 2: "ListOffsets", 8: "OffsetCommit", 9: "OffsetFetch", 10: "FindCoordinator",
+		11: "JoinGroup", 21: "DeleteRecords", 22: "InitProducerId", 23: "OffsetForLeaderEpoch", 24: "AddPartitionsToTxn",
+		27: "WriteTxnMarkers", 28: "TxnOffsetCommit", 35: "DescribeLogDirs", 61: "DescribeProducers", 68: "ConsumerGroupHeartbeat"}
+
+	onBroker, onController := apiKeys(t, n.Addr), apiKeys(t, ctl)
+	for key, name := range controllerOnly {
+		if onBroker[key] || !onController[key] {
+			t.Errorf("%s: advertised on the broker listener %v, on the controller listener %v", name, onBroker[key], onController[key])
+		}
+	}
+	for key, name := range brokerOnly {
+		if !onBroker[key] || onController[key] {
+			t.Errorf("%s: advertised on the broker listener %v, on the controller listener %v", name, onBroker[key], onController[key])
+		}
+	}
+
+	reg := kmsg.NewPtrBrokerRegistrationRequest()
+	reg.SetVersion(4)
+	reg.BrokerID, reg.ClusterID, reg.IncarnationID = 77, n.Server.ClusterID(), [16]byte{7}
+	reg.Listeners = []kmsg.BrokerRegistrationRequestListener{{Name: "PLAINTEXT", Host: "127.0.0.1", Port: 1}}
+	hb := kmsg.NewPtrBrokerHeartbeatRequest()
+	hb.SetVersion(1)
+	hb.BrokerID, hb.BrokerEpoch, hb.WantShutdown = 1, n.Server.Image().Brokers[1].Epoch, true
+	for _, req := range []kmsg.Request{reg, hb} {
+		c := dial(t, n.Addr)
+		c.send(req)
+		c.expectClosed()
+	}
+	markers := kmsg.NewPtrWriteTxnMarkersRequest()
+	markers.SetVersion(1)
+	markers.Markers = []kmsg.WriteTxnMarkersRequestMarker{{ProducerID: 1, Topics: []kmsg.WriteTxnMarkersRequestMarkerTopic{{Topic: "scoped", Partitions: []int32{0}}}}}
+	for _, req := range []kmsg.Request{produceRequest(produceVersion, -1, partData{"scoped", 0, batchOf(t, 1, "x")}), markers} {
+		c := dial(t, ctl)
+		c.send(req)
+		c.expectClosed()
+	}
+	if got := len(n.Server.Image().Brokers); got != brokers {
+		t.Fatalf("%d brokers registered, want %d", got, brokers)
+	}
+	if b := n.Server.Image().Brokers[1]; b.Fenced || b.InControlledShutdown {
+		t.Fatalf("broker 1 fenced %v, shutting down %v", b.Fenced, b.InControlledShutdown)
+	}
+	if end := w.endOffset("scoped", 0); end != 0 {
+		t.Fatalf("scoped-0 end offset %d, want 0", end)
+	}
+	serving(t, n)
+}

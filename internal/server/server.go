@@ -385,7 +385,10 @@ func (s *Server) listen() error {
 		}
 		s.listeners[l.Name] = ln
 		deps := kafka.Deps{Metadata: s.publisher, Logger: s.lg.With("listener", l.Name)}
-		if s.partitions != nil {
+		if s.partitions != nil && !s.isControllerListener(l.Name) {
+			// Only broker listeners serve the partitions, groups and
+			// transactions; a controller listener serves the
+			// controller's APIs, as Kafka's do.
 			deps.Partitions, deps.Logs, deps.Groups = s.partitions, s.logs, s.groups
 			deps.Txns = s.txns
 			deps.ReplicationQuota = s.replQuota
