@@ -22,6 +22,12 @@ package kafka
 // broker epoch) reads up to the log end and reports the follower's
 // progress to the partition, which moves the high watermark and the ISR
 // (partition/leader.go).
+//
+// An isolation level other than 0 (read_uncommitted) and 1
+// (read_committed) is INVALID_REQUEST for the whole request, in the shape
+// of Kafka's error response: the top-level error, and before v13 every
+// partition's too. (Kafka itself answers UNKNOWN_SERVER_ERROR there, from
+// an exception it does not map.)
 
 import (
 	"errors"
@@ -39,6 +45,9 @@ func (s *Server) handleFetch(req *Request) *Reply {
 	r := req.Body.(*kmsg.FetchRequest)
 	if s.isMetadataFetch(r) {
 		return s.handleMetadataFetch(req, r)
+	}
+	if r.IsolationLevel != 0 && r.IsolationLevel != 1 {
+		return done(fetchFailed(req, r, kerr.InvalidRequest))
 	}
 	if s.deps.Partitions == nil {
 		return done(s.noPartitions(req, r))
@@ -273,6 +282,28 @@ func (s *Server) noPartitions(req *Request, r *kmsg.FetchRequest) *kmsg.FetchRes
 		for _, rp := range rt.Partitions {
 			sp := kmsg.NewFetchResponseTopicPartition()
 			sp.Partition, sp.ErrorCode = rp.Partition, kerr.NotLeaderForPartition.Code
+			st.Partitions = append(st.Partitions, sp)
+		}
+		resp.Topics = append(resp.Topics, st)
+	}
+	return resp
+}
+
+// fetchFailed answers a whole request with err, as Kafka's error response
+// for Fetch: the top-level error (v7+), and before v13 every partition's
+// with a high watermark of -1.
+func fetchFailed(req *Request, r *kmsg.FetchRequest, err *kerr.Error) *kmsg.FetchResponse {
+	resp := respFor(req).(*kmsg.FetchResponse)
+	resp.ErrorCode, resp.SessionID = err.Code, r.SessionID
+	if req.Version >= 13 {
+		return resp
+	}
+	for _, rt := range r.Topics {
+		st := kmsg.NewFetchResponseTopic()
+		st.Topic = rt.Topic
+		for _, rp := range rt.Partitions {
+			sp := kmsg.NewFetchResponseTopicPartition()
+			sp.Partition, sp.ErrorCode, sp.HighWatermark = rp.Partition, err.Code, -1
 			st.Partitions = append(st.Partitions, sp)
 		}
 		resp.Topics = append(resp.Topics, st)

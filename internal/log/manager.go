@@ -192,12 +192,16 @@ func (m *Manager) All() []*Log {
 }
 
 // GetOrCreate returns tp's log, creating it in the log directory holding
-// the fewest partitions. topicID is recorded in partition.metadata.
+// the fewest partitions. topicID is recorded in partition.metadata. A
+// partition whose directory is one of SkipDirs is refused.
 func (m *Manager) GetOrCreate(tp TopicPartition, topicID [16]byte, cfg Config) (*Log, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if l := m.logs[tp]; l != nil {
 		return l, nil
+	}
+	if m.skip(tp.String()) {
+		return nil, fmt.Errorf("log: the directory of %s belongs to another component", tp)
 	}
 	root := m.leastLoadedDir()
 	dir := filepath.Join(root, tp.String())
