@@ -4,6 +4,7 @@ package kafka_test
 // sent raw with the answer it must get, and the node serving afterwards.
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -70,4 +71,45 @@ func TestMetadataAnswersRepeatedTopicsOnce(t *testing.T) {
 		t.Fatalf("by id: answered %d topics, want the known one and UNKNOWN_TOPIC_ID once each", len(topics))
 	}
 	w.produceOK("many", 7, batchOf(t, 1, "after"))
+}
+
+// A consumer group whose id is longer than a STRING (sent in a flexible
+// version, whose compact strings can carry it) was created, and ListGroups
+// v0 then answered with an int16 length that overflowed. Kafka refuses a
+// request holding such a string in every version: the connection closes.
+func TestRequestWithStringOverLimitIsRefused(t *testing.T) {
+	n := servertest.Start(t, servertest.Options{})
+	long := strings.Repeat("g", 40_000)
+	join := kmsg.NewPtrJoinGroupRequest()
+	join.SetVersion(9)
+	join.Group, join.ProtocolType, join.SessionTimeoutMillis, join.RebalanceTimeoutMillis = long, "consumer", 10_000, 10_000
+	p := kmsg.NewJoinGroupRequestProtocol()
+	p.Name = "range"
+	join.Protocols = append(join.Protocols, p)
+	commit := kmsg.NewPtrOffsetCommitRequest()
+	commit.SetVersion(9)
+	commit.Group, commit.Generation = "g", -1
+	ct := kmsg.NewOffsetCommitRequestTopic()
+	ct.Topic = "t"
+	cp := kmsg.NewOffsetCommitRequestTopicPartition()
+	cp.Metadata = kmsg.StringPtr(long) // a nullable string
+	ct.Partitions = append(ct.Partitions, cp)
+	commit.Topics = append(commit.Topics, ct)
+	for _, req := range []kmsg.Request{join, commit} {
+		w := dial(t, n.Addr)
+		w.send(req)
+		w.expectClosed()
+	}
+
+	w := dial(t, n.Addr)
+	list := kmsg.NewPtrListGroupsRequest()
+	list.SetVersion(0)
+	resp := w.do(list).(*kmsg.ListGroupsResponse)
+	if resp.ErrorCode != 0 || len(resp.Groups) != 0 {
+		t.Fatalf("ListGroups v0: error %d, %d groups, want none", resp.ErrorCode, len(resp.Groups))
+	}
+	// A string of exactly 32,767 bytes is a valid STRING.
+	if code := w.metadataTopic(long[:32767], false).ErrorCode; code != kerr.InvalidTopicException.Code {
+		t.Fatalf("metadata of a topic named with 32767 bytes: error %d, want INVALID_TOPIC_EXCEPTION", code)
+	}
 }
