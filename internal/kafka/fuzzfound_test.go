@@ -113,3 +113,68 @@ func TestRequestWithStringOverLimitIsRefused(t *testing.T) {
 		t.Fatalf("metadata of a topic named with 32767 bytes: error %d, want INVALID_TOPIC_EXCEPTION", code)
 	}
 }
+
+// An OffsetCommit naming a topic that does not exist (16,000 characters
+// long) with 313,749 copies of one partition made a record for each, the
+// name in every key: the broker's memory grew by gigabytes. Kafka answers
+// unknown topics and partitions UNKNOWN_TOPIC_OR_PARTITION without
+// writing, and keys a commit by partition.
+func TestOffsetCommitWritesOnlyKnownPartitionsOnce(t *testing.T) {
+	n := grpNode(t, nil)
+	w := dial(t, n.Addr)
+	w.createTopic("oc", 2, nil)
+	group := strings.Repeat("g", 30_000)
+	w.awaitCoordinator(group)
+	p := w.offsetsPartitionOf(group)
+	before := w.endOffset("__consumer_offsets", p)
+
+	req := kmsg.NewPtrOffsetCommitRequest()
+	req.SetVersion(8)
+	req.Group, req.Generation = group, -1
+	known := kmsg.NewOffsetCommitRequestTopic()
+	known.Topic = "oc"
+	for i := range 100_000 {
+		cp := kmsg.NewOffsetCommitRequestTopicPartition()
+		cp.Partition, cp.Offset = 0, int64(i)
+		known.Partitions = append(known.Partitions, cp)
+	}
+	missing := kmsg.NewOffsetCommitRequestTopicPartition()
+	missing.Partition = 2
+	known.Partitions = append(known.Partitions, missing)
+	unknown := kmsg.NewOffsetCommitRequestTopic()
+	unknown.Topic = strings.Repeat("t", 16_000)
+	for range 100_000 {
+		unknown.Partitions = append(unknown.Partitions, kmsg.NewOffsetCommitRequestTopicPartition())
+	}
+	req.Topics = append(req.Topics, known, unknown)
+	resp := w.do(req).(*kmsg.OffsetCommitResponse)
+	if len(resp.Topics) != 2 || len(resp.Topics[0].Partitions) != 100_001 || len(resp.Topics[1].Partitions) != 100_000 {
+		t.Fatalf("answered %d topics, want every mention of every partition", len(resp.Topics))
+	}
+	for i, rp := range resp.Topics[0].Partitions[:100_000] {
+		if rp.Partition != 0 || rp.ErrorCode != 0 {
+			t.Fatalf("mention %d of oc-0: partition %d, %v", i, rp.Partition, kerr.ErrorForCode(rp.ErrorCode))
+		}
+	}
+	wantCode(t, "oc-2", resp.Topics[0].Partitions[100_000].ErrorCode, kerr.UnknownTopicOrPartition)
+	for _, rp := range resp.Topics[1].Partitions {
+		wantCode(t, "unknown topic", rp.ErrorCode, kerr.UnknownTopicOrPartition)
+	}
+	if after := w.endOffset("__consumer_offsets", p); after != before+1 {
+		t.Errorf("the commit wrote %d records to __consumer_offsets-%d, want 1", after-before, p)
+	}
+	fetch := kmsg.NewPtrOffsetFetchRequest()
+	fetch.Version, fetch.Group = 7, group
+	fetch.Topics = []kmsg.OffsetFetchRequestTopic{{Topic: "oc", Partitions: []int32{0}}}
+	got := w.do(fetch).(*kmsg.OffsetFetchResponse)
+	if len(got.Topics) != 1 || got.Topics[0].Partitions[0].Offset != 99_999 {
+		t.Fatalf("committed offset %+v, want the last in the request, 99999", got.Topics)
+	}
+
+	// Only unknown partitions: answered without the coordinator, which
+	// would refuse the generation.
+	req.Generation, req.Topics = 5, []kmsg.OffsetCommitRequestTopic{unknown}
+	unknown.Partitions = unknown.Partitions[:1]
+	resp = w.do(req).(*kmsg.OffsetCommitResponse)
+	wantCode(t, "only unknown", resp.Topics[0].Partitions[0].ErrorCode, kerr.UnknownTopicOrPartition)
+}
