@@ -178,3 +178,34 @@ func TestOffsetCommitWritesOnlyKnownPartitionsOnce(t *testing.T) {
 	resp = w.do(req).(*kmsg.OffsetCommitResponse)
 	wantCode(t, "only unknown", resp.Topics[0].Partitions[0].ErrorCode, kerr.UnknownTopicOrPartition)
 }
+
+// Deleting a topic whose name has the 249 characters Kafka allows renamed
+// its directory to <topic>-0.<id>-delete, past the 255 bytes a file name
+// may have: the metadata quorum stopped (no admin request succeeded after)
+// and the node no longer started. Kafka cuts the topic short in that name.
+func TestDeleteTopicWithLongestName(t *testing.T) {
+	n := servertest.Start(t, servertest.Options{Overrides: noAutoCreate})
+	w := dial(t, n.Addr)
+	long := strings.Repeat("t", 249)
+	w.createTopic(long, 2, nil)
+	w.produceOK(long, 1, batchOf(t, 1, "x"))
+	del := kmsg.NewPtrDeleteTopicsRequest()
+	del.SetVersion(6)
+	del.TimeoutMillis = 10_000
+	dt := kmsg.NewDeleteTopicsRequestTopic()
+	dt.Topic = kmsg.StringPtr(long)
+	del.Topics = append(del.Topics, dt)
+	resp := w.do(del).(*kmsg.DeleteTopicsResponse)
+	if len(resp.Topics) != 1 || resp.Topics[0].ErrorCode != 0 {
+		t.Fatalf("DeleteTopics: %+v", resp.Topics)
+	}
+	w.createTopic("after", 1, nil) // the controller still works
+
+	n.Restart()
+	w = dial(t, n.Addr)
+	w.createTopic("restarted", 1, nil)
+	w.produceOK("after", 0, batchOf(t, 1, "y"))
+	if code := w.metadataTopic(long, false).ErrorCode; code != kerr.UnknownTopicOrPartition.Code {
+		t.Fatalf("deleted topic: metadata error %d, want UNKNOWN_TOPIC_OR_PARTITION", code)
+	}
+}
