@@ -4,8 +4,10 @@ package kafka_test
 // sent raw with the answer it must get, and the node serving afterwards.
 
 import (
+	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -208,4 +210,28 @@ func TestDeleteTopicWithLongestName(t *testing.T) {
 	if code := w.metadataTopic(long, false).ErrorCode; code != kerr.UnknownTopicOrPartition.Code {
 		t.Fatalf("deleted topic: metadata error %d, want UNKNOWN_TOPIC_OR_PARTITION", code)
 	}
+}
+
+// A node whose metadata log held more than 256 batches changing topics
+// since its last snapshot did not start again: replaying them queued an
+// update of the group coordinator's topics for each, on a channel of 256
+// that nothing read until the replay was over.
+func TestRestartAfterManyTopicChanges(t *testing.T) {
+	n := servertest.Start(t, servertest.Options{Overrides: noAutoCreate})
+	w := dial(t, n.Addr)
+	for i := range 300 {
+		w.createTopic(fmt.Sprintf("t%d", i), 1, nil)
+	}
+	restarted := make(chan struct{})
+	go func() {
+		defer close(restarted)
+		n.Restart()
+	}()
+	select {
+	case <-restarted:
+	case <-time.After(2 * time.Minute):
+		t.Fatal("the node did not start again within 2 minutes")
+	}
+	w = dial(t, n.Addr)
+	w.produceOK("t299", 0, batchOf(t, 1, "x"))
 }
