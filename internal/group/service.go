@@ -42,6 +42,11 @@ type Service struct {
 	mu        sync.Mutex
 	completed []func()
 	wake      chan struct{}
+	// topics is the newest SetTopics not yet applied (under mu): a
+	// metadata replay sets topics many times before Run starts, and
+	// only the newest matters.
+	topics        map[string]TopicInfo
+	topicsPending bool
 
 	// Owned by the loop goroutine.
 	waiting   map[uint64]func(kmsg.Response)
@@ -113,9 +118,24 @@ func (s *Service) Elected(p, epoch int32) {
 
 // SetTopics gives the coordinator the cluster's topics (name -> id and
 // partition count) for KIP-848 assignments; call it with every metadata
-// image, before partitions are loaded.
+// image, before partitions are loaded. Calls made before the loop gets to
+// them are folded into the newest, so it never blocks on more than one
+// queued update, even before Run starts.
 func (s *Service) SetTopics(topics map[string]TopicInfo) {
-	s.in <- func() { s.process(s.coord.SetTopics(s.now(), topics)) }
+	s.mu.Lock()
+	queued := s.topicsPending
+	s.topics, s.topicsPending = topics, true
+	s.mu.Unlock()
+	if queued {
+		return
+	}
+	s.in <- func() {
+		s.mu.Lock()
+		topics := s.topics
+		s.topics, s.topicsPending = nil, false
+		s.mu.Unlock()
+		s.process(s.coord.SetTopics(s.now(), topics))
+	}
 }
 
 // Resigned tells the service this broker no longer leads

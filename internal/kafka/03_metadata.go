@@ -7,8 +7,11 @@ package kafka
 // every topic. Unknown topics are created when auto.create.topics.enable
 // and the request (v4+; always before) allow it; weir creates them before
 // answering, so the client gets the new topic's metadata at once where
-// Kafka would first answer LEADER_NOT_AVAILABLE. The controller id is this
-// broker's id, as a KRaft broker reports a broker, not a controller.
+// Kafka would first answer LEADER_NOT_AVAILABLE. A topic named (or, by id,
+// identified) more than once is answered once, as Kafka reads the list as
+// a set: a small request must not make a huge answer. The controller id
+// is this broker's id, as a KRaft broker reports a broker, not a
+// controller.
 
 import (
 	"context"
@@ -41,8 +44,9 @@ func (s *Server) handleMetadata(req *Request) *Reply {
 	allowCreate := s.cfg.Broker.AutoCreateTopics && (req.Version < 4 || r.AllowAutoTopicCreation)
 
 	all := r.Topics == nil || (req.Version == 0 && len(r.Topics) == 0)
+	topics := uniqueTopics(r.Topics)
 	if !all && allowCreate {
-		img = s.autoCreate(req.Ctx, img, r.Topics)
+		img = s.autoCreate(req.Ctx, img, topics)
 	}
 	resp.Brokers = s.brokers(img, req.Listener)
 	cluster := s.cfg.ClusterID
@@ -63,7 +67,7 @@ func (s *Server) handleMetadata(req *Request) *Reply {
 		}
 		return done(resp)
 	}
-	for _, rt := range r.Topics {
+	for _, rt := range topics {
 		var t *metadata.Topic
 		if rt.Topic != nil {
 			t = img.Topics[*rt.Topic]
@@ -88,6 +92,28 @@ func (s *Server) handleMetadata(req *Request) *Reply {
 		resp.Topics = append(resp.Topics, topicMetadata(img, t, r.IncludeTopicAuthorizedOperations))
 	}
 	return done(resp)
+}
+
+// uniqueTopics drops the repeats of a topic name, or of an id for
+// topics without a name, keeping the first of each.
+func uniqueTopics(topics []kmsg.MetadataRequestTopic) []kmsg.MetadataRequestTopic {
+	names, ids := map[string]bool{}, map[[16]byte]bool{}
+	var out []kmsg.MetadataRequestTopic
+	for _, rt := range topics {
+		if rt.Topic != nil {
+			if names[*rt.Topic] {
+				continue
+			}
+			names[*rt.Topic] = true
+		} else {
+			if ids[rt.TopicID] {
+				continue
+			}
+			ids[rt.TopicID] = true
+		}
+		out = append(out, rt)
+	}
+	return out
 }
 
 // autoCreate creates the requested topics that do not exist and returns

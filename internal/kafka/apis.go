@@ -22,7 +22,7 @@ func (s *Server) apiTable() map[int16]api {
 		1:  {4, 17, s.handleFetch},
 		2:  {1, 9, s.handleListOffsets},
 		3:  {0, 12, s.handleMetadata},
-		8:  {2, 9, s.handleGroupRequest}, // OffsetCommit
+		8:  {2, 9, s.handleOffsetCommit},
 		9:  {1, 9, s.handleGroupRequest}, // OffsetFetch
 		10: {0, 6, s.handleFindCoordinator},
 		11: {0, 9, s.handleGroupRequest}, // JoinGroup

@@ -220,6 +220,9 @@ func (s *Server) decodeRequest(frame []byte) (*Request, error) {
 	if err := body.ReadFrom(rd.Src); err != nil {
 		return nil, fmt.Errorf("malformed %s v%d: %w", kmsg.NameForKey(key), version, err)
 	}
+	if n := longString(frame, body); n > 0 {
+		return nil, fmt.Errorf("malformed %s v%d: a string of %d bytes", kmsg.NameForKey(key), version, n)
+	}
 	req := &Request{Key: key, Version: version, CorrelationID: corr, Body: body}
 	if clientID != nil {
 		req.ClientID = *clientID

@@ -269,6 +269,14 @@ func (l *Log) closeFiles() error {
 	return closeAll(*p)
 }
 
+// deleteDirName is <topic>-<partition>.<suffix>-delete with the topic
+// cut short, as Kafka does, so that the name fits in 255 bytes: a topic
+// name may have 249.
+func deleteDirName(tp TopicPartition, suffix string) string {
+	tail := fmt.Sprintf("-%d.%s-delete", tp.Partition, suffix)
+	return tp.Topic[:max(0, min(len(tp.Topic), 255-len(tail)))] + tail
+}
+
 func closeAll(segs []*segment) error {
 	var errs []error
 	for _, s := range segs {
@@ -281,14 +289,14 @@ func closeAll(segs []*segment) error {
 	return errors.Join(errs...)
 }
 
-// Delete closes the log and removes its directory: it is renamed to
-// <dir>.<suffix>-delete at once and removed after file.delete.delay.ms.
+// Delete closes the log and removes its directory: it is renamed at once
+// (deleteDirName) and removed after file.delete.delay.ms.
 func (l *Log) Delete(suffix string) error {
 	l.mu.Lock()
 	l.closed = true
 	segs := l.segments()
 	l.mu.Unlock()
-	target := fmt.Sprintf("%s.%s-delete", l.dir, suffix)
+	target := filepath.Join(filepath.Dir(l.dir), deleteDirName(l.tp, suffix))
 	if err := l.fs.Rename(l.dir, target); err != nil {
 		return err
 	}
