@@ -36,6 +36,7 @@ func runToolIn(t *testing.T, stdin string, args ...string) toolRun {
 	root.SetErr(&errBuf)
 	root.SetIn(strings.NewReader(stdin))
 	root.SetArgs(args)
+	invocation = args
 	err := root.Execute()
 	r := toolRun{out: outBuf.String(), err: errBuf.String()}
 	var code exitCode

@@ -12,6 +12,7 @@ import (
 // Execute runs the command line and returns the process exit code.
 func Execute() int {
 	root := newRootCommand()
+	invocation = os.Args[1:]
 	if err := root.Execute(); err != nil {
 		var code exitCode
 		if errors.As(err, &code) {

@@ -7,6 +7,7 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -19,6 +20,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"golang.org/x/sys/unix"
 
@@ -63,6 +65,8 @@ type toolClient struct {
 	// timeout bounds the command (default.api.timeout.ms); requestTimeout
 	// is the timeout of requests that carry one (request.timeout.ms).
 	timeout, requestTimeout time.Duration
+	// versions are the API keys the brokers serve, once asked.
+	versions map[int16]bool
 }
 
 func (t *toolClient) close() { t.cl.Close() }
@@ -196,4 +200,96 @@ var stdinIsTerminal = func(r io.Reader) bool {
 	}
 	_, err := unix.IoctlGetTermios(int(f.Fd()), unix.TCGETS)
 	return err == nil
+}
+
+// javaError is a failed request's error as Kafka's admin client raises it:
+// the exception class (simple name) and its message, the broker's when it
+// sent one, else the error's description.
+type javaError struct{ class, msg string }
+
+func (e *javaError) Error() string { return e.msg }
+
+// String is the exception as the first line of a Java stack trace.
+func (e *javaError) String() string {
+	return "org.apache.kafka.common.errors." + e.class + ": " + e.msg
+}
+
+// javaClasses are the exception classes whose names do not follow from
+// the error name.
+var javaClasses = map[string]string{
+	"INVALID_CONFIG":                 "InvalidConfigurationException",
+	"INVALID_TOPIC_EXCEPTION":        "InvalidTopicException",
+	"TOPIC_AUTHORIZATION_FAILED":     "TopicAuthorizationException",
+	"GROUP_AUTHORIZATION_FAILED":     "GroupAuthorizationException",
+	"CLUSTER_AUTHORIZATION_FAILED":   "ClusterAuthorizationException",
+	"NOT_CONTROLLER":                 "NotControllerException",
+	"REQUEST_TIMED_OUT":              "TimeoutException",
+	"NON_EMPTY_GROUP":                "GroupNotEmptyException",
+	"GROUP_ID_NOT_FOUND":             "GroupIdNotFoundException",
+	"UNKNOWN_SERVER_ERROR":           "UnknownServerException",
+	"ELECTION_NOT_NEEDED":            "ElectionNotNeededException",
+	"PREFERRED_LEADER_NOT_AVAILABLE": "PreferredLeaderNotAvailableException",
+	"ELIGIBLE_LEADERS_NOT_AVAILABLE": "EligibleLeadersNotAvailableException",
+}
+
+// kafkaError turns an error of a response into the exception Kafka's
+// admin client raises for it; msg is the response's error message, if any.
+func kafkaError(err error, msg *string) error {
+	var ke *kerr.Error
+	if !errors.As(err, &ke) {
+		return err
+	}
+	class, ok := javaClasses[ke.Message]
+	if !ok {
+		for _, w := range strings.Split(strings.ToLower(ke.Message), "_") {
+			if w != "" {
+				class += strings.ToUpper(w[:1]) + w[1:]
+			}
+		}
+		if !strings.HasSuffix(class, "Exception") {
+			class += "Exception"
+		}
+	}
+	je := &javaError{class: class, msg: ke.Description}
+	if msg != nil && *msg != "" {
+		je.msg = *msg
+	}
+	return je
+}
+
+// unsupported is the error of Kafka's admin client when no broker serves
+// an API.
+func unsupported(api string) error {
+	return &javaError{class: "UnsupportedVersionException", msg: "The node does not support " + api}
+}
+
+// supports reports whether the brokers serve the API key.
+func (t *toolClient) supports(ctx context.Context, key int16) (bool, error) {
+	if t.versions == nil {
+		vs, err := t.adm.ApiVersions(ctx)
+		if err != nil {
+			return false, err
+		}
+		t.versions = map[int16]bool{}
+		vs.Each(func(v kadm.BrokerApiVersions) {
+			if v.Err == nil {
+				v.EachKeySorted(func(k, _, _ int16) { t.versions[k] = true })
+			}
+		})
+	}
+	return t.versions[key], nil
+}
+
+// invocation is the command line after the program's name (Execute sets
+// it, and tests), for the messages that quote it, as Kafka's tools do.
+var invocation []string
+
+// toolArgs are the arguments after the tool's name.
+func toolArgs(cmd *cobra.Command) []string {
+	for i, a := range invocation {
+		if a == cmd.Name() {
+			return invocation[i+1:]
+		}
+	}
+	return invocation
 }

@@ -387,19 +387,6 @@ func parseReplicaAssignment(s string) ([][]int32, error) {
 	return out, nil
 }
 
-// kafkaError is a failed request's error as Kafka's admin client raises
-// it: the broker's message when it sent one, else the error's description.
-func kafkaError(err error, msg *string) error {
-	if msg != nil && *msg != "" {
-		return errors.New(*msg)
-	}
-	var ke *kerr.Error
-	if errors.As(err, &ke) {
-		return errors.New(ke.Description)
-	}
-	return err
-}
-
 func createTopic(ctx context.Context, tc *toolClient, cmd *cobra.Command, f *topicsFlags) error {
 	var assignment [][]int32
 	if f.replicaAssignment != "" {

@@ -116,16 +116,10 @@ func describeTopics(ctx context.Context, tc *toolClient, cmd *cobra.Command, f *
 	}
 
 	var described map[string]*describedTopic
-	versions, err := tc.adm.ApiVersions(ctx)
+	supported, err := tc.supports(ctx, 75)
 	if err != nil {
 		return err
 	}
-	supported := false
-	versions.Each(func(v kadm.BrokerApiVersions) {
-		if _, ok := v.KeyMaxVersion(75); ok && v.Err == nil {
-			supported = true
-		}
-	})
 	if supported {
 		if described, err = describeTopicPartitions(ctx, tc, names, f.partitionLimit); err != nil {
 			return err
