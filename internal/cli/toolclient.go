@@ -138,8 +138,8 @@ func loadProperties(path string) (map[string]string, error) {
 }
 
 // connect dials the cluster with the flags' settings. clientID is the
-// default client.id.
-func (c *connFlags) connect(clientID string) (*toolClient, error) {
+// default client.id; extra options come last (tests).
+func (c *connFlags) connect(clientID string, extra ...kgo.Opt) (*toolClient, error) {
 	props := map[string]string{}
 	if c.commandConfig != "" {
 		var err error
@@ -174,7 +174,8 @@ func (c *connFlags) connect(clientID string) (*toolClient, error) {
 		}
 		opts = append(opts, o...)
 	}
-	cl, err := kgo.NewClient(append(opts, toolClientOpts...)...)
+	opts = append(append(opts, toolClientOpts...), extra...)
+	cl, err := kgo.NewClient(opts...)
 	if err != nil {
 		return nil, err
 	}
