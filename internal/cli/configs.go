@@ -183,22 +183,20 @@ func (f *configsFlags) resolve(cmd *cobra.Command) (types, names []string) {
 	return types, names
 }
 
-func configsUsageError(cmd *cobra.Command, msg string) error { return usageError(cmd, msg) }
-
 // checkConfigsArgs validates the flags as kafka-configs.sh does, in its
 // order and with its messages.
 func checkConfigsArgs(cmd *cobra.Command, f *configsFlags) error {
 	has := cmd.Flags().Changed
 	if cmd.Flags().NFlag() == 0 {
-		return configsUsageError(cmd, "This tool helps to manipulate and describe entity config for a topic, client, user, broker, ip, client-metrics or group")
+		return usageError(cmd, "This tool helps to manipulate and describe entity config for a topic, client, user, broker, ip, client-metrics or group")
 	}
 	if has("alter") == has("describe") {
-		return configsUsageError(cmd, "Command must include exactly one action: --describe, --alter")
+		return usageError(cmd, "Command must include exactly one action: --describe, --alter")
 	}
 	if has("describe") {
 		for _, bad := range []string{"alter", "add-config", "delete-config"} {
 			if has(bad) {
-				return configsUsageError(cmd, fmt.Sprintf(`Option "[describe]" can't be used with option "[%s]"`, bad))
+				return usageError(cmd, fmt.Sprintf(`Option "[describe]" can't be used with option "[%s]"`, bad))
 			}
 		}
 	}

@@ -27,10 +27,13 @@ func TestConfigsCommand(t *testing.T) {
 	if _, err := adm.CreateTopic(ctx, 1, 3, nil, "orders"); err != nil {
 		t.Fatal(err)
 	}
+	settled(t, c)
 	var tr transcript
 	run := func(args ...string) toolRun {
 		t.Helper()
-		return tr.run(t, append([]string{"configs", "--bootstrap-server", bs}, args...)...)
+		r := tr.run(t, append([]string{"configs", "--bootstrap-server", bs}, args...)...)
+		settled(t, c)
+		return r
 	}
 	tr.sub(bs, "<bootstrap>")
 	dir := t.TempDir()

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -181,13 +182,7 @@ func describeGroups(ctx context.Context, tc *toolClient, out io.Writer, f *consu
 	if err != nil {
 		return err
 	}
-	sorted := slices.Sorted(func(yield func(string) bool) {
-		for n := range descs {
-			if !yield(n) {
-				return
-			}
-		}
-	})
+	sorted := slices.Sorted(maps.Keys(descs))
 	var b strings.Builder
 	defer func() { io.WriteString(out, b.String()) }()
 	switch {

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"regexp"
 	"slices"
@@ -85,19 +86,19 @@ func offsetsOf(ctx context.Context, tc *toolClient, ps []kadm.Partition, list fu
 	if len(ts) == 0 {
 		return kadm.ListedOffsets{}, nil
 	}
-	os, err := list(ctx, ts...)
+	listed, err := list(ctx, ts...)
 	if err != nil {
 		return nil, shardError(err)
 	}
-	return os, nil
+	return listed, nil
 }
 
 // tp names a partition as Kafka's TopicPartition prints it.
 func tp(p kadm.Partition) string { return p.Topic + "-" + itoa(int64(p.Partition)) }
 
 // logOffset is one partition's start or end offset, or a usage error.
-func logOffset(os kadm.ListedOffsets, p kadm.Partition, what string) (int64, error) {
-	o, ok := os.Lookup(p.Topic, p.Partition)
+func logOffset(listed kadm.ListedOffsets, p kadm.Partition, what string) (int64, error) {
+	o, ok := listed.Lookup(p.Topic, p.Partition)
 	if !ok || o.Err != nil {
 		return 0, &groupsUsage{fmt.Sprintf("Error getting %s offset of topic partition: %s", what, tp(p))}
 	}
@@ -107,13 +108,7 @@ func logOffset(os kadm.ListedOffsets, p kadm.Partition, what string) (int64, err
 // clampOffsets moves offsets out of the log's range to its start or end,
 // with Kafka's warnings.
 func clampOffsets(ctx context.Context, tc *toolClient, f *consumerGroupsFlags, want map[kadm.Partition]int64) (map[kadm.Partition]int64, error) {
-	ps := slices.Collect(func(yield func(kadm.Partition) bool) {
-		for p := range want {
-			if !yield(p) {
-				return
-			}
-		}
-	})
+	ps := slices.Collect(maps.Keys(want))
 	starts, err := offsetsOf(ctx, tc, ps, tc.adm.ListStartOffsets)
 	if err != nil {
 		return nil, err
@@ -156,15 +151,15 @@ func sortPartitions(ps []kadm.Partition) []kadm.Partition {
 
 // committedOffsets are a group's committed offsets.
 func committedOffsets(ctx context.Context, tc *toolClient, group string) (map[kadm.Partition]int64, error) {
-	os, err := tc.adm.FetchOffsets(ctx, group)
+	listed, err := tc.adm.FetchOffsets(ctx, group)
 	if err != nil {
 		return nil, kafkaError(err, nil)
 	}
-	if err := os.Error(); err != nil {
+	if err := listed.Error(); err != nil {
 		return nil, kafkaError(err, nil)
 	}
 	out := map[kadm.Partition]int64{}
-	os.Each(func(o kadm.OffsetResponse) {
+	listed.Each(func(o kadm.OffsetResponse) {
 		if o.At >= 0 {
 			out[kadm.Partition{Topic: o.Topic, Partition: o.Partition}] = o.At
 		}
@@ -220,7 +215,7 @@ func parseISODuration(s string) (time.Duration, error) {
 // offsetsByTime are the first offsets at or after ms, the log end where
 // none is (with Kafka's warning).
 func offsetsByTime(ctx context.Context, tc *toolClient, out io.Writer, ps []kadm.Partition, ms int64) (map[kadm.Partition]int64, error) {
-	os, err := offsetsOf(ctx, tc, ps, func(ctx context.Context, ts ...string) (kadm.ListedOffsets, error) {
+	listed, err := offsetsOf(ctx, tc, ps, func(ctx context.Context, ts ...string) (kadm.ListedOffsets, error) {
 		return tc.adm.ListOffsetsAfterMilli(ctx, ms, ts...)
 	})
 	if err != nil {
@@ -228,7 +223,7 @@ func offsetsByTime(ctx context.Context, tc *toolClient, out io.Writer, ps []kadm
 	}
 	res := map[kadm.Partition]int64{}
 	for _, p := range ps {
-		o, ok := os.Lookup(p.Topic, p.Partition)
+		o, ok := listed.Lookup(p.Topic, p.Partition)
 		if !ok || o.Err != nil {
 			return nil, &groupsUsage{"Error getting offset by timestamp of topic partition: " + tp(p)}
 		}
@@ -289,12 +284,12 @@ func prepareOffsets(ctx context.Context, tc *toolClient, out io.Writer, f *consu
 		if has("to-latest") {
 			list, what = tc.adm.ListEndOffsets, "ending"
 		}
-		os, err := offsetsOf(ctx, tc, ps, list)
+		listed, err := offsetsOf(ctx, tc, ps, list)
 		if err != nil {
 			return nil, err
 		}
 		for _, p := range ps {
-			if res[p], err = logOffset(os, p, what); err != nil {
+			if res[p], err = logOffset(listed, p, what); err != nil {
 				return nil, err
 			}
 		}
@@ -420,11 +415,11 @@ func resetOffsets(ctx context.Context, tc *toolClient, out io.Writer, f *consume
 			return err
 		}
 		if f.execute && len(prepared) > 0 {
-			var os kadm.Offsets
+			var commit kadm.Offsets
 			for p, o := range prepared {
-				os.Add(kadm.Offset{Topic: p.Topic, Partition: p.Partition, At: o, LeaderEpoch: -1})
+				commit.Add(kadm.Offset{Topic: p.Topic, Partition: p.Partition, At: o, LeaderEpoch: -1})
 			}
-			rs, err := tc.adm.CommitOffsets(ctx, group, os)
+			rs, err := tc.adm.CommitOffsets(ctx, group, commit)
 			if err == nil {
 				err = rs.Error()
 			}
@@ -435,13 +430,7 @@ func resetOffsets(ctx context.Context, tc *toolClient, out io.Writer, f *consume
 		}
 		result[group] = prepared
 	}
-	groups := slices.Sorted(func(yield func(string) bool) {
-		for g := range result {
-			if !yield(g) {
-				return
-			}
-		}
-	})
+	groups := slices.Sorted(maps.Keys(result))
 	if f.export {
 		for _, g := range groups {
 			for _, p := range sortPartitions(keys(result[g])) {

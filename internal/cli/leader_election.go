@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"slices"
 	"strings"
@@ -192,13 +193,7 @@ func runLeaderElection(cmd *cobra.Command, f *leaderElectionFlags) error {
 	defer cancel()
 	req := kmsg.NewPtrElectLeadersRequest()
 	req.ElectionType, req.TimeoutMillis = electionType, int32(tc.requestTimeout.Milliseconds())
-	for _, t := range slices.Sorted(func(yield func(string) bool) {
-		for t := range partitions {
-			if !yield(t) {
-				return
-			}
-		}
-	}) {
+	for _, t := range slices.Sorted(maps.Keys(partitions)) {
 		rt := kmsg.NewElectLeadersRequestTopic()
 		rt.Topic, rt.Partitions = t, partitions[t]
 		req.Topics = append(req.Topics, rt)

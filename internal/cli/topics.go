@@ -171,36 +171,28 @@ func checkTopicsArgs(cmd *cobra.Command, f *topicsFlags) error {
 		return out
 	}
 	reports := []string{"under-replicated-partitions", "under-min-isr-partitions", "at-min-isr-partitions", "unavailable-partitions"}
-	rules := []struct {
+	type rule struct {
 		used    string
 		invalid []string
-	}{
+	}
+	rules := []rule{
 		{"config", actionsBut("alter", "create")},
 		{"partitions", actionsBut("alter", "create")},
 		{"replication-factor", actionsBut("create")},
 		{"replica-assignment", actionsBut("alter", "create")},
 	}
 	if has("create") {
-		rules = append(rules, struct {
-			used    string
-			invalid []string
-		}{"replica-assignment", []string{"partitions", "replication-factor"}})
+		rules = append(rules, rule{"replica-assignment", []string{"partitions", "replication-factor"}})
 	}
 	for _, r := range reports {
-		rules = append(rules, struct {
-			used    string
-			invalid []string
-		}{r, append(actionsBut("describe"), "topics-with-overrides")})
+		rules = append(rules, rule{r, append(actionsBut("describe"), "topics-with-overrides")})
 	}
-	rules = append(rules, []struct {
-		used    string
-		invalid []string
-	}{
-		{"topics-with-overrides", append(actionsBut("describe"), reports...)},
-		{"if-exists", actionsBut("alter", "delete", "describe")},
-		{"if-not-exists", actionsBut("create")},
-		{"exclude-internal", actionsBut("list", "describe")},
-	}...)
+	rules = append(rules,
+		rule{"topics-with-overrides", append(actionsBut("describe"), reports...)},
+		rule{"if-exists", actionsBut("alter", "delete", "describe")},
+		rule{"if-not-exists", actionsBut("create")},
+		rule{"exclude-internal", actionsBut("list", "describe")},
+	)
 	for _, r := range rules {
 		if !has(r.used) {
 			continue

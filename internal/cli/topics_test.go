@@ -30,6 +30,25 @@ func topicIDs(t *testing.T, ctx context.Context, adm *kadm.Client, tr *transcrip
 	}
 }
 
+// settled waits until every live node has applied the same metadata, so
+// that a command's next request sees an earlier one's change whichever
+// broker it goes to (each answers once its own metadata has the change).
+func settled(t *testing.T, c *clustertest.Cluster) {
+	t.Helper()
+	clustertest.Eventually(t, 30*time.Second, "metadata applied on every node", func() error {
+		var offsets []int64
+		for _, i := range c.Live() {
+			offsets = append(offsets, c.Node(i).Server.Image().Offset)
+		}
+		for _, o := range offsets {
+			if o != offsets[0] {
+				return fmt.Errorf("metadata offsets %v", offsets)
+			}
+		}
+		return nil
+	})
+}
+
 // produceKeyed writes records with keys to a topic.
 func produceKeyed(t *testing.T, ctx context.Context, cl *kgo.Client, topic string, n int) {
 	t.Helper()
@@ -56,7 +75,9 @@ func TestTopicsCommand(t *testing.T) {
 	var tr transcript
 	run := func(args ...string) toolRun {
 		t.Helper()
-		return tr.run(t, append([]string{"topics", "--bootstrap-server", bs}, args...)...)
+		r := tr.run(t, append([]string{"topics", "--bootstrap-server", bs}, args...)...)
+		settled(t, c)
+		return r
 	}
 
 	run("--create", "--topic", "orders", "--replica-assignment", "1:2:3,2:3:1,3:1:2", "--config", "cleanup.policy=compact", "--config", "min.insync.replicas = 2")
@@ -85,6 +106,7 @@ func TestTopicsCommand(t *testing.T) {
 	stdinIsTerminal = func(io.Reader) bool { return true }
 	tr.runIn(t, "n\n", "topics", "--bootstrap-server", bs, "--alter", "--topic", "orders", "--partitions", "4")
 	tr.runIn(t, "y\n", "topics", "--bootstrap-server", bs, "--alter", "--topic", "orders", "--partitions", "4")
+	settled(t, c)
 	stdinIsTerminal = isTerminal
 	run("--alter", "--topic", "orders", "--partitions", "5", "--force")
 	run("--describe", "--topic", "pairs")
