@@ -20,15 +20,11 @@ import (
 
 func init() { subcommands = append(subcommands, newMetadataQuorumCommand) }
 
-// quorumAPITimeout bounds each command, as the admin client's
-// default.api.timeout.ms (60 s) bounds Kafka's tool.
-const quorumAPITimeout = 60 * time.Second
-
 // quorumClientOpts are added to the command's client (tests pin versions).
 var quorumClientOpts []kgo.Opt
 
 type metadataQuorumFlags struct {
-	bootstrapServer, bootstrapController string
+	bootstrapServer, bootstrapController, commandConfig string
 }
 
 func newMetadataQuorumCommand() *cobra.Command {
@@ -73,7 +69,9 @@ answers, so list them all). Exactly one of the two is required.
 (Follower) and the observers (Observer): NodeId, DirectoryId, LogEndOffset,
 Lag (behind the leader's log end offset), LastFetchTimestamp and
 LastCaughtUpTimestamp (ms since the epoch; -1 when unknown; with
---human-readable "N ms ago"), Status.`,
+--human-readable "N ms ago"), Status.
+
+` + commandConfigHelp,
 		Example: `  # a summary, through any broker
   weir metadata-quorum --bootstrap-server localhost:9092 describe --status
 
@@ -87,6 +85,7 @@ LastCaughtUpTimestamp (ms since the epoch; -1 when unknown; with
 	}
 	pf := cmd.PersistentFlags()
 	pf.StringVar(&f.bootstrapServer, "bootstrap-server", "", "broker(s) to connect through, host:port[,host:port]")
+	pf.StringVar(&f.commandConfig, "command-config", "", "a client properties file (PLAINTEXT settings only: see weir topics --help)")
 	pf.StringVar(&f.bootstrapController, "bootstrap-controller", "", "controller(s) to connect to, host:port[,host:port]")
 	cmd.AddCommand(newMetadataQuorumDescribeCommand(&f))
 	return cmd
@@ -116,12 +115,8 @@ for what each field means.`,
 			if err != nil {
 				return err
 			}
-			defer qc.cl.Close()
-			parent := cmd.Context()
-			if parent == nil {
-				parent = context.Background()
-			}
-			ctx, cancel := context.WithTimeout(parent, quorumAPITimeout)
+			defer qc.tc.close()
+			ctx, cancel := qc.tc.context(cmd)
 			defer cancel()
 			out := cmd.OutOrStdout()
 			if replication {
@@ -155,6 +150,7 @@ for what each field means.`,
 // listed controllers in turn with --bootstrap-controller.
 type quorumClient struct {
 	cl         *kgo.Client
+	tc         *toolClient
 	controller bool
 }
 
@@ -174,12 +170,12 @@ func dialQuorum(f *metadataQuorumFlags) (*quorumClient, error) {
 			seeds = append(seeds, a)
 		}
 	}
-	opts := append([]kgo.Opt{kgo.SeedBrokers(seeds...), kgo.ClientID("weir-metadata-quorum")}, quorumClientOpts...)
-	cl, err := kgo.NewClient(opts...)
+	conn := connFlags{bootstrapServer: strings.Join(seeds, ","), commandConfig: f.commandConfig}
+	tc, err := conn.connect("weir-metadata-quorum", quorumClientOpts...)
 	if err != nil {
 		return nil, err
 	}
-	return &quorumClient{cl: cl, controller: controller}, nil
+	return &quorumClient{cl: tc.cl, tc: tc, controller: controller}, nil
 }
 
 // clusterID asks DescribeCluster (of brokers, or of controllers), and falls

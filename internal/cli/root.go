@@ -2,6 +2,7 @@
 package cli
 
 import (
+	"errors"
 	"fmt"
 	"os"
 
@@ -11,7 +12,12 @@ import (
 // Execute runs the command line and returns the process exit code.
 func Execute() int {
 	root := newRootCommand()
+	invocation = os.Args[1:]
 	if err := root.Execute(); err != nil {
+		var code exitCode
+		if errors.As(err, &code) {
+			return int(code)
+		}
 		fmt.Fprintln(os.Stderr, "Error:", err)
 		return 1
 	}

@@ -22,12 +22,8 @@ func init() { subcommands = append(subcommands, newTransactionsCommand) }
 // txnClientOpts are added to the command's client (tests).
 var txnClientOpts []kgo.Opt
 
-// txnAPITimeout bounds each command, as the admin client's
-// default.api.timeout.ms does Kafka's tool.
-const txnAPITimeout = 60 * time.Second
-
 type transactionsFlags struct {
-	bootstrapServer string
+	conn connFlags
 }
 
 func newTransactionsCommand() *cobra.Command {
@@ -64,7 +60,9 @@ ended by a tab), so it works against weir and Kafka alike.
                        epoch
 
 Transaction states are Kafka's: Empty, Ongoing, PrepareCommit, PrepareAbort,
-CompleteCommit, CompleteAbort, PrepareEpochFence, Dead.`,
+CompleteCommit, CompleteAbort, PrepareEpochFence, Dead.
+
+` + commandConfigHelp,
 		Example: `  weir transactions --bootstrap-server localhost:9092 list
   weir transactions --bootstrap-server localhost:9092 describe --transactional-id my-app-1
   weir transactions --bootstrap-server localhost:9092 describe-producers --topic orders --partition 0
@@ -73,7 +71,7 @@ CompleteCommit, CompleteAbort, PrepareEpochFence, Dead.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
 	}
-	cmd.PersistentFlags().StringVar(&f.bootstrapServer, "bootstrap-server", "", "broker(s) to connect to, host:port[,host:port] (required)")
+	f.conn.add(cmd.PersistentFlags())
 	cmd.AddCommand(newTxnListCommand(&f), newTxnDescribeCommand(&f), newTxnDescribeProducersCommand(&f),
 		newTxnFindHangingCommand(&f), newTxnAbortCommand(&f))
 	return cmd
@@ -81,27 +79,17 @@ CompleteCommit, CompleteAbort, PrepareEpochFence, Dead.`,
 
 // txnRun dials the cluster and runs fn with a bounded context.
 func txnRun(cmd *cobra.Command, f *transactionsFlags, fn func(ctx context.Context, cl *kgo.Client, adm *kadm.Client, out io.Writer) error) error {
-	if f.bootstrapServer == "" {
+	if f.conn.bootstrapServer == "" {
 		return errors.New("--bootstrap-server is required")
 	}
-	var seeds []string
-	for _, a := range strings.Split(f.bootstrapServer, ",") {
-		if a = strings.TrimSpace(a); a != "" {
-			seeds = append(seeds, a)
-		}
-	}
-	cl, err := kgo.NewClient(append([]kgo.Opt{kgo.SeedBrokers(seeds...), kgo.ClientID("weir-transactions")}, txnClientOpts...)...)
+	tc, err := f.conn.connect("weir-transactions", txnClientOpts...)
 	if err != nil {
 		return err
 	}
-	defer cl.Close()
-	parent := cmd.Context()
-	if parent == nil {
-		parent = context.Background()
-	}
-	ctx, cancel := context.WithTimeout(parent, txnAPITimeout)
+	defer tc.close()
+	ctx, cancel := tc.context(cmd)
 	defer cancel()
-	return fn(ctx, cl, kadm.NewClient(cl), cmd.OutOrStdout())
+	return fn(ctx, tc.cl, tc.adm, cmd.OutOrStdout())
 }
 
 func newTxnListCommand(f *transactionsFlags) *cobra.Command {

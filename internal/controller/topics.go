@@ -16,19 +16,21 @@ import (
 const MaxTopicNameLength = 249
 
 // ValidateTopicName applies Kafka's rules: 1-249 characters of
-// [a-zA-Z0-9._-], and not "." or "..".
+// [a-zA-Z0-9._-], and not "." or "..", with the messages of Kafka's
+// Topic.validate.
 func ValidateTopicName(name string) error {
+	invalid := func(reason string) error { return errors.New("Topic name is invalid: " + reason) }
 	switch {
 	case name == "":
-		return errors.New("topic name is empty")
+		return invalid("the empty string is not allowed")
 	case name == "." || name == "..":
-		return fmt.Errorf("topic name cannot be %q", name)
+		return invalid("'" + name + "' is not allowed")
 	case len(name) > MaxTopicNameLength:
-		return fmt.Errorf("topic name %q is longer than %d characters", name, MaxTopicNameLength)
+		return invalid(fmt.Sprintf("the length of '%s' is longer than the max allowed length %d", name, MaxTopicNameLength))
 	}
 	for _, r := range name {
 		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '.' || r == '_' || r == '-') {
-			return fmt.Errorf("topic name %q contains a character other than ASCII alphanumerics, '.', '_' and '-'", name)
+			return invalid("'" + name + "' contains one or more characters other than ASCII alphanumerics, '.', '_' and '-'")
 		}
 	}
 	return nil

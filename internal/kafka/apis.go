@@ -54,6 +54,7 @@ func (s *Server) apiTable() map[int16]api {
 		69: {0, 1, s.handleGroupRequest}, // ConsumerGroupDescribe
 		60: {0, 1, s.handleDescribeCluster},
 		61: {0, 0, s.handleDescribeProducers},
+		75: {0, 0, s.handleDescribeTopicPartitions},
 	}
 	if s.deps.Txns != nil {
 		t[24] = api{0, 4, s.handleTxnRequest} // AddPartitionsToTxn (v5+ is KIP-890 part 2)

@@ -1,0 +1,296 @@
+package cli
+
+// The connection every Kafka-style tool shares (topics, configs,
+// consumer-groups, leader-election): --bootstrap-server, the client
+// properties of --command-config, and how the tools end with Kafka's
+// messages and exit codes.
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kgo"
+	"golang.org/x/sys/unix"
+
+	"weir/internal/config"
+)
+
+// exitCode ends a command with a process exit code once the command has
+// printed its messages itself, each tool in its Kafka counterpart's form.
+type exitCode int
+
+func (e exitCode) Error() string { return "exit status " + strconv.Itoa(int(e)) }
+
+// toolClientOpts are added to every tool's client (tests).
+var toolClientOpts []kgo.Opt
+
+// connFlags are the connection flags of a Kafka-style tool.
+type connFlags struct {
+	bootstrapServer string
+	commandConfig   string
+}
+
+func (c *connFlags) add(fs *pflag.FlagSet) {
+	fs.StringVar(&c.bootstrapServer, "bootstrap-server", "", "REQUIRED: the Kafka server(s) to connect to, host:port[,host:port]")
+	fs.StringVar(&c.commandConfig, "command-config", "", "a client properties file (PLAINTEXT settings only: see --help)")
+}
+
+// commandConfigHelp is the --help paragraph on --command-config.
+const commandConfigHelp = `--command-config FILE reads client properties (Java .properties syntax), as
+Kafka's tools pass them to their admin client. weir's tools honour
+bootstrap.servers (--bootstrap-server wins), client.id, request.timeout.ms,
+default.api.timeout.ms (how long the command may take, 60000 by default),
+retry.backoff.ms, metadata.max.age.ms, connections.max.idle.ms,
+socket.connection.setup.timeout.ms, and security.protocol=PLAINTEXT. Any
+other property, and TLS or SASL in particular, is refused: they are not
+supported yet.`
+
+// toolClient is a connected tool: its client, admin client and the
+// deadline of the whole command.
+type toolClient struct {
+	cl  *kgo.Client
+	adm *kadm.Client
+	// timeout bounds the command (default.api.timeout.ms); requestTimeout
+	// is the timeout of requests that carry one (request.timeout.ms).
+	timeout, requestTimeout time.Duration
+	// versions are the API keys the brokers serve, once asked.
+	versions map[int16]bool
+}
+
+func (t *toolClient) close() { t.cl.Close() }
+
+// context bounds the command as default.api.timeout.ms does Kafka's.
+func (t *toolClient) context(cmd *cobra.Command) (context.Context, context.CancelFunc) {
+	parent := cmd.Context()
+	if parent == nil {
+		parent = context.Background()
+	}
+	return context.WithTimeout(parent, t.timeout)
+}
+
+// clientProperty turns one supported client property into client options.
+type clientProperty func(v string, t *toolClient) ([]kgo.Opt, error)
+
+func millisProperty(apply func(time.Duration, *toolClient) []kgo.Opt) clientProperty {
+	return func(v string, t *toolClient) ([]kgo.Opt, error) {
+		n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
+		if err != nil || n < 0 {
+			return nil, fmt.Errorf("not a non-negative number of milliseconds: %q", v)
+		}
+		return apply(time.Duration(n)*time.Millisecond, t), nil
+	}
+}
+
+// clientProperties are the client properties the tools honour.
+var clientProperties = map[string]clientProperty{
+	"bootstrap.servers": func(string, *toolClient) ([]kgo.Opt, error) { return nil, nil }, // the flag wins, as in Kafka
+	"client.id": func(v string, _ *toolClient) ([]kgo.Opt, error) {
+		return []kgo.Opt{kgo.ClientID(v)}, nil
+	},
+	"security.protocol": func(v string, _ *toolClient) ([]kgo.Opt, error) {
+		if !strings.EqualFold(strings.TrimSpace(v), "PLAINTEXT") {
+			return nil, fmt.Errorf("%s is not supported yet: weir's tools connect with PLAINTEXT only", v)
+		}
+		return nil, nil
+	},
+	"request.timeout.ms": millisProperty(func(d time.Duration, t *toolClient) []kgo.Opt {
+		t.requestTimeout = d
+		return []kgo.Opt{kgo.RequestTimeoutOverhead(d)}
+	}),
+	"default.api.timeout.ms": millisProperty(func(d time.Duration, t *toolClient) []kgo.Opt {
+		t.timeout = d
+		return nil
+	}),
+	"retry.backoff.ms": millisProperty(func(d time.Duration, _ *toolClient) []kgo.Opt {
+		return []kgo.Opt{kgo.RetryBackoffFn(func(int) time.Duration { return d })}
+	}),
+	"metadata.max.age.ms": millisProperty(func(d time.Duration, _ *toolClient) []kgo.Opt {
+		return []kgo.Opt{kgo.MetadataMaxAge(d)}
+	}),
+	"connections.max.idle.ms": millisProperty(func(d time.Duration, _ *toolClient) []kgo.Opt {
+		return []kgo.Opt{kgo.ConnIdleTimeout(d)}
+	}),
+	"socket.connection.setup.timeout.ms": millisProperty(func(d time.Duration, _ *toolClient) []kgo.Opt {
+		return []kgo.Opt{kgo.DialTimeout(d)}
+	}),
+}
+
+// loadProperties reads a Java properties file, as Kafka's Utils.loadProps.
+func loadProperties(path string) (map[string]string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return config.ParseProperties(f)
+}
+
+// connect dials the cluster with the flags' settings. clientID is the
+// default client.id; extra options come last (tests).
+func (c *connFlags) connect(clientID string, extra ...kgo.Opt) (*toolClient, error) {
+	props := map[string]string{}
+	if c.commandConfig != "" {
+		var err error
+		if props, err = loadProperties(c.commandConfig); err != nil {
+			return nil, err
+		}
+	}
+	var seeds []string
+	for _, a := range strings.Split(c.bootstrapServer, ",") {
+		if a = strings.TrimSpace(a); a != "" {
+			seeds = append(seeds, a)
+		}
+	}
+	t := &toolClient{timeout: 60 * time.Second, requestTimeout: 30 * time.Second}
+	opts := []kgo.Opt{kgo.SeedBrokers(seeds...), kgo.ClientID(clientID)}
+	keys := make([]string, 0, len(props))
+	for k := range props {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	for _, k := range keys {
+		apply, ok := clientProperties[k]
+		if !ok {
+			if strings.HasPrefix(k, "ssl.") || strings.HasPrefix(k, "sasl.") {
+				return nil, fmt.Errorf("client property %s is not supported yet: weir's tools connect with PLAINTEXT only", k)
+			}
+			return nil, fmt.Errorf("client property %s is not supported yet by weir's tools", k)
+		}
+		o, err := apply(props[k], t)
+		if err != nil {
+			return nil, fmt.Errorf("client property %s: %w", k, err)
+		}
+		opts = append(opts, o...)
+	}
+	opts = append(append(opts, toolClientOpts...), extra...)
+	cl, err := kgo.NewClient(opts...)
+	if err != nil {
+		return nil, err
+	}
+	t.cl, t.adm = cl, kadm.NewClient(cl)
+	t.adm.SetTimeoutMillis(int32(min(t.requestTimeout.Milliseconds(), math.MaxInt32)))
+	return t, nil
+}
+
+// usageError prints msg and the command's usage on stderr and ends with
+// exit code 1, as Kafka's CommandLineUtils.printUsageAndExit.
+func usageError(cmd *cobra.Command, msg string) error {
+	fmt.Fprintln(cmd.ErrOrStderr(), msg)
+	fmt.Fprint(cmd.ErrOrStderr(), cmd.UsageString())
+	return exitCode(1)
+}
+
+// stdinIsTerminal reports whether r is a terminal (a prompt can be
+// answered); tests replace it.
+var stdinIsTerminal = func(r io.Reader) bool {
+	f, ok := r.(*os.File)
+	if !ok {
+		return false
+	}
+	_, err := unix.IoctlGetTermios(int(f.Fd()), unix.TCGETS)
+	return err == nil
+}
+
+// javaError is a failed request's error as Kafka's admin client raises it:
+// the exception class (simple name) and its message, the broker's when it
+// sent one, else the error's description.
+type javaError struct{ class, msg string }
+
+func (e *javaError) Error() string { return e.msg }
+
+// String is the exception as the first line of a Java stack trace.
+func (e *javaError) String() string {
+	return "org.apache.kafka.common.errors." + e.class + ": " + e.msg
+}
+
+// javaClasses are the exception classes whose names do not follow from
+// the error name.
+var javaClasses = map[string]string{
+	"INVALID_CONFIG":                 "InvalidConfigurationException",
+	"INVALID_TOPIC_EXCEPTION":        "InvalidTopicException",
+	"TOPIC_AUTHORIZATION_FAILED":     "TopicAuthorizationException",
+	"GROUP_AUTHORIZATION_FAILED":     "GroupAuthorizationException",
+	"CLUSTER_AUTHORIZATION_FAILED":   "ClusterAuthorizationException",
+	"NOT_CONTROLLER":                 "NotControllerException",
+	"REQUEST_TIMED_OUT":              "TimeoutException",
+	"NON_EMPTY_GROUP":                "GroupNotEmptyException",
+	"GROUP_ID_NOT_FOUND":             "GroupIdNotFoundException",
+	"UNKNOWN_SERVER_ERROR":           "UnknownServerException",
+	"ELECTION_NOT_NEEDED":            "ElectionNotNeededException",
+	"PREFERRED_LEADER_NOT_AVAILABLE": "PreferredLeaderNotAvailableException",
+	"ELIGIBLE_LEADERS_NOT_AVAILABLE": "EligibleLeadersNotAvailableException",
+}
+
+// kafkaError turns an error of a response into the exception Kafka's
+// admin client raises for it; msg is the response's error message, if any.
+func kafkaError(err error, msg *string) error {
+	var ke *kerr.Error
+	if !errors.As(err, &ke) {
+		return err
+	}
+	class, ok := javaClasses[ke.Message]
+	if !ok {
+		for _, w := range strings.Split(strings.ToLower(ke.Message), "_") {
+			if w != "" {
+				class += strings.ToUpper(w[:1]) + w[1:]
+			}
+		}
+		if !strings.HasSuffix(class, "Exception") {
+			class += "Exception"
+		}
+	}
+	je := &javaError{class: class, msg: ke.Description}
+	if msg != nil && *msg != "" {
+		je.msg = *msg
+	}
+	return je
+}
+
+// unsupported is the error of Kafka's admin client when no broker serves
+// an API.
+func unsupported(api string) error {
+	return &javaError{class: "UnsupportedVersionException", msg: "The node does not support " + api}
+}
+
+// supports reports whether the brokers serve the API key.
+func (t *toolClient) supports(ctx context.Context, key int16) (bool, error) {
+	if t.versions == nil {
+		vs, err := t.adm.ApiVersions(ctx)
+		if err != nil {
+			return false, err
+		}
+		t.versions = map[int16]bool{}
+		vs.Each(func(v kadm.BrokerApiVersions) {
+			if v.Err == nil {
+				v.EachKeySorted(func(k, _, _ int16) { t.versions[k] = true })
+			}
+		})
+	}
+	return t.versions[key], nil
+}
+
+// invocation is the command line after the program's name (Execute sets
+// it, and tests), for the messages that quote it, as Kafka's tools do.
+var invocation []string
+
+// toolArgs are the arguments after the tool's name.
+func toolArgs(cmd *cobra.Command) []string {
+	for i, a := range invocation {
+		if a == cmd.Name() {
+			return invocation[i+1:]
+		}
+	}
+	return invocation
+}
