@@ -9,6 +9,8 @@ package kafka
 // answering, so the client gets the new topic's metadata at once where
 // Kafka would first answer LEADER_NOT_AVAILABLE. The controller id is this
 // broker's id, as a KRaft broker reports a broker, not a controller.
+// A requested topic with a topic id (v10+) is looked up by that id,
+// whatever its name: the Java client sends the name "" with the id.
 
 import (
 	"context"
@@ -65,17 +67,21 @@ func (s *Server) handleMetadata(req *Request) *Reply {
 	}
 	for _, rt := range r.Topics {
 		var t *metadata.Topic
-		if rt.Topic != nil {
-			t = img.Topics[*rt.Topic]
-		} else {
+		byID := rt.TopicID != [16]byte{} || rt.Topic == nil
+		if byID {
 			t = img.TopicsByID[rt.TopicID]
+		} else {
+			t = img.Topics[*rt.Topic]
 		}
 		if t == nil {
 			mt := kmsg.NewMetadataResponseTopic()
-			mt.Topic, mt.TopicID = rt.Topic, rt.TopicID
+			mt.TopicID = rt.TopicID
+			if !byID {
+				mt.Topic = rt.Topic
+			}
 			mt.AuthorizedOperations = operationsOmitted
 			switch {
-			case rt.Topic == nil:
+			case byID:
 				mt.ErrorCode = kerr.UnknownTopicID.Code
 			case controller.ValidateTopicName(*rt.Topic) != nil:
 				mt.ErrorCode = kerr.InvalidTopicException.Code
@@ -95,7 +101,7 @@ func (s *Server) handleMetadata(req *Request) *Reply {
 func (s *Server) autoCreate(ctx context.Context, img *metadata.Image, topics []kmsg.MetadataRequestTopic) *metadata.Image {
 	create := kmsg.NewPtrCreateTopicsRequest()
 	for _, rt := range topics {
-		if rt.Topic == nil || img.Topics[*rt.Topic] != nil || internalTopics[*rt.Topic] || controller.ValidateTopicName(*rt.Topic) != nil {
+		if rt.Topic == nil || rt.TopicID != [16]byte{} || img.Topics[*rt.Topic] != nil || internalTopics[*rt.Topic] || controller.ValidateTopicName(*rt.Topic) != nil {
 			continue
 		}
 		ct := kmsg.NewCreateTopicsRequestTopic()
