@@ -284,11 +284,14 @@ class TransactionTest {
     }
 
     /**
-     * Admin.fenceProducers bumps the epoch of a transactional id: the
-     * running producer is fenced and its open transaction aborted.
+     * Admin.fenceProducers and Admin.forceTerminateTransaction (KIP-939;
+     * without two-phase commit it is the same InitProducerId) bump the
+     * epoch of a transactional id: the running producer is fenced and its
+     * open transaction aborted.
      */
-    @Test
-    void fenceProducers() throws Exception {
+    @ParameterizedTest(name = "{0}")
+    @ValueSource(strings = {"fenceProducers", "forceTerminateTransaction"})
+    void fenceProducers(String call) throws Exception {
         String bs = Weir.single();
         String topic = Weir.name("fenced");
         String id = Weir.name("fenced-id");
@@ -300,7 +303,11 @@ class TransactionTest {
                 p.beginTransaction();
                 sendAll(p, topic, 1, "fenced", 3);
                 p.flush();
-                get(admin.fenceProducers(List.of(id)).all());
+                if (call.equals("fenceProducers")) {
+                    get(admin.fenceProducers(List.of(id)).all());
+                } else {
+                    get(admin.forceTerminateTransaction(id).result());
+                }
                 KafkaException e = assertThrows(KafkaException.class, p::commitTransaction);
                 assertTrue(fenced(e), "commit after fencing fails with " + e);
             } finally {
