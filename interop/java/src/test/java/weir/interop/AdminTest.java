@@ -117,6 +117,10 @@ class AdminTest {
             assertEquals(1, d.partitions().get(0).replicas().size());
             assertFalse(d.isInternal());
             Uuid id = d.topicId();
+            Set<AclOperation> ops = get(admin.describeTopics(List.of(topic), new org.apache.kafka.clients.admin.DescribeTopicsOptions()
+                    .includeAuthorizedOperations(true)).allTopicNames()).get(topic).authorizedOperations();
+            assertEquals(Set.of(AclOperation.READ, AclOperation.WRITE, AclOperation.CREATE, AclOperation.DELETE, AclOperation.ALTER,
+                    AclOperation.DESCRIBE, AclOperation.DESCRIBE_CONFIGS, AclOperation.ALTER_CONFIGS), ops);
             TopicDescription byId = get(admin.describeTopics(TopicCollection.ofTopicIds(List.of(id))).allTopicIds()).get(id);
             assertEquals(topic, byId.name());
 
@@ -222,6 +226,11 @@ class AdminTest {
                         addr + " among " + get(r.nodes()));
             }
             assertTrue(ids.contains(get(r.controller()).id()));
+            Set<AclOperation> ops = get(admin.describeCluster(new org.apache.kafka.clients.admin.DescribeClusterOptions()
+                    .includeAuthorizedOperations(true)).authorizedOperations());
+            assertTrue(ops != null && ops.containsAll(Set.of(AclOperation.DESCRIBE, AclOperation.ALTER, AclOperation.CREATE,
+                    AclOperation.CLUSTER_ACTION, AclOperation.IDEMPOTENT_WRITE)), "cluster operations with no authorizer: " + ops);
+            assertEquals(null, get(r.authorizedOperations()), "not asked for");
             assertFalse(get(r.clusterId()).isEmpty());
         }
     }
@@ -346,12 +355,15 @@ class AdminTest {
             assertEquals(6, max.offset());
             assertEquals(t0 + 50_000, max.timestamp());
             assertEquals(3, at.apply(OffsetSpec.forTimestamp(t0 + 250)).offset());
+            assertEquals(0, at.apply(OffsetSpec.earliestLocal()).offset(), "no tiered storage: the local log starts at 0");
+            assertEquals(-1, at.apply(OffsetSpec.latestTiered()).offset(), "no tiered storage: nothing tiered");
             assertEquals(-1, at.apply(OffsetSpec.forTimestamp(t0 + 100_000)).offset());
             assertEquals(10, get(admin.listOffsets(Map.of(tp, OffsetSpec.latest()),
                     new org.apache.kafka.clients.admin.ListOffsetsOptions(IsolationLevel.READ_COMMITTED)).partitionResult(tp)).offset());
 
             assertEquals(4, get(admin.deleteRecords(Map.of(tp, RecordsToDelete.beforeOffset(4))).lowWatermarks().get(tp)).lowWatermark());
             assertEquals(4, at.apply(OffsetSpec.earliest()).offset());
+            assertEquals(4, at.apply(OffsetSpec.earliestLocal()).offset());
             assertEquals(4, Weir.readExactly(bs, List.of(tp), 6, Map.of()).get(0).offset());
             failure(admin.deleteRecords(Map.of(tp, RecordsToDelete.beforeOffset(11))).lowWatermarks().get(tp),
                     OffsetOutOfRangeException.class);
