@@ -139,6 +139,10 @@ class AdminTest {
                     .configs(Map.of("no.such.config", "1")))).all(), InvalidConfigurationException.class);
             failure(admin.createTopics(List.of(new NewTopic(Weir.name("too-many-replicas"), 1, (short) 3))).all(),
                     InvalidReplicationFactorException.class);
+            failure(admin.createTopics(List.of(new NewTopic(Weir.name("bad-assignment"), Map.of(0, List.of(1, 1))))).all(),
+                    org.apache.kafka.common.errors.InvalidReplicaAssignmentException.class);
+            failure(admin.createTopics(List.of(new NewTopic(Weir.name("unknown-broker"), Map.of(0, List.of(42))))).all(),
+                    org.apache.kafka.common.errors.InvalidReplicaAssignmentException.class);
             String dry = Weir.name("validate-only");
             get(admin.createTopics(List.of(new NewTopic(dry, 3, (short) 1)), new CreateTopicsOptions().validateOnly(true)).all());
             assertFalse(get(admin.listTopics().names()).contains(dry));
@@ -306,6 +310,8 @@ class AdminTest {
                 assertEquals(Set.of(p0, p1), d.members().iterator().next().assignment().topicPartitions());
                 assertEquals("range", d.partitionAssignor());
                 failure(admin.deleteConsumerGroups(List.of(group)).all(), GroupNotEmptyException.class);
+                failure(admin.alterConsumerGroupOffsets(group, Map.of(p0, new OffsetAndMetadata(1))).all(),
+                        org.apache.kafka.common.errors.UnknownMemberIdException.class);
             }
             Map<TopicPartition, OffsetAndMetadata> offs = get(admin.listConsumerGroupOffsets(group).partitionsToOffsetAndMetadata());
             assertEquals(Map.of(p0, new OffsetAndMetadata(10), p1, new OffsetAndMetadata(10)), offs.entrySet().stream()
@@ -368,6 +374,12 @@ class AdminTest {
             failure(admin.deleteRecords(Map.of(tp, RecordsToDelete.beforeOffset(11))).lowWatermarks().get(tp),
                     OffsetOutOfRangeException.class);
             assertEquals(10, get(admin.deleteRecords(Map.of(tp, RecordsToDelete.beforeOffset(-1))).lowWatermarks().get(tp)).lowWatermark());
+
+            String compacted = Weir.name("admin-compacted");
+            TopicPartition ctp = new TopicPartition(compacted, 0);
+            Weir.createTopic(admin, compacted, 1, 1, Map.of("cleanup.policy", "compact"));
+            failure(admin.deleteRecords(Map.of(ctp, RecordsToDelete.beforeOffset(0))).lowWatermarks().get(ctp),
+                    org.apache.kafka.common.errors.PolicyViolationException.class);
         }
     }
 

@@ -273,6 +273,47 @@ class TransactionTest {
         assertEquals(expect("zombie", 3), all.subList(0, 3), "the zombie's aborted records stay in the log");
     }
 
+    /**
+     * sendOffsetsToTransaction with group metadata of a generation the
+     * group is not at fails the commit (KIP-447: the coordinator checks the
+     * member and generation), and the offsets stay uncommitted.
+     */
+    @Test
+    void sendOffsetsOfAStaleGeneration() throws Exception {
+        String bs = Weir.single();
+        String topic = Weir.name("stale-in");
+        String group = Weir.name("stale-group");
+        TopicPartition tp = new TopicPartition(topic, 0);
+        try (Admin admin = Weir.admin(bs)) {
+            Weir.createTopic(admin, topic, 1, 1, Map.of());
+            try (KafkaConsumer<String, String> c = Weir.consumer(bs, Map.of(ConsumerConfig.GROUP_ID_CONFIG, group,
+                    ConsumerConfig.GROUP_PROTOCOL_CONFIG, "classic"));
+                    KafkaProducer<String, String> p = txnProducer(bs, Weir.name("stale-id"))) {
+                c.subscribe(List.of(topic));
+                Weir.waitFor("the consumer's assignment", () -> {
+                    c.poll(Duration.ofMillis(100));
+                    return !c.assignment().isEmpty();
+                });
+                org.apache.kafka.clients.consumer.ConsumerGroupMetadata real = c.groupMetadata();
+                org.apache.kafka.clients.consumer.ConsumerGroupMetadata stale = new org.apache.kafka.clients.consumer.ConsumerGroupMetadata(
+                        group, real.generationId() + 5, real.memberId(), real.groupInstanceId());
+                p.beginTransaction();
+                p.send(new ProducerRecord<>(topic, "x"));
+                KafkaException e = assertThrows(KafkaException.class, () -> {
+                    p.sendOffsetsToTransaction(Map.of(tp, new OffsetAndMetadata(1)), stale);
+                    p.commitTransaction();
+                });
+                boolean commitFailed = false;
+                for (Throwable t = e; t != null; t = t.getCause()) {
+                    commitFailed |= t instanceof org.apache.kafka.clients.consumer.CommitFailedException
+                            || t instanceof org.apache.kafka.common.errors.IllegalGenerationException;
+                }
+                assertTrue(commitFailed, "a stale generation fails with " + e);
+            }
+            assertEquals(null, get(admin.listConsumerGroupOffsets(group).partitionsToOffsetAndMetadata()).get(tp));
+        }
+    }
+
     /** Whether e is, or is caused by, one of the exceptions Kafka fences a producer with. */
     static boolean fenced(Throwable e) {
         for (Throwable t = e; t != null; t = t.getCause()) {
