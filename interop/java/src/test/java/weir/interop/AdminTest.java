@@ -158,6 +158,10 @@ class AdminTest {
             failure(admin.createPartitions(Map.of(topic, NewPartitions.increaseTo(3))).all(), InvalidPartitionsException.class);
             failure(admin.createPartitions(Map.of(Weir.name("missing"), NewPartitions.increaseTo(3))).all(),
                     UnknownTopicOrPartitionException.class);
+            String missing = Weir.name("missing");
+            failure(admin.describeTopics(List.of(missing)).allTopicNames(), UnknownTopicOrPartitionException.class);
+            failure(admin.describeConfigs(List.of(new ConfigResource(ConfigResource.Type.TOPIC, missing))).all(),
+                    UnknownTopicOrPartitionException.class);
 
             String other = Weir.name("admin-delete-by-id");
             Weir.createTopic(admin, other, 1, 1, Map.of());

@@ -57,8 +57,10 @@ class ConsumerTest {
             c.put(ConsumerConfig.GROUP_ID_CONFIG, group);
             c.put(ConsumerConfig.GROUP_PROTOCOL_CONFIG, protocol);
             c.put(ConsumerConfig.METADATA_MAX_AGE_CONFIG, 1000);
-            if (assignor != null) {
+            if (assignor != null && protocol.equals("classic")) {
                 c.put(ConsumerConfig.PARTITION_ASSIGNMENT_STRATEGY_CONFIG, assignor);
+            } else if (assignor != null) {
+                c.put(ConsumerConfig.GROUP_REMOTE_ASSIGNOR_CONFIG, assignor);
             }
             if (instance != null) {
                 c.put(ConsumerConfig.GROUP_INSTANCE_ID_CONFIG, instance);
@@ -72,6 +74,11 @@ class ConsumerTest {
                 revoked.add(Set.copyOf(ps));
                 consumer.commitSync();
             }
+        }
+
+        @Override
+        public void onPartitionsLost(Collection<TopicPartition> ps) {
+            // Fenced or expired: there is nothing to commit.
         }
 
         @Override
@@ -125,7 +132,8 @@ class ConsumerTest {
      * Members join and leave a group of four partitions: the partitions are
      * always split without overlap, the eager range assignor revokes
      * everything at a rebalance while the incremental ones (cooperative-sticky,
-     * and the consumer protocol) revoke only what moves, and after the
+     * and the consumer protocol with the broker's uniform or range assignor)
+     * revoke only what moves, and after the
      * changes the group reads exactly the new records, from the committed
      * offsets.
      */
@@ -134,6 +142,7 @@ class ConsumerTest {
         "classic,org.apache.kafka.clients.consumer.RangeAssignor",
         "classic,org.apache.kafka.clients.consumer.CooperativeStickyAssignor",
         "consumer,",
+        "consumer,range",
     })
     void membersJoinAndLeave(String protocol, String assignor) throws Exception {
         String bs = Weir.single();
@@ -155,7 +164,7 @@ class ConsumerTest {
             m2.consumer.subscribe(List.of(topic), m2);
             pollUntil("m1 and m2 share the partitions", () -> split(m1, m2, 2), m1, m2);
             Set<TopicPartition> revoked = m1.revoked.stream().flatMap(Set::stream).collect(Collectors.toSet());
-            boolean eager = assignor != null && assignor.endsWith("RangeAssignor");
+            boolean eager = protocol.equals("classic") && assignor.endsWith("RangeAssignor");
             if (eager) {
                 assertEquals(Weir.partitions(topic, 4).stream().collect(Collectors.toSet()), m1.revoked.get(0));
             } else {
@@ -249,6 +258,59 @@ class ConsumerTest {
                     b2.consumer.close();
                 } catch (IllegalStateException closed) {
                     // closed above
+                }
+            }
+        }
+    }
+
+    /**
+     * A second member with the instance id of a live static member: with
+     * the classic protocol it replaces the first, which is fenced
+     * (FencedInstanceIdException); with the consumer protocol it is refused
+     * while the first holds the id (UnreleasedInstanceIdException).
+     */
+    @ParameterizedTest(name = "group.protocol={0}")
+    @ValueSource(strings = {"classic", "consumer"})
+    void duplicateInstanceId(String protocol) throws Exception {
+        String bs = Weir.single();
+        String topic = Weir.name("dup-instance");
+        String group = Weir.name("dup-instance-group");
+        try (Admin admin = Weir.admin(bs)) {
+            Weir.createTopic(admin, topic, 2, 1, Map.of());
+        }
+        Member first = new Member(bs, group, protocol, null, "same");
+        Member second = new Member(bs, group, protocol, null, "same");
+        try {
+            first.consumer.subscribe(List.of(topic), first);
+            pollUntil("the first member is assigned", () -> first.assignment().size() == 2, first);
+            second.consumer.subscribe(List.of(topic), second);
+            Class<? extends Exception> want = protocol.equals("classic")
+                    ? org.apache.kafka.common.errors.FencedInstanceIdException.class
+                    : org.apache.kafka.common.errors.UnreleasedInstanceIdException.class;
+            Member loser = protocol.equals("classic") ? first : second;
+            Member winner = protocol.equals("classic") ? second : first;
+            Exception[] got = {null};
+            Weir.waitFor(want.getSimpleName(), () -> {
+                for (Member m : List.of(winner, loser)) {
+                    try {
+                        m.poll();
+                    } catch (Exception e) {
+                        if (m != loser) {
+                            throw e;
+                        }
+                        got[0] = e;
+                    }
+                }
+                return got[0] != null;
+            });
+            assertTrue(want.isInstance(got[0]), "the " + (loser == first ? "first" : "second") + " member fails with " + got[0]);
+            pollUntil("the other member holds the partitions", () -> winner.assignment().size() == 2, winner);
+        } finally {
+            for (Member m : List.of(first, second)) {
+                try {
+                    m.consumer.close(org.apache.kafka.clients.consumer.CloseOptions.timeout(Duration.ofSeconds(5)));
+                } catch (Exception closing) {
+                    // a fenced member may fail to leave
                 }
             }
         }
