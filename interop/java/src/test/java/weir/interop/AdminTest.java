@@ -334,6 +334,8 @@ class AdminTest {
             Collection<GroupListing> all = get(admin.listGroups().all());
             assertFalse(all.stream().anyMatch(g -> g.groupId().equals(group)), group + " still listed");
             failure(admin.deleteConsumerGroups(List.of(group)).all(), GroupIdNotFoundException.class);
+            failure(admin.describeConsumerGroups(List.of(group)).describedGroups().get(group), GroupIdNotFoundException.class);
+            assertEquals(Map.of(), get(admin.listConsumerGroupOffsets(group).partitionsToOffsetAndMetadata()));
         }
     }
 

@@ -457,6 +457,31 @@ class ConsumerTest {
             c.seekToEnd(List.of(tp));
             assertEquals(10, c.position(tp));
         }
+        // A position past the end is out of range: reset by
+        // auto.offset.reset, or OffsetOutOfRangeException with none.
+        try (KafkaConsumer<String, String> c = Weir.consumer(bs, Map.of(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "latest"))) {
+            c.assign(List.of(tp));
+            c.seek(tp, 1000);
+            Weir.waitFor("the reset to the end", () -> {
+                c.poll(Duration.ofMillis(100));
+                return c.position(tp) == 10;
+            });
+        }
+        try (KafkaConsumer<String, String> c = Weir.consumer(bs, Map.of(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "none"))) {
+            c.assign(List.of(tp));
+            c.seek(tp, 1000);
+            org.apache.kafka.clients.consumer.OffsetOutOfRangeException e = null;
+            long deadline = System.nanoTime() + Weir.WAIT.toNanos();
+            while (e == null && System.nanoTime() < deadline) {
+                try {
+                    c.poll(Duration.ofMillis(100));
+                } catch (org.apache.kafka.clients.consumer.OffsetOutOfRangeException oor) {
+                    e = oor;
+                }
+            }
+            assertNotNull(e, "no OffsetOutOfRangeException");
+            assertEquals(Map.of(tp, 1000L), e.offsetOutOfRangePartitions());
+        }
     }
 
     /** A paused partition returns nothing until it is resumed; the others go on. */
