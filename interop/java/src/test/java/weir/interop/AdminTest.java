@@ -81,6 +81,8 @@ import org.apache.kafka.common.resource.ResourcePattern;
 import org.apache.kafka.common.resource.ResourceType;
 import org.junit.jupiter.api.DynamicTest;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.parallel.ResourceAccessMode;
+import org.junit.jupiter.api.parallel.ResourceLock;
 import org.junit.jupiter.api.TestFactory;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
@@ -222,6 +224,7 @@ class AdminTest {
     /** describeCluster: the nodes, the controller and the cluster id. */
     @ParameterizedTest(name = "{0}")
     @ValueSource(strings = {"single", "cluster"})
+    @ResourceLock(value = Weir.CLUSTER_LOCK, mode = ResourceAccessMode.READ)
     void describeCluster(String where) throws Exception {
         String bs = where.equals("single") ? Weir.single() : Weir.cluster();
         int n = where.equals("single") ? 1 : 3;
@@ -395,6 +398,7 @@ class AdminTest {
      * listed while it runs; cancelling none is refused.
      */
     @Test
+    @ResourceLock(value = Weir.CLUSTER_LOCK, mode = ResourceAccessMode.READ)
     void electLeadersAndReassign() throws Exception {
         String bs = Weir.cluster();
         String topic = Weir.name("admin-reassign");
@@ -484,6 +488,7 @@ class AdminTest {
     /** describeMetadataQuorum: the leader, every voter, their log end offsets. */
     @ParameterizedTest(name = "{0}")
     @ValueSource(strings = {"single", "cluster"})
+    @ResourceLock(value = Weir.CLUSTER_LOCK, mode = ResourceAccessMode.READ)
     void describeMetadataQuorum(String where) throws Exception {
         String bs = where.equals("single") ? Weir.single() : Weir.cluster();
         Set<Integer> voters = where.equals("single") ? Set.of(1) : Set.of(1, 2, 3);

@@ -29,6 +29,8 @@ import org.apache.kafka.common.errors.TimeoutException;
 import org.apache.kafka.common.header.Header;
 import org.apache.kafka.common.header.internals.RecordHeader;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.parallel.ResourceAccessMode;
+import org.junit.jupiter.api.parallel.ResourceLock;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
 
@@ -47,6 +49,7 @@ class ProducerTest {
         "1,none", "1,gzip", "1,snappy", "1,lz4", "1,zstd",
         "all,none", "all,gzip", "all,snappy", "all,lz4", "all,zstd",
     })
+    @ResourceLock(value = Weir.CLUSTER_LOCK, mode = ResourceAccessMode.READ)
     void acksAndCodecs(String acks, String codec) throws Exception {
         String bs = Weir.cluster();
         String topic = Weir.name("produce-" + acks + "-" + codec);
@@ -172,6 +175,7 @@ class ProducerTest {
      * topic fails after max.block.ms, as with Kafka, and creates nothing.
      */
     @Test
+    @ResourceLock(value = Weir.CLUSTER_LOCK, mode = ResourceAccessMode.READ)
     void sendDoesNotCreateTopicWhenDisabled() throws Exception {
         String bs = Weir.cluster();
         String topic = Weir.name("not-created");

@@ -25,6 +25,8 @@ import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.TopicPartition;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.parallel.ResourceAccessMode;
+import org.junit.jupiter.api.parallel.ResourceLock;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
@@ -293,6 +295,7 @@ class ToolsTest {
 
     /** kafka-metadata-quorum on the cluster: three voters, one leader, two followers. */
     @Test
+    @ResourceLock(value = Weir.CLUSTER_LOCK, mode = ResourceAccessMode.READ)
     void metadataQuorum() throws Exception {
         String bs = Weir.cluster();
         Run s = tool(QUORUM, "--bootstrap-server", bs, "describe", "--status").ok();
@@ -316,6 +319,7 @@ class ToolsTest {
      * kafka-leader-election finds the preferred leader already elected.
      */
     @Test
+    @ResourceLock(value = Weir.CLUSTER_LOCK, mode = ResourceAccessMode.READ)
     void reassignAndElect(@TempDir Path dir) throws Exception {
         String bs = Weir.cluster();
         String t = Weir.name("tool-reassign");

@@ -31,6 +31,8 @@ import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.errors.InvalidProducerEpochException;
 import org.apache.kafka.common.errors.ProducerFencedException;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.parallel.ResourceAccessMode;
+import org.junit.jupiter.api.parallel.ResourceLock;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
@@ -68,6 +70,7 @@ class TransactionTest {
      */
     @ParameterizedTest(name = "{0}")
     @ValueSource(strings = {"single", "cluster"})
+    @ResourceLock(value = Weir.CLUSTER_LOCK, mode = ResourceAccessMode.READ)
     void commitAndAbort(String where) throws Exception {
         String bs = where.equals("single") ? Weir.single() : Weir.cluster();
         String topic = Weir.name("txn");

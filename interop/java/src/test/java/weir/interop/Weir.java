@@ -90,6 +90,71 @@ final class Weir {
         clusterReady = true;
     }
 
+    /** The name of the lock that tests using the cluster hold (READ) and a test restarting its nodes holds alone. */
+    static final String CLUSTER_LOCK = "weir-cluster";
+
+    /**
+     * Restarts cluster node id (1-3) cleanly: SIGTERM to its process, which
+     * shuts down as on any stop; scripts/java-interop's supervisor starts
+     * it again. Returns once the new process listens.
+     */
+    static void restartClusterNode(int id) {
+        java.nio.file.Path pidFile = java.nio.file.Path.of(env("WEIR_CLUSTER_DIR"), "node" + id, "pid");
+        long pid = readPid(pidFile);
+        ProcessHandle node = ProcessHandle.of(pid).orElseThrow(() -> new AssertionError("node " + id + " (pid " + pid + ") is not running"));
+        node.destroy();
+        try {
+            node.onExit().get(WAIT.toMillis(), TimeUnit.MILLISECONDS);
+        } catch (Exception e) {
+            throw new AssertionError("node " + id + " did not stop", e);
+        }
+        waitFor("node " + id + " to start again", () -> {
+            try {
+                return java.nio.file.Files.exists(pidFile) && readPid(pidFile) != pid;
+            } catch (AssertionError e) {
+                return false;
+            }
+        });
+        String[] hostPort = env("WEIR_CLUSTER_BOOTSTRAP").split(",")[id - 1].split(":");
+        waitFor("node " + id + " to listen", () -> {
+            try (java.net.Socket s = new java.net.Socket(hostPort[0], Integer.parseInt(hostPort[1]))) {
+                return true;
+            } catch (java.io.IOException e) {
+                return false;
+            }
+        });
+    }
+
+    private static long readPid(java.nio.file.Path f) {
+        try {
+            return Long.parseLong(java.nio.file.Files.readString(f).trim());
+        } catch (java.io.IOException | NumberFormatException e) {
+            throw new AssertionError("reading " + f, e);
+        }
+    }
+
+    /**
+     * Waits until the cluster has three live brokers and every partition of
+     * every topic has its full ISR (after a restart, before other tests may
+     * use the cluster again).
+     */
+    static void awaitClusterHealthy(Admin admin) {
+        waitFor("every replica of the cluster in sync", () -> {
+            try {
+                if (admin.describeCluster().nodes().get().size() != 3) {
+                    return false;
+                }
+                java.util.Set<String> topics = admin.listTopics(new org.apache.kafka.clients.admin.ListTopicsOptions().listInternal(true))
+                        .names().get();
+                return admin.describeTopics(topics).allTopicNames().get().values().stream()
+                        .flatMap(t -> t.partitions().stream())
+                        .allMatch(p -> p.leader() != null && p.isr().size() == p.replicas().size());
+            } catch (ExecutionException | InterruptedException e) {
+                return false;
+            }
+        });
+    }
+
     /** A name unique to this run, for a topic, group or transactional id. */
     static String name(String prefix) {
         return prefix + "-" + UUID.randomUUID().toString().substring(0, 8);
