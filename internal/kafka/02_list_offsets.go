@@ -4,14 +4,16 @@ package kafka
 //
 // Timestamps -1 (latest: the high watermark, or the last stable offset for
 // read_committed), -2 (earliest: the log start offset), -3 (the record with
-// the largest timestamp, KIP-734), -4 and -5 (KIP-405: the same as -2 and
-// -1, all data being local); any other value finds the first record with a
-// timestamp at or after it, or offset -1 when there is none. A partition
-// listed twice gets INVALID_REQUEST. A follower (replica id >= 0) asking
-// for the latest offset gets the leader's log end offset. An isolation
-// level other than 0 and 1 (v2+) is INVALID_REQUEST for every partition,
-// in the shape of Kafka's error response (where Kafka answers
-// UNKNOWN_SERVER_ERROR, from an exception it does not map).
+// the largest timestamp, KIP-734), -4 (KIP-405: the same as -2, all data
+// being local), -5 (KIP-405: offset -1, nothing being in remote storage,
+// as Kafka answers with remote storage disabled); any other value finds
+// the first record with a timestamp at or after it, or offset -1 when
+// there is none. A partition listed twice gets INVALID_REQUEST. A
+// follower (replica id >= 0) asking for the latest offset gets the
+// leader's log end offset. An isolation level other than 0 and 1 (v2+) is
+// INVALID_REQUEST for every partition, in the shape of Kafka's error
+// response (where Kafka answers UNKNOWN_SERVER_ERROR, from an exception it
+// does not map).
 
 import (
 	"github.com/twmb/franz-go/pkg/kerr"

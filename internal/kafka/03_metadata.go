@@ -11,7 +11,8 @@ package kafka
 // identified) more than once is answered once, as Kafka reads the list as
 // a set: a small request must not make a huge answer. The controller id
 // is this broker's id, as a KRaft broker reports a broker, not a
-// controller.
+// controller. A requested topic with a topic id (v10+) is looked up by
+// that id, whatever its name: the Java client sends the name "" with the id.
 
 import (
 	"context"
@@ -69,17 +70,21 @@ func (s *Server) handleMetadata(req *Request) *Reply {
 	}
 	for _, rt := range topics {
 		var t *metadata.Topic
-		if rt.Topic != nil {
-			t = img.Topics[*rt.Topic]
-		} else {
+		byID := byTopicID(rt)
+		if byID {
 			t = img.TopicsByID[rt.TopicID]
+		} else {
+			t = img.Topics[*rt.Topic]
 		}
 		if t == nil {
 			mt := kmsg.NewMetadataResponseTopic()
-			mt.Topic, mt.TopicID = rt.Topic, rt.TopicID
+			mt.TopicID = rt.TopicID
+			if !byID {
+				mt.Topic = rt.Topic
+			}
 			mt.AuthorizedOperations = operationsOmitted
 			switch {
-			case rt.Topic == nil:
+			case byID:
 				mt.ErrorCode = kerr.UnknownTopicID.Code
 			case controller.ValidateTopicName(*rt.Topic) != nil:
 				mt.ErrorCode = kerr.InvalidTopicException.Code
@@ -100,20 +105,26 @@ func uniqueTopics(topics []kmsg.MetadataRequestTopic) []kmsg.MetadataRequestTopi
 	names, ids := map[string]bool{}, map[[16]byte]bool{}
 	var out []kmsg.MetadataRequestTopic
 	for _, rt := range topics {
-		if rt.Topic != nil {
-			if names[*rt.Topic] {
-				continue
-			}
-			names[*rt.Topic] = true
-		} else {
+		if byTopicID(rt) {
 			if ids[rt.TopicID] {
 				continue
 			}
 			ids[rt.TopicID] = true
+		} else {
+			if names[*rt.Topic] {
+				continue
+			}
+			names[*rt.Topic] = true
 		}
 		out = append(out, rt)
 	}
 	return out
+}
+
+// byTopicID reports whether a requested topic is looked up by its id: it
+// carries one (v10+), or no name.
+func byTopicID(rt kmsg.MetadataRequestTopic) bool {
+	return rt.TopicID != [16]byte{} || rt.Topic == nil
 }
 
 // autoCreate creates the requested topics that do not exist and returns
@@ -121,8 +132,8 @@ func uniqueTopics(topics []kmsg.MetadataRequestTopic) []kmsg.MetadataRequestTopi
 func (s *Server) autoCreate(ctx context.Context, img *metadata.Image, topics []kmsg.MetadataRequestTopic) *metadata.Image {
 	create := kmsg.NewPtrCreateTopicsRequest()
 	for _, rt := range topics {
-		if rt.Topic == nil || img.Topics[*rt.Topic] != nil || internalTopics[*rt.Topic] || *rt.Topic == metadata.LogTopic ||
-			controller.ValidateTopicName(*rt.Topic) != nil {
+		if rt.Topic == nil || rt.TopicID != [16]byte{} || img.Topics[*rt.Topic] != nil || internalTopics[*rt.Topic] ||
+			*rt.Topic == metadata.LogTopic || controller.ValidateTopicName(*rt.Topic) != nil {
 			continue
 		}
 		ct := kmsg.NewCreateTopicsRequestTopic()

@@ -240,6 +240,44 @@ func TestAutoCreateTopic(t *testing.T) {
 	wantCode(t, "auto-create an invalid name", w.metadataTopic("no way", true).ErrorCode, kerr.InvalidTopicException)
 }
 
+// Metadata by topic id, as the Java consumer asks for the topics the
+// broker assigned it (KIP-848 with a broker-side pattern): the name is ""
+// rather than null, and the id decides. An unknown id is UNKNOWN_TOPIC_ID
+// with a null name, and nothing is created.
+func TestMetadataByTopicID(t *testing.T) {
+	n := servertest.Start(t, servertest.Options{})
+	w := dial(t, n.Addr)
+	w.createTopic("by-id", 2, nil)
+	id := w.metadataTopic("by-id", false).TopicID
+	unknown := [16]byte{0xde, 0xad, 0xbe, 0xef, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12}
+
+	req := kmsg.NewPtrMetadataRequest()
+	req.SetVersion(12)
+	req.AllowAutoTopicCreation = true
+	for _, tid := range [][16]byte{id, unknown} {
+		rt := kmsg.NewMetadataRequestTopic()
+		rt.Topic, rt.TopicID = kmsg.StringPtr(""), tid
+		req.Topics = append(req.Topics, rt)
+	}
+	resp := w.do(req).(*kmsg.MetadataResponse)
+	if len(resp.Topics) != 2 {
+		t.Fatalf("Metadata answered %d topics, want 2", len(resp.Topics))
+	}
+	known, missing := resp.Topics[0], resp.Topics[1]
+	if known.ErrorCode != 0 || str(known.Topic) != "by-id" || known.TopicID != id || len(known.Partitions) != 2 {
+		t.Fatalf("topic by id: error %d, name %q, id %x, %d partitions", known.ErrorCode, str(known.Topic), known.TopicID, len(known.Partitions))
+	}
+	wantCode(t, "metadata of an unknown topic id", missing.ErrorCode, kerr.UnknownTopicID)
+	if missing.Topic != nil || missing.TopicID != unknown {
+		t.Fatalf("unknown topic id answered as name %q, id %x", str(missing.Topic), missing.TopicID)
+	}
+	all := kmsg.NewPtrMetadataRequest()
+	all.SetVersion(12)
+	if got := len(w.do(all).(*kmsg.MetadataResponse).Topics); got != 1 {
+		t.Fatalf("%d topics after the lookup by id, want 1", got)
+	}
+}
+
 // describeConfigs returns the name -> value/source of a resource's configs.
 func (w *wire) describeConfigs(typ kmsg.ConfigResourceType, name string) map[string]string {
 	w.t.Helper()

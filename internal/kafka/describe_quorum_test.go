@@ -120,8 +120,14 @@ func TestDescribeQuorumSingleVoter(t *testing.T) {
 	}
 
 	// Each committed batch moves the high watermark and the leader's end.
+	// The quorum's status is refreshed after the batch is delivered, so
+	// CreateTopics may answer a moment before DescribeQuorum shows it.
 	w.createTopic("quorum-moves", 1, nil)
 	_, p := w.describeQuorum(2)
+	for deadline := time.Now().Add(10 * time.Second); p.HighWatermark <= hw && time.Now().Before(deadline); {
+		time.Sleep(10 * time.Millisecond)
+		_, p = w.describeQuorum(2)
+	}
 	if p.HighWatermark <= hw || p.CurrentVoters[0].LogEndOffset != p.HighWatermark || p.LeaderEpoch != epoch {
 		t.Errorf("after a commit: high watermark %d (was %d), voter end %d, epoch %d (was %d)",
 			p.HighWatermark, hw, p.CurrentVoters[0].LogEndOffset, p.LeaderEpoch, epoch)
@@ -133,6 +139,10 @@ func TestDescribeQuorumSingleVoter(t *testing.T) {
 	n.Restart()
 	w = dial(t, n.Addr)
 	_, p = w.describeQuorum(2)
+	for deadline := time.Now().Add(10 * time.Second); (p.LeaderEpoch <= epoch || p.HighWatermark <= hw) && time.Now().Before(deadline); {
+		time.Sleep(10 * time.Millisecond)
+		_, p = w.describeQuorum(2)
+	}
 	if p.LeaderID != 1 || p.LeaderEpoch <= epoch || p.HighWatermark <= hw {
 		t.Errorf("after a restart: leader %d epoch %d (was %d), high watermark %d (was %d)", p.LeaderID, p.LeaderEpoch, epoch, p.HighWatermark, hw)
 	}

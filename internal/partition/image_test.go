@@ -479,7 +479,7 @@ func TestListOffset(t *testing.T) {
 	check("earliest", EarliestTimestamp, want{0, -1, 1, true})
 	check("earliest local", EarliestLocalTimestamp, want{0, -1, 1, true})
 	check("latest", LatestTimestamp, want{4, -1, 2, true})
-	check("latest tiered", LatestTieredTimestamp, want{4, -1, 2, true})
+	check("latest tiered", LatestTieredTimestamp, want{-1, -1, -1, true})
 	check("max timestamp", MaxTimestamp, want{2, t0 + 3000, 2, true})
 	check("by time, first record", t0, want{0, t0 + 1000, 1, true})
 	check("by time, exact", t0+1001, want{1, t0 + 1001, 1, true})

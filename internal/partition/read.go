@@ -121,8 +121,10 @@ const (
 	LatestTimestamp   = -1
 	EarliestTimestamp = -2
 	MaxTimestamp      = -3
-	// EarliestLocalTimestamp and LatestTieredTimestamp (KIP-405) equal
-	// the earliest and latest offsets here: every segment is local.
+	// EarliestLocalTimestamp (KIP-405) is the earliest offset here: every
+	// segment is local. LatestTieredTimestamp, the end of what is in
+	// remote storage, is offset -1 (leader epoch -1): nothing is, as in
+	// Kafka with remote storage disabled.
 	EarliestLocalTimestamp = -4
 	LatestTieredTimestamp  = -5
 )
@@ -148,8 +150,10 @@ func (p *Partition) ListOffset(ts int64, leaderEpoch int32, isolation int8) (off
 		bound = p.log.LastStableOffset()
 	}
 	switch ts {
-	case LatestTimestamp, LatestTieredTimestamp:
+	case LatestTimestamp:
 		return bound, -1, epoch, true, nil
+	case LatestTieredTimestamp:
+		return -1, -1, -1, true, nil
 	case EarliestTimestamp, EarliestLocalTimestamp:
 		return p.log.LogStartOffset(), -1, p.epochAt(p.log.LogStartOffset()), true, nil
 	case MaxTimestamp:
