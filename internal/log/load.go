@@ -3,6 +3,7 @@ package log
 import (
 	"errors"
 	"math"
+	"os"
 	"path/filepath"
 	"sort"
 
@@ -65,7 +66,9 @@ func (l *Log) load(recoveryPoint, logStart int64) error {
 		}
 		switch f.Type {
 		case FileIndex, FileTimeIndex, FileTxnIndex:
-			l.fs.Remove(filepath.Join(l.dir, de.Name()))
+			if err := l.fs.Remove(filepath.Join(l.dir, de.Name())); err != nil && !os.IsNotExist(err) {
+				l.lg.Warn("removing orphan index", "file", de.Name(), "err", err)
+			}
 		}
 	}
 	now := l.nowMs()
@@ -74,8 +77,7 @@ func (l *Log) load(recoveryPoint, logStart int64) error {
 	for _, b := range bases {
 		s, err := openSegment(l.fs, l.dir, b, now)
 		if err != nil {
-			closeAll(segs)
-			return err
+			return errors.Join(err, closeAll(segs))
 		}
 		segs = append(segs, s)
 	}

@@ -43,8 +43,7 @@ func openSegment(fsys vfs.FS, dir string, base int64, now int64) (*segment, erro
 	}
 	st, err := f.Stat()
 	if err != nil {
-		f.Close()
-		return nil, err
+		return nil, errors.Join(err, f.Close())
 	}
 	s := &segment{base: base, file: f, nextOffset: base, maxTimestamp: -1, maxTSOffset: -1, firstTimestamp: -1, created: now}
 	s.size.Store(st.Size())
