@@ -10,7 +10,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"weir/internal/txn"
+	"weir/internal/coordinator"
 )
 
 // The transaction coordinator fails over in the middle of a commit. The
@@ -51,7 +51,7 @@ func TestTxnCoordinatorFailoverMidCommit(t *testing.T) {
 		leaders := partitionLeaders(metadataFrom(t, c.Node(k)), "__transaction_state")
 		for i := range 100 {
 			cand := fmt.Sprintf("failover-%d", i)
-			if l := leaders[txn.PartitionFor(cand, 3)]; l > 0 && int(l-1) != k {
+			if l := leaders[coordinator.PartitionFor(cand, 3)]; l > 0 && int(l-1) != k {
 				id, coord = cand, int(l-1)
 				return nil
 			}

@@ -77,7 +77,7 @@ var brokerExercisedBy = map[string][]string{
 	"offsets.commit.timeout.ms":             {"internal/server.TestGroupOffsetsSurviveRestart"},
 	"offsets.retention.check.interval.ms":   {"internal/group.TestOffsetRetention"},
 	"offsets.retention.minutes":             {"internal/group.TestOffsetRetention"},
-	"offsets.topic.num.partitions":          {"internal/group.TestPartitionFor", "internal/group.TestReplayReproducesGroupsAndOffsets"},
+	"offsets.topic.num.partitions":          {"internal/coordinator.TestPartitionFor", "internal/group.TestReplayReproducesGroupsAndOffsets"},
 	"offsets.topic.replication.factor":      {"internal/clustertest.TestTransactionalCopyWhileBrokersBounce"},
 	"offsets.topic.segment.bytes":           {"internal/kafka.TestGroupCoordinatorReadyWhenFound"},
 	"process.roles":                         {"internal/config.TestLoadBrokerCrossChecks", "internal/clustertest.TestBrokerOnlyNodeFollowsTheQuorum"},

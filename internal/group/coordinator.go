@@ -8,6 +8,8 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"weir/internal/coordinator"
 )
 
 // Request is one group request and what the connection knows of its sender.
@@ -27,10 +29,7 @@ type Request struct {
 
 // Response is the answer to the Request with the same Token. Body has the
 // request's version.
-type Response struct {
-	Token uint64
-	Body  kmsg.Response
-}
+type Response = coordinator.Response
 
 // Record is one __consumer_offsets record. A nil Value is a tombstone.
 type Record struct {
@@ -60,12 +59,11 @@ type Write struct {
 	Guard     uint64
 }
 
+// Target is the write's id and partition, for the runtime.
+func (w Write) Target() (id uint64, partition int32) { return w.ID, w.Partition }
+
 // Ready is what one input produced. See the package comment.
-type Ready struct {
-	Responses []Response
-	Writes    []Write
-	Deadline  time.Time
-}
+type Ready = coordinator.Ready[Write]
 
 // Coordinator holds the classic groups of the __consumer_offsets partitions
 // this broker leads.
@@ -80,7 +78,7 @@ type Coordinator struct {
 	writes    map[uint64]*pendingWrite
 	lastWrite uint64
 
-	timers  timerHeap
+	timers  coordinator.Timers[*timer]
 	lastSeq uint64 // timer and waiter identities; never reused
 	// nextCleanup is when offsets retention runs next; zero while no
 	// partition is led.
@@ -142,7 +140,7 @@ func New(cfg Config) *Coordinator {
 // PartitionFor is the __consumer_offsets partition of groupID under this
 // coordinator's configuration.
 func (c *Coordinator) PartitionFor(groupID string) int32 {
-	return PartitionFor(groupID, c.cfg.OffsetsTopicPartitions)
+	return coordinator.PartitionFor(groupID, c.cfg.OffsetsTopicPartitions)
 }
 
 // Handle processes one request. It panics if Body is not one of the
@@ -187,12 +185,7 @@ func (c *Coordinator) Handle(now time.Time, req Request) Ready {
 func (c *Coordinator) Tick(now time.Time) Ready {
 	c.begin(now)
 	last := c.lastSeq
-	for c.timers.Len() > 0 {
-		t := c.timers[0]
-		if t.at.After(now) || t.seq > last {
-			break
-		}
-		c.timers.pop()
+	for t, ok := c.timers.PopDue(now, last); ok; t, ok = c.timers.PopDue(now, last) {
 		c.fire(t)
 	}
 	if !c.nextCleanup.IsZero() && !now.Before(c.nextCleanup) {

@@ -2,8 +2,8 @@
 // and for consumer groups of the new protocol (KIP-848, server-side
 // assignment; the consumer_*.go files), written as a deterministic state
 // machine: it opens no sockets, starts no goroutines, never sleeps and never
-// reads the clock. Whoever drives it (the kafka handlers and a loop that
-// owns the Coordinator) does the I/O.
+// reads the clock. Service drives it on a coordinator.Runtime, which does
+// the I/O.
 //
 // # Inputs and outputs
 //
@@ -49,7 +49,7 @@
 //	Ready.Deadline    when to call Tick next; zero means no timer is pending. A deadline
 //	                  at or before now means "call Tick now".
 //
-// The driver's loop is therefore: feed an input, send Responses, append
+// The driver's loop (coordinator.Runtime) is therefore: feed an input, send Responses, append
 // Writes (reporting each with Persisted once durable, or failed), and arrange
 // to call Tick at Deadline. Writes of one partition must be appended in the
 // order they are returned. Handle panics on a request type it does not serve:

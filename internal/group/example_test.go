@@ -6,6 +6,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"weir/internal/coordinator"
 	"weir/internal/group"
 )
 
@@ -59,7 +60,7 @@ func Example() {
 	}
 	join(1, "")         // MEMBER_ID_REQUIRED (79), with the id to use
 	join(2, "app-0c6f") // joins; the zero initial delay ends the join phase
-	fmt.Println(len(log[group.PartitionFor("orders", cfg.OffsetsTopicPartitions)]), "records so far")
+	fmt.Println(len(log[coordinator.PartitionFor("orders", cfg.OffsetsTopicPartitions)]), "records so far")
 	// Output:
 	// request 1: JoinGroup error 79 generation -1 member app-0c6f
 	// request 2: JoinGroup error 0 generation 1 member app-0c6f

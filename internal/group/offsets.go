@@ -564,3 +564,17 @@ func (c *Coordinator) committedOffset(off int64, leaderEpoch int32, metadata *st
 	return offset{offset: off, leaderEpoch: max(leaderEpoch, -1), metadata: m,
 		commitTimestamp: nowMs, expireTimestamp: expire}, 0
 }
+
+// javaUTF16Len is Java's String.length(): the number of UTF-16 code units.
+// Kafka compares offset commit metadata against offset.metadata.max.bytes
+// with it, so the limit counts characters, not bytes.
+func javaUTF16Len(s string) int {
+	n := 0
+	for _, r := range s {
+		n++
+		if r >= 0x10000 {
+			n++
+		}
+	}
+	return n
+}

@@ -6,8 +6,9 @@ import (
 	"sync"
 	"time"
 
-	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"weir/internal/coordinator"
 )
 
 // OffsetsLog is __consumer_offsets as the Service needs it.
@@ -23,57 +24,44 @@ type OffsetsLog interface {
 	ReadAll(p int32) ([]LogRecord, error)
 }
 
-// Service runs a Coordinator on its own goroutine and does its I/O: it
-// answers requests through callbacks, appends the coordinator's writes to
+// Service runs a Coordinator on a coordinator.Runtime: it answers
+// requests through callbacks, appends the coordinator's writes to
 // __consumer_offsets, loads partitions when this broker becomes their
 // leader, and fires the coordinator's timers. Its methods are safe for
-// concurrent use.
+// concurrent use; Elected, Resigned, SetTopics and TxnMarker never block.
 type Service struct {
 	coord *Coordinator
-	log   OffsetsLog
-	lg    *slog.Logger
-	now   func() time.Time
+	rt    *coordinator.Runtime[Write, LogRecord]
 
-	in chan func() // run on the loop goroutine
-
-	// Completions of writes arrive from other goroutines (and possibly
-	// from inside Append, on the loop goroutine itself), so they are
-	// queued here rather than sent on in.
-	mu        sync.Mutex
-	completed []func()
-	wake      chan struct{}
 	// topics is the newest SetTopics not yet applied (under mu): a
 	// metadata replay sets topics many times before Run starts, and
 	// only the newest matters.
+	mu            sync.Mutex
 	topics        map[string]TopicInfo
 	topicsPending bool
-
-	// Owned by the loop goroutine.
-	waiting   map[uint64]func(kmsg.Response)
-	nextToken uint64
-	loads     map[int32]int32 // partition -> leader epoch being served
-	timer     *time.Timer
-	inflight  map[int32]int  // writes of each partition not yet reported
-	broken    map[int32]bool // a write failed; later ones are refused
-	brokenNow map[int32]bool // failures seen by Append callbacks (under mu)
-	skipped   func(n int)    // counts unreadable records skipped by loads
 }
-
-// errBrokenPartition fails writes queued behind a failed one; the
-// coordinator undoes them as it does the failed write.
-var errBrokenPartition = kerr.NotLeaderForPartition
 
 // NewService returns a service; Run starts it. skipped is told how many
 // unreadable records each load of a partition skipped (nil: not counted).
 func NewService(cfg Config, log OffsetsLog, lg *slog.Logger, now func() time.Time, skipped func(n int)) *Service {
-	if skipped == nil {
-		skipped = func(int) {}
-	}
-	return &Service{coord: New(cfg), log: log, lg: lg, now: now, skipped: skipped,
-		in: make(chan func(), 256), wake: make(chan struct{}, 1),
-		waiting: map[uint64]func(kmsg.Response){}, loads: map[int32]int32{},
-		inflight: map[int32]int{}, broken: map[int32]bool{}, brokenNow: map[int32]bool{}}
+	c := New(cfg)
+	// The coordinator's records are deltas: once a write of a partition
+	// has failed, later writes must not reach the log before it has
+	// undone them.
+	return &Service{coord: c, rt: coordinator.New(coordinator.Config[Write, LogRecord]{
+		Topic: "__consumer_offsets", Shard: shard{c}, Log: log, Lg: lg, Now: now, Skipped: skipped, Deltas: true})}
 }
+
+// shard is the Coordinator as the runtime drives it.
+type shard struct{ *Coordinator }
+
+func (s shard) Load(now time.Time, p, _ int32, recs []LogRecord) (Ready, []error) {
+	return s.LoadPartition(now, p, recs)
+}
+func (s shard) Unload(now time.Time, p int32) Ready { return s.UnloadPartition(now, p) }
+
+// Run serves until ctx is done.
+func (s *Service) Run(ctx context.Context) { s.rt.Run(ctx) }
 
 // PartitionFor is the __consumer_offsets partition owning a group.
 func (s *Service) PartitionFor(groupID string) int32 { return s.coord.PartitionFor(groupID) }
@@ -85,15 +73,10 @@ func (s *Service) Handle(ctx context.Context, clientID, clientHost string, body 
 }
 
 func (s *Service) handle(ctx context.Context, req Request, done func(kmsg.Response)) {
-	select {
-	case s.in <- func() {
-		s.nextToken++
-		req.Token = s.nextToken
-		s.waiting[req.Token] = done
-		s.process(s.coord.Handle(s.now(), req))
-	}:
-	case <-ctx.Done():
-	}
+	s.rt.Request(ctx, done, func(now time.Time, token uint64) Ready {
+		req.Token = token
+		return s.coord.Handle(now, req)
+	})
 }
 
 // CommitTxnOffsets is Handle for a TxnOffsetCommit whose write carries the
@@ -105,22 +88,16 @@ func (s *Service) CommitTxnOffsets(ctx context.Context, clientID, clientHost str
 
 // Elected tells the service this broker leads __consumer_offsets-p in
 // epoch: it loads the partition's groups and serves them once loaded.
-func (s *Service) Elected(p, epoch int32) {
-	s.in <- func() {
-		s.loads[p] = epoch
-		s.coord.BeginLoad(p)
-		go func() {
-			recs, err := s.log.ReadAll(p)
-			s.in <- func() { s.loaded(p, epoch, recs, err) }
-		}()
-	}
-}
+func (s *Service) Elected(p, epoch int32) { s.rt.Elected(p, epoch) }
+
+// Resigned tells the service this broker no longer leads
+// __consumer_offsets-p.
+func (s *Service) Resigned(p int32) { s.rt.Resigned(p) }
 
 // SetTopics gives the coordinator the cluster's topics (name -> id and
 // partition count) for KIP-848 assignments; call it with every metadata
 // image, before partitions are loaded. Calls made before the loop gets to
-// them are folded into the newest, so it never blocks on more than one
-// queued update, even before Run starts.
+// them are folded into the newest.
 func (s *Service) SetTopics(topics map[string]TopicInfo) {
 	s.mu.Lock()
 	queued := s.topicsPending
@@ -129,22 +106,13 @@ func (s *Service) SetTopics(topics map[string]TopicInfo) {
 	if queued {
 		return
 	}
-	s.in <- func() {
+	s.rt.Do(func(now time.Time) Ready {
 		s.mu.Lock()
 		topics := s.topics
 		s.topics, s.topicsPending = nil, false
 		s.mu.Unlock()
-		s.process(s.coord.SetTopics(s.now(), topics))
-	}
-}
-
-// Resigned tells the service this broker no longer leads
-// __consumer_offsets-p.
-func (s *Service) Resigned(p int32) {
-	s.in <- func() {
-		delete(s.loads, p)
-		s.process(s.coord.UnloadPartition(s.now(), p))
-	}
+		return s.coord.SetTopics(now, topics)
+	})
 }
 
 // TxnMarker tells the service that a COMMIT (commit) or ABORT marker of
@@ -155,110 +123,5 @@ func (s *Service) Resigned(p int32) {
 // (acks=all), before answering. Requests submitted after TxnMarker returns
 // see its effect.
 func (s *Service) TxnMarker(p int32, producerID int64, commit bool, offset int64) {
-	s.in <- func() { s.process(s.coord.TxnMarker(s.now(), p, producerID, commit, offset)) }
-}
-
-func (s *Service) loaded(p, epoch int32, recs []LogRecord, err error) {
-	if e, ok := s.loads[p]; !ok || e != epoch {
-		return // resigned or re-elected meanwhile; the newer load wins
-	}
-	if err != nil {
-		s.lg.Error("reading __consumer_offsets failed; its groups stay unavailable", "partition", p, "err", err)
-		return
-	}
-	ready, skipped := s.coord.LoadPartition(s.now(), p, recs)
-	if len(skipped) > 0 {
-		s.lg.Error("skipped unreadable __consumer_offsets records while loading", "partition", p,
-			"skipped", len(skipped), "first", skipped[0])
-		s.skipped(len(skipped))
-	}
-	s.process(ready)
-}
-
-// Run serves until ctx is done.
-func (s *Service) Run(ctx context.Context) {
-	s.timer = time.NewTimer(time.Hour)
-	s.timer.Stop()
-	defer s.timer.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case f := <-s.in:
-			f()
-		case <-s.wake:
-			s.mu.Lock()
-			done := s.completed
-			s.completed = nil
-			s.mu.Unlock()
-			for _, f := range done {
-				f()
-			}
-		case <-s.timer.C:
-			s.process(s.coord.Tick(s.now()))
-		}
-	}
-}
-
-// process carries out a Ready: answers, writes, and the next timer.
-func (s *Service) process(r Ready) {
-	for _, resp := range r.Responses {
-		if done := s.waiting[resp.Token]; done != nil {
-			delete(s.waiting, resp.Token)
-			done(resp.Body)
-		}
-	}
-	for _, w := range r.Writes {
-		id, p := w.ID, w.Partition
-		s.inflight[p]++
-		report := func(offset int64, err error) {
-			s.mu.Lock()
-			s.completed = append(s.completed, func() {
-				s.inflight[p]--
-				if err != nil {
-					s.broken[p] = true
-				}
-				if s.inflight[p] == 0 {
-					// Every failure of p has reached the coordinator,
-					// which undid the writes after it: p is whole again.
-					delete(s.broken, p)
-					s.mu.Lock()
-					delete(s.brokenNow, p)
-					s.mu.Unlock()
-				}
-				s.process(s.coord.Persisted(s.now(), id, offset, err))
-			})
-			s.mu.Unlock()
-			select {
-			case s.wake <- struct{}{}:
-			default:
-			}
-		}
-		// The coordinator's records are deltas: once a write of p has
-		// failed, later writes of p must not reach the log before the
-		// coordinator has undone them.
-		if s.broken[p] {
-			report(-1, errBrokenPartition)
-			continue
-		}
-		s.log.Append(w, func(offset int64, err error) {
-			if err != nil {
-				s.mu.Lock()
-				s.brokenNow[p] = true
-				s.mu.Unlock()
-			}
-			report(offset, err)
-		})
-		s.mu.Lock()
-		if s.brokenNow[p] {
-			s.broken[p] = true
-			delete(s.brokenNow, p)
-		}
-		s.mu.Unlock()
-	}
-	// Deadline is the coordinator's next timer overall; zero means none.
-	s.timer.Stop()
-	if !r.Deadline.IsZero() {
-		s.timer.Reset(max(r.Deadline.Sub(s.now()), 0))
-	}
+	s.rt.Do(func(now time.Time) Ready { return s.coord.TxnMarker(now, p, producerID, commit, offset) })
 }

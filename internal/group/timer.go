@@ -1,9 +1,6 @@
 package group
 
-import (
-	"container/heap"
-	"time"
-)
+import "time"
 
 type timerKind uint8
 
@@ -35,27 +32,8 @@ type timer struct {
 	member string
 }
 
-// timerHeap orders timers by time, then by creation, so simultaneous timers
-// fire in the order they were set.
-type timerHeap []*timer
-
-func (h timerHeap) Len() int { return len(h) }
-func (h timerHeap) Less(i, j int) bool {
-	if !h[i].at.Equal(h[j].at) {
-		return h[i].at.Before(h[j].at)
-	}
-	return h[i].seq < h[j].seq
-}
-func (h timerHeap) Swap(i, j int) { h[i], h[j] = h[j], h[i] }
-func (h *timerHeap) Push(x any)   { *h = append(*h, x.(*timer)) }
-func (h *timerHeap) Pop() any {
-	old := *h
-	t := old[len(old)-1]
-	old[len(old)-1] = nil
-	*h = old[:len(old)-1]
-	return t
-}
-func (h *timerHeap) pop() *timer { return heap.Pop(h).(*timer) }
+// Due orders timers for coordinator.Timers.
+func (t *timer) Due() (time.Time, uint64) { return t.at, t.seq }
 
 // nextSeq returns a fresh identity for a timer or a waiter.
 func (c *Coordinator) nextSeq() uint64 {
@@ -66,7 +44,7 @@ func (c *Coordinator) nextSeq() uint64 {
 // schedule sets a timer d from now and returns its seq.
 func (c *Coordinator) schedule(kind timerKind, d time.Duration, groupID, memberID string) uint64 {
 	t := &timer{at: c.now.Add(d), seq: c.nextSeq(), kind: kind, group: groupID, member: memberID}
-	heap.Push(&c.timers, t)
+	c.timers.Push(t)
 	return t.seq
 }
 
@@ -96,12 +74,9 @@ func (c *Coordinator) timerLive(t *timer) bool {
 // deadline drops stale timers from the top of the heap and returns when
 // Tick is next needed.
 func (c *Coordinator) deadline() time.Time {
-	for c.timers.Len() > 0 && !c.timerLive(c.timers[0]) {
-		c.timers.pop()
-	}
 	next := c.nextCleanup
-	if c.timers.Len() > 0 && (next.IsZero() || c.timers[0].at.Before(next)) {
-		next = c.timers[0].at
+	if at, ok := c.timers.Next(c.timerLive); ok && (next.IsZero() || at.Before(next)) {
+		next = at
 	}
 	return next
 }

@@ -235,7 +235,7 @@ func (s *Server) dispatch(req *Request) *Reply {
 func (s *Server) handleRaft(req *Request) *Reply {
 	if err := s.deps.Raft.Receive(req.Raw); err != nil {
 		// The sender redials at once; one warning a minute is enough.
-		if now := time.Now().UnixNano(); now-s.raftWarned.Load() > int64(time.Minute) {
+		if now := s.deps.Now().UnixNano(); now-s.raftWarned.Load() > int64(time.Minute) {
 			s.raftWarned.Store(now)
 			s.lg.Warn("refused raft frame", "remote", req.RemoteAddr, "err", err)
 		}

@@ -8,7 +8,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"weir/internal/group"
+	"weir/internal/coordinator"
 )
 
 // noTxnVerify lets TxnOffsetCommit write without the KIP-890 check, for
@@ -114,7 +114,7 @@ func (w *wire) offsetsPartitionOf(groupID string) int32 {
 	if len(resp.Topics) != 1 || len(resp.Topics[0].Partitions) == 0 {
 		w.t.Fatalf("no %s in Metadata", topic)
 	}
-	return group.PartitionFor(groupID, int32(len(resp.Topics[0].Partitions)))
+	return coordinator.PartitionFor(groupID, int32(len(resp.Topics[0].Partitions)))
 }
 
 // txnMarker sends WriteTxnMarkers for one producer and __consumer_offsets

@@ -15,7 +15,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"weir/internal/group"
+	"weir/internal/coordinator"
 	"weir/internal/log"
 	"weir/internal/record"
 	"weir/internal/servertest"
@@ -327,7 +327,7 @@ func TestTxnMarkersReachTheGroupCoordinator(t *testing.T) {
 		if off, _ := fetchOffset(g); off != -1 {
 			t.Fatalf("offset %d visible before the marker", off)
 		}
-		p := group.PartitionFor(g, 50)
+		p := coordinator.PartitionFor(g, 50)
 		wantOK(t, "marker", w.writeMarker(pid, epoch, commit, 0, "__consumer_offsets", p)[0].ErrorCode)
 		want := int64(-1)
 		if commit {

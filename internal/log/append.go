@@ -221,21 +221,21 @@ func (l *Log) newEmptySegment(base int64) (*segment, error) {
 		return nil, err
 	}
 	l.dirUnsynced.Store(true)
-	if s.index, _, err = loadOffsetIndex(l.fs, segmentPath(l.dir, base, ".index"), base, 0); err != nil {
+	if s.index, _, err = loadOffsetIndex(l.fs, segmentPath(l.dir, base, FileIndex), base, 0); err != nil {
 		s.file.Close()
 		return nil, err
 	}
-	if s.timeIndex, _, err = loadTimeIndex(l.fs, segmentPath(l.dir, base, ".timeindex"), base, base); err != nil {
+	if s.timeIndex, _, err = loadTimeIndex(l.fs, segmentPath(l.dir, base, FileTimeIndex), base, base); err != nil {
 		s.file.Close()
 		s.index.file.Close()
 		return nil, err
 	}
 	// A leftover transaction index describes batches that are gone.
-	if err := l.fs.Remove(segmentPath(l.dir, base, ".txnindex")); err != nil && !os.IsNotExist(err) {
+	if err := l.fs.Remove(segmentPath(l.dir, base, FileTxnIndex)); err != nil && !os.IsNotExist(err) {
 		s.close()
 		return nil, err
 	}
-	s.txns = &txnIndex{fs: l.fs, path: segmentPath(l.dir, base, ".txnindex"), created: l.markDirUnsynced}
+	s.txns = &txnIndex{fs: l.fs, path: segmentPath(l.dir, base, FileTxnIndex), created: l.markDirUnsynced}
 	if s.size.Load() != 0 {
 		s.close()
 		return nil, fmt.Errorf("log %s: new segment %d is not empty", l.tp, base)

@@ -718,25 +718,21 @@ type cleanedSegment struct {
 	anchor         int64 // the snapshot anchor's offset when the clean planned
 }
 
-func cleanedPath(dir string, base int64, ext string) string {
-	return segmentPath(dir, base, ext) + ".cleaned"
-}
-
 func newCleanedSegment(l *Log, base, now int64) (*cleanedSegment, error) {
-	for _, ext := range segmentExts {
-		if err := l.fs.Remove(cleanedPath(l.dir, base, ext)); err != nil && !os.IsNotExist(err) {
+	for _, t := range segmentTypes {
+		if err := l.fs.Remove(statePath(l.dir, base, t, Cleaned)); err != nil && !os.IsNotExist(err) {
 			return nil, err
 		}
 	}
-	f, err := l.fs.OpenFile(cleanedPath(l.dir, base, ".log"), os.O_CREATE|os.O_TRUNC|os.O_RDWR, 0o644)
+	f, err := l.fs.OpenFile(statePath(l.dir, base, FileLog, Cleaned), os.O_CREATE|os.O_TRUNC|os.O_RDWR, 0o644)
 	if err != nil {
 		return nil, err
 	}
 	s := &segment{base: base, file: f, nextOffset: base, maxTimestamp: -1, maxTSOffset: -1, firstTimestamp: -1, created: now,
-		txns: &txnIndex{fs: l.fs, path: cleanedPath(l.dir, base, ".txnindex")}}
+		txns: &txnIndex{fs: l.fs, path: statePath(l.dir, base, FileTxnIndex, Cleaned)}}
 	w := &cleanedSegment{l: l, seg: s}
-	if s.index, _, err = loadOffsetIndex(l.fs, cleanedPath(l.dir, base, ".index"), base, 0); err == nil {
-		s.timeIndex, _, err = loadTimeIndex(l.fs, cleanedPath(l.dir, base, ".timeindex"), base, base)
+	if s.index, _, err = loadOffsetIndex(l.fs, statePath(l.dir, base, FileIndex, Cleaned), base, 0); err == nil {
+		s.timeIndex, _, err = loadTimeIndex(l.fs, statePath(l.dir, base, FileTimeIndex, Cleaned), base, base)
 	}
 	if err != nil {
 		w.discard()
@@ -792,8 +788,8 @@ func (w *cleanedSegment) discard() {
 			w.seg.index.file.Close()
 		}
 	}
-	for _, ext := range segmentExts {
-		w.l.fs.Remove(cleanedPath(w.l.dir, w.seg.base, ext))
+	for _, t := range segmentTypes {
+		w.l.fs.Remove(statePath(w.l.dir, w.seg.base, t, Cleaned))
 	}
 }
 
@@ -845,7 +841,7 @@ func (c *cleaner) swap(l *Log, w *cleanedSegment) error {
 		// Every entry went with its marker: an empty .txnindex.cleaned
 		// must still replace the sources' index, or a crash after the
 		// commit point would leave the old entries in place.
-		f, err := l.fs.OpenFile(cleanedPath(l.dir, s.base, ".txnindex"), os.O_CREATE|os.O_TRUNC|os.O_RDWR, 0o644)
+		f, err := l.fs.OpenFile(statePath(l.dir, s.base, FileTxnIndex, Cleaned), os.O_CREATE|os.O_TRUNC|os.O_RDWR, 0o644)
 		if err == nil {
 			err = f.Sync()
 			if cerr := f.Close(); err == nil {
@@ -884,8 +880,8 @@ func (c *cleaner) swap(l *Log, w *cleanedSegment) error {
 		return err
 	}
 	dir, base := l.dir, s.base
-	logPath := segmentPath(dir, base, ".log")
-	if err := l.fs.Rename(cleanedPath(dir, base, ".log"), logPath+".swap"); err != nil {
+	logPath, swapPath := segmentPath(dir, base, FileLog), statePath(dir, base, FileLog, Swap)
+	if err := l.fs.Rename(statePath(dir, base, FileLog, Cleaned), swapPath); err != nil {
 		w.discard()
 		return err
 	}
@@ -897,24 +893,23 @@ func (c *cleaner) swap(l *Log, w *cleanedSegment) error {
 	c.step("swap")
 	var errs []error
 	for _, si := range w.sources[1:] {
-		for _, ext := range segmentExts {
-			p := segmentPath(dir, si.base, ext)
-			if err := l.fs.Rename(p, p+".deleted"); err != nil && !os.IsNotExist(err) {
+		for _, t := range segmentTypes {
+			if err := l.fs.Rename(segmentPath(dir, si.base, t), statePath(dir, si.base, t, Deleted)); err != nil && !os.IsNotExist(err) {
 				errs = append(errs, err)
 			}
 		}
 	}
 	c.step("deleted")
-	for _, ext := range []string{".index", ".timeindex", ".txnindex"} {
-		p := segmentPath(dir, base, ext)
+	for _, t := range []FileType{FileIndex, FileTimeIndex, FileTxnIndex} {
+		p := segmentPath(dir, base, t)
 		if err := l.fs.Remove(p); err != nil && !os.IsNotExist(err) {
 			errs = append(errs, err)
 		}
-		if err := l.fs.Rename(cleanedPath(dir, base, ext), p); err != nil && !(ext == ".txnindex" && os.IsNotExist(err)) {
+		if err := l.fs.Rename(statePath(dir, base, t, Cleaned), p); err != nil && !(t == FileTxnIndex && os.IsNotExist(err)) {
 			errs = append(errs, err)
 		}
 	}
-	s.txns.path = segmentPath(dir, base, ".txnindex")
+	s.txns.path = segmentPath(dir, base, FileTxnIndex)
 	c.step("indexes")
 	if err := l.fs.SyncDir(dir); err != nil {
 		errs = append(errs, err)
@@ -922,7 +917,7 @@ func (c *cleaner) swap(l *Log, w *cleanedSegment) error {
 	// Only with the merged segments and the old indexes gone may the .log
 	// take its name; otherwise the .swap stays for open to finish.
 	if len(errs) == 0 {
-		if err := l.fs.Rename(logPath+".swap", logPath); err != nil {
+		if err := l.fs.Rename(swapPath, logPath); err != nil {
 			errs = append(errs, err)
 		} else if err := l.fs.SyncDir(dir); err != nil {
 			errs = append(errs, err)
@@ -947,18 +942,18 @@ func (c *cleaner) swap(l *Log, w *cleanedSegment) error {
 // the swapped segment's offsets were merged into it and are removed.
 func (l *Log) finishSwaps(bases, swapped []int64) ([]int64, error) {
 	for _, b := range swapped {
-		for _, ext := range []string{".index", ".timeindex"} {
-			if err := l.fs.Remove(segmentPath(l.dir, b, ext)); err != nil && !os.IsNotExist(err) {
+		for _, t := range []FileType{FileIndex, FileTimeIndex} {
+			if err := l.fs.Remove(segmentPath(l.dir, b, t)); err != nil && !os.IsNotExist(err) {
 				return nil, err
 			}
 		}
 		// The merged transaction index was synced before the swap's
 		// commit point; if it was not moved in place yet, move it now.
-		p := segmentPath(l.dir, b, ".txnindex")
-		if err := l.fs.Rename(p+".cleaned", p); err != nil && !os.IsNotExist(err) {
+		if err := l.fs.Rename(statePath(l.dir, b, FileTxnIndex, Cleaned), segmentPath(l.dir, b, FileTxnIndex)); err != nil &&
+			!os.IsNotExist(err) {
 			return nil, err
 		}
-		next, err := scanNextOffset(l.fs, segmentPath(l.dir, b, ".log"), b)
+		next, err := scanNextOffset(l.fs, segmentPath(l.dir, b, FileLog), b)
 		if err != nil {
 			return nil, err
 		}
@@ -969,8 +964,8 @@ func (l *Log) finishSwaps(bases, swapped []int64) ([]int64, error) {
 				continue
 			}
 			l.lg.Info("removing segment merged by an interrupted compaction", "segment", o, "into", b)
-			for _, ext := range segmentExts {
-				if err := l.fs.Remove(segmentPath(l.dir, o, ext)); err != nil && !os.IsNotExist(err) {
+			for _, t := range segmentTypes {
+				if err := l.fs.Remove(segmentPath(l.dir, o, t)); err != nil && !os.IsNotExist(err) {
 					return nil, err
 				}
 			}

@@ -31,10 +31,10 @@ func checkNoPartial(t *testing.T, e *testEnv, l *Log) {
 		t.Fatalf("segment files %v, segments %v", logs, segmentBases(l))
 	}
 	for _, s := range l.segments() {
-		for ext, want := range map[string]int{".index": s.index.entries() * offsetEntrySize, ".timeindex": len(s.timeIndex.ents) * timeEntrySize} {
+		for ext, want := range map[FileType]int{FileIndex: s.index.entries() * offsetEntrySize, FileTimeIndex: len(s.timeIndex.ents) * timeEntrySize} {
 			data, err := vfs.ReadFile(e.fs, segmentPath(l.dir, s.base, ext))
 			if err != nil || len(data) != want {
-				t.Fatalf("segment %d %s: %d bytes, %d accounted (%v)", s.base, ext, len(data), want, err)
+				t.Fatalf("segment %d type %d: %d bytes, %d accounted (%v)", s.base, ext, len(data), want, err)
 			}
 		}
 	}

@@ -16,8 +16,6 @@ type epochCache struct {
 	entries []EpochEntry
 }
 
-const epochCheckpointFile = "leader-epoch-checkpoint"
-
 func loadEpochCache(fsys vfs.FS, dir string) (*epochCache, error) {
 	c := &epochCache{fs: fsys, path: filepath.Join(dir, epochCheckpointFile)}
 	ents, err := readEpochCheckpoint(fsys, c.path)

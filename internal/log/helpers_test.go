@@ -321,7 +321,7 @@ func everyOffsetErr(l *Log, batches []record.Batch) error {
 func segmentFilesConsistent(t testing.TB, fsys vfs.FS, l *Log) {
 	t.Helper()
 	for _, s := range l.segments() {
-		data, err := vfs.ReadFile(fsys, segmentPath(l.dir, s.base, ".log"))
+		data, err := vfs.ReadFile(fsys, segmentPath(l.dir, s.base, FileLog))
 		if err != nil {
 			t.Fatal(err)
 		}

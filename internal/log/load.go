@@ -3,10 +3,9 @@ package log
 import (
 	"errors"
 	"math"
+	"os"
 	"path/filepath"
 	"sort"
-	"strconv"
-	"strings"
 
 	"weir/internal/record"
 )
@@ -20,44 +19,38 @@ func (l *Log) load(recoveryPoint, logStart int64) error {
 		return err
 	}
 	var bases, swapped []int64
-	swapping := map[string]bool{}
+	swapping := map[int64]bool{}
 	for _, de := range ents {
-		if name := de.Name(); strings.HasSuffix(name, ".log.swap") {
-			swapping[strings.TrimSuffix(name, ".log.swap")] = true
+		if f, ok := ParseFilename(de.Name()); ok && f.Type == FileLog && f.State == Swap {
+			swapping[f.Offset] = true
 		}
 	}
 	for _, de := range ents {
 		name := de.Name()
+		f, parsed := ParseFilename(name)
+		base, st := FileStateOf(name)
 		switch {
-		case strings.HasSuffix(name, ".txnindex.cleaned") && swapping[strings.TrimSuffix(name, ".txnindex.cleaned")]:
+		case parsed && f.Type == FileTxnIndex && st == Cleaned && swapping[f.Offset]:
 			// The merged transaction index of a swap to finish (finishSwaps).
-		case strings.HasSuffix(name, ".deleted"), strings.HasSuffix(name, ".cleaned"),
-			strings.HasSuffix(name, ".tmp"):
+		case st == Deleted, st == Cleaned, st == Temp:
 			if err := l.fs.Remove(filepath.Join(l.dir, name)); err != nil {
 				return err
 			}
-		case strings.HasSuffix(name, ".swap"):
+		case st == Swap:
 			// A compaction swap that was written and synced completely:
 			// finish it by renaming the file into place.
-			orig := strings.TrimSuffix(name, ".swap")
-			if err := l.fs.Rename(filepath.Join(l.dir, name), filepath.Join(l.dir, orig)); err != nil {
+			if err := l.fs.Rename(filepath.Join(l.dir, name), filepath.Join(l.dir, base)); err != nil {
 				return err
 			}
-			if strings.HasSuffix(orig, ".log") {
-				if b, err := strconv.ParseInt(strings.TrimSuffix(orig, ".log"), 10, 64); err == nil {
-					swapped = append(swapped, b)
-					if !contains(bases, b) {
-						bases = append(bases, b)
-					}
+			if parsed && f.Type == FileLog {
+				swapped = append(swapped, f.Offset)
+				if !contains(bases, f.Offset) {
+					bases = append(bases, f.Offset)
 				}
 			}
-		case strings.HasSuffix(name, ".log"):
-			b, err := strconv.ParseInt(strings.TrimSuffix(name, ".log"), 10, 64)
-			if err != nil {
-				continue
-			}
-			if !contains(bases, b) {
-				bases = append(bases, b)
+		case parsed && f.Type == FileLog:
+			if !contains(bases, f.Offset) {
+				bases = append(bases, f.Offset)
 			}
 		}
 	}
@@ -67,12 +60,14 @@ func (l *Log) load(recoveryPoint, logStart int64) error {
 	}
 	// An index whose segment is gone is an orphan of an interrupted deletion.
 	for _, de := range ents {
-		name := de.Name()
-		for _, ext := range []string{".index", ".timeindex", ".txnindex"} {
-			if strings.HasSuffix(name, ext) {
-				if b, err := strconv.ParseInt(strings.TrimSuffix(name, ext), 10, 64); err == nil && !contains(bases, b) {
-					l.fs.Remove(filepath.Join(l.dir, name))
-				}
+		f, ok := ParseFilename(de.Name())
+		if !ok || f.State != Live || contains(bases, f.Offset) {
+			continue
+		}
+		switch f.Type {
+		case FileIndex, FileTimeIndex, FileTxnIndex:
+			if err := l.fs.Remove(filepath.Join(l.dir, de.Name())); err != nil && !os.IsNotExist(err) {
+				l.lg.Warn("removing orphan index", "file", de.Name(), "err", err)
 			}
 		}
 	}
@@ -82,8 +77,7 @@ func (l *Log) load(recoveryPoint, logStart int64) error {
 	for _, b := range bases {
 		s, err := openSegment(l.fs, l.dir, b, now)
 		if err != nil {
-			closeAll(segs)
-			return err
+			return errors.Join(err, closeAll(segs))
 		}
 		segs = append(segs, s)
 	}
@@ -173,13 +167,13 @@ func contains(s []int64, v int64) bool {
 func (l *Log) loadIndexes(s *segment, recovering bool, nextBase int64, interval int64) error {
 	var ok1, ok2 bool
 	var err error
-	if s.index, ok1, err = loadOffsetIndex(l.fs, segmentPath(l.dir, s.base, ".index"), s.base, s.size.Load()); err != nil {
+	if s.index, ok1, err = loadOffsetIndex(l.fs, segmentPath(l.dir, s.base, FileIndex), s.base, s.size.Load()); err != nil {
 		return err
 	}
-	if s.timeIndex, ok2, err = loadTimeIndex(l.fs, segmentPath(l.dir, s.base, ".timeindex"), s.base, nextBase); err != nil {
+	if s.timeIndex, ok2, err = loadTimeIndex(l.fs, segmentPath(l.dir, s.base, FileTimeIndex), s.base, nextBase); err != nil {
 		return err
 	}
-	if s.txns, err = loadTxnIndex(l.fs, segmentPath(l.dir, s.base, ".txnindex")); err != nil {
+	if s.txns, err = loadTxnIndex(l.fs, segmentPath(l.dir, s.base, FileTxnIndex)); err != nil {
 		return err
 	}
 	s.txns.created = l.markDirUnsynced

@@ -302,8 +302,9 @@ func (l *Log) Delete(suffix string) error {
 	}
 	delay := time.Duration(l.config().FileDeleteDelayMs) * time.Millisecond
 	l.wait(delay, func() {
-		closeAll(segs)
-		l.fs.RemoveAll(target)
+		if err := errors.Join(closeAll(segs), l.fs.RemoveAll(target)); err != nil {
+			l.lg.Warn("removing deleted log", "dir", target, "err", err)
+		}
 	})
 	return nil
 }

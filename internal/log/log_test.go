@@ -426,8 +426,8 @@ func TestIndexRebuiltOnOpen(t *testing.T) {
 	}
 	end := l.LogEndOffset()
 	l.Close()
-	idx := segmentPath(e.dir, 0, ".index")
-	tidx := segmentPath(e.dir, 0, ".timeindex")
+	idx := segmentPath(e.dir, 0, FileIndex)
+	tidx := segmentPath(e.dir, 0, FileTimeIndex)
 	damage := []func(){
 		func() { truncateFile(t, e, idx, 0) },                 // emptied by a crash
 		func() { truncateFile(t, e, idx, offsetEntrySize+3) }, // torn entry

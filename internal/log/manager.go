@@ -15,15 +15,6 @@ import (
 	"weir/internal/vfs"
 )
 
-// Checkpoint file names in each log directory.
-const (
-	RecoveryPointFile  = "recovery-point-offset-checkpoint"
-	LogStartOffsetFile = "log-start-offset-checkpoint"
-	HighWatermarkFile  = "replication-offset-checkpoint"
-	CleanerOffsetFile  = "cleaner-offset-checkpoint"
-	partitionMetaFile  = "partition.metadata"
-)
-
 // ManagerConfig holds the broker-level settings of log management.
 type ManagerConfig struct {
 	Dirs                         []string

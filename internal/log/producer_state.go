@@ -8,8 +8,6 @@ import (
 	"math"
 	"os"
 	"sort"
-	"strconv"
-	"strings"
 
 	"weir/internal/record"
 	"weir/internal/vfs"
@@ -291,7 +289,9 @@ const (
 	snapshotEntrySize = 8 + 2 + 4 + 8 + 4 + 8 + 4 + 8
 )
 
-func snapshotPath(dir string, offset int64) string { return segmentPath(dir, offset, ".snapshot") }
+func snapshotPath(dir string, offset int64) string {
+	return segmentPath(dir, offset, FileProducerSnapshot)
+}
 
 func (ps *producerState) encode() []byte {
 	ids := make([]int64, 0, len(ps.entries))
@@ -369,13 +369,8 @@ func listSnapshots(fsys vfs.FS, dir string) ([]int64, error) {
 	}
 	var out []int64
 	for _, de := range ents {
-		name := de.Name()
-		if !strings.HasSuffix(name, ".snapshot") {
-			continue
-		}
-		o, err := strconv.ParseInt(strings.TrimSuffix(name, ".snapshot"), 10, 64)
-		if err == nil {
-			out = append(out, o)
+		if f, ok := ParseFilename(de.Name()); ok && f.Type == FileProducerSnapshot && f.State == Live {
+			out = append(out, f.Offset)
 		}
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i] < out[j] })

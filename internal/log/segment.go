@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"sync/atomic"
 
 	"weir/internal/record"
@@ -35,21 +34,16 @@ type segment struct {
 	created         int64 // ms, for time-based rolls of segments without timestamps
 }
 
-func segmentPath(dir string, base int64, ext string) string {
-	return filepath.Join(dir, fmt.Sprintf("%020d%s", base, ext))
-}
-
 // openSegment opens (creating if needed) the segment at base. It does not
 // validate contents: recover or loadIndexes does.
 func openSegment(fsys vfs.FS, dir string, base int64, now int64) (*segment, error) {
-	f, err := fsys.OpenFile(segmentPath(dir, base, ".log"), os.O_CREATE|os.O_RDWR, 0o644)
+	f, err := fsys.OpenFile(segmentPath(dir, base, FileLog), os.O_CREATE|os.O_RDWR, 0o644)
 	if err != nil {
 		return nil, err
 	}
 	st, err := f.Stat()
 	if err != nil {
-		f.Close()
-		return nil, err
+		return nil, errors.Join(err, f.Close())
 	}
 	s := &segment{base: base, file: f, nextOffset: base, maxTimestamp: -1, maxTSOffset: -1, firstTimestamp: -1, created: now}
 	s.size.Store(st.Size())

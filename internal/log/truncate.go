@@ -121,15 +121,12 @@ func (l *Log) truncateFullyLocked(offset int64) error {
 	return nil
 }
 
-// segmentExts are the files of a segment (a .txnindex may not exist).
-var segmentExts = []string{".log", ".index", ".timeindex", ".txnindex"}
-
 // deleteSegmentLater renames a segment's files to *.deleted and closes and
 // removes them after file.delete.delay.ms, so reads in flight complete.
 func (l *Log) deleteSegmentLater(s *segment) {
-	for _, ext := range segmentExts {
-		p := segmentPath(l.dir, s.base, ext)
-		if err := l.fs.Rename(p, p+".deleted"); err != nil && !os.IsNotExist(err) {
+	for _, t := range segmentTypes {
+		p := segmentPath(l.dir, s.base, t)
+		if err := l.fs.Rename(p, statePath(l.dir, s.base, t, Deleted)); err != nil && !os.IsNotExist(err) {
 			l.lg.Warn("renaming deleted segment", "file", p, "err", err)
 		}
 	}
@@ -142,8 +139,8 @@ func (l *Log) deleteSegmentLater(s *segment) {
 // new segment (after a truncation, or a compaction swap) may own them.
 func (l *Log) removeDeletedFiles(s *segment) {
 	s.close()
-	for _, ext := range segmentExts {
-		p := segmentPath(l.dir, s.base, ext) + ".deleted"
+	for _, t := range segmentTypes {
+		p := statePath(l.dir, s.base, t, Deleted)
 		if err := l.fs.Remove(p); err != nil && !os.IsNotExist(err) {
 			l.lg.Warn("removing deleted segment", "file", p, "err", err)
 		}
@@ -152,9 +149,8 @@ func (l *Log) removeDeletedFiles(s *segment) {
 
 func (l *Log) removeSegmentFiles(s *segment) {
 	s.close()
-	for _, ext := range segmentExts {
-		p := segmentPath(l.dir, s.base, ext)
-		for _, q := range []string{p, p + ".deleted"} {
+	for _, t := range segmentTypes {
+		for _, q := range []string{segmentPath(l.dir, s.base, t), statePath(l.dir, s.base, t, Deleted)} {
 			if err := l.fs.Remove(q); err != nil && !os.IsNotExist(err) {
 				l.lg.Warn("removing deleted segment", "file", q, "err", err)
 			}

@@ -54,6 +54,9 @@ type Config struct {
 	FS               vfs.FS
 	Logger           *slog.Logger
 	Transport        Transport
+	// Now is the clock of snapshot intervals, voter liveness and batch
+	// timestamps (nil: time.Now). Raft itself only sees Tick.
+	Now func() time.Time
 	// State returns the records that rebuild the state as applied so far;
 	// it is called on the node's goroutine, between deliveries, when a
 	// snapshot is due.
@@ -134,6 +137,9 @@ func Open(cfg Config) (*Node, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
 	if cfg.Tick <= 0 {
 		cfg.Tick = 100 * time.Millisecond
 	}
@@ -151,7 +157,7 @@ func Open(cfg Config) (*Node, error) {
 	}
 	n := &Node{cfg: cfg, lg: cfg.Logger, rl: rl, recv: make(chan *pb.Message, 1024), props: make(chan *proposal, 64), resign: make(chan chan bool),
 		done: make(chan struct{}), pending: map[int64]*proposal{}, lastHeard: map[uint64]time.Time{},
-		lastCaughtUp: map[uint64]time.Time{}, lastSnap: time.Now()}
+		lastCaughtUp: map[uint64]time.Time{}, lastSnap: cfg.Now()}
 	n.status.Leader = -1
 	n.changed = make(chan struct{})
 	n.commitCh = make(chan struct{})
@@ -332,7 +338,7 @@ func (n *Node) handleReady() error {
 			if err := n.deliver(Committed{Records: s.Records, LastOffset: s.EndOffset - 1, Snapshot: true}); err != nil {
 				return err
 			}
-			n.applied, n.sinceSnap, n.lastSnap = s.Index, 0, time.Now()
+			n.applied, n.sinceSnap, n.lastSnap = s.Index, 0, n.cfg.Now()
 		}
 		if err := n.rl.append(rd.Entries, n.leaderNode()); err != nil {
 			return err
@@ -434,7 +440,7 @@ func (n *Node) failPending(err error) {
 // maybeSnapshot writes a snapshot when enough was applied since the last.
 func (n *Node) maybeSnapshot() error {
 	due := n.cfg.SnapshotBytes > 0 && n.sinceSnap >= n.cfg.SnapshotBytes ||
-		n.cfg.SnapshotInterval > 0 && n.sinceSnap > 0 && time.Since(n.lastSnap) >= n.cfg.SnapshotInterval
+		n.cfg.SnapshotInterval > 0 && n.sinceSnap > 0 && n.cfg.Now().Sub(n.lastSnap) >= n.cfg.SnapshotInterval
 	if !due || n.cfg.State == nil || n.applied <= n.rl.snap.Index {
 		return nil
 	}
@@ -450,7 +456,7 @@ func (n *Node) maybeSnapshot() error {
 	if err := n.rl.compact(s, cs); err != nil {
 		return err
 	}
-	n.sinceSnap, n.lastSnap = 0, time.Now()
+	n.sinceSnap, n.lastSnap = 0, n.cfg.Now()
 	n.lg.Info("wrote metadata snapshot", "index", s.Index, "end_offset", s.EndOffset, "records", len(s.Records))
 	return nil
 }
@@ -525,7 +531,7 @@ func (n *Node) Receive(body []byte) error {
 }
 
 func (n *Node) heard(m *pb.Message) {
-	now := time.Now()
+	now := n.cfg.Now()
 	from := m.GetFrom()
 	n.lastHeard[from] = now
 	last, _ := n.rl.mem.LastIndex()
@@ -545,7 +551,7 @@ func (n *Node) heard(m *pb.Message) {
 // ObserverFetched notes a fetch of the metadata log by an observer (a
 // broker that is not a voter), for DescribeQuorum.
 func (n *Node) ObserverFetched(id int32, offset int64) {
-	now := time.Now()
+	now := n.cfg.Now()
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	o := n.observers[id]
@@ -566,7 +572,7 @@ func (n *Node) Append(recs []metadata.Record) (int64, error) {
 	var idb [8]byte
 	rand.Read(idb[:])
 	id := int64(binary.BigEndian.Uint64(idb[:]) >> 1)
-	b, err := EncodeBatch(recs, time.Now().UnixMilli())
+	b, err := EncodeBatch(recs, n.cfg.Now().UnixMilli())
 	if err != nil {
 		return 0, err
 	}
@@ -621,7 +627,7 @@ func (n *Node) updateStatus() {
 		id := raftID(v)
 		switch {
 		case v == n.cfg.NodeID:
-			vs.LogEndOffset, vs.LastFetch, vs.LastCaughtUp = s.LogEndOffset, time.Now(), time.Now()
+			vs.LogEndOffset, vs.LastFetch, vs.LastCaughtUp = s.LogEndOffset, n.cfg.Now(), n.cfg.Now()
 		case st.RaftState == raft.StateLeader:
 			if pr, ok := st.Progress[id]; ok && pr.Match >= n.rl.first-1 {
 				vs.LogEndOffset = n.rl.endOffset(pr.Match)

@@ -300,3 +300,33 @@ func TestSnapshotsCompactAndCatchUpALaggingFollower(t *testing.T) {
 		t.Fatal("the lagging follower caught up without installing a snapshot")
 	}
 }
+
+// TestNodeClock checks that the node reads time only from Config.Now:
+// the voter and observer times it reports come from the clock it is
+// given.
+func TestNodeClock(t *testing.T) {
+	at := time.Date(2001, 2, 3, 4, 5, 6, 0, time.UTC)
+	nw := &network{nodes: map[int32]*Node{}, cut: map[[2]int32]bool{}}
+	node, err := Open(Config{NodeID: 0, Voters: []int32{0}, MetadataDir: "/meta", SegmentBytes: 1 << 20,
+		Tick: 5 * time.Millisecond, FS: vfstest.NewMem(), Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
+		Transport: nw.transport(0), State: func() []metadata.Record { return nil }, Now: func() time.Time { return at }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := node.Replay(); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- node.Run(ctx) }()
+	defer func() { cancel(); <-done }()
+	eventually(t, "the single voter to become active", func() bool { return node.Status().Active })
+	node.ObserverFetched(7, node.EndOffset())
+	s := node.Status()
+	if len(s.Voters) != 1 || !s.Voters[0].LastFetch.Equal(at) || !s.Voters[0].LastCaughtUp.Equal(at) {
+		t.Errorf("voters %+v, want their times at %v", s.Voters, at)
+	}
+	if len(s.Observers) != 1 || !s.Observers[0].LastFetch.Equal(at) || !s.Observers[0].LastCaughtUp.Equal(at) {
+		t.Errorf("observers %+v, want their times at %v", s.Observers, at)
+	}
+}

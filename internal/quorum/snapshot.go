@@ -7,11 +7,10 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
-	"strconv"
-	"strings"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"weir/internal/log"
 	"weir/internal/metadata"
 	"weir/internal/record"
 	"weir/internal/vfs"
@@ -33,7 +32,6 @@ import (
 const (
 	controlSnapshotHeader = 3
 	controlSnapshotFooter = 4
-	snapshotSuffix        = ".checkpoint"
 	recordsPerBatch       = 1000
 )
 
@@ -47,7 +45,7 @@ type snapshot struct {
 }
 
 func snapshotName(endOffset int64, epoch uint64) string {
-	return fmt.Sprintf("%020d-%010d%s", endOffset, epoch, snapshotSuffix)
+	return log.Filename{Type: log.FileMetadataSnapshot, Offset: endOffset, Epoch: int32(epoch)}.String()
 }
 
 func controlBatch(typ int16, value []byte) (record.Batch, error) {
@@ -194,17 +192,11 @@ func listSnapshots(fsys vfs.FS, dir string) ([]snapshotFile, error) {
 	}
 	var out []snapshotFile
 	for _, e := range ents {
-		name := e.Name()
-		if !strings.HasSuffix(name, snapshotSuffix) {
+		f, ok := log.ParseFilename(e.Name())
+		if !ok || f.Type != log.FileMetadataSnapshot || f.State != log.Live {
 			continue
 		}
-		off, ep, ok := strings.Cut(strings.TrimSuffix(name, snapshotSuffix), "-")
-		o, err1 := strconv.ParseInt(off, 10, 64)
-		e, err2 := strconv.ParseInt(ep, 10, 32)
-		if !ok || err1 != nil || err2 != nil {
-			continue
-		}
-		out = append(out, snapshotFile{name: name, endOffset: o, epoch: int32(e)})
+		out = append(out, snapshotFile{name: e.Name(), endOffset: f.Offset, epoch: f.Epoch})
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].endOffset < out[j].endOffset })
 	return out, nil

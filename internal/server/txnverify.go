@@ -10,7 +10,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"weir/internal/group"
+	"weir/internal/coordinator"
 	"weir/internal/kafka"
 	"weir/internal/log"
 	"weir/internal/nodeclient"
@@ -139,7 +139,7 @@ func (s *Server) txnCoordinator(txnID string) (int32, string, error) {
 		return 0, "", kerr.CoordinatorNotAvailable
 	}
 	// The partition of a transactional id is computed as a group's is.
-	p := t.Partitions[group.PartitionFor(txnID, s.cfg.TransactionStateLogNumPartitions)]
+	p := t.Partitions[coordinator.PartitionFor(txnID, s.cfg.TransactionStateLogNumPartitions)]
 	if p == nil || p.Leader < 0 {
 		return 0, "", kerr.CoordinatorNotAvailable
 	}

@@ -34,6 +34,8 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"weir/internal/coordinator"
 )
 
 // OffsetsTopic is the topic whose partitions AddOffsetsToTxn adds.
@@ -240,7 +242,7 @@ func (c *Coordinator) verifyPartitions(t addTxn) []int16 {
 }
 
 func (c *Coordinator) addOffsetsToTxn(req Request, r *kmsg.AddOffsetsToTxnRequest) {
-	tp := TopicPartition{OffsetsTopic, PartitionFor(r.Group, c.cfg.OffsetsPartitions)}
+	tp := TopicPartition{OffsetsTopic, coordinator.PartitionFor(r.Group, c.cfg.OffsetsPartitions)}
 	c.addPartitions(r.TransactionalID, r.ProducerID, r.ProducerEpoch, []TopicPartition{tp}, func(code int16) {
 		resp := kmsg.NewPtrAddOffsetsToTxnResponse()
 		resp.Version = r.Version

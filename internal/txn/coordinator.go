@@ -8,6 +8,8 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"weir/internal/coordinator"
 )
 
 // Request is one transaction request.
@@ -20,10 +22,7 @@ type Request struct {
 
 // Response is the answer to the Request with the same Token. Body has the
 // request's version.
-type Response struct {
-	Token uint64
-	Body  kmsg.Response
-}
+type Response = coordinator.Response
 
 // Write asks the driver to append Records to __transaction_state-Partition
 // and to report the outcome with Persisted(ID, err).
@@ -32,6 +31,9 @@ type Write struct {
 	Partition int32
 	Records   []Record
 }
+
+// Target is the write's id and partition, for the runtime.
+func (w Write) Target() (id uint64, partition int32) { return w.ID, w.Partition }
 
 // MarkerRequest asks the driver to write a transaction marker (COMMIT if
 // Commit, else ABORT) of ProducerID at ProducerEpoch to each of
@@ -90,7 +92,7 @@ type Coordinator struct {
 	pidRequested bool
 	parked       []Request // InitProducerId waiting for producer ids
 
-	timers     timerHeap
+	timers     coordinator.Timers[*timer]
 	lastSeq    uint64
 	nextAbort  time.Time // timed-out transactions are aborted; zero while no partition is led
 	nextExpire time.Time // expired transactional ids are removed
@@ -132,7 +134,7 @@ func New(cfg Config) *Coordinator {
 // PartitionFor is the __transaction_state partition of a transactional
 // id.
 func (c *Coordinator) PartitionFor(transactionalID string) int32 {
-	return PartitionFor(transactionalID, c.cfg.StatePartitions)
+	return coordinator.PartitionFor(transactionalID, c.cfg.StatePartitions)
 }
 
 // Handle processes one request. It panics if Body is not one of

@@ -9,6 +9,8 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"weir/internal/coordinator"
 )
 
 // A commit: the decision is answered once PrepareCommit is durable, the
@@ -27,7 +29,7 @@ func TestCommit(t *testing.T) {
 	ao.Version = 4
 	ao.TransactionalID, ao.ProducerID, ao.ProducerEpoch, ao.Group = "tx", pid, epoch, "g"
 	wantCode(t, "AddOffsetsToTxn", h.answer(h.send(ao)).(*kmsg.AddOffsetsToTxnResponse).ErrorCode, nil)
-	gp := tp(OffsetsTopic, PartitionFor("g", 10))
+	gp := tp(OffsetsTopic, coordinator.PartitionFor("g", 10))
 	d := h.describe("tx")
 	if d.State != "Ongoing" || d.StartTimestamp != t0.UnixMilli() || len(d.Topics) != 2 {
 		t.Fatalf("ongoing transaction described as %+v", d)
@@ -55,7 +57,7 @@ func TestCommit(t *testing.T) {
 	if got := h.state("tx"); got != "CompleteCommit" {
 		t.Fatalf("state %s after markers, want CompleteCommit", got)
 	}
-	p := PartitionFor("tx", 4)
+	p := coordinator.PartitionFor("tx", 4)
 	if got, want := h.logStates(p), []string{"Empty", "Ongoing", "Ongoing", "PrepareCommit", "CompleteCommit"}; !slices.Equal(got, want) {
 		t.Fatalf("records %v, want %v", got, want)
 	}
@@ -174,7 +176,7 @@ func TestFencingByNewIncarnation(t *testing.T) {
 		t.Fatalf("new incarnation got %d/%d, want %d/%d", p2, e2, pid, epoch+2)
 	}
 	wantCode(t, "zombie AddPartitions", addCode(t, h.answer(h.send(addReq("tx", pid, epoch, tp("t1", 0))))), kerr.ProducerFenced)
-	p := PartitionFor("tx", 4)
+	p := coordinator.PartitionFor("tx", 4)
 	if got, want := h.logStates(p), []string{"Empty", "Ongoing", "PrepareAbort", "CompleteAbort", "Empty"}; !slices.Equal(got, want) {
 		t.Fatalf("records %v, want %v", got, want)
 	}
@@ -186,7 +188,7 @@ func TestFencingByNewIncarnation(t *testing.T) {
 // commit; the old one's late results change nothing.
 func TestFailoverMidCommit(t *testing.T) {
 	h := newHarness(t, testConfig())
-	p := PartitionFor("tx", 4)
+	p := coordinator.PartitionFor("tx", 4)
 	h.lead(5)
 	pid, epoch := h.init("tx")
 	h.add("tx", pid, epoch, tp("t1", 0), tp("t1", 1))
@@ -317,7 +319,7 @@ func TestInitProducerIDKIP360(t *testing.T) {
 // An exhausted epoch rotates the producer id.
 func TestEpochExhaustion(t *testing.T) {
 	h := newHarness(t, testConfig())
-	p := PartitionFor("tx", 4)
+	p := coordinator.PartitionFor("tx", 4)
 	h.log[p] = []Record{encodeTransit("tx", &transit{producerID: 77, epoch: 32766, timeoutMs: 60000, state: CompleteCommit,
 		partitions: partitionSet{}, startMs: 1, updateMs: 2})}
 	h.lead(1)
@@ -348,7 +350,7 @@ func TestInitProducerIDErrors(t *testing.T) {
 		return h.answer(h.send(r)).(*kmsg.InitProducerIDResponse).ErrorCode
 	}
 	wantCode(t, "not led", code(initReq("tx", 60000)), kerr.NotCoordinator)
-	h.c.BeginLoad(PartitionFor("tx", 4))
+	h.c.BeginLoad(coordinator.PartitionFor("tx", 4))
 	wantCode(t, "loading", code(initReq("tx", 60000)), kerr.CoordinatorLoadInProgress)
 	h.lead(1)
 	wantCode(t, "empty id", code(initReq("", 60000)), kerr.InvalidRequest)
@@ -489,9 +491,9 @@ func TestVerifyOnly(t *testing.T) {
 			tx.Topics = append(tx.Topics, kmsg.AddPartitionsToTxnRequestTransactionTopic{Topic: p.Topic, Partitions: []int32{p.Partition}})
 		}
 		r.Transactions = append(r.Transactions, tx)
-		n := len(h.log[PartitionFor(id, 4)])
+		n := len(h.log[coordinator.PartitionFor(id, 4)])
 		codes := addCodes(h.answer(h.send(r)))
-		if len(h.log[PartitionFor(id, 4)]) != n {
+		if len(h.log[coordinator.PartitionFor(id, 4)]) != n {
 			t.Fatal("VerifyOnly wrote")
 		}
 		return codes
@@ -513,10 +515,10 @@ func TestVerifyOnly(t *testing.T) {
 	// A batch of transactions, some of another coordinator: each answered
 	// on its own, in one response.
 	other := "other"
-	for i := 0; PartitionFor(other, 4) == PartitionFor("tx", 4); i++ {
+	for i := 0; coordinator.PartitionFor(other, 4) == coordinator.PartitionFor("tx", 4); i++ {
 		other = fmt.Sprintf("other%d", i)
 	}
-	h.c.UnloadPartition(h.now, PartitionFor(other, 4))
+	h.c.UnloadPartition(h.now, coordinator.PartitionFor(other, 4))
 	r := kmsg.NewPtrAddPartitionsToTxnRequest()
 	r.Version = 4
 	for _, id := range []string{"tx", other} {
@@ -593,7 +595,7 @@ func TestExpiration(t *testing.T) {
 	if h.state("busy") != "Ongoing" {
 		t.Fatal("an ongoing transaction expired")
 	}
-	p := PartitionFor("idle", 4)
+	p := coordinator.PartitionFor("idle", 4)
 	if got := h.logStates(p); got[len(got)-1] != "tombstone" {
 		t.Fatalf("records %v, want a tombstone last", got)
 	}
@@ -646,8 +648,8 @@ func TestPartitionFor(t *testing.T) {
 		id   string
 		want int32
 	}{{"", 0}, {"a", 47}, {"my-transactional-id", javaMod("my-transactional-id")}} {
-		if got := PartitionFor(c.id, 50); got != c.want {
-			t.Errorf("PartitionFor(%q) = %d, want %d", c.id, got, c.want)
+		if got := coordinator.PartitionFor(c.id, 50); got != c.want {
+			t.Errorf("coordinator.PartitionFor(%q) = %d, want %d", c.id, got, c.want)
 		}
 	}
 }
@@ -671,7 +673,7 @@ func javaMod(s string) int32 {
 // the records around them and serves.
 func TestLoadSkipsUnreadableRecords(t *testing.T) {
 	h := newHarness(t, testConfig())
-	p := PartitionFor("tx", 4)
+	p := coordinator.PartitionFor("tx", 4)
 	h.lead(5)
 	pid, epoch := h.init("tx")
 	good := h.log[p]

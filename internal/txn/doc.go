@@ -1,7 +1,8 @@
 // Package txn is the transaction coordinator of one broker (KIP-98, with
 // KIP-360's epoch bumps, KIP-664's admin APIs and KIP-890's verification),
 // written as a deterministic state machine: it opens no sockets, starts no
-// goroutines, never sleeps and never reads the clock. Service drives it.
+// goroutines, never sleeps and never reads the clock. Service drives it on a
+// coordinator.Runtime.
 //
 // The coordinator of a transactional id is the leader of its
 // __transaction_state partition (hash of the id, as Kafka computes it).

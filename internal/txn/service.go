@@ -9,6 +9,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"weir/internal/coordinator"
 	"weir/internal/metadata"
 )
 
@@ -39,41 +40,25 @@ type Cluster interface {
 	AllocateProducerIDs() (first int64, n int32, err error)
 }
 
-// Service runs a Coordinator on its own goroutine and does its I/O: it
-// answers requests through callbacks, appends the coordinator's writes to
+// Service runs a Coordinator on a coordinator.Runtime: it answers
+// requests through callbacks, appends the coordinator's writes to
 // __transaction_state, loads partitions when this broker becomes their
 // leader, sends the markers (one sender per destination broker, which
 // batches the markers queued while a request is in flight), fetches
 // producer id blocks and fires the coordinator's timers. Its methods are
-// safe for concurrent use.
+// safe for concurrent use; Elected and Resigned never block.
 type Service struct {
 	coord   *Coordinator
-	log     StateLog
+	rt      *coordinator.Runtime[Write, Record]
 	cl      Cluster
 	lg      *slog.Logger
-	now     func() time.Time
 	timeout time.Duration // of a WriteTxnMarkers request
-
-	in      chan func()   // run on the loop goroutine
-	stopped chan struct{} // closed when Run returns
-
-	// Completions arrive from other goroutines (and possibly from inside
-	// Append, on the loop goroutine itself), so they are queued here
-	// rather than sent on in.
-	mu        sync.Mutex
-	completed []func()
-	wake      chan struct{}
 
 	// Owned by the loop goroutine.
 	ctx          context.Context
-	waiting      map[uint64]func(kmsg.Response)
-	nextToken    uint64
-	loads        map[int32]int32 // partition -> leader epoch being loaded or served
-	timer        *time.Timer
 	image        *metadata.Image // the image whose topics the coordinator has
 	fetchingPIDs bool
 	senders      map[int32]*markerSender
-	skipped      func(n int) // counts unreadable records skipped by loads
 }
 
 // NewService returns a service; Run starts it. requestTimeout bounds each
@@ -81,12 +66,34 @@ type Service struct {
 // each load of a partition skipped (nil: not counted).
 func NewService(cfg Config, log StateLog, cl Cluster, lg *slog.Logger, now func() time.Time, requestTimeout time.Duration,
 	skipped func(n int)) *Service {
-	if skipped == nil {
-		skipped = func(int) {}
-	}
-	return &Service{coord: New(cfg), log: log, cl: cl, lg: lg, now: now, timeout: requestTimeout, skipped: skipped,
-		in: make(chan func(), 256), stopped: make(chan struct{}), wake: make(chan struct{}, 1),
-		waiting: map[uint64]func(kmsg.Response){}, loads: map[int32]int32{}, senders: map[int32]*markerSender{}}
+	s := &Service{coord: New(cfg), cl: cl, lg: lg, timeout: requestTimeout, senders: map[int32]*markerSender{}}
+	s.rt = coordinator.New(coordinator.Config[Write, Record]{Topic: "__transaction_state", Shard: shard{s},
+		Log: stateLog{log}, Lg: lg, Now: now, Skipped: skipped})
+	return s
+}
+
+// shard is the Coordinator as the runtime drives it; the service carries
+// out the markers and producer id requests of each Ready.
+type shard struct{ s *Service }
+
+func (h shard) BeginLoad(p int32) { h.s.coord.BeginLoad(p) }
+func (h shard) Load(now time.Time, p, epoch int32, recs []Record) (coordinator.Ready[Write], []error) {
+	r, skipped := h.s.coord.LoadPartition(now, p, epoch, recs)
+	return h.s.carry(r), skipped
+}
+func (h shard) Unload(now time.Time, p int32) coordinator.Ready[Write] {
+	return h.s.carry(h.s.coord.UnloadPartition(now, p))
+}
+func (h shard) Tick(now time.Time) coordinator.Ready[Write] { return h.s.carry(h.s.coord.Tick(now)) }
+func (h shard) Persisted(now time.Time, id uint64, _ int64, err error) coordinator.Ready[Write] {
+	return h.s.carry(h.s.coord.Persisted(now, id, err))
+}
+
+// stateLog is a StateLog as the runtime appends to it.
+type stateLog struct{ StateLog }
+
+func (l stateLog) Append(w Write, done func(offset int64, err error)) {
+	l.StateLog.Append(w.Partition, w.Records, func(err error) { done(-1, err) })
 }
 
 // PartitionFor is the __transaction_state partition of a transactional
@@ -98,19 +105,12 @@ func (s *Service) PartitionFor(transactionalID string) int32 {
 // Handle submits a request; done receives its response, possibly later
 // (once its record is durable). done must not block.
 func (s *Service) Handle(ctx context.Context, body kmsg.Request, done func(kmsg.Response)) {
-	select {
-	case <-s.stopped:
-	case s.in <- func() {
-		s.nextToken++
-		tok := s.nextToken
-		s.waiting[tok] = done
+	s.rt.Request(ctx, done, func(now time.Time, token uint64) coordinator.Ready[Write] {
 		if _, ok := body.(*kmsg.AddPartitionsToTxnRequest); ok {
 			s.refreshTopics()
 		}
-		s.process(s.coord.Handle(s.now(), Request{Token: tok, Body: body}))
-	}:
-	case <-ctx.Done():
-	}
+		return s.carry(s.coord.Handle(now, Request{Token: token, Body: body}))
+	})
 }
 
 // refreshTopics gives the coordinator the topics of a newer image.
@@ -130,105 +130,26 @@ func (s *Service) refreshTopics() {
 // Elected tells the service this broker leads __transaction_state-p in
 // epoch: it loads the partition's transactions and serves them once
 // loaded.
-func (s *Service) Elected(p, epoch int32) {
-	s.run(func() {
-		s.loads[p] = epoch
-		s.coord.BeginLoad(p)
-		go func() {
-			recs, err := s.log.ReadAll(p)
-			s.complete(func() { s.loaded(p, epoch, recs, err) })
-		}()
-	})
-}
+func (s *Service) Elected(p, epoch int32) { s.rt.Elected(p, epoch) }
 
 // Resigned tells the service this broker no longer leads
 // __transaction_state-p.
-func (s *Service) Resigned(p int32) {
-	s.run(func() {
-		delete(s.loads, p)
-		s.process(s.coord.UnloadPartition(s.now(), p))
-	})
-}
+func (s *Service) Resigned(p int32) { s.rt.Resigned(p) }
 
-// run queues f for the loop goroutine; once Run has returned, f is
-// dropped.
-func (s *Service) run(f func()) {
-	select {
-	case s.in <- f:
-	case <-s.stopped:
-	}
-}
-
-func (s *Service) loaded(p, epoch int32, recs []Record, err error) {
-	if e, ok := s.loads[p]; !ok || e != epoch {
-		return // resigned or re-elected meanwhile; the newer load wins
-	}
-	if err != nil {
-		s.lg.Error("reading __transaction_state failed; its transactions stay unavailable", "partition", p, "err", err)
-		return
-	}
-	ready, skipped := s.coord.LoadPartition(s.now(), p, epoch, recs)
-	if len(skipped) > 0 {
-		s.lg.Error("skipped unreadable __transaction_state records while loading", "partition", p,
-			"skipped", len(skipped), "first", skipped[0])
-		s.skipped(len(skipped))
-	}
-	s.process(ready)
-}
-
-// complete queues f to run on the loop goroutine.
-func (s *Service) complete(f func()) {
-	s.mu.Lock()
-	s.completed = append(s.completed, f)
-	s.mu.Unlock()
-	select {
-	case s.wake <- struct{}{}:
-	default:
-	}
+// complete queues f, an outcome of the service's own I/O, for the loop.
+func (s *Service) complete(f func(now time.Time) Ready) {
+	s.rt.Do(func(now time.Time) coordinator.Ready[Write] { return s.carry(f(now)) })
 }
 
 // Run serves until ctx is done.
 func (s *Service) Run(ctx context.Context) {
-	defer close(s.stopped)
 	s.ctx = ctx
-	s.timer = time.NewTimer(time.Hour)
-	s.timer.Stop()
-	defer s.timer.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case f := <-s.in:
-			f()
-		case <-s.wake:
-			s.mu.Lock()
-			done := s.completed
-			s.completed = nil
-			s.mu.Unlock()
-			for _, f := range done {
-				f()
-			}
-		case <-s.timer.C:
-			s.process(s.coord.Tick(s.now()))
-		}
-	}
+	s.rt.Run(ctx)
 }
 
-// process carries out a Ready: answers, writes, markers, producer ids and
-// the next timer.
-func (s *Service) process(r Ready) {
-	for _, resp := range r.Responses {
-		if done := s.waiting[resp.Token]; done != nil {
-			delete(s.waiting, resp.Token)
-			done(resp.Body)
-		}
-	}
-	for _, w := range r.Writes {
-		id := w.ID
-		s.log.Append(w.Partition, w.Records, func(err error) {
-			s.complete(func() { s.process(s.coord.Persisted(s.now(), id, err)) })
-		})
-	}
+// carry sends a Ready's markers and asks for its producer ids, and returns
+// the rest for the runtime: answers, writes and the next timer.
+func (s *Service) carry(r Ready) coordinator.Ready[Write] {
 	if len(r.Markers) > 0 {
 		s.sendMarkers(r.Markers)
 	}
@@ -236,21 +157,17 @@ func (s *Service) process(r Ready) {
 		s.fetchingPIDs = true
 		go func() {
 			first, n, err := s.cl.AllocateProducerIDs()
-			s.complete(func() {
+			s.complete(func(now time.Time) Ready {
 				s.fetchingPIDs = false
 				if err != nil {
 					s.lg.Warn("allocating producer ids failed", "err", err)
-					s.process(s.coord.ProducerIDsFailed(s.now()))
-					return
+					return s.coord.ProducerIDsFailed(now)
 				}
-				s.process(s.coord.SupplyProducerIDs(s.now(), first, n))
+				return s.coord.SupplyProducerIDs(now, first, n)
 			})
 		}()
 	}
-	s.timer.Stop()
-	if !r.Deadline.IsZero() {
-		s.timer.Reset(max(r.Deadline.Sub(s.now()), 0))
-	}
+	return coordinator.Ready[Write]{Responses: r.Responses, Writes: r.Writes, Deadline: r.Deadline}
 }
 
 // sendMarkers routes each marker request's partitions to their leaders'
@@ -282,7 +199,7 @@ func (s *Service) sendMarkers(reqs []MarkerRequest) {
 		}
 		if len(now) > 0 {
 			id := m.ID
-			s.complete(func() { s.process(s.coord.MarkersWritten(s.now(), id, now)) })
+			s.complete(func(t time.Time) Ready { return s.coord.MarkersWritten(t, id, now) })
 		}
 		for _, b := range leaders {
 			s.sender(b).enqueue(markerEntry{req: m, partitions: byLeader[b]})
@@ -393,6 +310,6 @@ func (ms *markerSender) send(ctx context.Context, batch []markerEntry) {
 			results[i] = MarkerResult{Partition: tp, Code: code}
 		}
 		id := e.req.ID
-		ms.s.complete(func() { ms.s.process(ms.s.coord.MarkersWritten(ms.s.now(), id, results)) })
+		ms.s.complete(func(now time.Time) Ready { return ms.s.coord.MarkersWritten(now, id, results) })
 	}
 }

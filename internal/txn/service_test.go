@@ -13,6 +13,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"weir/internal/coordinator"
 	"weir/internal/metadata"
 )
 
@@ -224,7 +225,7 @@ func TestService(t *testing.T) {
 		}
 	}
 	// Resigned: NOT_COORDINATOR.
-	s2.Resigned(PartitionFor("a", 3))
+	s2.Resigned(coordinator.PartitionFor("a", 3))
 	if d := describe(s2, "a"); d.ErrorCode != kerr.NotCoordinator.Code {
 		t.Fatalf("after resigning: %+v", d)
 	}

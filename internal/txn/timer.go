@@ -3,10 +3,7 @@ package txn
 // Timers: marker and completion retries, the sweep that aborts timed-out
 // transactions, and the one that removes expired transactional ids.
 
-import (
-	"container/heap"
-	"time"
-)
+import "time"
 
 type timerKind uint8
 
@@ -24,28 +21,12 @@ type timer struct {
 	id   string
 }
 
-type timerHeap []*timer
-
-func (h timerHeap) Len() int { return len(h) }
-func (h timerHeap) Less(i, j int) bool {
-	if !h[i].at.Equal(h[j].at) {
-		return h[i].at.Before(h[j].at)
-	}
-	return h[i].seq < h[j].seq
-}
-func (h timerHeap) Swap(i, j int) { h[i], h[j] = h[j], h[i] }
-func (h *timerHeap) Push(x any)   { *h = append(*h, x.(*timer)) }
-func (h *timerHeap) Pop() any {
-	old := *h
-	t := old[len(old)-1]
-	old[len(old)-1] = nil
-	*h = old[:len(old)-1]
-	return t
-}
+// Due orders timers for coordinator.Timers.
+func (t *timer) Due() (time.Time, uint64) { return t.at, t.seq }
 
 func (c *Coordinator) schedule(kind timerKind, d time.Duration, id string) uint64 {
 	c.lastSeq++
-	heap.Push(&c.timers, &timer{at: c.now.Add(d), seq: c.lastSeq, kind: kind, id: id})
+	c.timers.Push(&timer{at: c.now.Add(d), seq: c.lastSeq, kind: kind, id: id})
 	return c.lastSeq
 }
 
@@ -57,15 +38,12 @@ func (c *Coordinator) timerLive(t *timer) bool {
 // deadline drops stale timers from the top of the heap and returns when
 // Tick is next needed.
 func (c *Coordinator) deadline() time.Time {
-	for c.timers.Len() > 0 && !c.timerLive(c.timers[0]) {
-		heap.Pop(&c.timers)
-	}
 	next := c.nextAbort
 	if !c.nextExpire.IsZero() && c.nextExpire.Before(next) {
 		next = c.nextExpire
 	}
-	if c.timers.Len() > 0 && (next.IsZero() || c.timers[0].at.Before(next)) {
-		next = c.timers[0].at
+	if at, ok := c.timers.Next(c.timerLive); ok && (next.IsZero() || at.Before(next)) {
+		next = at
 	}
 	return next
 }
@@ -75,12 +53,7 @@ func (c *Coordinator) deadline() time.Time {
 func (c *Coordinator) Tick(now time.Time) Ready {
 	c.begin(now)
 	last := c.lastSeq
-	for c.timers.Len() > 0 {
-		t := c.timers[0]
-		if t.at.After(now) || t.seq > last {
-			break
-		}
-		heap.Pop(&c.timers)
+	for t, ok := c.timers.PopDue(now, last); ok; t, ok = c.timers.PopDue(now, last) {
 		if !c.timerLive(t) {
 			continue
 		}
