@@ -54,12 +54,14 @@ nothing.`,
 			if err != nil {
 				return err
 			}
+			// Signals are caught before the node starts: a SIGTERM that
+			// arrives while it starts shuts it down cleanly once started.
+			sig := make(chan os.Signal, 1)
+			signal.Notify(sig, syscall.SIGTERM, syscall.SIGINT)
 			srv := server.New(cfg, server.Options{Logger: lg, AutoFormat: server.SingleNode(cfg), Out: cmd.OutOrStdout()})
 			if err := srv.Start(); err != nil {
 				return err
 			}
-			sig := make(chan os.Signal, 1)
-			signal.Notify(sig, syscall.SIGTERM, syscall.SIGINT)
 			s := <-sig
 			lg.Info("shutting down", "signal", s.String())
 			return srv.Shutdown()
