@@ -153,13 +153,9 @@ func (s *Server) producePartition(version int16, topic string, rp *kmsg.ProduceR
 	if internalTopics[topic] || topic == metadata.LogTopic {
 		return nil, nil, &codedError{kerr.InvalidTopicException, "Cannot append to internal topic " + topic}
 	}
-	p := s.deps.Partitions.Get(log.TopicPartition{Topic: topic, Partition: rp.Partition})
-	if p == nil {
-		img := s.deps.Metadata.Image()
-		if t := img.Topics[topic]; t != nil && t.Partitions[rp.Partition] != nil {
-			return nil, nil, partition.ErrNotLeader
-		}
-		return nil, nil, kerr.UnknownTopicOrPartition
+	p, err := s.leaderPartition(s.deps.Metadata.Image(), log.TopicPartition{Topic: topic, Partition: rp.Partition})
+	if err != nil {
+		return nil, nil, err
 	}
 	b, err := produceBatch(version, rp.Records)
 	return p, b, err

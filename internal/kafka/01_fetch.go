@@ -160,6 +160,8 @@ func (s *Server) readFetch(req *Request, r *kmsg.FetchRequest) (*kmsg.FetchRespo
 			switch {
 			case p == nil && req.Version >= 13 && !known:
 				sp.ErrorCode = kerr.UnknownTopicID.Code
+			case p == nil && known && s.deps.Partitions.Offline(log.TopicPartition{Topic: name, Partition: rp.Partition}) != nil:
+				sp.ErrorCode = kerr.KafkaStorageError.Code
 			case p == nil && img.Topics[name] != nil && img.Topics[name].Partitions[rp.Partition] != nil:
 				s.notLeader(&sp, img, name, rp.Partition)
 			case p == nil:

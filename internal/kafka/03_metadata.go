@@ -23,6 +23,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"weir/internal/controller"
+	"weir/internal/log"
 	"weir/internal/metadata"
 )
 
@@ -57,6 +58,7 @@ func (s *Server) handleMetadata(req *Request) *Reply {
 	if r.IncludeClusterAuthorizedOperations {
 		resp.AuthorizedOperations = clusterAllOperations
 	}
+	offline := s.offlineHere()
 	if all {
 		names := make([]string, 0, len(img.Topics))
 		for name := range img.Topics {
@@ -64,7 +66,7 @@ func (s *Server) handleMetadata(req *Request) *Reply {
 		}
 		sort.Strings(names)
 		for _, name := range names {
-			resp.Topics = append(resp.Topics, topicMetadata(img, img.Topics[name], r.IncludeTopicAuthorizedOperations))
+			resp.Topics = append(resp.Topics, s.topicMetadata(img, img.Topics[name], r.IncludeTopicAuthorizedOperations, offline))
 		}
 		return done(resp)
 	}
@@ -94,7 +96,7 @@ func (s *Server) handleMetadata(req *Request) *Reply {
 			resp.Topics = append(resp.Topics, mt)
 			continue
 		}
-		resp.Topics = append(resp.Topics, topicMetadata(img, t, r.IncludeTopicAuthorizedOperations))
+		resp.Topics = append(resp.Topics, s.topicMetadata(img, t, r.IncludeTopicAuthorizedOperations, offline))
 	}
 	return done(resp)
 }
@@ -182,7 +184,11 @@ func (s *Server) brokers(img *metadata.Image, listener string) []kmsg.MetadataRe
 	return out
 }
 
-func topicMetadata(img *metadata.Image, t *metadata.Topic, withOps bool) kmsg.MetadataResponseTopic {
+// topicMetadata describes t. A replica offline here (see offlineHere) is
+// listed in OfflineReplicas, and when it is the leader the partition has
+// none (-1, LEADER_NOT_AVAILABLE), as Kafka answers for a leader whose
+// log directory failed.
+func (s *Server) topicMetadata(img *metadata.Image, t *metadata.Topic, withOps bool, offline map[log.TopicPartition]bool) kmsg.MetadataResponseTopic {
 	mt := kmsg.NewMetadataResponseTopic()
 	name := t.Name
 	mt.Topic, mt.TopicID, mt.IsInternal = &name, t.ID, internalTopics[t.Name]
@@ -194,17 +200,38 @@ func topicMetadata(img *metadata.Image, t *metadata.Topic, withOps bool) kmsg.Me
 		mp := kmsg.NewMetadataResponseTopicPartition()
 		mp.Partition, mp.Leader, mp.LeaderEpoch = p.ID, p.Leader, p.LeaderEpoch
 		mp.Replicas, mp.ISR = p.Replicas, p.ISR
+		self := s.cfg.Broker.NodeID
+		here := offline[log.TopicPartition{Topic: t.Name, Partition: p.ID}]
 		for _, r := range p.Replicas {
-			if b := img.Brokers[r]; b == nil || b.Fenced {
+			if b := img.Brokers[r]; b == nil || b.Fenced || r == self && here {
 				mp.OfflineReplicas = append(mp.OfflineReplicas, r)
 			}
 		}
-		if p.Leader < 0 {
+		if here && p.Leader == self {
+			mp.Leader = -1
+		}
+		if mp.Leader < 0 {
 			mp.ErrorCode = kerr.LeaderNotAvailable.Code
 		}
 		mt.Partitions = append(mt.Partitions, mp)
 	}
 	return mt
+}
+
+// offlineHere returns the partitions assigned to this broker whose logs
+// could not be opened (nil when there are none).
+func (s *Server) offlineHere() map[log.TopicPartition]bool {
+	if s.deps.Partitions == nil {
+		return nil
+	}
+	var out map[log.TopicPartition]bool
+	for _, tp := range s.deps.Partitions.AllOffline() {
+		if out == nil {
+			out = map[log.TopicPartition]bool{}
+		}
+		out[tp] = true
+	}
+	return out
 }
 
 func itoa(i int32) string { return strconv.Itoa(int(i)) }

@@ -57,7 +57,12 @@ func (s *Server) handleWriteTxnMarkers(req *Request) *Reply {
 				rp := &rt.Partitions[pi]
 				rp.Default()
 				rp.Partition = part
-				p := s.deps.Partitions.Get(log.TopicPartition{Topic: t.Topic, Partition: part})
+				tp := log.TopicPartition{Topic: t.Topic, Partition: part}
+				p := s.deps.Partitions.Get(tp)
+				if p == nil && s.deps.Partitions.Offline(tp) != nil {
+					rp.ErrorCode = kerr.KafkaStorageError.Code
+					continue
+				}
 				if p == nil {
 					rp.ErrorCode = kerr.UnknownTopicOrPartition.Code
 					continue

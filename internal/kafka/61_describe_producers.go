@@ -27,10 +27,13 @@ func (s *Server) handleDescribeProducers(req *Request) *Reply {
 			sp := kmsg.NewDescribeProducersResponseTopicPartition()
 			sp.Partition = part
 			t := img.Topics[rt.Topic]
-			p := s.deps.Partitions.Get(log.TopicPartition{Topic: rt.Topic, Partition: part})
+			tp := log.TopicPartition{Topic: rt.Topic, Partition: part}
+			p := s.deps.Partitions.Get(tp)
 			switch {
 			case t == nil || t.Partitions[part] == nil:
 				sp.ErrorCode = kerr.UnknownTopicOrPartition.Code
+			case p == nil && s.deps.Partitions.Offline(tp) != nil:
+				sp.ErrorCode = kerr.KafkaStorageError.Code
 			case p == nil:
 				sp.ErrorCode = kerr.NotLeaderForPartition.Code
 			default:

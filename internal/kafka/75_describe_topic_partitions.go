@@ -21,6 +21,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"weir/internal/controller"
+	"weir/internal/log"
 )
 
 // maxResponsePartitions is Kafka's max.request.partition.size.limit
@@ -65,6 +66,7 @@ func (s *Server) handleDescribeTopicPartitions(req *Request) *Reply {
 	}
 	sort.Strings(names)
 
+	offline := s.offlineHere()
 	remaining := int(max(min(r.ResponsePartitionLimit, maxResponsePartitions), 1))
 	for _, name := range names {
 		if remaining == 0 {
@@ -103,10 +105,14 @@ func (s *Server) handleDescribeTopicPartitions(req *Request) *Reply {
 			// Never null: Kafka answers the image's (possibly empty) lists.
 			rp.EligibleLeaderReplicas = append([]int32{}, p.ELR...)
 			rp.LastKnownELR = append([]int32{}, p.LastKnownELR...)
-			for _, id := range p.Replicas {
-				if b := img.Brokers[id]; b == nil || b.Fenced {
-					rp.OfflineReplicas = append(rp.OfflineReplicas, id)
+			here := offline[log.TopicPartition{Topic: name, Partition: id}]
+			for _, r := range p.Replicas {
+				if b := img.Brokers[r]; b == nil || b.Fenced || r == s.cfg.Broker.NodeID && here {
+					rp.OfflineReplicas = append(rp.OfflineReplicas, r)
 				}
+			}
+			if here && p.Leader == s.cfg.Broker.NodeID {
+				rp.LeaderID = -1 // as in Metadata (topicMetadata)
 			}
 			rt.Partitions = append(rt.Partitions, rp)
 		}

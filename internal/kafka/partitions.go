@@ -12,16 +12,27 @@ import (
 )
 
 // leaderPartition returns the local replica of tp, or the error a client
-// should get: UNKNOWN_TOPIC_OR_PARTITION when the image has no such
-// partition, NOT_LEADER_OR_FOLLOWER when another broker hosts it.
+// should get (see missingPartition).
 func (s *Server) leaderPartition(img *metadata.Image, tp log.TopicPartition) (*partition.Partition, error) {
 	if p := s.deps.Partitions.Get(tp); p != nil {
 		return p, nil
 	}
-	if t := img.Topics[tp.Topic]; t != nil && t.Partitions[tp.Partition] != nil {
-		return nil, partition.ErrNotLeader
+	return nil, s.missingPartition(img, tp)
+}
+
+// missingPartition is the error for a partition without a local replica:
+// KAFKA_STORAGE_ERROR when its log here could not be opened (as Kafka
+// answers for a replica in a failed log directory),
+// UNKNOWN_TOPIC_OR_PARTITION when the image has no such partition,
+// NOT_LEADER_OR_FOLLOWER when another broker hosts it.
+func (s *Server) missingPartition(img *metadata.Image, tp log.TopicPartition) error {
+	if err := s.deps.Partitions.Offline(tp); err != nil {
+		return err
 	}
-	return nil, kerr.UnknownTopicOrPartition
+	if t := img.Topics[tp.Topic]; t != nil && t.Partitions[tp.Partition] != nil {
+		return partition.ErrNotLeader
+	}
+	return kerr.UnknownTopicOrPartition
 }
 
 // awaitMetadata waits until this broker's image includes a committed

@@ -214,33 +214,40 @@ func (l *Log) Roll() error {
 	return err
 }
 
-// newEmptySegment creates the files of a new, empty segment at base.
+// newEmptySegment creates the files of a new, empty segment at base. On
+// failure nothing of it stays open or on disk (the next open would take
+// a leftover .log for the last segment).
 func (l *Log) newEmptySegment(base int64) (*segment, error) {
 	s, err := openSegment(l.fs, l.dir, base, l.nowMs())
 	if err != nil {
 		return nil, err
 	}
-	l.dirUnsynced.Store(true)
-	if s.index, _, err = loadOffsetIndex(l.fs, segmentPath(l.dir, base, FileIndex), base, 0); err != nil {
-		s.file.Close()
-		return nil, err
-	}
-	if s.timeIndex, _, err = loadTimeIndex(l.fs, segmentPath(l.dir, base, FileTimeIndex), base, base); err != nil {
-		s.file.Close()
-		s.index.file.Close()
-		return nil, err
-	}
-	// A leftover transaction index describes batches that are gone.
-	if err := l.fs.Remove(segmentPath(l.dir, base, FileTxnIndex)); err != nil && !os.IsNotExist(err) {
-		s.close()
-		return nil, err
-	}
-	s.txns = &txnIndex{fs: l.fs, path: segmentPath(l.dir, base, FileTxnIndex), created: l.markDirUnsynced}
 	if s.size.Load() != 0 {
-		s.close()
+		s.close() // someone else's data: keep it
 		return nil, fmt.Errorf("log %s: new segment %d is not empty", l.tp, base)
 	}
+	l.dirUnsynced.Store(true)
+	if err := l.initEmptySegment(s); err != nil {
+		l.removeSegmentFiles(s)
+		return nil, err
+	}
 	return s, nil
+}
+
+func (l *Log) initEmptySegment(s *segment) error {
+	var err error
+	if s.index, _, err = loadOffsetIndex(l.fs, segmentPath(l.dir, s.base, FileIndex), s.base, 0); err != nil {
+		return err
+	}
+	if s.timeIndex, _, err = loadTimeIndex(l.fs, segmentPath(l.dir, s.base, FileTimeIndex), s.base, s.base); err != nil {
+		return err
+	}
+	// A leftover transaction index describes batches that are gone.
+	if err := l.fs.Remove(segmentPath(l.dir, s.base, FileTxnIndex)); err != nil && !os.IsNotExist(err) {
+		return err
+	}
+	s.txns = &txnIndex{fs: l.fs, path: segmentPath(l.dir, s.base, FileTxnIndex), created: l.markDirUnsynced}
+	return nil
 }
 
 func (l *Log) rollLocked(base int64) (*segment, error) {

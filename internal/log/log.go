@@ -280,10 +280,6 @@ func deleteDirName(tp TopicPartition, suffix string) string {
 func closeAll(segs []*segment) error {
 	var errs []error
 	for _, s := range segs {
-		if s.index == nil {
-			errs = append(errs, s.file.Close())
-			continue
-		}
 		errs = append(errs, s.close())
 	}
 	return errors.Join(errs...)

@@ -6,10 +6,12 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"weir/internal/vfs"
@@ -45,8 +47,21 @@ type Manager struct {
 	mu      sync.Mutex
 	logs    map[TopicPartition]*Log
 	dirOf   map[TopicPartition]string // the log dir (root) holding each log
+	failed  map[TopicPartition]failedLog
 	cleaner *cleaner
 }
+
+// A failedLog is a partition whose log could not be opened or created. It
+// stays offline until the broker restarts (as a failed log directory in
+// Kafka) or the partition is deleted.
+type failedLog struct {
+	root string
+	err  error
+}
+
+// ErrOffline marks the error of a partition whose log could not be opened
+// (KAFKA_STORAGE_ERROR).
+var ErrOffline = errors.New("log: offline")
 
 // NewManager returns a manager; call Load before use.
 func NewManager(cfg ManagerConfig, opts Options) *Manager {
@@ -59,7 +74,8 @@ func NewManager(cfg ManagerConfig, opts Options) *Manager {
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
 	}
-	m := &Manager{cfg: cfg, opts: opts, lg: opts.Logger, logs: map[TopicPartition]*Log{}, dirOf: map[TopicPartition]string{}}
+	m := &Manager{cfg: cfg, opts: opts, lg: opts.Logger, logs: map[TopicPartition]*Log{}, dirOf: map[TopicPartition]string{},
+		failed: map[TopicPartition]failedLog{}}
 	m.cleaner = newCleaner(m)
 	return m
 }
@@ -80,7 +96,9 @@ func ParseDirName(name string) (TopicPartition, bool) {
 // Load opens every partition log found in the log directories, using the
 // checkpoints for recovery points, log start offsets and high watermarks,
 // and finishes deletions of removed partitions. configFor supplies each
-// log's configuration. Logs are opened in parallel.
+// log's configuration. Logs are opened in parallel. A log that cannot be
+// opened is logged and left offline (Failed); Load fails only when a log
+// directory itself cannot be read.
 func (m *Manager) Load(configFor func(TopicPartition) Config) error {
 	fsys := m.opts.FS
 	type job struct {
@@ -137,22 +155,47 @@ func (m *Manager) Load(configFor func(TopicPartition) Config) error {
 		}()
 	}
 	wg.Wait()
-	if err := errors.Join(errs...); err != nil {
-		for _, l := range opened {
-			if l != nil {
-				l.closeFiles()
-			}
-		}
-		return err
-	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	for i, j := range jobs {
+		if errs[i] != nil {
+			m.failLocked(j.tp, j.root, errs[i])
+			continue
+		}
 		m.logs[j.tp] = opened[i]
 		m.dirOf[j.tp] = j.root
 	}
-	m.lg.Info("loaded logs", "count", len(jobs))
+	m.lg.Info("loaded logs", "count", len(m.logs), "offline", len(m.failed))
 	return nil
+}
+
+// failLocked records that tp's log in root could not be opened.
+func (m *Manager) failLocked(tp TopicPartition, root string, err error) {
+	args := []any{"partition", tp.String(), "dir", root, "err", err}
+	if errors.Is(err, syscall.EMFILE) || errors.Is(err, syscall.ENFILE) {
+		args = append(args, "hint", "raise the open-file limit (ulimit -n, LimitNOFILE) and restart the broker")
+	}
+	m.lg.Error("partition offline: its log cannot be opened", args...)
+	m.failed[tp] = failedLog{root: root, err: fmt.Errorf("%w: %s: %w", ErrOffline, tp, err)}
+}
+
+// Failed returns the error of tp when its log could not be opened or
+// created (it wraps ErrOffline), or nil.
+func (m *Manager) Failed(tp TopicPartition) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.failed[tp].err
+}
+
+// AllFailed returns every partition whose log could not be opened.
+func (m *Manager) AllFailed() []TopicPartition {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	out := make([]TopicPartition, 0, len(m.failed))
+	for tp := range m.failed {
+		out = append(out, tp)
+	}
+	return out
 }
 
 func (m *Manager) skip(name string) bool {
@@ -184,17 +227,33 @@ func (m *Manager) All() []*Log {
 
 // GetOrCreate returns tp's log, creating it in the log directory holding
 // the fewest partitions. topicID is recorded in partition.metadata. A
-// partition whose directory is one of SkipDirs is refused.
+// partition whose directory is one of SkipDirs is refused. A log that
+// cannot be created is left offline (Failed) and its error returned, as
+// it is again for later calls.
 func (m *Manager) GetOrCreate(tp TopicPartition, topicID [16]byte, cfg Config) (*Log, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if l := m.logs[tp]; l != nil {
 		return l, nil
 	}
+	if f, ok := m.failed[tp]; ok {
+		return nil, f.err
+	}
 	if m.skip(tp.String()) {
 		return nil, fmt.Errorf("log: the directory of %s belongs to another component", tp)
 	}
 	root := m.leastLoadedDir()
+	l, err := m.create(root, tp, topicID, cfg)
+	if err != nil {
+		m.failLocked(tp, root, err)
+		return nil, m.failed[tp].err
+	}
+	m.logs[tp] = l
+	m.dirOf[tp] = root
+	return l, nil
+}
+
+func (m *Manager) create(root string, tp TopicPartition, topicID [16]byte, cfg Config) (*Log, error) {
 	dir := filepath.Join(root, tp.String())
 	if err := m.opts.FS.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
@@ -207,10 +266,8 @@ func (m *Manager) GetOrCreate(tp TopicPartition, topicID [16]byte, cfg Config) (
 		return nil, err
 	}
 	if err := m.opts.FS.SyncDir(root); err != nil {
-		return nil, err
+		return nil, errors.Join(err, l.Abandon())
 	}
-	m.logs[tp] = l
-	m.dirOf[tp] = root
 	return l, nil
 }
 
@@ -255,17 +312,35 @@ func (l *Log) ReadTopicID() ([16]byte, error) {
 }
 
 // Delete removes tp's log: its directory is renamed at once and deleted
-// after file.delete.delay.ms.
+// after file.delete.delay.ms. An offline log's directory is removed at
+// once, as none of its files is open.
 func (m *Manager) Delete(tp TopicPartition) error {
 	m.mu.Lock()
 	l := m.logs[tp]
+	f, failed := m.failed[tp]
 	delete(m.logs, tp)
 	delete(m.dirOf, tp)
+	delete(m.failed, tp)
 	m.mu.Unlock()
+	if failed {
+		return m.removeFailed(tp, f.root)
+	}
 	if l == nil {
 		return nil
 	}
 	return l.Delete(strconv.FormatInt(m.opts.Now().UnixNano(), 36))
+}
+
+func (m *Manager) removeFailed(tp TopicPartition, root string) error {
+	dir := filepath.Join(root, tp.String())
+	if _, err := m.opts.FS.Stat(dir); os.IsNotExist(err) {
+		return nil
+	}
+	target := filepath.Join(root, deleteDirName(tp, strconv.FormatInt(m.opts.Now().UnixNano(), 36)))
+	if err := m.opts.FS.Rename(dir, target); err != nil {
+		return err
+	}
+	return m.opts.FS.RemoveAll(target)
 }
 
 // Run performs the background work until ctx is done.

@@ -351,8 +351,20 @@ func (s *segment) sync() error {
 	return s.timeIndex.file.Sync()
 }
 
+// close closes the segment's files. It is safe on a segment whose
+// indexes were never (or only partly) opened, as a failed load leaves it.
 func (s *segment) close() error {
-	return errors.Join(s.file.Close(), s.index.file.Close(), s.timeIndex.file.Close(), s.txns.close())
+	var errs []error
+	if s.file != nil {
+		errs = append(errs, s.file.Close())
+	}
+	if s.index != nil {
+		errs = append(errs, s.index.file.Close())
+	}
+	if s.timeIndex != nil {
+		errs = append(errs, s.timeIndex.file.Close())
+	}
+	return errors.Join(append(errs, s.txns.close())...)
 }
 
 // readAll reads the segment's bytes in [from, to).

@@ -14,7 +14,8 @@
 //
 // Metrics:
 //
-//	weir_server_replica_manager_partition_count                    local replicas
+//	weir_server_replica_manager_partition_count                    local replicas (offline ones too)
+//	weir_server_replica_manager_offline_replica_count              local replicas whose log cannot be opened
 //	weir_server_replica_manager_leader_count                       local replicas led here
 //	weir_server_replica_manager_under_replicated_partitions        led here, ISR < replicas
 //	weir_server_replica_manager_under_min_isr_partition_count      led here, ISR < min.insync.replicas
@@ -67,6 +68,10 @@ type ReplicaStatus struct {
 	// Replicas, ISR and MinISR are the sizes of the assignment and of the
 	// in-sync set, and the topic's effective min.insync.replicas.
 	Replicas, ISR, MinISR int
+	// Offline is true when the replica's log could not be opened (Kafka's
+	// replica in a failed log directory); the other fields are then
+	// ignored.
+	Offline bool
 	// Lag is meaningful on a follower only (Leader false): the leader's
 	// log end offset as this follower last learned it, minus the
 	// follower's own log end offset, and never below 0 (Kafka's
@@ -181,6 +186,7 @@ func desc(name, help string, labels ...string) *prometheus.Desc {
 
 var (
 	descPartitionCount   = desc("server_replica_manager_partition_count", "Number of replicas hosted by this broker (Kafka's ReplicaManager PartitionCount).")
+	descOfflineReplicas  = desc("server_replica_manager_offline_replica_count", "Replicas on this broker whose log cannot be opened (Kafka's ReplicaManager OfflineReplicaCount).")
 	descLeaderCount      = desc("server_replica_manager_leader_count", "Number of partitions this broker leads (Kafka's ReplicaManager LeaderCount).")
 	descUnderReplicated  = desc("server_replica_manager_under_replicated_partitions", "Partitions led by this broker whose ISR is smaller than their replica set.")
 	descUnderMinISR      = desc("server_replica_manager_under_min_isr_partition_count", "Partitions led by this broker whose ISR is smaller than min.insync.replicas.")
@@ -205,7 +211,7 @@ type collector struct {
 func newCollector(src Source, c *Counters) *collector { return &collector{src: src, counters: c} }
 
 func (c *collector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{descPartitionCount, descLeaderCount, descUnderReplicated, descUnderMinISR, descAtMinISR,
+	for _, d := range []*prometheus.Desc{descPartitionCount, descOfflineReplicas, descLeaderCount, descUnderReplicated, descUnderMinISR, descAtMinISR,
 		descIsrShrinks, descIsrExpands, descConsumerLag, descMaxLag, descActiveController, descOffline, descGlobalTopics, descGlobalPartitions,
 		descSkippedRecords} {
 		ch <- d
@@ -217,9 +223,13 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 		ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, float64(v), labels...)
 	}
 	reps := c.src.Replicas()
-	var leaders, under, underMin, atMin int
+	var leaders, under, underMin, atMin, offline int
 	var maxLag int64
 	for _, r := range reps {
+		if r.Offline {
+			offline++
+			continue
+		}
 		if !r.Leader {
 			lag := max(r.Lag, 0)
 			maxLag = max(maxLag, lag)
@@ -238,6 +248,7 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 		}
 	}
 	gauge(descPartitionCount, len(reps))
+	gauge(descOfflineReplicas, offline)
 	gauge(descLeaderCount, leaders)
 	gauge(descUnderReplicated, under)
 	gauge(descUnderMinISR, underMin)

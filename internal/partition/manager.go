@@ -81,6 +81,20 @@ func (m *Manager) Get(tp log.TopicPartition) *Partition {
 	return m.parts[tp]
 }
 
+// Offline returns an error wrapping ErrStorage when tp is assigned to this
+// broker but its log could not be opened or created (the replica is
+// offline until the broker restarts), else nil.
+func (m *Manager) Offline(tp log.TopicPartition) error {
+	if err := m.logs.Failed(tp); err != nil {
+		return fmt.Errorf("%w: %v", ErrStorage, err)
+	}
+	return nil
+}
+
+// AllOffline returns the replicas assigned to this broker whose logs could
+// not be opened.
+func (m *Manager) AllOffline() []log.TopicPartition { return m.logs.AllFailed() }
+
 // All returns every local replica.
 func (m *Manager) All() []*Partition {
 	m.mu.RLock()
@@ -103,7 +117,13 @@ func (m *Manager) TopicConfig(img *metadata.Image, topic string) config.Topic {
 func (m *Manager) Load(img *metadata.Image) error {
 	var errs []error
 	// Stray logs go first: a log of an earlier topic with the same name
-	// must not be adopted by the new topic's replica.
+	// must not be adopted by the new topic's replica. Offline logs no
+	// longer assigned here go too.
+	for _, tp := range m.logs.AllFailed() {
+		if t := img.Topics[tp.Topic]; t == nil || t.Partitions[tp.Partition] == nil || !t.Partitions[tp.Partition].HasReplica(m.self) {
+			errs = append(errs, m.logs.Delete(tp))
+		}
+	}
 	for _, l := range m.logs.All() {
 		tp := l.TopicPartition()
 		t := img.Topics[tp.Topic]
@@ -178,8 +198,14 @@ func (m *Manager) applyPartition(img *metadata.Image, t *metadata.Topic, mp *met
 	}
 	p := m.Get(tp)
 	if p == nil {
+		if m.logs.Failed(tp) != nil {
+			return nil // offline, already reported
+		}
 		cfg := m.TopicConfig(img, t.Name)
 		l, err := m.logs.GetOrCreate(tp, t.ID, LogConfig(cfg))
+		if errors.Is(err, log.ErrOffline) {
+			return nil // the log manager reported it; Offline tells clients
+		}
 		if err != nil {
 			return fmt.Errorf("creating log %s: %w", tp, err)
 		}
@@ -220,7 +246,7 @@ func (m *Manager) remove(tp log.TopicPartition) error {
 	delete(m.parts, tp)
 	m.mu.Unlock()
 	if p == nil {
-		return nil
+		return m.logs.Delete(tp) // an offline log, if any
 	}
 	if m.fetcher != nil {
 		m.fetcher.Unfollow(tp)

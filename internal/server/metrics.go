@@ -47,6 +47,9 @@ func (m metricsSource) Replicas() []metrics.ReplicaStatus {
 			Lag:       lag,
 		})
 	}
+	for _, tp := range s.partitions.AllOffline() {
+		out = append(out, metrics.ReplicaStatus{Topic: tp.Topic, Partition: tp.Partition, Offline: true})
+	}
 	return out
 }
 

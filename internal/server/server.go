@@ -247,6 +247,7 @@ func (s *Server) Start() (err error) {
 		return fmt.Errorf("catching up with the metadata log: %w", err)
 	}
 	img := s.publisher.Image()
+	s.checkOpenFileLimit()
 	if err := s.logs.Load(func(tp log.TopicPartition) log.Config {
 		return partition.LogConfig(s.partitions.TopicConfig(img, tp.Topic))
 	}); err != nil {

@@ -22,6 +22,13 @@ type Faults struct {
 	syncErr     error
 	failRenames int
 	renameErr   error
+	// Opens: openSkip more succeed, then failOpens fail with openErr;
+	// openLimit (0: none) caps the files open at once, as RLIMIT_NOFILE.
+	openSkip  int
+	failOpens int
+	openErr   error
+	openLimit int
+	open      int
 }
 
 // SetWriteBudget allows n more bytes to be written (in total, over all
@@ -72,6 +79,61 @@ func (f *Faults) FailRenames(n int, err error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.failRenames, f.renameErr = n, err
+}
+
+// FailOpens lets the next skip OpenFile calls succeed and makes the n after
+// them fail with err (syscall.EMFILE when err is nil) without opening or
+// creating anything.
+func (f *Faults) FailOpens(skip, n int, err error) {
+	if err == nil {
+		err = syscall.EMFILE
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.openSkip, f.failOpens, f.openErr = skip, n, err
+}
+
+// SetOpenLimit makes OpenFile fail with EMFILE while n files are open, as
+// a process at its RLIMIT_NOFILE; n <= 0 removes the limit.
+func (f *Faults) SetOpenLimit(n int) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.openLimit = max(n, 0)
+}
+
+// OpenFiles returns how many files opened through the filesystem are not
+// closed yet.
+func (f *Faults) OpenFiles() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.open
+}
+
+// openFault decides whether an open may proceed; when it may (nil), the
+// file counts as open until released.
+func (f *Faults) openFault() error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	switch {
+	case f.openSkip > 0:
+		f.openSkip--
+	case f.failOpens > 0:
+		f.failOpens--
+		return f.openErr
+	}
+	if f.openLimit > 0 && f.open >= f.openLimit {
+		return syscall.EMFILE
+	}
+	f.open++
+	return nil
+}
+
+// released notes that a file counted by openFault was closed (or its open
+// failed after all).
+func (f *Faults) released() {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.open--
 }
 
 // allowWrite returns how many of n bytes may be written and the error to

@@ -3,13 +3,14 @@ package vfstest
 import (
 	"io/fs"
 	"os"
+	"sync/atomic"
 
 	"weir/internal/vfs"
 )
 
 // FaultFS wraps another filesystem (usually vfs.OS) with the fault injection
-// of Faults: a write budget after which writes fail with ENOSPC, and failing
-// syncs and renames. Files it opens are wrappers, not *os.File.
+// of Faults: failing opens and an open-file limit, a write budget after
+// which writes fail with ENOSPC, and failing syncs and renames. Files it opens are wrappers, not *os.File.
 type FaultFS struct {
 	*Faults
 	inner vfs.FS
@@ -21,8 +22,12 @@ var _ vfs.FS = (*FaultFS)(nil)
 func Faulty(inner vfs.FS) *FaultFS { return &FaultFS{Faults: &Faults{partial: true}, inner: inner} }
 
 func (f *FaultFS) OpenFile(name string, flag int, perm fs.FileMode) (vfs.File, error) {
+	if err := f.openFault(); err != nil {
+		return nil, pathErr("open", name, err)
+	}
 	fl, err := f.inner.OpenFile(name, flag, perm)
 	if err != nil {
+		f.released()
 		return nil, err
 	}
 	return &faultFile{File: fl, faults: f.Faults}, nil
@@ -51,6 +56,7 @@ func (f *FaultFS) SyncDir(dir string) error {
 type faultFile struct {
 	vfs.File
 	faults *Faults
+	closed atomic.Bool
 }
 
 func (f *faultFile) WriteAt(p []byte, off int64) (int, error) {
@@ -82,4 +88,12 @@ func (f *faultFile) Sync() error {
 		return pathErr("sync", f.Name(), err)
 	}
 	return f.File.Sync()
+}
+
+func (f *faultFile) Close() error {
+	err := f.File.Close()
+	if f.closed.CompareAndSwap(false, true) {
+		f.faults.released()
+	}
+	return err
 }

@@ -113,6 +113,7 @@ func (f *memFile) Close() error {
 		return pathErr("close", f.name, os.ErrClosed)
 	}
 	f.closed = true
+	f.fs.released()
 	return nil
 }
 

@@ -26,7 +26,7 @@ import (
 //
 // Open handles keep working on files that were removed or renamed, as on
 // POSIX. Paths are slash-separated; "/a/b" and "a/b" name the same file.
-// Fault injection (Faults) applies to writes, syncs and renames.
+// Fault injection (Faults) applies to opens, writes, syncs and renames.
 type MemFS struct {
 	*Faults
 	mu   sync.Mutex
@@ -158,7 +158,13 @@ func (d *inode) set(name string, ino *inode, now time.Time) {
 // OpenFile opens a file; O_CREATE, O_EXCL, O_TRUNC, O_APPEND and the access
 // modes behave as with os.OpenFile.
 func (m *MemFS) OpenFile(name string, flag int, perm fs.FileMode) (vfs.File, error) {
+	if err := m.openFault(); err != nil {
+		return nil, pathErr("open", name, err)
+	}
 	f, created, err := m.openFile(name, flag)
+	if err != nil {
+		m.released()
+	}
 	if created {
 		m.after("create", name)
 	}

@@ -1,0 +1,223 @@
+package log
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"syscall"
+	"testing"
+
+	"weir/internal/record"
+)
+
+// openFails opens the log with the open at position skip (and later
+// ones, n of them) failing, syncs failing too when syncs > 0. It checks
+// that the failure is a clear error naming the partition and the cause,
+// and that nothing stays open.
+func openFails(t *testing.T, e *testEnv, o Options, skip, n, syncs int) (*Log, error) {
+	t.Helper()
+	before := e.fs.OpenFiles()
+	e.fs.FailOpens(skip, n, nil)
+	e.fs.FailSyncs(syncs, nil)
+	l, err := Open(e.dir, e.tp, smallConfig(), o)
+	e.fs.FailOpens(0, 0, nil)
+	e.fs.FailSyncs(0, nil)
+	if err != nil {
+		if !strings.Contains(err.Error(), e.tp.String()) && !errors.Is(err, syscall.EIO) {
+			t.Fatalf("open error does not name the partition: %v", err)
+		}
+		if !errors.Is(err, syscall.EMFILE) && !errors.Is(err, syscall.EIO) {
+			t.Fatalf("open error lost its cause: %v", err)
+		}
+		if got := e.fs.OpenFiles(); got != before {
+			t.Fatalf("a failed open left %d files open", got-before)
+		}
+		return nil, err
+	}
+	return l, nil
+}
+
+// Creating a log with an open (or directory fsync) failing at every point
+// fails cleanly, and a later open without faults gives a whole, empty log.
+func TestOpenFaultsOnCreate(t *testing.T) {
+	for skip := 0; skip < 8; skip++ {
+		for _, syncs := range []int{0, 1} {
+			t.Run(fmt.Sprintf("skip%d-syncs%d", skip, syncs), func(t *testing.T) {
+				e := newEnv(t)
+				e.dir = "/data/new-0"
+				e.tp = TopicPartition{"new", 0}
+				l, err := openFails(t, e, e.opts(), skip, 1, syncs)
+				if err == nil {
+					l.Close()
+				}
+				l = e.open(smallConfig())
+				defer l.Close()
+				mustAppend(t, l, valueBatch(t, 3, 10, e.clock.Ms()))
+				if got := len(readBatches(t, l, 0)); got != 1 {
+					t.Fatalf("read %d batches", got)
+				}
+			})
+		}
+	}
+}
+
+// Reopening a log of several segments with an open failing at a random
+// point of recovery (or index loading) fails cleanly, and a later open
+// without faults finds every batch.
+func TestOpenFaultsOnRecovery(t *testing.T) {
+	for seed := int64(0); seed < 40; seed++ {
+		t.Run(fmt.Sprint(seed), func(t *testing.T) {
+			r := seeded(t, seed)
+			e := newEnv(t)
+			cfg := smallConfig()
+			l := e.open(cfg)
+			var batches []record.Batch
+			for i := 0; i < 10+r.Intn(30); i++ {
+				b := valueBatch(t, 1+r.Intn(3), 50+r.Intn(200), e.clock.Ms())
+				mustAppend(t, l, b)
+				batches = append(batches, b)
+			}
+			o := e.opts()
+			if r.Intn(2) == 0 { // a clean close: only the last segment is recovered
+				o.RecoveryPoint = l.LogEndOffset()
+				if err := l.Close(); err != nil {
+					t.Fatal(err)
+				}
+			} else if err := l.Abandon(); err != nil {
+				t.Fatal(err)
+			}
+			files := 4 * l.NumSegments()
+			if _, err := openFails(t, e, o, r.Intn(files), 1+r.Intn(3), 0); err == nil {
+				t.Logf("open succeeded (the failures hit no open)")
+			}
+			l = e.openWith(cfg, o)
+			defer l.Close()
+			checkEveryOffset(t, l, batches)
+		})
+	}
+}
+
+// A roll whose new segment cannot be opened fails the append and leaves
+// no file of the new segment behind; the log goes on.
+func TestOpenFaultOnRoll(t *testing.T) {
+	for skip := 0; skip < 3; skip++ {
+		t.Run(fmt.Sprint(skip), func(t *testing.T) {
+			e := newEnv(t)
+			cfg := smallConfig()
+			l := e.open(cfg)
+			defer l.Close()
+			var batches []record.Batch
+			for l.NumSegments() == 1 {
+				b := valueBatch(t, 1, 200, e.clock.Ms())
+				mustAppend(t, l, b)
+				batches = append(batches, b)
+			}
+			// Fill the active segment up to the next roll.
+			segs := l.NumSegments()
+			before := e.fs.OpenFiles()
+			e.fs.FailOpens(skip, 1, nil)
+			var failed bool
+			for i := 0; i < 100 && l.NumSegments() == segs; i++ {
+				b := valueBatch(t, 1, 200, e.clock.Ms())
+				if _, err := l.AppendAsLeader(b, 0); err != nil {
+					if !errors.Is(err, syscall.EMFILE) {
+						t.Fatalf("append error %v", err)
+					}
+					failed = true
+					break
+				}
+				batches = append(batches, b)
+			}
+			e.fs.FailOpens(0, 0, nil)
+			if !failed {
+				t.Fatal("no append failed")
+			}
+			if got := e.fs.OpenFiles(); got != before {
+				t.Fatalf("the failed roll left %d files open", got-before)
+			}
+			checkNoPartial(t, e, l)
+			b := valueBatch(t, 1, 200, e.clock.Ms())
+			mustAppend(t, l, b)
+			checkEveryOffset(t, l, append(batches, b))
+		})
+	}
+}
+
+// With too few file handles for every log, the manager opens what fits,
+// reports the rest offline with the cause (at load and at creation), and
+// deleting an offline partition removes its directory.
+func TestManagerOfflineLogs(t *testing.T) {
+	e := newEnv(t)
+	m := newTestManager(e, "/d1")
+	if err := m.Load(func(TopicPartition) Config { return smallConfig() }); err != nil {
+		t.Fatal(err)
+	}
+	var id [16]byte
+	var tps []TopicPartition
+	for i := int32(0); i < 10; i++ {
+		tp := TopicPartition{"t", i}
+		tps = append(tps, tp)
+		l, err := m.GetOrCreate(tp, id, smallConfig())
+		if err != nil {
+			t.Fatal(err)
+		}
+		mustAppend(t, l, valueBatch(t, 1, 10, e.clock.Ms()))
+	}
+	if err := m.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	// Each log keeps 3 files open (.log, .index, .timeindex).
+	e.fs.SetOpenLimit(3 * 6)
+	m = newTestManager(e, "/d1")
+	if err := m.Load(func(TopicPartition) Config { return smallConfig() }); err != nil {
+		t.Fatalf("load failed instead of leaving logs offline: %v", err)
+	}
+	online, offline := len(m.All()), len(m.AllFailed())
+	if online == 0 || offline == 0 || online+offline != len(tps) {
+		t.Fatalf("%d logs online, %d offline, of %d", online, offline, len(tps))
+	}
+	for _, tp := range tps {
+		l, ferr := m.Get(tp), m.Failed(tp)
+		switch {
+		case l == nil && ferr == nil:
+			t.Fatalf("%s is neither open nor offline", tp)
+		case l != nil && ferr != nil:
+			t.Fatalf("%s is both open and offline", tp)
+		case ferr != nil && (!errors.Is(ferr, ErrOffline) || !errors.Is(ferr, syscall.EMFILE) || !strings.Contains(ferr.Error(), tp.String())):
+			t.Fatalf("offline error of %s: %v", tp, ferr)
+		case ferr != nil:
+			// Offline stays offline, without touching the disk.
+			if _, err := m.GetOrCreate(tp, id, smallConfig()); !errors.Is(err, ErrOffline) {
+				t.Fatalf("GetOrCreate of offline %s: %v", tp, err)
+			}
+		default:
+			mustAppend(t, l, valueBatch(t, 1, 10, e.clock.Ms()))
+		}
+	}
+	// A new partition that does not fit goes offline too.
+	e.fs.SetOpenLimit(e.fs.OpenFiles())
+	fresh := TopicPartition{"fresh", 0}
+	if _, err := m.GetOrCreate(fresh, id, smallConfig()); !errors.Is(err, ErrOffline) || !errors.Is(err, syscall.EMFILE) {
+		t.Fatalf("creating past the limit: %v", err)
+	}
+	if m.Failed(fresh) == nil {
+		t.Fatal("the new partition is not reported offline")
+	}
+	// Deleting offline partitions removes their directories.
+	for _, tp := range m.AllFailed() {
+		if err := m.Delete(tp); err != nil {
+			t.Fatal(err)
+		}
+		if m.Failed(tp) != nil {
+			t.Fatalf("%s still offline after its deletion", tp)
+		}
+		if _, err := e.fs.Stat("/d1/" + tp.String()); err == nil {
+			t.Fatalf("directory of deleted %s is still there", tp)
+		}
+	}
+	e.fs.SetOpenLimit(0)
+	if err := m.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
