@@ -43,6 +43,9 @@ type FlowConfig struct {
 	OffsetSyncsReplicationFactor int16
 	CheckpointsReplicationFactor int16
 	HeartbeatsReplicationFactor  int16
+	// PositionsReplicationFactor is Connect's
+	// offset.storage.replication.factor, for PositionsTopic.
+	PositionsReplicationFactor int16
 	// OffsetSyncsOnTarget is offset-syncs.topic.location=target.
 	OffsetSyncsOnTarget bool
 	OffsetLagMax        int64
@@ -138,6 +141,7 @@ var flowSettings = map[string]setting{
 	"offset-syncs.topic.replication.factor":               {def: "3"},
 	"checkpoints.topic.replication.factor":                {def: "3"},
 	"heartbeats.topic.replication.factor":                 {def: "3"},
+	"offset.storage.replication.factor":                   {def: "3"},
 	"offset-syncs.topic.location":                         {def: "source"},
 	"offset.lag.max":                                      {def: "100"},
 	"emit.offset-syncs.enabled":                           {def: "true"},
@@ -432,6 +436,7 @@ func parseFlow(src, dst string, top, over map[string]string) (*FlowConfig, []str
 		{"offset-syncs.topic.replication.factor", &f.OffsetSyncsReplicationFactor},
 		{"checkpoints.topic.replication.factor", &f.CheckpointsReplicationFactor},
 		{"heartbeats.topic.replication.factor", &f.HeartbeatsReplicationFactor},
+		{"offset.storage.replication.factor", &f.PositionsReplicationFactor},
 	} {
 		v, k := get(rf.key)
 		n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 16)

@@ -41,7 +41,7 @@ func TestParseDefaults(t *testing.T) {
 	}
 	f := cfg.Flows[0]
 	if f.Name() != "A->B" || f.ReplicationFactor != 2 || f.OffsetSyncsReplicationFactor != 3 ||
-		f.CheckpointsReplicationFactor != 3 || f.HeartbeatsReplicationFactor != 3 || f.OffsetLagMax != 100 ||
+		f.CheckpointsReplicationFactor != 3 || f.HeartbeatsReplicationFactor != 3 || f.PositionsReplicationFactor != 3 || f.OffsetLagMax != 100 ||
 		f.OffsetSyncsOnTarget || !f.EmitOffsetSyncs || !f.HeartbeatsReplication ||
 		f.HeartbeatsInterval != time.Second || f.CheckpointsInterval != 0 ||
 		f.RefreshTopicsInterval != 600*time.Second || f.RefreshGroupsInterval != 600*time.Second {

@@ -9,9 +9,12 @@ package mirror
 type syncRule struct {
 	lagMax int64
 	parts  map[topicPartition]*syncState
-	// pending are the syncs to write now; delayed those to write at the
-	// next flush. A partition is in at most one of them.
-	pending, delayed map[topicPartition]OffsetSync
+	// pending are the syncs to write now, in order (the mirror writes
+	// them after each batch, so none is replaced before it is written);
+	// delayed is each partition's latest pair, written at the next flush
+	// unless a sync of the partition is due first.
+	pending []OffsetSync
+	delayed map[topicPartition]OffsetSync
 }
 
 type topicPartition struct {
@@ -27,7 +30,6 @@ func newSyncRule(lagMax int64) *syncRule {
 	return &syncRule{
 		lagMax:  lagMax,
 		parts:   map[topicPartition]*syncState{},
-		pending: map[topicPartition]OffsetSync{},
 		delayed: map[topicPartition]OffsetSync{},
 	}
 }
@@ -50,7 +52,7 @@ func (r *syncRule) record(topic string, partition int32, up, down int64) {
 	if now {
 		st.lastSyncDownstream = down
 		delete(r.delayed, tp)
-		r.pending[tp] = s
+		r.pending = append(r.pending, s)
 		return
 	}
 	r.delayed[tp] = s
@@ -58,18 +60,15 @@ func (r *syncRule) record(topic string, partition int32, up, down int64) {
 
 // flush promotes the delayed syncs (the periodic commit).
 func (r *syncRule) flush() {
-	for tp, s := range r.delayed {
-		r.pending[tp] = s
+	for _, s := range r.delayed {
+		r.pending = append(r.pending, s)
 	}
 	clear(r.delayed)
 }
 
 // take returns the syncs to write now and forgets them.
 func (r *syncRule) take() []OffsetSync {
-	out := make([]OffsetSync, 0, len(r.pending))
-	for _, s := range r.pending {
-		out = append(out, s)
-	}
-	clear(r.pending)
+	out := r.pending
+	r.pending = nil
 	return out
 }

@@ -43,3 +43,15 @@ func TestSyncRule(t *testing.T) {
 		}
 	}
 }
+
+// Syncs due within one batch are all written, none replaced by a later one.
+func TestSyncRuleKeepsEveryDueSync(t *testing.T) {
+	r := newSyncRule(100)
+	r.record("t", 0, 0, 0)
+	r.record("t", 0, 5, 1) // upstream gap
+	r.record("t", 1, 0, 0)
+	want := []OffsetSync{{"t", 0, 0, 0}, {"t", 0, 5, 1}, {"t", 1, 0, 0}}
+	if got := r.take(); !slices.Equal(got, want) {
+		t.Fatalf("wrote %+v, want %+v", got, want)
+	}
+}
