@@ -147,7 +147,7 @@ var flowSettings = map[string]setting{
 	"emit.offset-syncs.enabled":                           {def: "true"},
 	"emit.heartbeats.enabled":                             {def: "true"},
 	"emit.heartbeats.interval.seconds":                    {def: "1"},
-	"emit.checkpoints.enabled":                            {def: "true", unimplemented: "true"},
+	"emit.checkpoints.enabled":                            {def: "true"},
 	"emit.checkpoints.interval.seconds":                   {def: "60"},
 	"sync.group.offsets.enabled":                          {def: "false", unimplemented: "true"},
 	"sync.group.offsets.interval.seconds":                 {def: "60"},
@@ -167,7 +167,6 @@ var flowSettings = map[string]setting{
 
 // unimplementedWhy says what is missing for each unimplemented key.
 var unimplementedWhy = map[string]string{
-	"emit.checkpoints.enabled":   "checkpoints are not emitted yet",
 	"sync.group.offsets.enabled": "group offsets are not synced yet",
 	"sync.topic.configs.enabled": "topic configs are not synced yet",
 	"sync.topic.acls.enabled":    "topic ACLs are not synced yet",
@@ -496,6 +495,10 @@ func parseFlow(src, dst string, top, over map[string]string) (*FlowConfig, []str
 		if iv.dst != nil && on && secs > 0 {
 			*iv.dst = time.Duration(secs) * time.Second
 		}
+	}
+	if !f.EmitOffsetSyncs && f.CheckpointsInterval > 0 {
+		_, k := get("emit.offset-syncs.enabled")
+		return fail(k, fmt.Errorf("false needs emit.checkpoints.enabled=false: checkpoints are translated through the offset syncs"))
 	}
 	v, k = get("tasks.max")
 	if n, err := strconv.Atoi(strings.TrimSpace(v)); err != nil || n < 1 {

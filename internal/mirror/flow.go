@@ -126,6 +126,15 @@ func (f *flow) run(ctx context.Context) error {
 			}
 		}()
 	}
+	if f.cfg.CheckpointsInterval > 0 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := f.checkpoints(ctx); err != nil {
+				cancel(err)
+			}
+		}()
+	}
 	var lastRefresh time.Time
 	for ctx.Err() == nil {
 		if lastRefresh.IsZero() || (f.cfg.RefreshTopicsInterval > 0 && time.Since(lastRefresh) >= f.cfg.RefreshTopicsInterval) {
@@ -349,30 +358,78 @@ func (f *flow) storePositions(ctx context.Context, last map[topicPartition]int64
 // loadPositions reads the positions topic to its end: the last copied
 // source offset of each partition of this flow.
 func (f *flow) loadPositions(ctx context.Context) (map[topicPartition]int64, error) {
-	topic := f.cfg.PositionsTopic()
-	ends, err := f.dstAdm.ListEndOffsets(ctx, topic)
-	if err != nil {
-		return nil, fmt.Errorf("reading %s: %w", topic, err)
-	}
-	want := map[int32]kgo.Offset{}
-	endOf := map[int32]int64{}
-	ends.Each(func(o kadm.ListedOffset) {
-		if o.Err == nil && o.Offset > 0 {
-			want[o.Partition] = kgo.NewOffset().AtStart()
-			endOf[o.Partition] = o.Offset
-		}
-	})
 	out := map[topicPartition]int64{}
-	if len(want) == 0 {
-		return out, nil
-	}
-	cl, err := kgo.NewClient(append(f.dst.Opts(), kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{topic: want}))...)
+	topic := f.cfg.PositionsTopic()
+	_, err := readTopic(ctx, f.dst, f.dstAdm, topic, nil, func(r *kgo.Record) {
+		var key []json.RawMessage
+		var name string
+		var part struct {
+			Cluster   string `json:"cluster"`
+			Partition int32  `json:"partition"`
+			Topic     string `json:"topic"`
+		}
+		if json.Unmarshal(r.Key, &key) != nil || len(key) != 2 || json.Unmarshal(key[0], &name) != nil ||
+			name != connectorName || json.Unmarshal(key[1], &part) != nil || part.Cluster != f.cfg.Source {
+			return // another connector's, or not an offset record
+		}
+		tp := topicPartition{part.Topic, part.Partition}
+		if r.Value == nil {
+			delete(out, tp)
+			return
+		}
+		var v struct {
+			Offset *int64 `json:"offset"`
+		}
+		if json.Unmarshal(r.Value, &v) != nil || v.Offset == nil {
+			f.log.Warn("unreadable position skipped", "topic", topic, "offset", r.Offset)
+			return
+		}
+		out[tp] = *v.Offset
+	})
 	if err != nil {
 		return nil, err
 	}
-	defer cl.Close()
-	for len(endOf) > 0 {
-		fetches := cl.PollFetches(ctx)
+	f.log.Info("positions loaded", "partitions", len(out))
+	return out, nil
+}
+
+// readTopic reads every partition of topic from the offsets in from (the
+// start for a partition not in it) to the end offsets of the moment, in
+// order, and returns where it stopped. cl gives the connection options.
+func readTopic(ctx context.Context, cl *kgo.Client, adm *kadm.Client, topic string, from map[int32]int64, fn func(*kgo.Record)) (map[int32]int64, error) {
+	ends, err := adm.ListEndOffsets(ctx, topic)
+	if err != nil {
+		return nil, fmt.Errorf("reading %s: %w", topic, err)
+	}
+	next := map[int32]int64{}
+	want := map[int32]kgo.Offset{}
+	endOf := map[int32]int64{}
+	var ferr error
+	ends.Each(func(o kadm.ListedOffset) {
+		if o.Err != nil {
+			ferr = fmt.Errorf("reading %s-%d: %w", topic, o.Partition, o.Err)
+			return
+		}
+		next[o.Partition] = from[o.Partition]
+		endOf[o.Partition] = o.Offset
+		if o.Offset > from[o.Partition] {
+			want[o.Partition] = kgo.NewOffset().At(from[o.Partition])
+		}
+	})
+	if ferr != nil {
+		return nil, ferr
+	}
+	if len(want) == 0 {
+		return next, nil
+	}
+	c, err := kgo.NewClient(append(cl.Opts(), kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{topic: want}),
+		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))...)
+	if err != nil {
+		return nil, err
+	}
+	defer c.Close()
+	for len(want) > 0 {
+		fetches := c.PollFetches(ctx)
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
@@ -380,37 +437,17 @@ func (f *flow) loadPositions(ctx context.Context) (map[topicPartition]int64, err
 			return nil, fmt.Errorf("reading %s: %w", topic, err)
 		}
 		fetches.EachRecord(func(r *kgo.Record) {
+			if _, ok := want[r.Partition]; !ok {
+				return
+			}
+			fn(r)
+			next[r.Partition] = r.Offset + 1
 			if r.Offset+1 >= endOf[r.Partition] {
-				delete(endOf, r.Partition)
+				delete(want, r.Partition)
 			}
-			var key []json.RawMessage
-			var name string
-			var part struct {
-				Cluster   string `json:"cluster"`
-				Partition int32  `json:"partition"`
-				Topic     string `json:"topic"`
-			}
-			if json.Unmarshal(r.Key, &key) != nil || len(key) != 2 || json.Unmarshal(key[0], &name) != nil ||
-				name != connectorName || json.Unmarshal(key[1], &part) != nil || part.Cluster != f.cfg.Source {
-				return // another connector's, or not an offset record
-			}
-			tp := topicPartition{part.Topic, part.Partition}
-			if r.Value == nil {
-				delete(out, tp)
-				return
-			}
-			var v struct {
-				Offset *int64 `json:"offset"`
-			}
-			if json.Unmarshal(r.Value, &v) != nil || v.Offset == nil {
-				f.log.Warn("unreadable position skipped", "topic", topic, "offset", r.Offset)
-				return
-			}
-			out[tp] = *v.Offset
 		})
 	}
-	f.log.Info("positions loaded", "partitions", len(out))
-	return out, nil
+	return next, nil
 }
 
 // heartbeats writes a heartbeat to the target at each interval.
