@@ -262,3 +262,31 @@ func TestActiveActiveNoLoop(t *testing.T) {
 	a.readAll(t, "B.heartbeats", 1, 1)
 	b.readAll(t, "A.heartbeats", 1, 1)
 }
+
+// Forwarding A->B->C: C gets B's copy of A's topic as B.A.orders, and
+// aggregation keeps each source's topics apart.
+func TestForwarding(t *testing.T) {
+	a, b, c := startCluster(t), startCluster(t), startCluster(t)
+	a.create(t, "orders", 1)
+	a.produce(t, "orders", 1, 0, 5)
+	c.create(t, "orders", 1)
+	c.produce(t, "orders", 1, 0, 3)
+	props := mirrorProps(a, b, "A->B", "B->C", "C->B")
+	props["clusters"] = "A, B, C"
+	props["C.bootstrap.servers"] = c.node.Addr
+	startMirror(t, props)
+	src := a.readAll(t, "orders", 1, 5)
+	checkCopy(t, src, b.readAll(t, "A.orders", 1, 5))
+	checkCopy(t, src, c.readAll(t, "B.A.orders", 1, 5))
+	checkCopy(t, c.readAll(t, "orders", 1, 3), b.readAll(t, "C.orders", 1, 3))
+	// B's heartbeats (from A->B and C->B) reach C, not back to B.
+	c.readAll(t, "B.heartbeats", 1, 1)
+	b.create(t, "late", 1)
+	b.produce(t, "late", 1, 0, 1)
+	c.readAll(t, "B.late", 1, 1)
+	for _, name := range c.topics(t) {
+		if name == "B.C.orders" {
+			t.Errorf("C got its own topic back as %s", name)
+		}
+	}
+}
