@@ -501,8 +501,12 @@ func parseFlow(src, dst string, top, over map[string]string) (*FlowConfig, []str
 		return fail(k, fmt.Errorf("false needs emit.checkpoints.enabled=false: checkpoints are translated through the offset syncs"))
 	}
 	v, k = get("tasks.max")
-	if n, err := strconv.Atoi(strings.TrimSpace(v)); err != nil || n < 1 {
+	n, err := strconv.Atoi(strings.TrimSpace(v))
+	if err != nil || n < 1 {
 		return fail(k, fmt.Errorf("invalid value %q (a positive number)", v))
+	}
+	if n > 1 {
+		warns = append(warns, fmt.Sprintf("%s=%d: weir's mirror copies each flow in one task", k, n))
 	}
 	return f, warns, nil
 }

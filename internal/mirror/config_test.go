@@ -123,12 +123,13 @@ func TestParseWarnings(t *testing.T) {
 		"no.such.key":             "1",
 		"A->B.no.such":            "1",
 		"A.fetch.max.bytes":       "1",
+		"tasks.max":               "4",
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
 	all := strings.Join(warns, "\n")
-	for _, want := range []string{"sync.topic.acls.enabled is true by default", "no.such.key", "A->B.no.such", "A.fetch.max.bytes"} {
+	for _, want := range []string{"sync.topic.acls.enabled is true by default", "no.such.key", "A->B.no.such", "A.fetch.max.bytes", "tasks.max=4"} {
 		if !strings.Contains(all, want) {
 			t.Errorf("no warning about %s in %q", want, all)
 		}
