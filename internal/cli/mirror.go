@@ -1,0 +1,79 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"os/signal"
+	"syscall"
+
+	"github.com/spf13/cobra"
+
+	"weir/internal/mirror"
+)
+
+func init() { subcommands = append(subcommands, newMirrorCommand) }
+
+func newMirrorCommand() *cobra.Command {
+	var configFile, logLevel string
+	cmd := &cobra.Command{
+		Use:   "mirror",
+		Short: "Mirror topics between Kafka clusters, as MirrorMaker 2",
+		Long: `mirror copies topics between Kafka clusters (weir or Apache Kafka) with
+MirrorMaker 2's properties file, topic names and internal records, without a
+Connect cluster.
+
+It reads MM2's keys and defaults: clusters, <alias>.bootstrap.servers,
+A->B.enabled, A->B.-prefixed overrides, topics and topics.exclude,
+replication.policy.class (DefaultReplicationPolicy with
+replication.policy.separator, or IdentityReplicationPolicy), the
+replication factors, offset-syncs.topic.location, offset.lag.max,
+emit.heartbeats.*, emit.checkpoints.*, groups and groups.exclude,
+refresh.topics.*. Each enabled flow A->B copies every
+matching topic of A to its remote topic on B (A.topic by default),
+partition N to partition N with keys, values, headers and timestamps,
+creating and growing the remote topics; it writes MM2's offset syncs,
+heartbeats and checkpoints (A's groups' offsets translated as MM2 3.5+ does,
+listed anew at each checkpoint interval), and keeps its positions on the
+target in
+mm2-offsets.<source>.internal, so a restart resumes where it stopped
+(at least once: records copied after the last stored position are copied
+again).
+
+Not supported yet, and refused when asked for: group offset sync
+(sync.group.offsets.enabled),
+topic config and ACL sync (sync.topic.configs.enabled,
+sync.topic.acls.enabled), exactly-once (exactly.once.support), TLS and
+SASL (PLAINTEXT only). Those MM2 turns on by default are warned about at
+start-up. Run one process per file: processes do not share work yet.
+
+SIGTERM or SIGINT stops the mirror after the batch in flight.`,
+		Example: `  weir mirror --config mm2.properties`,
+		Args:    cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if configFile == "" {
+				return usageError(cmd, "Missing required option: --config")
+			}
+			lg, err := newLogger(logLevel)
+			if err != nil {
+				return err
+			}
+			props, err := loadProperties(configFile)
+			if err != nil {
+				return err
+			}
+			cfg, warns, err := mirror.Parse(props)
+			if err != nil {
+				return fmt.Errorf("%s: %w", configFile, err)
+			}
+			for _, w := range warns {
+				lg.Warn(w)
+			}
+			ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
+			defer stop()
+			return mirror.Run(ctx, cfg, lg)
+		},
+	}
+	cmd.Flags().StringVarP(&configFile, "config", "c", "", "REQUIRED: the MirrorMaker 2 properties file (mm2.properties)")
+	cmd.Flags().StringVar(&logLevel, "log-level", "info", "log level: debug, info, warn or error")
+	return cmd
+}

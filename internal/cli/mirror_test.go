@@ -1,0 +1,33 @@
+package cli
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// weir mirror stops before connecting on a file it cannot honour, naming
+// the key.
+func TestMirrorRefusesConfig(t *testing.T) {
+	dir := t.TempDir()
+	head := "clusters = A, B\nA.bootstrap.servers = 127.0.0.1:1\nB.bootstrap.servers = 127.0.0.1:2\nA->B.enabled = true\n"
+	for extra, want := range map[string]string{
+		"A.security.protocol = SASL_SSL\n":      "A.security.protocol=SASL_SSL: not supported yet",
+		"exactly.once.support = required\n":     "exactly.once.support=required: exactly-once mirroring is not supported yet",
+		"offset.lag.max = many\n":               "offset.lag.max: invalid value",
+		"A->B.sync.topic.acls.enabled = true\n": "A->B.sync.topic.acls.enabled=true: not supported yet",
+	} {
+		file := filepath.Join(dir, "mm2.properties")
+		if err := os.WriteFile(file, []byte(head+extra), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		r := runTool(t, "mirror", "--config", file)
+		if r.code != 1 || !strings.Contains(r.err, want) {
+			t.Errorf("%q: exit %d, stderr %q, want %q", extra, r.code, r.err, want)
+		}
+	}
+	if r := runTool(t, "mirror"); r.code != 1 || !strings.Contains(r.err, "Missing required option: --config") {
+		t.Errorf("no --config: exit %d, stderr %q", r.code, r.err)
+	}
+}

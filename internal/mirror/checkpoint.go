@@ -1,0 +1,175 @@
+package mirror
+
+// Checkpoints of flow A->B: every emit.checkpoints.interval.seconds, the
+// committed offsets of A's groups (groups, groups.exclude) on topics of the
+// topic filter are translated through the flow's offset syncs and written
+// to A.checkpoints.internal on B, as MM2's checkpoint task does. A
+// checkpoint is written only when its downstream offset advances or the
+// group went back upstream. The groups are listed again at each interval.
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
+)
+
+type checkpointer struct {
+	f     *flow
+	store *syncStore
+	// syncsNext is the read position in the offset-syncs topic.
+	syncsNext map[int32]int64
+	// last is the latest checkpoint of each group and remote partition.
+	last map[string]map[topicPartition]Checkpoint
+}
+
+func (f *flow) checkpoints(ctx context.Context) error {
+	c := &checkpointer{f: f, store: newSyncStore(), last: map[string]map[topicPartition]Checkpoint{}}
+	topic := f.cfg.Policy.CheckpointsTopic(f.cfg.Source)
+	compact := map[string]*string{"cleanup.policy": kadm.StringPtr("compact")}
+	if err := ensureTopic(ctx, f.dstAdm, topic, 1, f.cfg.CheckpointsReplicationFactor, compact); err != nil {
+		return err
+	}
+	// The checkpoints already written (by weir or MM2), so that a restart
+	// neither repeats nor rewinds them.
+	if _, err := readTopic(ctx, f.dst, f.dstAdm, topic, nil, func(r *kgo.Record) {
+		cp, err := DecodeCheckpoint(r.Key, r.Value)
+		if err != nil {
+			f.log.Warn("unreadable checkpoint skipped", "topic", topic, "offset", r.Offset, "err", err)
+			return
+		}
+		c.remember(cp)
+	}); err != nil {
+		return err
+	}
+	if err := c.readSyncs(ctx); err != nil {
+		return err
+	}
+	c.store.readToEnd = true
+	t := time.NewTicker(f.cfg.CheckpointsInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-t.C:
+		}
+		if err := c.round(ctx, topic); err != nil {
+			if ctx.Err() != nil {
+				return nil
+			}
+			// As MM2, a failed round is logged and the next one tries again.
+			f.log.Warn("checkpoints not written this round", "err", err)
+		}
+	}
+}
+
+func (c *checkpointer) remember(cp Checkpoint) {
+	m := c.last[cp.Group]
+	if m == nil {
+		m = map[topicPartition]Checkpoint{}
+		c.last[cp.Group] = m
+	}
+	m[topicPartition{cp.Topic, cp.Partition}] = cp
+}
+
+// readSyncs reads the offset syncs written since the last read.
+func (c *checkpointer) readSyncs(ctx context.Context) error {
+	cl, adm := c.f.syncClient()
+	topic := c.f.cfg.OffsetSyncsTopic()
+	next, err := readTopic(ctx, cl, adm, topic, c.syncsNext, func(r *kgo.Record) {
+		if r.Partition != 0 {
+			return // MM2 reads partition 0 only
+		}
+		s, err := DecodeOffsetSync(r.Key, r.Value)
+		if err != nil {
+			c.f.log.Warn("unreadable offset sync skipped", "topic", topic, "offset", r.Offset, "err", err)
+			return
+		}
+		c.store.add(s)
+	})
+	if err != nil {
+		return err
+	}
+	c.syncsNext = next
+	return nil
+}
+
+// round writes the checkpoints due now.
+func (c *checkpointer) round(ctx context.Context, topic string) error {
+	if err := c.readSyncs(ctx); err != nil {
+		return err
+	}
+	listed, err := c.f.srcAdm.ListGroups(ctx)
+	if err != nil {
+		return fmt.Errorf("listing the source's groups: %w", err)
+	}
+	var recs []*kgo.Record
+	var due []Checkpoint
+	for _, g := range slices.Sorted(func(yield func(string) bool) {
+		for g := range listed {
+			if !yield(g) {
+				return
+			}
+		}
+	}) {
+		if !c.f.cfg.Groups.Match(g) {
+			continue
+		}
+		offsets, err := c.f.srcAdm.FetchOffsets(ctx, g)
+		if err == nil {
+			err = offsets.Error()
+		}
+		if err != nil {
+			return fmt.Errorf("fetching the offsets of group %s: %w", g, err)
+		}
+		offsets.Each(func(o kadm.OffsetResponse) {
+			if cp, ok := c.checkpoint(g, o); ok {
+				due = append(due, cp)
+				recs = append(recs, &kgo.Record{Topic: topic, Partition: 0, Key: cp.Key(), Value: cp.Value()})
+			}
+		})
+	}
+	if len(recs) == 0 {
+		return nil
+	}
+	if err := c.f.dst.ProduceSync(ctx, recs...).FirstErr(); err != nil {
+		return fmt.Errorf("writing checkpoints: %w", err)
+	}
+	for _, cp := range due {
+		c.remember(cp)
+	}
+	return nil
+}
+
+// checkpoint translates one committed offset, and reports whether it is to
+// be written.
+func (c *checkpointer) checkpoint(group string, o kadm.OffsetResponse) (Checkpoint, bool) {
+	if o.Err != nil || o.At < 0 || !c.f.cfg.Topics.Match(o.Topic) {
+		return Checkpoint{}, false
+	}
+	down, ok := c.store.translate(o.Topic, o.Partition, o.At)
+	if !ok || down < 0 {
+		return Checkpoint{}, false
+	}
+	cp := Checkpoint{Group: group, Topic: c.remoteName(o.Topic), Partition: o.Partition,
+		UpstreamOffset: o.At, DownstreamOffset: down, Metadata: o.Metadata}
+	prev, seen := c.last[group][topicPartition{cp.Topic, cp.Partition}]
+	if seen && cp.UpstreamOffset >= prev.UpstreamOffset && cp.DownstreamOffset <= prev.DownstreamOffset {
+		return Checkpoint{}, false // repeated, or it would move the group back downstream
+	}
+	return cp, true
+}
+
+// remoteName is the name on the target of a source topic: a topic that came
+// from the target goes back to its original name.
+func (c *checkpointer) remoteName(topic string) string {
+	p := c.f.cfg.Policy
+	if p.TopicSource(topic) == c.f.cfg.Target {
+		return p.OriginalTopic(topic)
+	}
+	return p.FormatRemoteTopic(c.f.cfg.Source, topic)
+}

@@ -1,0 +1,552 @@
+// Package mirror is weir's MirrorMaker 2: it reads MM2's properties file,
+// copies topics between Kafka clusters (weir or Apache Kafka, through
+// franz-go clients only) with MM2's naming rules, and writes MM2's internal
+// records (offset syncs, heartbeats) byte for byte.
+package mirror
+
+import (
+	"fmt"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// MM2's defaults (MirrorMakerConfig, MirrorSourceConfig,
+// MirrorCheckpointConfig, MirrorHeartbeatConfig, DefaultTopicFilter,
+// DefaultGroupFilter, DefaultConfigPropertyFilter).
+const (
+	DefaultTopics                  = ".*"
+	DefaultTopicsExclude           = `.*[\-\.]internal, .*\.replica, __.*`
+	DefaultGroups                  = ".*"
+	DefaultGroupsExclude           = "console-consumer-.*, connect-.*, __.*"
+	DefaultConfigPropertiesExclude = `follower\.replication\.throttled\.replicas, leader\.replication\.throttled\.replicas, message\.timestamp\.difference\.max\.ms, message\.timestamp\.type, unclean\.leader\.election\.enable, min\.insync\.replicas`
+)
+
+// ClusterConfig is one cluster of the `clusters` list.
+type ClusterConfig struct {
+	Alias     string
+	Bootstrap []string
+	ClientID  string
+}
+
+// FlowConfig is the effective configuration of one enabled flow A->B: the
+// top-level keys overridden by the `A->B.`-prefixed ones.
+type FlowConfig struct {
+	Source, Target string
+
+	Topics, Groups *Filter
+	Policy         Policy
+
+	ReplicationFactor            int16
+	OffsetSyncsReplicationFactor int16
+	CheckpointsReplicationFactor int16
+	HeartbeatsReplicationFactor  int16
+	// PositionsReplicationFactor is Connect's
+	// offset.storage.replication.factor, for PositionsTopic.
+	PositionsReplicationFactor int16
+	// OffsetSyncsOnTarget is offset-syncs.topic.location=target.
+	OffsetSyncsOnTarget bool
+	OffsetLagMax        int64
+	EmitOffsetSyncs     bool
+
+	// Intervals; zero means the task is disabled.
+	HeartbeatsInterval    time.Duration
+	CheckpointsInterval   time.Duration
+	RefreshTopicsInterval time.Duration
+	RefreshGroupsInterval time.Duration
+
+	HeartbeatsReplication bool
+}
+
+// Name is MM2's name of the flow, "A->B".
+func (f *FlowConfig) Name() string { return f.Source + "->" + f.Target }
+
+// OffsetSyncsTopic is the flow's offset-syncs topic, named after the other
+// cluster than the one it lives on, as MM2 does.
+func (f *FlowConfig) OffsetSyncsTopic() string {
+	if f.OffsetSyncsOnTarget {
+		return f.Policy.OffsetSyncsTopic(f.Source)
+	}
+	return f.Policy.OffsetSyncsTopic(f.Target)
+}
+
+// PositionsTopic is where the flow's source positions are kept on the
+// target: MM2's Connect offset store, mm2-offsets.<source>.internal.
+func (f *FlowConfig) PositionsTopic() string { return "mm2-offsets." + f.Source + ".internal" }
+
+// Config is a parsed mm2.properties.
+type Config struct {
+	Clusters map[string]*ClusterConfig
+	Flows    []*FlowConfig
+}
+
+// Filter is MM2's include/exclude pair of pattern lists, each list joined
+// with `|` and matched against the whole name.
+type Filter struct{ include, exclude *regexp.Regexp }
+
+// Match reports whether name is included and not excluded.
+func (f *Filter) Match(name string) bool {
+	return f.include != nil && f.include.MatchString(name) && (f.exclude == nil || !f.exclude.MatchString(name))
+}
+
+// compileList compiles a Java LIST of patterns as MM2's compilePatternList:
+// nil for an empty list (matches nothing), else the alternation anchored
+// at both ends.
+func compileList(v string) (*regexp.Regexp, error) {
+	items := splitList(v)
+	if len(items) == 0 {
+		return nil, nil
+	}
+	return regexp.Compile(`^(?:` + strings.Join(items, "|") + `)$`)
+}
+
+// splitList splits a Java ConfigDef LIST value: comma-separated, trimmed,
+// empty for a blank value.
+func splitList(v string) []string {
+	if strings.TrimSpace(v) == "" {
+		return nil
+	}
+	var out []string
+	for _, s := range strings.Split(v, ",") {
+		out = append(out, strings.TrimSpace(s))
+	}
+	return out
+}
+
+// setting describes one connector-level key: its default and whether weir
+// implements it. A key not implemented is refused when set to a value that
+// asks for the feature, and warned about when its default would.
+type setting struct {
+	def string
+	// unimplemented, when set, is the value (lower case) asking for a
+	// feature weir's mirror does not have yet.
+	unimplemented string
+}
+
+// flowSettings are the keys a flow reads, at top level or `A->B.`-prefixed.
+var flowSettings = map[string]setting{
+	"topics":                       {def: DefaultTopics},
+	"topics.exclude":               {def: DefaultTopicsExclude},
+	"topics.blacklist":             {},
+	"groups":                       {def: DefaultGroups},
+	"groups.exclude":               {def: DefaultGroupsExclude},
+	"groups.blacklist":             {},
+	"replication.policy.class":     {def: "org.apache.kafka.connect.mirror.DefaultReplicationPolicy"},
+	"replication.policy.separator": {def: "."},
+	"replication.policy.internal.topic.separator.enabled": {def: "true"},
+	"source.cluster.alias":                                {},
+	"replication.factor":                                  {def: "2"},
+	"offset-syncs.topic.replication.factor":               {def: "3"},
+	"checkpoints.topic.replication.factor":                {def: "3"},
+	"heartbeats.topic.replication.factor":                 {def: "3"},
+	"offset.storage.replication.factor":                   {def: "3"},
+	"offset-syncs.topic.location":                         {def: "source"},
+	"offset.lag.max":                                      {def: "100"},
+	"emit.offset-syncs.enabled":                           {def: "true"},
+	"emit.heartbeats.enabled":                             {def: "true"},
+	"emit.heartbeats.interval.seconds":                    {def: "1"},
+	"emit.checkpoints.enabled":                            {def: "true"},
+	"emit.checkpoints.interval.seconds":                   {def: "60"},
+	"sync.group.offsets.enabled":                          {def: "false", unimplemented: "true"},
+	"sync.group.offsets.interval.seconds":                 {def: "60"},
+	"refresh.topics.enabled":                              {def: "true"},
+	"refresh.topics.interval.seconds":                     {def: "600"},
+	"refresh.groups.enabled":                              {def: "true"},
+	"refresh.groups.interval.seconds":                     {def: "600"},
+	"sync.topic.configs.enabled":                          {def: "true", unimplemented: "true"},
+	"sync.topic.configs.interval.seconds":                 {def: "600"},
+	"sync.topic.acls.enabled":                             {def: "true", unimplemented: "true"},
+	"sync.topic.acls.interval.seconds":                    {def: "600"},
+	"config.properties.exclude":                           {def: DefaultConfigPropertiesExclude},
+	"config.properties.blacklist":                         {},
+	"heartbeats.replication.enabled":                      {def: "true"},
+	"tasks.max":                                           {def: "1"},
+}
+
+// unimplementedWhy says what is missing for each unimplemented key.
+var unimplementedWhy = map[string]string{
+	"sync.group.offsets.enabled": "group offsets are not synced yet",
+	"sync.topic.configs.enabled": "topic configs are not synced yet",
+	"sync.topic.acls.enabled":    "topic ACLs are not synced yet",
+}
+
+// clientKeys are the `<alias>.` client properties the mirror honours.
+var clientKeys = map[string]bool{"bootstrap.servers": true, "client.id": true, "security.protocol": true}
+
+// Parse reads mm2.properties. It returns the warnings to log (unknown keys,
+// defaults asking for what weir does not do yet) or an error naming the
+// first key whose value is invalid or asks for an unsupported feature.
+func Parse(props map[string]string) (*Config, []string, error) {
+	var warns []string
+	aliases := splitList(props["clusters"])
+	if len(aliases) == 0 {
+		return nil, nil, fmt.Errorf("clusters: no cluster alias listed")
+	}
+	cfg := &Config{Clusters: map[string]*ClusterConfig{}}
+	for _, a := range aliases {
+		if a == "" || strings.Contains(a, "->") {
+			return nil, nil, fmt.Errorf("clusters: invalid alias %q", a)
+		}
+		cfg.Clusters[a] = &ClusterConfig{Alias: a}
+	}
+	// Sort every key into its scope: `A->B.` flow, `A.` cluster, top level.
+	flowKeys := map[[2]string]map[string]string{}
+	top := map[string]string{}
+	keys := slices.Sorted(mapKeys(props))
+	for _, k := range keys {
+		v := props[k]
+		if src, dst, rest, ok := flowKey(k, cfg.Clusters); ok {
+			m := flowKeys[[2]string{src, dst}]
+			if m == nil {
+				m = map[string]string{}
+				flowKeys[[2]string{src, dst}] = m
+			}
+			m[rest] = v
+			continue
+		}
+		if alias, rest, ok := clusterKey(k, cfg.Clusters); ok {
+			w, err := cfg.Clusters[alias].set(k, rest, v)
+			if err != nil {
+				return nil, nil, err
+			}
+			warns = append(warns, w...)
+			continue
+		}
+		top[k] = v
+	}
+	for _, k := range slices.Sorted(mapKeys(top)) {
+		v := top[k]
+		switch k {
+		case "clusters":
+		case "exactly.once.support":
+			if !strings.EqualFold(strings.TrimSpace(v), "disabled") {
+				return nil, nil, fmt.Errorf("exactly.once.support=%s: exactly-once mirroring is not supported yet (only disabled)", v)
+			}
+		default:
+			if s, ok := flowSettings[k]; ok {
+				if err := checkImplemented(k, v, s); err != nil {
+					return nil, nil, err
+				}
+				continue
+			}
+			warns = append(warns, fmt.Sprintf("unknown key %s ignored", k))
+		}
+	}
+	for _, a := range aliases {
+		for _, b := range aliases {
+			if a == b {
+				continue
+			}
+			over := flowKeys[[2]string{a, b}]
+			enabled := false
+			if v, ok := over["enabled"]; ok {
+				var err error
+				if enabled, err = parseBool(v); err != nil {
+					return nil, nil, fmt.Errorf("%s->%s.enabled: %w", a, b, err)
+				}
+			}
+			if !enabled {
+				continue
+			}
+			f, w, err := parseFlow(a, b, top, over)
+			if err != nil {
+				return nil, nil, err
+			}
+			warns = append(warns, w...)
+			cfg.Flows = append(cfg.Flows, f)
+		}
+	}
+	if err := identityCycle(cfg.Flows); err != nil {
+		return nil, nil, err
+	}
+	for _, f := range cfg.Flows {
+		for _, a := range []string{f.Source, f.Target} {
+			if len(cfg.Clusters[a].Bootstrap) == 0 {
+				return nil, nil, fmt.Errorf("%s.bootstrap.servers: missing for cluster %s of flow %s", a, a, f.Name())
+			}
+		}
+	}
+	return cfg, warns, nil
+}
+
+func mapKeys[V any](m map[string]V) func(func(string) bool) {
+	return func(yield func(string) bool) {
+		for k := range m {
+			if !yield(k) {
+				return
+			}
+		}
+	}
+}
+
+// flowKey splits "A->B.rest" for known aliases A and B.
+func flowKey(k string, clusters map[string]*ClusterConfig) (src, dst, rest string, ok bool) {
+	i := strings.Index(k, "->")
+	if i < 0 {
+		return "", "", "", false
+	}
+	src = k[:i]
+	if clusters[src] == nil {
+		return "", "", "", false
+	}
+	for dst = range clusters {
+		if p := dst + "."; strings.HasPrefix(k[i+2:], p) && dst != src {
+			return src, dst, k[i+2+len(p):], true
+		}
+	}
+	return "", "", "", false
+}
+
+// clusterKey splits "A.rest" for a known alias A.
+func clusterKey(k string, clusters map[string]*ClusterConfig) (alias, rest string, ok bool) {
+	for a := range clusters {
+		if strings.HasPrefix(k, a+".") {
+			return a, k[len(a)+1:], true
+		}
+	}
+	return "", "", false
+}
+
+// set applies one `<alias>.` property.
+func (c *ClusterConfig) set(key, rest, v string) ([]string, error) {
+	client := rest
+	for _, role := range []string{"consumer.", "producer.", "admin."} {
+		client = strings.TrimPrefix(client, role)
+	}
+	if strings.HasPrefix(client, "ssl.") || strings.HasPrefix(client, "sasl.") {
+		return nil, fmt.Errorf("%s: TLS and SASL are not supported yet by weir's mirror (PLAINTEXT only)", key)
+	}
+	switch {
+	case client == "security.protocol":
+		if !strings.EqualFold(strings.TrimSpace(v), "PLAINTEXT") {
+			return nil, fmt.Errorf("%s=%s: not supported yet, weir's mirror connects with PLAINTEXT only", key, v)
+		}
+	case rest == "bootstrap.servers":
+		c.Bootstrap = splitList(v)
+		if len(c.Bootstrap) == 0 || slices.Contains(c.Bootstrap, "") {
+			return nil, fmt.Errorf("%s: invalid list %q", key, v)
+		}
+	case rest == "client.id":
+		c.ClientID = strings.TrimSpace(v)
+	case rest == "exactly.once.source.support":
+		if !strings.EqualFold(strings.TrimSpace(v), "disabled") {
+			return nil, fmt.Errorf("%s=%s: exactly-once mirroring is not supported yet (only disabled)", key, v)
+		}
+	default:
+		return []string{fmt.Sprintf("%s: client property not applied by weir's mirror, ignored", key)}, nil
+	}
+	return nil, nil
+}
+
+func checkImplemented(k, v string, s setting) error {
+	if s.unimplemented != "" && strings.EqualFold(strings.TrimSpace(v), s.unimplemented) {
+		return fmt.Errorf("%s=%s: not supported yet by weir's mirror (%s)", k, v, unimplementedWhy[k])
+	}
+	return nil
+}
+
+// parseFlow builds the effective configuration of flow src->dst.
+func parseFlow(src, dst string, top, over map[string]string) (*FlowConfig, []string, error) {
+	var warns []string
+	for _, k := range slices.Sorted(mapKeys(over)) {
+		if k == "enabled" {
+			continue
+		}
+		s, ok := flowSettings[k]
+		if !ok {
+			warns = append(warns, fmt.Sprintf("unknown key %s->%s.%s ignored", src, dst, k))
+			continue
+		}
+		if err := checkImplemented(src+"->"+dst+"."+k, over[k], s); err != nil {
+			return nil, nil, err
+		}
+	}
+	// get returns the effective value and the key to name in errors.
+	get := func(k string) (string, string) {
+		if v, ok := over[k]; ok {
+			return v, src + "->" + dst + "." + k
+		}
+		if v, ok := top[k]; ok {
+			return v, k
+		}
+		return flowSettings[k].def, k
+	}
+	// alias returns a deprecated alias's value when the key is unset.
+	alias := func(k, old string) (string, string) {
+		_, o1 := over[k]
+		_, t1 := top[k]
+		if !o1 && !t1 {
+			if v, name := get(old); v != "" {
+				return v, name
+			}
+		}
+		return get(k)
+	}
+	var err error
+	f := &FlowConfig{Source: src, Target: dst}
+	fail := func(key string, e error) (*FlowConfig, []string, error) {
+		return nil, nil, fmt.Errorf("%s: %w", key, e)
+	}
+	filter := func(inKey, exKey, exOld string) (*Filter, error) {
+		v, k := get(inKey)
+		in, err := compileList(v)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", k, err)
+		}
+		v, k = alias(exKey, exOld)
+		ex, err := compileList(v)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", k, err)
+		}
+		return &Filter{include: in, exclude: ex}, nil
+	}
+	if f.Topics, err = filter("topics", "topics.exclude", "topics.blacklist"); err != nil {
+		return nil, nil, err
+	}
+	if f.Groups, err = filter("groups", "groups.exclude", "groups.blacklist"); err != nil {
+		return nil, nil, err
+	}
+	if v, k := alias("config.properties.exclude", "config.properties.blacklist"); true {
+		if _, err := compileList(v); err != nil {
+			return fail(k, err)
+		}
+	}
+	class, classKey := get("replication.policy.class")
+	sep, _ := get("replication.policy.separator")
+	internalSep, isk := get("replication.policy.internal.topic.separator.enabled")
+	useSep, err := parseBool(internalSep)
+	if err != nil {
+		return fail(isk, err)
+	}
+	identityAlias, _ := get("source.cluster.alias")
+	if identityAlias == "" {
+		identityAlias = src
+	}
+	if f.Policy, err = NewPolicy(class, sep, useSep, identityAlias); err != nil {
+		return fail(classKey, err)
+	}
+	for _, rf := range []struct {
+		key string
+		dst *int16
+	}{
+		{"replication.factor", &f.ReplicationFactor},
+		{"offset-syncs.topic.replication.factor", &f.OffsetSyncsReplicationFactor},
+		{"checkpoints.topic.replication.factor", &f.CheckpointsReplicationFactor},
+		{"heartbeats.topic.replication.factor", &f.HeartbeatsReplicationFactor},
+		{"offset.storage.replication.factor", &f.PositionsReplicationFactor},
+	} {
+		v, k := get(rf.key)
+		n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 16)
+		if err != nil || (n < 1 && n != -1) {
+			return fail(k, fmt.Errorf("invalid replication factor %q (a positive number, or -1 for the broker's default)", v))
+		}
+		*rf.dst = int16(n)
+	}
+	switch v, k := get("offset-syncs.topic.location"); strings.ToLower(strings.TrimSpace(v)) {
+	case "source":
+	case "target":
+		f.OffsetSyncsOnTarget = true
+	default:
+		return fail(k, fmt.Errorf("invalid value %q (source or target)", v))
+	}
+	v, k := get("offset.lag.max")
+	if f.OffsetLagMax, err = strconv.ParseInt(strings.TrimSpace(v), 10, 64); err != nil || f.OffsetLagMax < 0 {
+		return fail(k, fmt.Errorf("invalid value %q (a non-negative number)", v))
+	}
+	for _, b := range []struct {
+		key string
+		dst *bool
+	}{
+		{"emit.offset-syncs.enabled", &f.EmitOffsetSyncs},
+		{"heartbeats.replication.enabled", &f.HeartbeatsReplication},
+	} {
+		v, k := get(b.key)
+		if *b.dst, err = parseBool(v); err != nil {
+			return fail(k, err)
+		}
+	}
+	for _, iv := range []struct {
+		prefix string
+		dst    *time.Duration
+	}{
+		{"emit.heartbeats", &f.HeartbeatsInterval},
+		{"emit.checkpoints", &f.CheckpointsInterval},
+		{"sync.group.offsets", nil},
+		{"refresh.topics", &f.RefreshTopicsInterval},
+		{"refresh.groups", &f.RefreshGroupsInterval},
+		{"sync.topic.configs", nil},
+		{"sync.topic.acls", nil},
+	} {
+		ev, ek := get(iv.prefix + ".enabled")
+		on, err := parseBool(ev)
+		if err != nil {
+			return fail(ek, err)
+		}
+		sv, sk := get(iv.prefix + ".interval.seconds")
+		secs, err := strconv.ParseInt(strings.TrimSpace(sv), 10, 64)
+		if err != nil || secs == 0 {
+			return fail(sk, fmt.Errorf("invalid value %q (a number of seconds, negative to disable)", sv))
+		}
+		if on && secs > 0 && flowSettings[iv.prefix+".enabled"].unimplemented == "true" {
+			warns = append(warns, fmt.Sprintf("%s is true by default: %s in weir's mirror, set it to false to silence this", ek, unimplementedWhy[iv.prefix+".enabled"]))
+		}
+		if iv.dst != nil && on && secs > 0 {
+			*iv.dst = time.Duration(secs) * time.Second
+		}
+	}
+	if !f.EmitOffsetSyncs && f.CheckpointsInterval > 0 {
+		_, k := get("emit.offset-syncs.enabled")
+		return fail(k, fmt.Errorf("false needs emit.checkpoints.enabled=false: checkpoints are translated through the offset syncs"))
+	}
+	v, k = get("tasks.max")
+	n, err := strconv.Atoi(strings.TrimSpace(v))
+	if err != nil || n < 1 {
+		return fail(k, fmt.Errorf("invalid value %q (a positive number)", v))
+	}
+	if n > 1 {
+		warns = append(warns, fmt.Sprintf("%s=%d: weir's mirror copies each flow in one task", k, n))
+	}
+	return f, warns, nil
+}
+
+// parseBool parses a Java ConfigDef BOOLEAN: true or false, any case.
+func parseBool(v string) (bool, error) {
+	switch strings.ToLower(strings.TrimSpace(v)) {
+	case "true":
+		return true, nil
+	case "false":
+		return false, nil
+	}
+	return false, fmt.Errorf("invalid boolean %q (true or false)", v)
+}
+
+// identityCycle refuses enabled flows that form a cycle through a flow with
+// the identity policy: its topic names keep no trace of their source, so
+// records would loop forever (MM2 documents the hazard and lets it happen).
+func identityCycle(flows []*FlowConfig) error {
+	next := map[string][]string{}
+	for _, f := range flows {
+		next[f.Source] = append(next[f.Source], f.Target)
+	}
+	for _, f := range flows {
+		if !f.Policy.Identity() {
+			continue
+		}
+		seen := map[string]bool{}
+		stack := []string{f.Target}
+		for len(stack) > 0 {
+			c := stack[len(stack)-1]
+			stack = stack[:len(stack)-1]
+			if c == f.Source {
+				return fmt.Errorf("%s->%s.enabled: IdentityReplicationPolicy cannot tell mirrored topics from local ones, and the enabled flows lead back from %s to %s: records would loop", f.Source, f.Target, f.Target, f.Source)
+			}
+			if !seen[c] {
+				seen[c] = true
+				stack = append(stack, next[c]...)
+			}
+		}
+	}
+	return nil
+}

@@ -1,0 +1,472 @@
+package mirror
+
+// One flow A->B: source partition N is copied to partition N of its remote
+// topic, record for record, at least once. After each polled batch is
+// acknowledged by the target, the flow writes its source positions to the
+// target, then its offset syncs. A restart resumes one past the stored
+// position of each partition (the earliest offset when there is none).
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kgo"
+)
+
+// pollTimeout bounds one poll of the source, as MM2's
+// consumer.poll.timeout.ms default.
+const pollTimeout = time.Second
+
+// connectorName names the flow's positions in the target's offset store,
+// as MM2's source connector.
+const connectorName = "MirrorSourceConnector"
+
+type flow struct {
+	cfg *FlowConfig
+	log *slog.Logger
+	// src consumes the source (and writes offset syncs there by default);
+	// dst writes to the target; out writes the mirrored records, a client
+	// of its own, made anew when a remote topic grows (a producer refuses
+	// a partition its metadata does not know yet).
+	src, dst, out  *kgo.Client
+	srcAdm, dstAdm *kadm.Client
+	newOut         func() (*kgo.Client, error)
+
+	// next is the next source offset to copy of each assigned partition.
+	next map[topicPartition]int64
+	// remote is the partition count of each remote topic created.
+	remote map[string]int32
+
+	mu   sync.Mutex // guards rule, fed from produce callbacks
+	rule *syncRule
+}
+
+func newFlow(cfg *FlowConfig, clusters map[string]*ClusterConfig, log *slog.Logger, extra []kgo.Opt) (*flow, error) {
+	client := func(c *ClusterConfig, opts ...kgo.Opt) (*kgo.Client, error) {
+		id := c.ClientID
+		if id == "" {
+			id = "weir-mirror-" + cfg.Source + "-" + cfg.Target
+		}
+		opts = append([]kgo.Opt{kgo.SeedBrokers(c.Bootstrap...), kgo.ClientID(id)}, opts...)
+		return kgo.NewClient(append(opts, extra...)...)
+	}
+	f := &flow{cfg: cfg, log: log.With("flow", cfg.Name()), next: map[topicPartition]int64{},
+		remote: map[string]int32{}, rule: newSyncRule(cfg.OffsetLagMax)}
+	var err error
+	if f.src, err = client(clusters[cfg.Source], kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()),
+		kgo.FetchMaxWait(pollTimeout/2), kgo.RecordPartitioner(kgo.ManualPartitioner())); err != nil {
+		return nil, err
+	}
+	if f.dst, err = client(clusters[cfg.Target], kgo.RecordPartitioner(kgo.ManualPartitioner())); err != nil {
+		f.src.Close()
+		return nil, err
+	}
+	f.newOut = func() (*kgo.Client, error) {
+		return client(clusters[cfg.Target], kgo.RecordPartitioner(kgo.ManualPartitioner()), kgo.ProducerLinger(5*time.Millisecond))
+	}
+	if f.out, err = f.newOut(); err != nil {
+		f.src.Close()
+		f.dst.Close()
+		return nil, err
+	}
+	f.srcAdm, f.dstAdm = kadm.NewClient(f.src), kadm.NewClient(f.dst)
+	return f, nil
+}
+
+func (f *flow) close() {
+	f.src.Close()
+	f.dst.Close()
+	f.out.Close()
+}
+
+// syncClient writes to the cluster holding the offset-syncs topic.
+func (f *flow) syncClient() (*kgo.Client, *kadm.Client) {
+	if f.cfg.OffsetSyncsOnTarget {
+		return f.dst, f.dstAdm
+	}
+	return f.src, f.srcAdm
+}
+
+// run copies until ctx ends; an error stops the flow.
+func (f *flow) run(ctx context.Context) error {
+	compact := map[string]*string{"cleanup.policy": kadm.StringPtr("compact")}
+	if err := ensureTopic(ctx, f.dstAdm, f.cfg.PositionsTopic(), 1, f.cfg.PositionsReplicationFactor, compact); err != nil {
+		return err
+	}
+	if f.cfg.EmitOffsetSyncs {
+		_, adm := f.syncClient()
+		if err := ensureTopic(ctx, adm, f.cfg.OffsetSyncsTopic(), 1, f.cfg.OffsetSyncsReplicationFactor, compact); err != nil {
+			return err
+		}
+	}
+	stored, err := f.loadPositions(ctx)
+	if err != nil {
+		return err
+	}
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	if f.cfg.HeartbeatsInterval > 0 {
+		if err := ensureTopic(ctx, f.dstAdm, HeartbeatsTopic, 1, f.cfg.HeartbeatsReplicationFactor, compact); err != nil {
+			return err
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := f.heartbeats(ctx); err != nil {
+				cancel(err)
+			}
+		}()
+	}
+	if f.cfg.CheckpointsInterval > 0 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := f.checkpoints(ctx); err != nil {
+				cancel(err)
+			}
+		}()
+	}
+	var lastRefresh time.Time
+	for ctx.Err() == nil {
+		if lastRefresh.IsZero() || (f.cfg.RefreshTopicsInterval > 0 && time.Since(lastRefresh) >= f.cfg.RefreshTopicsInterval) {
+			if err := f.refresh(ctx, stored); err != nil {
+				cancel(err)
+				break
+			}
+			lastRefresh = time.Now()
+		}
+		if err := f.copyBatch(ctx); err != nil {
+			cancel(err)
+		}
+	}
+	if err := context.Cause(ctx); err != nil && !errors.Is(err, context.Canceled) {
+		return fmt.Errorf("flow %s: %w", f.cfg.Name(), err)
+	}
+	return nil
+}
+
+// ensureTopic creates a topic, or adds partitions up to n when it has
+// fewer; it returns without change when it has as many or more.
+func ensureTopic(ctx context.Context, adm *kadm.Client, topic string, n int32, rf int16, configs map[string]*string) error {
+	resp, err := adm.CreateTopic(ctx, n, rf, configs, topic)
+	if err == nil {
+		err = resp.Err
+	}
+	if err == nil {
+		return nil
+	}
+	if !errors.Is(err, kerr.TopicAlreadyExists) {
+		return fmt.Errorf("creating topic %s: %w", topic, err)
+	}
+	details, err := adm.ListTopics(ctx, topic)
+	if err != nil {
+		return fmt.Errorf("describing topic %s: %w", topic, err)
+	}
+	d, ok := details[topic]
+	if !ok || d.Err != nil {
+		return fmt.Errorf("describing topic %s: %v", topic, d.Err)
+	}
+	if have := int32(len(d.Partitions)); have < n {
+		r, err := adm.UpdatePartitions(ctx, int(n), topic)
+		if err == nil {
+			err = r.Error()
+		}
+		if err != nil {
+			return fmt.Errorf("adding partitions to %s: %w", topic, err)
+		}
+	}
+	return nil
+}
+
+// refresh finds the source topics to mirror, creates or grows their remote
+// topics and starts consuming new partitions.
+func (f *flow) refresh(ctx context.Context, stored map[topicPartition]int64) error {
+	topics, err := f.srcAdm.ListTopics(ctx)
+	if err != nil {
+		return fmt.Errorf("listing the source's topics: %w", err)
+	}
+	add := map[string]map[int32]kgo.Offset{}
+	grown := false
+	for _, d := range topics.Sorted() {
+		if d.Err != nil || !f.cfg.ShouldReplicate(d.Topic) {
+			continue
+		}
+		n := int32(len(d.Partitions))
+		remote := f.cfg.Policy.FormatRemoteTopic(f.cfg.Source, d.Topic)
+		if f.remote[remote] < n {
+			if err := ensureTopic(ctx, f.dstAdm, remote, n, f.cfg.ReplicationFactor, nil); err != nil {
+				return err
+			}
+			f.log.Info("mirroring topic", "topic", d.Topic, "remote", remote, "partitions", n)
+			grown = grown || f.remote[remote] > 0
+			f.remote[remote] = n
+		}
+		for p := range n {
+			tp := topicPartition{d.Topic, p}
+			if _, ok := f.next[tp]; ok {
+				continue
+			}
+			o := kgo.NewOffset().AtStart()
+			f.next[tp] = 0
+			if at, ok := stored[tp]; ok {
+				o = kgo.NewOffset().At(at + 1)
+				f.next[tp] = at + 1
+			}
+			if add[d.Topic] == nil {
+				add[d.Topic] = map[int32]kgo.Offset{}
+			}
+			add[d.Topic][p] = o
+		}
+	}
+	if grown {
+		out, err := f.newOut()
+		if err != nil {
+			return err
+		}
+		f.out.Close()
+		f.out = out
+	}
+	if len(add) > 0 {
+		f.src.AddConsumePartitions(add)
+	}
+	return nil
+}
+
+// copyBatch copies one poll of the source, then stores the positions and
+// the offset syncs it produced.
+func (f *flow) copyBatch(ctx context.Context) error {
+	pctx, cancel := context.WithTimeout(ctx, pollTimeout)
+	fetches := f.src.PollFetches(pctx)
+	cancel()
+	if ctx.Err() != nil {
+		return nil
+	}
+	var ferr error
+	fetches.EachError(func(t string, p int32, err error) {
+		if !errors.Is(err, context.DeadlineExceeded) && !errors.Is(err, context.Canceled) && ferr == nil {
+			ferr = fmt.Errorf("fetching %s-%d: %w", t, p, err)
+		}
+	})
+	if ferr != nil {
+		return ferr
+	}
+	if fetches.NumRecords() == 0 {
+		return nil
+	}
+	var (
+		wg      sync.WaitGroup
+		errOnce sync.Once
+		perr    error
+	)
+	last := map[topicPartition]int64{}
+	fetches.EachRecord(func(r *kgo.Record) {
+		out := &kgo.Record{
+			Topic:     f.cfg.Policy.FormatRemoteTopic(f.cfg.Source, r.Topic),
+			Partition: r.Partition,
+			Key:       r.Key,
+			Value:     r.Value,
+			Headers:   r.Headers,
+			Timestamp: r.Timestamp,
+		}
+		up := r.Offset
+		src := r.Topic
+		last[topicPartition{r.Topic, r.Partition}] = r.Offset
+		wg.Add(1)
+		f.out.Produce(ctx, out, func(out *kgo.Record, err error) {
+			defer wg.Done()
+			if err != nil {
+				errOnce.Do(func() { perr = fmt.Errorf("producing to %s-%d: %w", out.Topic, out.Partition, err) })
+				return
+			}
+			if f.cfg.EmitOffsetSyncs {
+				f.mu.Lock()
+				f.rule.record(src, out.Partition, up, out.Offset)
+				f.mu.Unlock()
+			}
+		})
+	})
+	wg.Wait()
+	if perr != nil {
+		return perr
+	}
+	if err := f.storePositions(ctx, last); err != nil {
+		return err
+	}
+	for tp, o := range last {
+		f.next[tp] = o + 1
+	}
+	return f.writeSyncs(ctx)
+}
+
+// writeSyncs writes the offset syncs due now and those delayed until this
+// flush.
+func (f *flow) writeSyncs(ctx context.Context) error {
+	if !f.cfg.EmitOffsetSyncs {
+		return nil
+	}
+	f.mu.Lock()
+	f.rule.flush()
+	syncs := f.rule.take()
+	f.mu.Unlock()
+	if len(syncs) == 0 {
+		return nil
+	}
+	cl, _ := f.syncClient()
+	recs := make([]*kgo.Record, len(syncs))
+	for i, s := range syncs {
+		recs[i] = &kgo.Record{Topic: f.cfg.OffsetSyncsTopic(), Partition: 0, Key: s.Key(), Value: s.Value()}
+	}
+	if err := cl.ProduceSync(ctx, recs...).FirstErr(); err != nil {
+		return fmt.Errorf("writing offset syncs: %w", err)
+	}
+	return nil
+}
+
+// positionKey is the Connect offset store's key of a source partition:
+// the connector name and MM2's partition map, in Connect's JSON.
+func (f *flow) positionKey(tp topicPartition) []byte {
+	b, _ := json.Marshal([]any{connectorName, struct {
+		Cluster   string `json:"cluster"`
+		Partition int32  `json:"partition"`
+		Topic     string `json:"topic"`
+	}{f.cfg.Source, tp.partition, tp.topic}})
+	return b
+}
+
+// storePositions writes the last copied source offset of each partition.
+func (f *flow) storePositions(ctx context.Context, last map[topicPartition]int64) error {
+	recs := make([]*kgo.Record, 0, len(last))
+	for tp, o := range last {
+		v, _ := json.Marshal(map[string]int64{"offset": o})
+		recs = append(recs, &kgo.Record{Topic: f.cfg.PositionsTopic(), Partition: 0, Key: f.positionKey(tp), Value: v})
+	}
+	if err := f.dst.ProduceSync(ctx, recs...).FirstErr(); err != nil {
+		return fmt.Errorf("storing positions in %s: %w", f.cfg.PositionsTopic(), err)
+	}
+	return nil
+}
+
+// loadPositions reads the positions topic to its end: the last copied
+// source offset of each partition of this flow.
+func (f *flow) loadPositions(ctx context.Context) (map[topicPartition]int64, error) {
+	out := map[topicPartition]int64{}
+	topic := f.cfg.PositionsTopic()
+	_, err := readTopic(ctx, f.dst, f.dstAdm, topic, nil, func(r *kgo.Record) {
+		var key []json.RawMessage
+		var name string
+		var part struct {
+			Cluster   string `json:"cluster"`
+			Partition int32  `json:"partition"`
+			Topic     string `json:"topic"`
+		}
+		if json.Unmarshal(r.Key, &key) != nil || len(key) != 2 || json.Unmarshal(key[0], &name) != nil ||
+			name != connectorName || json.Unmarshal(key[1], &part) != nil || part.Cluster != f.cfg.Source {
+			return // another connector's, or not an offset record
+		}
+		tp := topicPartition{part.Topic, part.Partition}
+		if r.Value == nil {
+			delete(out, tp)
+			return
+		}
+		var v struct {
+			Offset *int64 `json:"offset"`
+		}
+		if json.Unmarshal(r.Value, &v) != nil || v.Offset == nil {
+			f.log.Warn("unreadable position skipped", "topic", topic, "offset", r.Offset)
+			return
+		}
+		out[tp] = *v.Offset
+	})
+	if err != nil {
+		return nil, err
+	}
+	f.log.Info("positions loaded", "partitions", len(out))
+	return out, nil
+}
+
+// readTopic reads every partition of topic from the offsets in from (the
+// start for a partition not in it) to the end offsets of the moment, in
+// order, and returns where it stopped. cl gives the connection options.
+func readTopic(ctx context.Context, cl *kgo.Client, adm *kadm.Client, topic string, from map[int32]int64, fn func(*kgo.Record)) (map[int32]int64, error) {
+	ends, err := adm.ListEndOffsets(ctx, topic)
+	if err != nil {
+		return nil, fmt.Errorf("reading %s: %w", topic, err)
+	}
+	next := map[int32]int64{}
+	want := map[int32]kgo.Offset{}
+	endOf := map[int32]int64{}
+	var ferr error
+	ends.Each(func(o kadm.ListedOffset) {
+		if o.Err != nil {
+			ferr = fmt.Errorf("reading %s-%d: %w", topic, o.Partition, o.Err)
+			return
+		}
+		next[o.Partition] = from[o.Partition]
+		endOf[o.Partition] = o.Offset
+		if o.Offset > from[o.Partition] {
+			want[o.Partition] = kgo.NewOffset().At(from[o.Partition])
+		}
+	})
+	if ferr != nil {
+		return nil, ferr
+	}
+	if len(want) == 0 {
+		return next, nil
+	}
+	c, err := kgo.NewClient(append(cl.Opts(), kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{topic: want}),
+		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))...)
+	if err != nil {
+		return nil, err
+	}
+	defer c.Close()
+	for len(want) > 0 {
+		fetches := c.PollFetches(ctx)
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		if err := fetches.Err(); err != nil {
+			return nil, fmt.Errorf("reading %s: %w", topic, err)
+		}
+		fetches.EachRecord(func(r *kgo.Record) {
+			if _, ok := want[r.Partition]; !ok {
+				return
+			}
+			fn(r)
+			next[r.Partition] = r.Offset + 1
+			if r.Offset+1 >= endOf[r.Partition] {
+				delete(want, r.Partition)
+			}
+		})
+	}
+	return next, nil
+}
+
+// heartbeats writes a heartbeat to the target at each interval.
+func (f *flow) heartbeats(ctx context.Context) error {
+	t := time.NewTicker(f.cfg.HeartbeatsInterval)
+	defer t.Stop()
+	for {
+		h := Heartbeat{Source: f.cfg.Source, Target: f.cfg.Target, Timestamp: time.Now().UnixMilli()}
+		err := f.dst.ProduceSync(ctx, &kgo.Record{Topic: HeartbeatsTopic, Partition: 0, Key: h.Key(), Value: h.Value()}).FirstErr()
+		if ctx.Err() != nil {
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("writing a heartbeat: %w", err)
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-t.C:
+		}
+	}
+}
