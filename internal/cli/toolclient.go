@@ -231,6 +231,7 @@ var javaClasses = map[string]string{
 	"ELECTION_NOT_NEEDED":            "ElectionNotNeededException",
 	"PREFERRED_LEADER_NOT_AVAILABLE": "PreferredLeaderNotAvailableException",
 	"ELIGIBLE_LEADERS_NOT_AVAILABLE": "EligibleLeadersNotAvailableException",
+	"KAFKA_STORAGE_ERROR":            "KafkaStorageException",
 }
 
 // kafkaError turns an error of a response into the exception Kafka's
