@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"math"
 	"os"
 	"slices"
@@ -137,31 +138,27 @@ func loadProperties(path string) (map[string]string, error) {
 	return config.ParseProperties(f)
 }
 
-// connect dials the cluster with the flags' settings. clientID is the
-// default client.id; extra options come last (tests).
-func (c *connFlags) connect(clientID string, extra ...kgo.Opt) (*toolClient, error) {
-	props := map[string]string{}
-	if c.commandConfig != "" {
-		var err error
-		if props, err = loadProperties(c.commandConfig); err != nil {
-			return nil, err
-		}
-	}
+// seedList splits --bootstrap-server's list.
+func seedList(s string) []string {
 	var seeds []string
-	for _, a := range strings.Split(c.bootstrapServer, ",") {
+	for _, a := range strings.Split(s, ",") {
 		if a = strings.TrimSpace(a); a != "" {
 			seeds = append(seeds, a)
 		}
 	}
-	t := &toolClient{timeout: 60 * time.Second, requestTimeout: 30 * time.Second}
-	opts := []kgo.Opt{kgo.SeedBrokers(seeds...), kgo.ClientID(clientID)}
-	keys := make([]string, 0, len(props))
-	for k := range props {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	for _, k := range keys {
-		apply, ok := clientProperties[k]
+	return seeds
+}
+
+// propertyOpts turns client properties into client options, in key
+// order: own's properties first, then those every tool honours; any other
+// is refused.
+func propertyOpts(props map[string]string, own map[string]clientProperty, t *toolClient) ([]kgo.Opt, error) {
+	var opts []kgo.Opt
+	for _, k := range slices.Sorted(maps.Keys(props)) {
+		apply, ok := own[k]
+		if !ok {
+			apply, ok = clientProperties[k]
+		}
 		if !ok {
 			if strings.HasPrefix(k, "ssl.") || strings.HasPrefix(k, "sasl.") {
 				return nil, fmt.Errorf("client property %s is not supported yet: weir's tools connect with PLAINTEXT only", k)
@@ -174,7 +171,27 @@ func (c *connFlags) connect(clientID string, extra ...kgo.Opt) (*toolClient, err
 		}
 		opts = append(opts, o...)
 	}
-	opts = append(append(opts, toolClientOpts...), extra...)
+	return opts, nil
+}
+
+// connect dials the cluster with the flags' settings. clientID is the
+// default client.id; extra options come last (tests).
+func (c *connFlags) connect(clientID string, extra ...kgo.Opt) (*toolClient, error) {
+	props := map[string]string{}
+	if c.commandConfig != "" {
+		var err error
+		if props, err = loadProperties(c.commandConfig); err != nil {
+			return nil, err
+		}
+	}
+	seeds := seedList(c.bootstrapServer)
+	t := &toolClient{timeout: 60 * time.Second, requestTimeout: 30 * time.Second}
+	opts := []kgo.Opt{kgo.SeedBrokers(seeds...), kgo.ClientID(clientID)}
+	propOpts, err := propertyOpts(props, nil, t)
+	if err != nil {
+		return nil, err
+	}
+	opts = append(append(append(opts, propOpts...), toolClientOpts...), extra...)
 	cl, err := kgo.NewClient(opts...)
 	if err != nil {
 		return nil, err
@@ -231,6 +248,7 @@ var javaClasses = map[string]string{
 	"ELECTION_NOT_NEEDED":            "ElectionNotNeededException",
 	"PREFERRED_LEADER_NOT_AVAILABLE": "PreferredLeaderNotAvailableException",
 	"ELIGIBLE_LEADERS_NOT_AVAILABLE": "EligibleLeadersNotAvailableException",
+	"KAFKA_STORAGE_ERROR":            "KafkaStorageException",
 }
 
 // kafkaError turns an error of a response into the exception Kafka's

@@ -1,0 +1,179 @@
+package cli
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kfake"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"weir/internal/clustertest"
+)
+
+// Kafka's assignment algorithm gives what Kafka's own tests expect of it,
+// with its random start fixed at 0.
+func TestAssignReplicasAsKafka(t *testing.T) {
+	defer func(f func(int) int) { reassignRandom = f }(reassignRandom)
+	reassignRandom = func(int) int { return 0 }
+	var unaware []brokerRack
+	for i := int32(0); i < 5; i++ {
+		unaware = append(unaware, brokerRack{id: i})
+	}
+	got, err := assignReplicas(unaware, 10, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[int][]int32{0: {0, 1, 2}, 1: {1, 2, 3}, 2: {2, 3, 4}, 3: {3, 4, 0}, 4: {4, 0, 1}, 5: {0, 2, 3}, 6: {1, 3, 4}, 7: {2, 4, 0}, 8: {3, 0, 1}, 9: {4, 1, 2}}
+	if reassignmentJSON(toParts(got)) != reassignmentJSON(toParts(want)) {
+		t.Errorf("rack unaware: %v, want %v", got, want)
+	}
+	racks := map[int32]string{0: "rack1", 1: "rack3", 2: "rack3", 3: "rack2", 4: "rack2", 5: "rack1"}
+	if got := rackAlternated(racks); joinInts(got) != "0,3,1,5,4,2" {
+		t.Errorf("rack alternated list %v", got)
+	}
+	var aware []brokerRack
+	for id, r := range racks {
+		aware = append(aware, brokerRack{id, r})
+	}
+	got, err = assignReplicas(aware, 7, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want = map[int][]int32{0: {0, 3, 1}, 1: {3, 1, 5}, 2: {1, 5, 4}, 3: {5, 4, 2}, 4: {4, 2, 0}, 5: {2, 0, 3}, 6: {0, 4, 2}}
+	if reassignmentJSON(toParts(got)) != reassignmentJSON(toParts(want)) {
+		t.Errorf("rack aware: %v, want %v", got, want)
+	}
+	if _, err := assignReplicas(unaware[:2], 1, 3); err == nil || err.Error() != "Replication factor: 3 larger than available brokers: 2." {
+		t.Errorf("rf above brokers: %v", err)
+	}
+}
+
+func toParts(m map[int][]int32) map[topicPart][]int32 {
+	out := map[topicPart][]int32{}
+	for p, r := range m {
+		out[topicPart{"t", int32(p)}] = r
+	}
+	return out
+}
+
+// The reassign-partitions tool against a three-node weir cluster: a
+// generated plan, executed under a throttle, verified (removing the
+// throttle), listed and cancelled, and Kafka's messages for bad input,
+// compared with testdata/reassign_partitions.golden.
+func TestReassignPartitionsCommand(t *testing.T) {
+	defer func(f func(int) int) { reassignRandom = f }(reassignRandom)
+	reassignRandom = func(int) int { return 0 }
+	c := clustertest.New(t, clustertest.Options{Nodes: 3})
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	bs := c.Node(0).Addr
+	cl := c.Client(t)
+	adm := kadm.NewClient(cl)
+	var tr transcript
+	dir := t.TempDir()
+	tr.sub(dir, "<dir>")
+	run := func(args ...string) toolRun {
+		t.Helper()
+		r := tr.run(t, append([]string{"reassign-partitions", "--bootstrap-server", bs}, args...)...)
+		settled(t, c)
+		return r
+	}
+	file := func(name, body string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	if r := runTool(t, "topics", "--bootstrap-server", bs, "--create", "--topic", "orders", "--replica-assignment", "1:2,2:3"); r.code != 0 {
+		t.Fatalf("create: %+v", r)
+	}
+	settled(t, c)
+	for i := 0; i < 20; i++ {
+		if err := cl.ProduceSync(ctx, &kgo.Record{Topic: "orders", Value: []byte("record")}).FirstErr(); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	run("--generate", "--topics-to-move-json-file", file("topics.json", `{"version":1,"topics":[{"topic":"orders"}]}`), "--broker-list", "1,2,3")
+	plan := file("plan.json", `{"version":1,"partitions":[{"topic":"orders","partition":0,"replicas":[2,3],"log_dirs":["any","any"]},{"topic":"orders","partition":1,"replicas":[3,1]}]}`)
+	run("--list")
+	run("--execute", "--reassignment-json-file", plan, "--throttle", "100000000")
+	clustertest.Eventually(t, 30*time.Second, "reassignments done", func() error {
+		if r := runTool(t, "reassign-partitions", "--bootstrap-server", bs, "--list"); r.out != "No partition reassignments found.\n" {
+			return &cliError{msg: r.out}
+		}
+		return nil
+	})
+	settled(t, c)
+	throttles := func() string {
+		t.Helper()
+		rc, err := adm.DescribeTopicConfigs(ctx, "orders")
+		if err != nil {
+			t.Fatal(err)
+		}
+		var set []string
+		for _, cfg := range rc[0].Configs {
+			if strings.Contains(cfg.Key, "throttled") && cfg.Value != nil && *cfg.Value != "" {
+				set = append(set, cfg.Key+"="+*cfg.Value)
+			}
+		}
+		slices.Sort(set)
+		return strings.Join(set, " ")
+	}
+	if got := throttles(); got != "follower.replication.throttled.replicas=0:3,1:1 leader.replication.throttled.replicas=0:1,0:2,1:2,1:3" {
+		t.Errorf("throttles while moving: %q", got)
+	}
+	run("--verify", "--reassignment-json-file", plan)
+	if got := throttles(); got != "" {
+		t.Errorf("throttles after --verify: %q", got)
+	}
+	run("--verify", "--reassignment-json-file", file("other.json", `{"partitions":[{"topic":"orders","partition":0,"replicas":[1,2]}]}`), "--preserve-throttles")
+	run("--cancel", "--reassignment-json-file", plan)
+	run("--execute", "--reassignment-json-file", plan)
+
+	// Bad input.
+	run("--execute", "--reassignment-json-file", file("empty.json", `{"version":1,"partitions":[]}`))
+	run("--execute", "--reassignment-json-file", file("dup.json", `{"partitions":[{"topic":"orders","partition":0,"replicas":[1,1]}]}`))
+	run("--execute", "--reassignment-json-file", file("dupparts.json", `{"partitions":[{"topic":"orders","partition":0,"replicas":[1]},{"topic":"orders","partition":0,"replicas":[2]}]}`))
+	run("--execute", "--reassignment-json-file", file("broker.json", `{"partitions":[{"topic":"orders","partition":0,"replicas":[1,9]}]}`))
+	run("--execute", "--reassignment-json-file", file("nopart.json", `{"partitions":[{"topic":"orders","partition":7,"replicas":[1,2]}]}`))
+	run("--execute", "--reassignment-json-file", file("notopic.json", `{"partitions":[{"topic":"nope","partition":0,"replicas":[1,2]}]}`))
+	run("--execute", "--reassignment-json-file", file("logdir.json", `{"partitions":[{"topic":"orders","partition":0,"replicas":[1,2],"log_dirs":["/data","any"]}]}`))
+	run("--execute", "--reassignment-json-file", file("bad.json", `{"partitions":`))
+	run("--execute", "--reassignment-json-file", filepath.Join(dir, "missing.json"))
+	run("--generate", "--topics-to-move-json-file", file("nope.json", `{"topics":[{"topic":"nope"}]}`), "--broker-list", "1,2")
+	run("--generate", "--topics-to-move-json-file", file("topics.json", `{"version":1,"topics":[{"topic":"orders"}]}`), "--broker-list", "1,1")
+	run("--generate", "--topics-to-move-json-file", file("badtopics.json", `nope`), "--broker-list", "1")
+	run("--generate", "--topics-to-move-json-file", file("topics.json", `{"version":1,"topics":[{"topic":"orders"}]}`), "--broker-list", "1")
+	run("--generate", "--broker-list", "1")
+	run("--verify", "--reassignment-json-file", plan, "--throttle", "5")
+	run("--list", "--execute")
+	run("--verify")
+	tr.run(t, "reassign-partitions", "--list")
+	checkGolden(t, "reassign_partitions.golden", tr.String())
+}
+
+// The same tool against kfake.
+func TestReassignPartitionsCommandKfake(t *testing.T) {
+	c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(2, "orders"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	bs := strings.Join(c.ListenAddrs(), ",")
+	var tr transcript
+	dir := t.TempDir()
+	tr.sub(dir, "<dir>")
+	plan := filepath.Join(dir, "plan.json")
+	os.WriteFile(plan, []byte(`{"version":1,"partitions":[{"topic":"orders","partition":0,"replicas":[0]}]}`), 0o644)
+	tr.run(t, "reassign-partitions", "--bootstrap-server", bs, "--list")
+	tr.run(t, "reassign-partitions", "--bootstrap-server", bs, "--execute", "--reassignment-json-file", plan)
+	checkGolden(t, "reassign_partitions_kfake.golden", tr.String())
+}
