@@ -20,8 +20,13 @@ package controller
 //     fenced by FenceStaleBrokers, run by the active controller's clock.
 //
 // Fencing or shutting down a broker, and unfencing one, run the elections
-// of elections.go. Sessions live in the active controller's memory: a new
-// active controller gives every broker a full session before fencing.
+// of elections.go. Sessions live in the active controller's memory and
+// belong to the quorum term they were kept in: a controller active in a
+// new term (another node's, or its own again) gives every broker a full
+// session before fencing any. Sessions kept in an earlier term are never
+// used: a controller that was active before, lost the leadership and won
+// it back would otherwise fence live brokers at once on deadlines that
+// passed while another controller heard their heartbeats.
 
 import (
 	"slices"
@@ -40,6 +45,15 @@ type session struct {
 
 func (c *Controller) sessionTimeout() time.Duration { return c.cfg.Static.BrokerSessionTimeout }
 
+// sessionsLocked returns the sessions of the current quorum term, after
+// forgetting those of an earlier one; the caller holds c.mu.
+func (c *Controller) sessionsLocked() map[int32]session {
+	if term := c.quorum.Status().Term; term != c.sessionsTerm {
+		c.sessions, c.sessionsTerm = map[int32]session{}, term
+	}
+	return c.sessions
+}
+
 // RegisterBroker handles BrokerRegistration and returns the broker epoch.
 func (c *Controller) RegisterBroker(req *kmsg.BrokerRegistrationRequest, now time.Time) (int64, error) {
 	c.mu.Lock()
@@ -52,7 +66,7 @@ func (c *Controller) RegisterBroker(req *kmsg.BrokerRegistrationRequest, now tim
 	}
 	img := c.Image()
 	if old := img.Brokers[req.BrokerID]; old != nil && old.IncarnationID != req.IncarnationID {
-		if s, ok := c.sessions[req.BrokerID]; ok && s.epoch == old.Epoch && now.Before(s.deadline) {
+		if s, ok := c.sessionsLocked()[req.BrokerID]; ok && s.epoch == old.Epoch && now.Before(s.deadline) {
 			return 0, topicErr(kerr.DuplicateBrokerRegistration, "Another broker is registered with that broker id.")
 		}
 	}
@@ -97,7 +111,7 @@ func (c *Controller) RegisterBroker(req *kmsg.BrokerRegistrationRequest, now tim
 	if _, err := c.commit(recs); err != nil {
 		return 0, err
 	}
-	c.sessions[req.BrokerID] = session{epoch: r.BrokerEpoch, deadline: now.Add(c.sessionTimeout())}
+	c.sessionsLocked()[req.BrokerID] = session{epoch: r.BrokerEpoch, deadline: now.Add(c.sessionTimeout())}
 	return r.BrokerEpoch, nil
 }
 
@@ -114,7 +128,7 @@ func (c *Controller) BrokerHeartbeat(req *kmsg.BrokerHeartbeatRequest, now time.
 	if b == nil || b.Epoch != req.BrokerEpoch {
 		return nil, kerr.StaleBrokerEpoch
 	}
-	c.sessions[req.BrokerID] = session{epoch: b.Epoch, deadline: now.Add(c.sessionTimeout())}
+	c.sessionsLocked()[req.BrokerID] = session{epoch: b.Epoch, deadline: now.Add(c.sessionTimeout())}
 	caughtUp := req.CurrentMetadataOffset >= b.Epoch
 	var recs []metadata.Record
 	away := func(after *metadata.Image) []metadata.Record { return c.electAway(after, b.ID) }
@@ -163,7 +177,11 @@ func (c *Controller) BrokerHeartbeat(req *kmsg.BrokerHeartbeatRequest, now time.
 func (c *Controller) FenceStaleBrokers(now time.Time) ([]int32, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if err := c.requireActive(); err != nil {
+		return nil, err
+	}
 	img := c.Image()
+	sessions := c.sessionsLocked()
 	var fenced []int32
 	var recs []metadata.Record
 	for _, id := range sortedBrokerIDs(img) {
@@ -171,11 +189,10 @@ func (c *Controller) FenceStaleBrokers(now time.Time) ([]int32, error) {
 		if b.Fenced {
 			continue
 		}
-		s, ok := c.sessions[id]
+		s, ok := sessions[id]
 		if !ok || s.epoch != b.Epoch {
-			// Not heard from since this controller took over: a full
-			// session from now.
-			c.sessions[id] = session{epoch: b.Epoch, deadline: now.Add(c.sessionTimeout())}
+			// Not heard from in this term: a full session from now.
+			sessions[id] = session{epoch: b.Epoch, deadline: now.Add(c.sessionTimeout())}
 			continue
 		}
 		if now.Before(s.deadline) {
@@ -204,14 +221,6 @@ func (c *Controller) FenceStaleBrokers(now time.Time) ([]int32, error) {
 	}
 	c.lg.Warn("fenced brokers whose sessions expired", "brokers", fenced)
 	return fenced, nil
-}
-
-// ResetSessions forgets every broker session: a controller that just became
-// active gives all brokers a full session before fencing any.
-func (c *Controller) ResetSessions() {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.sessions = map[int32]session{}
 }
 
 func sortedBrokerIDs(img *metadata.Image) []int32 {

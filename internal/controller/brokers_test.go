@@ -161,3 +161,38 @@ func TestInactiveControllerAnswersBrokersNotController(t *testing.T) {
 		t.Errorf("heartbeat of an unknown broker at the active controller: %v", err)
 	}
 }
+
+// A controller that loses the leadership and wins it back in a later term
+// gives every broker a full session from then: the sessions it kept in
+// its earlier term ran out while another controller heard the brokers'
+// heartbeats, and fencing on them would take live brokers out of every
+// ISR at once.
+func TestSessionsOfAnEarlierTermAreForgotten(t *testing.T) {
+	h := newCluster(t, 3, nil)
+	h.mustCreate(manualReq("t", []int32{1, 2, 3}))
+	if fenced, err := h.c.FenceStaleBrokers(testNow); err != nil || len(fenced) != 0 {
+		t.Fatalf("first check fenced %v (%v)", fenced, err)
+	}
+	// Another controller is active for a while.
+	h.q.inactive, h.q.term = true, h.q.term+1
+	if _, err := h.c.FenceStaleBrokers(testNow.Add(time.Minute)); !errors.Is(err, quorum.ErrNotLeader) {
+		t.Fatalf("an inactive controller's fencing check: %v, want NOT_CONTROLLER", err)
+	}
+	// This one is active again, long after its sessions' deadlines.
+	h.q.inactive, h.q.term = false, h.q.term+1
+	back := testNow.Add(time.Hour)
+	if fenced, err := h.c.FenceStaleBrokers(back); err != nil || len(fenced) != 0 {
+		t.Fatalf("fenced %v (%v) on sessions of an earlier term", fenced, err)
+	}
+	if p := partitionsOf(h, "t")[0]; p.Leader != 1 || len(p.ISR) != 3 {
+		t.Fatalf("leader %d ISR %v, want 1 and all three", p.Leader, p.ISR)
+	}
+	// A full session from the takeover: brokers that stay silent are
+	// fenced once it runs out.
+	if fenced, err := h.c.FenceStaleBrokers(back.Add(h.c.sessionTimeout() - time.Millisecond)); err != nil || len(fenced) != 0 {
+		t.Fatalf("fenced %v (%v) before the session ran out", fenced, err)
+	}
+	if fenced, err := h.c.FenceStaleBrokers(back.Add(h.c.sessionTimeout())); err != nil || !slices.Equal(fenced, []int32{1, 2, 3}) {
+		t.Fatalf("fenced %v (%v), want [1 2 3]", fenced, err)
+	}
+}

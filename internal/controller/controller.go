@@ -51,8 +51,10 @@ type Controller struct {
 	mu    sync.Mutex // one request at a time
 	image atomic.Pointer[metadata.Image]
 	// sessions are the brokers' heartbeat deadlines, kept by the active
-	// controller only (guarded by mu); see brokers.go.
-	sessions map[int32]session
+	// controller only, in quorum term sessionsTerm (guarded by mu); see
+	// brokers.go.
+	sessions     map[int32]session
+	sessionsTerm uint64
 }
 
 // New returns a controller writing through q; call Publish with every

@@ -27,8 +27,10 @@ type memQuorum struct {
 	end     int64
 	batches []quorum.Committed
 	publish func(quorum.Committed) error
-	// inactive makes the node a controller that is not the active one.
+	// inactive makes the node a controller that is not the active one;
+	// term is the quorum term.
 	inactive bool
+	term     uint64
 }
 
 func (q *memQuorum) Append(recs []metadata.Record) (int64, error) {
@@ -57,7 +59,9 @@ func (q *memQuorum) Append(recs []metadata.Record) (int64, error) {
 
 func (q *memQuorum) EndOffset() int64 { return q.end }
 
-func (q *memQuorum) Status() quorum.Status { return quorum.Status{Leader: 1, Active: !q.inactive} }
+func (q *memQuorum) Status() quorum.Status {
+	return quorum.Status{Leader: 1, Active: !q.inactive, Term: q.term}
+}
 
 // records returns every record committed since batch index from.
 func (q *memQuorum) recordsSince(from int) []metadata.Record {

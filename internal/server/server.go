@@ -650,10 +650,10 @@ func (s *Server) openQuorum() error {
 	return nil
 }
 
-// becameActive runs when this node becomes the active controller: brokers
-// get fresh sessions, and a new cluster's first records are written.
+// becameActive runs when this node becomes the active controller: a new
+// cluster's first records are written. (Brokers get fresh sessions: the
+// controller keeps them per quorum term.)
 func (s *Server) becameActive() {
-	s.controller.ResetSessions()
 	if err := s.controller.Bootstrap(); err != nil {
 		s.lg.Error("bootstrapping the metadata log", "err", err)
 	}
