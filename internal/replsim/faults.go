@@ -203,6 +203,7 @@ func (s *Sim) fault() {
 		// gives every broker a full session before fencing any.
 		s.tracef("  controller failover: a new term")
 		s.ctrl.term++
+		s.chk.failover = s.now
 	default:
 		// Not a fault: the page cache writes a log back (flush.ms).
 		if p := x.part(); p != nil && !x.paused() {
