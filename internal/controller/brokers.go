@@ -26,7 +26,11 @@ package controller
 // session before fencing any. Sessions kept in an earlier term are never
 // used: a controller that was active before, lost the leadership and won
 // it back would otherwise fence live brokers at once on deadlines that
-// passed while another controller heard their heartbeats.
+// passed while another controller heard their heartbeats. A heartbeat
+// renews its session when it arrives, before it waits for the
+// controller's lock (as Kafka's controller tracks heartbeats outside its
+// event queue): a controller busy committing must not fence the brokers
+// whose heartbeats queue behind the commit.
 
 import (
 	"slices"
@@ -46,7 +50,7 @@ type session struct {
 func (c *Controller) sessionTimeout() time.Duration { return c.cfg.Static.BrokerSessionTimeout }
 
 // sessionsLocked returns the sessions of the current quorum term, after
-// forgetting those of an earlier one; the caller holds c.mu.
+// forgetting those of an earlier one; the caller holds c.smu.
 func (c *Controller) sessionsLocked() map[int32]session {
 	if term := c.quorum.Status().Term; term != c.sessionsTerm {
 		c.sessions, c.sessionsTerm = map[int32]session{}, term
@@ -66,7 +70,7 @@ func (c *Controller) RegisterBroker(req *kmsg.BrokerRegistrationRequest, now tim
 	}
 	img := c.Image()
 	if old := img.Brokers[req.BrokerID]; old != nil && old.IncarnationID != req.IncarnationID {
-		if s, ok := c.sessionsLocked()[req.BrokerID]; ok && s.epoch == old.Epoch && now.Before(s.deadline) {
+		if s, ok := c.session(req.BrokerID); ok && s.epoch == old.Epoch && now.Before(s.deadline) {
 			return 0, topicErr(kerr.DuplicateBrokerRegistration, "Another broker is registered with that broker id.")
 		}
 	}
@@ -111,12 +115,15 @@ func (c *Controller) RegisterBroker(req *kmsg.BrokerRegistrationRequest, now tim
 	if _, err := c.commit(recs); err != nil {
 		return 0, err
 	}
-	c.sessionsLocked()[req.BrokerID] = session{epoch: r.BrokerEpoch, deadline: now.Add(c.sessionTimeout())}
+	c.touch(req.BrokerID, r.BrokerEpoch, now)
 	return r.BrokerEpoch, nil
 }
 
 // BrokerHeartbeat handles a heartbeat and returns the broker's state.
 func (c *Controller) BrokerHeartbeat(req *kmsg.BrokerHeartbeatRequest, now time.Time) (*kmsg.BrokerHeartbeatResponse, error) {
+	if b := c.Image().Brokers[req.BrokerID]; b != nil && b.Epoch == req.BrokerEpoch && c.requireActive() == nil {
+		c.touch(b.ID, b.Epoch, now)
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if err := c.requireActive(); err != nil {
@@ -128,7 +135,7 @@ func (c *Controller) BrokerHeartbeat(req *kmsg.BrokerHeartbeatRequest, now time.
 	if b == nil || b.Epoch != req.BrokerEpoch {
 		return nil, kerr.StaleBrokerEpoch
 	}
-	c.sessionsLocked()[req.BrokerID] = session{epoch: b.Epoch, deadline: now.Add(c.sessionTimeout())}
+	c.touch(b.ID, b.Epoch, now)
 	caughtUp := req.CurrentMetadataOffset >= b.Epoch
 	var recs []metadata.Record
 	away := func(after *metadata.Image) []metadata.Record { return c.electAway(after, b.ID) }
@@ -181,6 +188,8 @@ func (c *Controller) FenceStaleBrokers(now time.Time) ([]int32, error) {
 		return nil, err
 	}
 	img := c.Image()
+	c.smu.Lock()
+	defer c.smu.Unlock()
 	sessions := c.sessionsLocked()
 	var fenced []int32
 	var recs []metadata.Record
@@ -221,6 +230,43 @@ func (c *Controller) FenceStaleBrokers(now time.Time) ([]int32, error) {
 	}
 	c.lg.Warn("fenced brokers whose sessions expired", "brokers", fenced)
 	return fenced, nil
+}
+
+// touch renews broker's session at epoch as of now; a session never
+// moves back.
+func (c *Controller) touch(broker int32, epoch int64, now time.Time) {
+	c.smu.Lock()
+	defer c.smu.Unlock()
+	sessions := c.sessionsLocked()
+	s := session{epoch: epoch, deadline: now.Add(c.sessionTimeout())}
+	if old, ok := sessions[broker]; ok && old.epoch == epoch && old.deadline.After(s.deadline) {
+		return
+	}
+	sessions[broker] = s
+}
+
+// session returns broker's session in the current term.
+func (c *Controller) session(broker int32) (session, bool) {
+	c.smu.Lock()
+	defer c.smu.Unlock()
+	s, ok := c.sessionsLocked()[broker]
+	return s, ok
+}
+
+// NextSessionDeadline is when the next session of an unfenced broker runs
+// out (zero: none is kept): the active controller checks for stale
+// brokers then, as well as on its timer.
+func (c *Controller) NextSessionDeadline() time.Time {
+	img := c.Image()
+	c.smu.Lock()
+	defer c.smu.Unlock()
+	var next time.Time
+	for id, s := range c.sessionsLocked() {
+		if b := img.Brokers[id]; b != nil && !b.Fenced && b.Epoch == s.epoch && (next.IsZero() || s.deadline.Before(next)) {
+			next = s.deadline
+		}
+	}
+	return next
 }
 
 func sortedBrokerIDs(img *metadata.Image) []int32 {

@@ -196,3 +196,46 @@ func TestSessionsOfAnEarlierTermAreForgotten(t *testing.T) {
 		t.Fatalf("fenced %v (%v), want [1 2 3]", fenced, err)
 	}
 }
+
+// A heartbeat renews the broker's session when it arrives, not when the
+// controller gets to it: heartbeats queued behind a slow commit do not let
+// the sessions run out.
+func TestHeartbeatsQueuedBehindTheControllerKeepTheirSessions(t *testing.T) {
+	h := newCluster(t, 3, nil)
+	h.mustCreate(manualReq("t", []int32{1, 2, 3}))
+	if fenced, err := h.c.FenceStaleBrokers(testNow); err != nil || len(fenced) != 0 {
+		t.Fatalf("first check fenced %v (%v)", fenced, err)
+	}
+	arrived := testNow.Add(h.c.sessionTimeout() - time.Millisecond)
+	h.c.mu.Lock() // a commit in progress
+	errs := make(chan error, 3)
+	for _, id := range []int32{1, 2, 3} {
+		go func() {
+			hb := kmsg.NewPtrBrokerHeartbeatRequest()
+			hb.BrokerID, hb.BrokerEpoch, hb.CurrentMetadataOffset = id, h.epochs[id], 1<<40
+			_, err := h.c.BrokerHeartbeat(hb, arrived)
+			errs <- err
+		}()
+	}
+	for _, id := range []int32{1, 2, 3} {
+		for {
+			if s, ok := h.c.session(id); ok && s.deadline.Equal(arrived.Add(h.c.sessionTimeout())) {
+				break
+			}
+			time.Sleep(time.Millisecond)
+		}
+	}
+	h.c.mu.Unlock()
+	// The fencing check runs before or between the queued heartbeats.
+	if fenced, err := h.c.FenceStaleBrokers(testNow.Add(h.c.sessionTimeout())); err != nil || len(fenced) != 0 {
+		t.Fatalf("fenced %v (%v) while their heartbeats waited", fenced, err)
+	}
+	for range 3 {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	if next := h.c.NextSessionDeadline(); !next.Equal(arrived.Add(h.c.sessionTimeout())) {
+		t.Fatalf("next session deadline %v, want %v", next, arrived.Add(h.c.sessionTimeout()))
+	}
+}

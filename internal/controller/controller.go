@@ -51,8 +51,10 @@ type Controller struct {
 	mu    sync.Mutex // one request at a time
 	image atomic.Pointer[metadata.Image]
 	// sessions are the brokers' heartbeat deadlines, kept by the active
-	// controller only, in quorum term sessionsTerm (guarded by mu); see
-	// brokers.go.
+	// controller only, in quorum term sessionsTerm; see brokers.go. smu
+	// guards them (heartbeats renew them without mu); under both, mu
+	// comes first.
+	smu          sync.Mutex
 	sessions     map[int32]session
 	sessionsTerm uint64
 }

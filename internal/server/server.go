@@ -675,21 +675,28 @@ func (s *Server) awaitLeader(ctx context.Context) error {
 }
 
 // fenceStaleBrokers fences, while this node is the active controller,
-// brokers whose heartbeats stopped for broker.session.timeout.ms.
+// brokers whose heartbeats stopped for broker.session.timeout.ms: it
+// checks when the next session runs out (as Kafka's controller schedules
+// its check), and at least every broker.heartbeat.interval.ms / 2.
 func (s *Server) fenceStaleBrokers(ctx context.Context) {
-	t := time.NewTicker(max(s.cfg.BrokerHeartbeatInterval/2, 100*time.Millisecond))
+	every := max(s.cfg.BrokerHeartbeatInterval/2, 10*time.Millisecond)
+	t := time.NewTimer(every)
 	defer t.Stop()
 	for {
 		select {
 		case <-ctx.Done():
 			return
-		case now := <-t.C:
-			if !s.quorum.Status().Active {
-				continue
-			}
-			if _, err := s.controller.FenceStaleBrokers(now); err != nil && !errors.Is(err, quorum.ErrNotLeader) {
+		case <-t.C:
+		}
+		wait := every
+		if s.quorum.Status().Active {
+			if _, err := s.controller.FenceStaleBrokers(time.Now()); err != nil && !errors.Is(err, quorum.ErrNotLeader) {
 				s.lg.Error("fencing stale brokers", "err", err)
 			}
+			if next := s.controller.NextSessionDeadline(); !next.IsZero() {
+				wait = min(wait, max(time.Until(next), time.Millisecond))
+			}
 		}
+		t.Reset(wait)
 	}
 }
