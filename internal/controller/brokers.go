@@ -5,8 +5,8 @@ package controller
 //   - BrokerRegistration: a broker (re)registers with a new incarnation; it
 //     gets a broker epoch (the offset of its RegisterBrokerRecord) and
 //     starts fenced. The cluster id must match (INCONSISTENT_CLUSTER_ID);
-//     another live incarnation of the same id is
-//     DUPLICATE_BROKER_REGISTRATION.
+//     another incarnation of the same id, unfenced and within its
+//     session, is DUPLICATE_BROKER_REGISTRATION.
 //   - BrokerHeartbeat, every broker.heartbeat.interval.ms: a fenced broker
 //     whose metadata has caught up with its registration is unfenced; a
 //     broker that asks to shut down enters controlled shutdown, its
@@ -69,7 +69,8 @@ func (c *Controller) RegisterBroker(req *kmsg.BrokerRegistrationRequest, now tim
 		return 0, topicErr(kerr.InconsistentClusterID, "Expected cluster ID %s, but got cluster ID %s", c.cfg.ClusterID, req.ClusterID)
 	}
 	img := c.Image()
-	if old := img.Brokers[req.BrokerID]; old != nil && old.IncarnationID != req.IncarnationID {
+	if old := img.Brokers[req.BrokerID]; old != nil && !old.Fenced && old.IncarnationID != req.IncarnationID {
+		// A fenced registration has no session left, as in Kafka.
 		if s, ok := c.session(req.BrokerID); ok && s.epoch == old.Epoch && now.Before(s.deadline) {
 			return 0, topicErr(kerr.DuplicateBrokerRegistration, "Another broker is registered with that broker id.")
 		}

@@ -283,6 +283,12 @@ func TestRegisterAndUnfenceBroker(t *testing.T) {
 	if err != nil || epoch2 <= epoch || !h.c.Image().Brokers[1].Fenced {
 		t.Fatalf("re-registration: epoch %d -> %d, %v, %+v", epoch, epoch2, err, h.c.Image().Brokers[1])
 	}
+	// A fenced registration has no session left (as in Kafka): another
+	// incarnation takes over at once, as a process restarted after its
+	// predecessor was fenced does.
+	if _, err := h.c.RegisterBroker(&other, testNow); err != nil {
+		t.Fatalf("another incarnation of a fenced registration: %v", err)
+	}
 	bad := *req
 	bad.ClusterID = "other"
 	if _, err := h.c.RegisterBroker(&bad, testNow); errorCode(err) != kerr.InconsistentClusterID {
