@@ -42,9 +42,13 @@ import (
 	"weir/internal/metadata"
 )
 
+// session is a broker's registration epoch, when its session runs out,
+// and when the controller last heard a heartbeat of it (zero: not in
+// this term).
 type session struct {
 	epoch    int64
 	deadline time.Time
+	heard    time.Time
 }
 
 func (c *Controller) sessionTimeout() time.Duration { return c.cfg.Static.BrokerSessionTimeout }
@@ -189,11 +193,24 @@ func (c *Controller) FenceStaleBrokers(now time.Time) ([]int32, error) {
 		return nil, err
 	}
 	img := c.Image()
+	fenced := c.staleBrokers(img, now)
+	if len(fenced) == 0 {
+		return nil, nil
+	}
+	if err := c.fence(img, fenced); err != nil {
+		return nil, err
+	}
+	c.lg.Warn("fenced brokers whose sessions expired", "brokers", fenced)
+	return fenced, nil
+}
+
+// staleBrokers returns the unfenced brokers of img whose sessions ran out
+// by now, and starts a full session for those not heard from in this term.
+func (c *Controller) staleBrokers(img *metadata.Image, now time.Time) []int32 {
 	c.smu.Lock()
 	defer c.smu.Unlock()
 	sessions := c.sessionsLocked()
-	var fenced []int32
-	var recs []metadata.Record
+	var stale []int32
 	for _, id := range sortedBrokerIDs(img) {
 		b := img.Brokers[id]
 		if b.Fenced {
@@ -205,32 +222,65 @@ func (c *Controller) FenceStaleBrokers(now time.Time) ([]int32, error) {
 			sessions[id] = session{epoch: b.Epoch, deadline: now.Add(c.sessionTimeout())}
 			continue
 		}
-		if now.Before(s.deadline) {
-			continue
+		if !now.Before(s.deadline) {
+			stale = append(stale, id)
 		}
-		fenced = append(fenced, id)
-		recs = append(recs, &metadata.FenceBrokerRecord{Id: id, Epoch: b.Epoch})
 	}
-	if len(recs) == 0 {
-		return nil, nil
+	return stale
+}
+
+// fence commits the fencing of brokers (unfenced in img) and moves their
+// leaderships and ISR memberships away, electing against an image where
+// all of them are gone at once. The caller holds c.mu.
+func (c *Controller) fence(img *metadata.Image, brokers []int32) error {
+	var recs []metadata.Record
+	for _, id := range brokers {
+		recs = append(recs, &metadata.FenceBrokerRecord{Id: id, Epoch: img.Brokers[id].Epoch})
 	}
-	// Elect against an image where all of them are gone at once.
 	after, _, err := img.Apply(recs, img.Offset)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	for _, id := range fenced {
+	for _, id := range brokers {
 		moved := c.electAway(after, id)
 		if after, _, err = after.Apply(moved, img.Offset); err != nil {
-			return nil, err
+			return err
 		}
 		recs = append(recs, moved...)
 	}
-	if _, err := c.commit(recs); err != nil {
-		return nil, err
+	_, err = c.commit(recs)
+	return err
+}
+
+// FenceUnreachable fences broker at epoch as an expired session would,
+// before its session runs out, when the server has evidence that it
+// died: the connection its heartbeats came on closed at since, and
+// nothing listens at its address any more. It does so only while the
+// broker is still registered at epoch and unfenced, has not heartbeat
+// since, and was not fenced this way at that epoch before (a live broker
+// fenced in error unfences with its next heartbeat, and then waits for
+// its session to run out like any other). It reports whether it fenced.
+// See docs/ARCHITECTURE.md (Fast fencing) for why this is safe.
+func (c *Controller) FenceUnreachable(broker int32, epoch int64, since time.Time) (bool, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if err := c.requireActive(); err != nil {
+		return false, err
 	}
-	c.lg.Warn("fenced brokers whose sessions expired", "brokers", fenced)
-	return fenced, nil
+	img := c.Image()
+	b := img.Brokers[broker]
+	if b == nil || b.Fenced || b.Epoch != epoch || c.fastFenced[broker] == epoch {
+		return false, nil
+	}
+	if s, ok := c.session(broker); ok && s.epoch == epoch && s.heard.After(since) {
+		return false, nil
+	}
+	if err := c.fence(img, []int32{broker}); err != nil {
+		return false, err
+	}
+	c.fastFenced[broker] = epoch
+	c.lg.Warn("fenced a broker that closed its connection and no longer listens", "broker", broker, "broker_epoch", epoch)
+	return true, nil
 }
 
 // touch renews broker's session at epoch as of now; a session never
@@ -239,7 +289,7 @@ func (c *Controller) touch(broker int32, epoch int64, now time.Time) {
 	c.smu.Lock()
 	defer c.smu.Unlock()
 	sessions := c.sessionsLocked()
-	s := session{epoch: epoch, deadline: now.Add(c.sessionTimeout())}
+	s := session{epoch: epoch, deadline: now.Add(c.sessionTimeout()), heard: now}
 	if old, ok := sessions[broker]; ok && old.epoch == epoch && old.deadline.After(s.deadline) {
 		return
 	}

@@ -239,3 +239,60 @@ func TestHeartbeatsQueuedBehindTheControllerKeepTheirSessions(t *testing.T) {
 		t.Fatalf("next session deadline %v, want %v", next, arrived.Add(h.c.sessionTimeout()))
 	}
 }
+
+// FenceUnreachable fences a broker the server found dead as an expired
+// session would (its leaderships and ISR memberships move), but only
+// while it is registered at the epoch the evidence is about, unfenced,
+// silent since the evidence, and not fenced this way at that epoch
+// before; a broker fenced in error unfences with its next heartbeat.
+func TestFenceUnreachable(t *testing.T) {
+	h := newCluster(t, 3, nil)
+	h.mustCreate(manualReq("t", []int32{3, 1, 2}))
+	heartbeat := func(id int32, at time.Time) *kmsg.BrokerHeartbeatResponse {
+		t.Helper()
+		hb := kmsg.NewPtrBrokerHeartbeatRequest()
+		hb.BrokerID, hb.BrokerEpoch, hb.CurrentMetadataOffset = id, h.epochs[id], 1<<40
+		resp, err := h.c.BrokerHeartbeat(hb, at)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return resp
+	}
+	lost := testNow
+	heartbeat(3, lost.Add(-time.Second))
+	for _, tc := range []struct {
+		what   string
+		broker int32
+		epoch  int64
+		since  time.Time
+	}{
+		{"another epoch", 3, h.epochs[3] + 1, lost},
+		{"heard since", 3, h.epochs[3], lost.Add(-2 * time.Second)},
+		{"unregistered", 7, 1, lost},
+	} {
+		if fenced, err := h.c.FenceUnreachable(tc.broker, tc.epoch, tc.since); err != nil || fenced {
+			t.Fatalf("%s: fenced %v (%v)", tc.what, fenced, err)
+		}
+	}
+	if fenced, err := h.c.FenceUnreachable(3, h.epochs[3], lost); err != nil || !fenced {
+		t.Fatalf("fenced %v (%v), want true", fenced, err)
+	}
+	if p := partitionsOf(h, "t")[0]; !h.c.Image().Brokers[3].Fenced || p.Leader != 1 || slices.Contains(p.ISR, 3) {
+		t.Fatalf("broker 3 fenced %v; leader %d ISR %v, want 1 without 3", h.c.Image().Brokers[3].Fenced, p.Leader, p.ISR)
+	}
+	if fenced, err := h.c.FenceUnreachable(3, h.epochs[3], lost); err != nil || fenced {
+		t.Fatalf("fencing a fenced broker: %v (%v)", fenced, err)
+	}
+	// It was alive after all: its next heartbeat unfences it, and the
+	// same evidence at the same epoch no longer counts.
+	if resp := heartbeat(3, lost.Add(time.Second)); resp.IsFenced {
+		t.Fatal("a heartbeat did not unfence broker 3")
+	}
+	if fenced, err := h.c.FenceUnreachable(3, h.epochs[3], lost.Add(2*time.Second)); err != nil || fenced {
+		t.Fatalf("fenced again at the same epoch: %v (%v)", fenced, err)
+	}
+	h.q.inactive = true
+	if _, err := h.c.FenceUnreachable(1, h.epochs[1], lost); !errors.Is(err, quorum.ErrNotLeader) {
+		t.Fatalf("an inactive controller: %v, want NOT_CONTROLLER", err)
+	}
+}

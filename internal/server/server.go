@@ -73,6 +73,7 @@ type Server struct {
 	txns       *txn.Service
 	txnNet     *txnCluster  // the coordinator's connections for markers
 	txnVerify  *txnVerifier // KIP-890 checks with transaction coordinators
+	fastFence  *fastFencer  // the active controller's probes of brokers that look dead
 	listeners  map[string]net.Listener
 	kafka      map[string]*kafka.Server
 	// metrics always counts; metricsHTTP serves it when
@@ -102,6 +103,7 @@ func New(cfg *config.Broker, opts Options) *Server {
 	}
 	s := &Server{cfg: cfg, opts: opts, lg: opts.Logger, listeners: map[string]net.Listener{}, kafka: map[string]*kafka.Server{}}
 	s.metrics = metrics.New(metricsSource{s})
+	s.fastFence = &fastFencer{s: s}
 	return s
 }
 
@@ -195,6 +197,7 @@ func (s *Server) Start() (err error) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	s.cancel = cancel
+	s.fastFence.start(ctx)
 	// Controllers talk Raft from the start; clients wait until the broker
 	// is registered and unfenced.
 	s.serve(true)
@@ -405,6 +408,7 @@ func (s *Server) listen() error {
 				return fmt.Errorf("listener %s is a controller listener, but this node is not a controller (process.roles=%s)", l.Name, strings.Join(s.cfg.ProcessRoles, ","))
 			}
 			deps.Raft, deps.MetadataLog = s.quorum, s.quorum
+			deps.BrokerConnLost = s.fastFence.connLost
 		} else {
 			if !s.cfg.HasRole("broker") {
 				return fmt.Errorf("listener %s: a controller-only node (process.roles=controller) has only controller listeners (controller.listener.names)", l.Name)
@@ -522,6 +526,13 @@ func (s *Server) Kill() { s.stopNode(true) }
 func (s *Server) stopNode(crash bool) error {
 	var err error
 	s.stop.Do(func() {
+		if crash {
+			// A crashed process's sockets all close at once: no peer
+			// may reach its listeners after it saw a connection drop.
+			for _, ln := range s.listeners {
+				ln.Close()
+			}
+		}
 		if s.lifecycle != nil {
 			if !crash {
 				s.lifecycle.controlledShutdown(s.cfg.BrokerSessionTimeout)
@@ -552,6 +563,7 @@ func (s *Server) stopNode(crash bool) error {
 		if s.cancel != nil {
 			s.cancel()
 		}
+		s.fastFence.stop()
 		s.wg.Wait()
 		if s.fetchers != nil {
 			s.fetchers.Close()
@@ -651,12 +663,14 @@ func (s *Server) openQuorum() error {
 }
 
 // becameActive runs when this node becomes the active controller: a new
-// cluster's first records are written. (Brokers get fresh sessions: the
-// controller keeps them per quorum term.)
+// cluster's first records are written, and every broker is probed for
+// fast fencing (a dead former controller among them). (Brokers get fresh
+// sessions: the controller keeps them per quorum term.)
 func (s *Server) becameActive() {
 	if err := s.controller.Bootstrap(); err != nil {
 		s.lg.Error("bootstrapping the metadata log", "err", err)
 	}
+	s.fastFence.suspectAll()
 }
 
 // awaitLeader waits until the metadata quorum has a leader, which
