@@ -663,12 +663,17 @@ func (s *Server) openQuorum() error {
 }
 
 // becameActive runs when this node becomes the active controller: a new
-// cluster's first records are written, and every broker is probed for
-// fast fencing (a dead former controller among them). (Brokers get fresh
-// sessions: the controller keeps them per quorum term.)
+// cluster's first records are written, every broker's session starts now
+// (the controller keeps sessions per quorum term; a fencing check starts
+// those it has not heard of, and waiting for the next periodic one would
+// add up to its period to a dead broker's session), and every broker is
+// probed for fast fencing (a dead former controller among them).
 func (s *Server) becameActive() {
 	if err := s.controller.Bootstrap(); err != nil {
 		s.lg.Error("bootstrapping the metadata log", "err", err)
+	}
+	if _, err := s.controller.FenceStaleBrokers(time.Now()); err != nil && !errors.Is(err, quorum.ErrNotLeader) {
+		s.lg.Error("fencing stale brokers", "err", err)
 	}
 	s.fastFence.suspectAll()
 }
