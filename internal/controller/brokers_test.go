@@ -165,21 +165,33 @@ func TestInactiveControllerAnswersBrokersNotController(t *testing.T) {
 // A controller that loses the leadership and wins it back in a later term
 // gives every broker a full session from then: the sessions it kept in
 // its earlier term ran out while another controller heard the brokers'
-// heartbeats, and fencing on them would take live brokers out of every
-// ISR at once.
+// heartbeats. Issue 20's state came from fencing on them: the brokers
+// whose registrations were unchanged since that term were fenced at the
+// takeover and left the ISR; a leader that had registered again meanwhile
+// (its old session ignored) kept the partition with an ISR of itself;
+// when it was dead, its session ran out and the partition went offline
+// with that ISR, its two live replicas unable to lead.
 func TestSessionsOfAnEarlierTermAreForgotten(t *testing.T) {
 	h := newCluster(t, 3, nil)
 	h.mustCreate(manualReq("t", []int32{1, 2, 3}))
 	if fenced, err := h.c.FenceStaleBrokers(testNow); err != nil || len(fenced) != 0 {
 		t.Fatalf("first check fenced %v (%v)", fenced, err)
 	}
-	// Another controller is active for a while.
+	// Another controller is active for a while; broker 1 restarts and
+	// registers again under it, and leads the partition again.
 	h.q.inactive, h.q.term = true, h.q.term+1
 	if _, err := h.c.FenceStaleBrokers(testNow.Add(time.Minute)); !errors.Is(err, quorum.ErrNotLeader) {
 		t.Fatalf("an inactive controller's fencing check: %v, want NOT_CONTROLLER", err)
 	}
-	// This one is active again, long after its sessions' deadlines.
-	h.q.inactive, h.q.term = false, h.q.term+1
+	reg := metadata.NewRegisterBrokerRecord()
+	reg.BrokerId, reg.IncarnationId, reg.BrokerEpoch = 1, [16]byte{1, 2}, h.q.end
+	h.q.inactive = false
+	if _, err := h.q.Append([]metadata.Record{reg, &metadata.UnfenceBrokerRecord{Id: 1, Epoch: reg.BrokerEpoch}}); err != nil {
+		t.Fatal(err)
+	}
+	// This one is active again, long after its sessions' deadlines, and
+	// broker 1 has just died: brokers 2 and 3 heartbeat, 1 does not.
+	h.q.term++
 	back := testNow.Add(time.Hour)
 	if fenced, err := h.c.FenceStaleBrokers(back); err != nil || len(fenced) != 0 {
 		t.Fatalf("fenced %v (%v) on sessions of an earlier term", fenced, err)
@@ -187,13 +199,23 @@ func TestSessionsOfAnEarlierTermAreForgotten(t *testing.T) {
 	if p := partitionsOf(h, "t")[0]; p.Leader != 1 || len(p.ISR) != 3 {
 		t.Fatalf("leader %d ISR %v, want 1 and all three", p.Leader, p.ISR)
 	}
-	// A full session from the takeover: brokers that stay silent are
-	// fenced once it runs out.
+	for _, id := range []int32{2, 3} {
+		hb := kmsg.NewPtrBrokerHeartbeatRequest()
+		hb.BrokerID, hb.BrokerEpoch, hb.CurrentMetadataOffset = id, h.epochs[id], 1<<40
+		if _, err := h.c.BrokerHeartbeat(hb, back.Add(time.Second)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// A full session from the takeover: the silent broker is fenced once
+	// it runs out, and a live ISR member leads.
 	if fenced, err := h.c.FenceStaleBrokers(back.Add(h.c.sessionTimeout() - time.Millisecond)); err != nil || len(fenced) != 0 {
 		t.Fatalf("fenced %v (%v) before the session ran out", fenced, err)
 	}
-	if fenced, err := h.c.FenceStaleBrokers(back.Add(h.c.sessionTimeout())); err != nil || !slices.Equal(fenced, []int32{1, 2, 3}) {
-		t.Fatalf("fenced %v (%v), want [1 2 3]", fenced, err)
+	if fenced, err := h.c.FenceStaleBrokers(back.Add(h.c.sessionTimeout())); err != nil || !slices.Equal(fenced, []int32{1}) {
+		t.Fatalf("fenced %v (%v), want [1]", fenced, err)
+	}
+	if p := partitionsOf(h, "t")[0]; p.Leader != 2 || !slices.Equal(p.ISR, []int32{2, 3}) {
+		t.Fatalf("leader %d ISR %v, want 2 and [2 3]", p.Leader, p.ISR)
 	}
 }
 
