@@ -74,3 +74,39 @@ func TestIsolatedBrokerIsFencedAndUnfenced(t *testing.T) {
 		})
 	}
 }
+
+// Fast fencing: a crashed broker is fenced as soon as the active
+// controller sees its heartbeat connection close and its address refuse
+// connections, long before its session (here 30 s) runs out; a crashed
+// active controller is fenced by the next one when it takes over. A cut
+// link (the process alive) is left to the session: see
+// TestIsolatedBrokerIsFencedAndUnfenced.
+func TestCrashedBrokerIsFencedBeforeItsSessionRunsOut(t *testing.T) {
+	c := New(t, Options{Nodes: 3, Overrides: map[string]string{"broker.session.timeout.ms": "30000"}})
+	// Well within the 30 s session.
+	const within = 10 * time.Second
+	createTopics(t, c.Node(0), 3, []int32{1, 2, 3}, nil, "spread")
+	for _, victim := range []string{"follower", "active controller"} {
+		v := c.Leader()
+		if victim == "follower" {
+			v = (v + 1) % c.Size()
+		}
+		id := c.Node(v).ID
+		c.Kill(v)
+		Eventually(t, within, fmt.Sprintf("the crashed %s %d fenced", victim, id), func() error {
+			if err := unfenced(c.Node(c.Leader()).Server.Image(), id); err == nil {
+				return fmt.Errorf("broker %d is not fenced", id)
+			}
+			return nil
+		})
+		c.Restart(v, true)
+		Eventually(t, 10*time.Second, fmt.Sprintf("node %d unfenced", v), func() error {
+			return unfenced(c.Node(c.Leader()).Server.Image(), id)
+		})
+	}
+	// Stopped cleanly, the last node would wait its whole session for a
+	// controlled shutdown no quorum answers.
+	for _, i := range c.Live() {
+		c.Kill(i)
+	}
+}

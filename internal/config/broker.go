@@ -110,6 +110,8 @@ type Broker struct {
 	// MetricsListener is the host:port of the Prometheus endpoint
 	// (weir.metrics.listener without its http:// prefix); "" disables it.
 	MetricsListener string
+	// FastFencing is weir.fast.fencing.enable.
+	FastFencing bool
 
 	// Values holds the normalized value of every known broker key that has
 	// a value: explicitly set keys and keys with a non-null default. Keys
@@ -300,6 +302,7 @@ func (b *Broker) fill() {
 	b.ReplicationQuotaWindowNum = g.i32("replication.quota.window.num")
 	b.ReplicationQuotaWindowSize = g.dur("replication.quota.window.size.seconds", time.Second)
 	b.MetricsListener, _ = ParseMetricsListener(g.str(KeyMetricsListener))
+	b.FastFencing = g.bool(KeyFastFencing)
 }
 
 // getter reads normalized values. Values are validated before use, so

@@ -23,6 +23,7 @@ const (
 	KeyMetadataLogDir          = "metadata.log.dir"
 	KeyMetricsListener         = "weir.metrics.listener"
 	KeyProducerIDExpiration    = "producer.id.expiration.ms"
+	KeyFastFencing             = "weir.fast.fencing.enable"
 )
 
 // Weir defaults that differ from Kafka (where Kafka has no default or a
@@ -200,4 +201,5 @@ var brokerCoreDefs = []Def{
 
 	// weir-specific keys (no Kafka equivalent).
 	def(KeyMetricsListener, TypeString, "", metricsListenerValidator, ReadOnly, "weir: address of the Prometheus /metrics endpoint, host:port or http://host:port; empty disables it."),
+	def(KeyFastFencing, TypeBoolean, "true", nil, ReadOnly, "weir: the active controller fences a broker at once, without waiting for broker.session.timeout.ms, when the connection its heartbeats come on closes (or when the controller takes over) and nothing listens at its address; false waits for the session, as Kafka does."),
 }

@@ -106,6 +106,7 @@ var brokerExercisedBy = map[string][]string{
 	"transaction.state.log.replication.factor":                    {"internal/clustertest.TestTxnCoordinatorFailoverMidCommit"},
 	"transaction.state.log.segment.bytes":                         {"internal/kafka.TestTxnFranzCommitAbort"},
 	"transactional.id.expiration.ms":                              {"internal/txn.TestExpiration"},
+	"weir.fast.fencing.enable":                                    {"internal/clustertest.TestLeaderKilledSoonAfterCreation", "internal/clustertest.TestCrashedBrokerIsFencedBeforeItsSessionRunsOut", "cmd/weir.TestFailoverAfterSIGKILL"},
 	"weir.metrics.listener":                                       {"internal/server.TestMetricsEndpoint", "internal/server.TestMetricsDisabledByDefault"},
 }
 

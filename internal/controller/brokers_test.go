@@ -161,3 +161,160 @@ func TestInactiveControllerAnswersBrokersNotController(t *testing.T) {
 		t.Errorf("heartbeat of an unknown broker at the active controller: %v", err)
 	}
 }
+
+// A controller that loses the leadership and wins it back in a later term
+// gives every broker a full session from then: the sessions it kept in
+// its earlier term ran out while another controller heard the brokers'
+// heartbeats. Issue 20's state came from fencing on them: the brokers
+// whose registrations were unchanged since that term were fenced at the
+// takeover and left the ISR; a leader that had registered again meanwhile
+// (its old session ignored) kept the partition with an ISR of itself;
+// when it was dead, its session ran out and the partition went offline
+// with that ISR, its two live replicas unable to lead.
+func TestSessionsOfAnEarlierTermAreForgotten(t *testing.T) {
+	h := newCluster(t, 3, nil)
+	h.mustCreate(manualReq("t", []int32{1, 2, 3}))
+	if fenced, err := h.c.FenceStaleBrokers(testNow); err != nil || len(fenced) != 0 {
+		t.Fatalf("first check fenced %v (%v)", fenced, err)
+	}
+	// Another controller is active for a while; broker 1 restarts and
+	// registers again under it, and leads the partition again.
+	h.q.inactive, h.q.term = true, h.q.term+1
+	if _, err := h.c.FenceStaleBrokers(testNow.Add(time.Minute)); !errors.Is(err, quorum.ErrNotLeader) {
+		t.Fatalf("an inactive controller's fencing check: %v, want NOT_CONTROLLER", err)
+	}
+	reg := metadata.NewRegisterBrokerRecord()
+	reg.BrokerId, reg.IncarnationId, reg.BrokerEpoch = 1, [16]byte{1, 2}, h.q.end
+	h.q.inactive = false
+	if _, err := h.q.Append([]metadata.Record{reg, &metadata.UnfenceBrokerRecord{Id: 1, Epoch: reg.BrokerEpoch}}); err != nil {
+		t.Fatal(err)
+	}
+	// This one is active again, long after its sessions' deadlines, and
+	// broker 1 has just died: brokers 2 and 3 heartbeat, 1 does not.
+	h.q.term++
+	back := testNow.Add(time.Hour)
+	if fenced, err := h.c.FenceStaleBrokers(back); err != nil || len(fenced) != 0 {
+		t.Fatalf("fenced %v (%v) on sessions of an earlier term", fenced, err)
+	}
+	if p := partitionsOf(h, "t")[0]; p.Leader != 1 || len(p.ISR) != 3 {
+		t.Fatalf("leader %d ISR %v, want 1 and all three", p.Leader, p.ISR)
+	}
+	for _, id := range []int32{2, 3} {
+		hb := kmsg.NewPtrBrokerHeartbeatRequest()
+		hb.BrokerID, hb.BrokerEpoch, hb.CurrentMetadataOffset = id, h.epochs[id], 1<<40
+		if _, err := h.c.BrokerHeartbeat(hb, back.Add(time.Second)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// A full session from the takeover: the silent broker is fenced once
+	// it runs out, and a live ISR member leads.
+	if fenced, err := h.c.FenceStaleBrokers(back.Add(h.c.sessionTimeout() - time.Millisecond)); err != nil || len(fenced) != 0 {
+		t.Fatalf("fenced %v (%v) before the session ran out", fenced, err)
+	}
+	if fenced, err := h.c.FenceStaleBrokers(back.Add(h.c.sessionTimeout())); err != nil || !slices.Equal(fenced, []int32{1}) {
+		t.Fatalf("fenced %v (%v), want [1]", fenced, err)
+	}
+	if p := partitionsOf(h, "t")[0]; p.Leader != 2 || !slices.Equal(p.ISR, []int32{2, 3}) {
+		t.Fatalf("leader %d ISR %v, want 2 and [2 3]", p.Leader, p.ISR)
+	}
+}
+
+// A heartbeat renews the broker's session when it arrives, not when the
+// controller gets to it: heartbeats queued behind a slow commit do not let
+// the sessions run out.
+func TestHeartbeatsQueuedBehindTheControllerKeepTheirSessions(t *testing.T) {
+	h := newCluster(t, 3, nil)
+	h.mustCreate(manualReq("t", []int32{1, 2, 3}))
+	if fenced, err := h.c.FenceStaleBrokers(testNow); err != nil || len(fenced) != 0 {
+		t.Fatalf("first check fenced %v (%v)", fenced, err)
+	}
+	arrived := testNow.Add(h.c.sessionTimeout() - time.Millisecond)
+	h.c.mu.Lock() // a commit in progress
+	errs := make(chan error, 3)
+	for _, id := range []int32{1, 2, 3} {
+		go func() {
+			hb := kmsg.NewPtrBrokerHeartbeatRequest()
+			hb.BrokerID, hb.BrokerEpoch, hb.CurrentMetadataOffset = id, h.epochs[id], 1<<40
+			_, err := h.c.BrokerHeartbeat(hb, arrived)
+			errs <- err
+		}()
+	}
+	for _, id := range []int32{1, 2, 3} {
+		for {
+			if s, ok := h.c.session(id); ok && s.deadline.Equal(arrived.Add(h.c.sessionTimeout())) {
+				break
+			}
+			time.Sleep(time.Millisecond)
+		}
+	}
+	h.c.mu.Unlock()
+	// The fencing check runs before or between the queued heartbeats.
+	if fenced, err := h.c.FenceStaleBrokers(testNow.Add(h.c.sessionTimeout())); err != nil || len(fenced) != 0 {
+		t.Fatalf("fenced %v (%v) while their heartbeats waited", fenced, err)
+	}
+	for range 3 {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	if next := h.c.NextSessionDeadline(); !next.Equal(arrived.Add(h.c.sessionTimeout())) {
+		t.Fatalf("next session deadline %v, want %v", next, arrived.Add(h.c.sessionTimeout()))
+	}
+}
+
+// FenceUnreachable fences a broker the server found dead as an expired
+// session would (its leaderships and ISR memberships move), but only
+// while it is registered at the epoch the evidence is about, unfenced,
+// silent since the evidence, and not fenced this way at that epoch
+// before; a broker fenced in error unfences with its next heartbeat.
+func TestFenceUnreachable(t *testing.T) {
+	h := newCluster(t, 3, nil)
+	h.mustCreate(manualReq("t", []int32{3, 1, 2}))
+	heartbeat := func(id int32, at time.Time) *kmsg.BrokerHeartbeatResponse {
+		t.Helper()
+		hb := kmsg.NewPtrBrokerHeartbeatRequest()
+		hb.BrokerID, hb.BrokerEpoch, hb.CurrentMetadataOffset = id, h.epochs[id], 1<<40
+		resp, err := h.c.BrokerHeartbeat(hb, at)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return resp
+	}
+	lost := testNow
+	heartbeat(3, lost.Add(-time.Second))
+	for _, tc := range []struct {
+		what   string
+		broker int32
+		epoch  int64
+		since  time.Time
+	}{
+		{"another epoch", 3, h.epochs[3] + 1, lost},
+		{"heard since", 3, h.epochs[3], lost.Add(-2 * time.Second)},
+		{"unregistered", 7, 1, lost},
+	} {
+		if fenced, err := h.c.FenceUnreachable(tc.broker, tc.epoch, tc.since); err != nil || fenced {
+			t.Fatalf("%s: fenced %v (%v)", tc.what, fenced, err)
+		}
+	}
+	if fenced, err := h.c.FenceUnreachable(3, h.epochs[3], lost); err != nil || !fenced {
+		t.Fatalf("fenced %v (%v), want true", fenced, err)
+	}
+	if p := partitionsOf(h, "t")[0]; !h.c.Image().Brokers[3].Fenced || p.Leader != 1 || slices.Contains(p.ISR, 3) {
+		t.Fatalf("broker 3 fenced %v; leader %d ISR %v, want 1 without 3", h.c.Image().Brokers[3].Fenced, p.Leader, p.ISR)
+	}
+	if fenced, err := h.c.FenceUnreachable(3, h.epochs[3], lost); err != nil || fenced {
+		t.Fatalf("fencing a fenced broker: %v (%v)", fenced, err)
+	}
+	// It was alive after all: its next heartbeat unfences it, and the
+	// same evidence at the same epoch no longer counts.
+	if resp := heartbeat(3, lost.Add(time.Second)); resp.IsFenced {
+		t.Fatal("a heartbeat did not unfence broker 3")
+	}
+	if fenced, err := h.c.FenceUnreachable(3, h.epochs[3], lost.Add(2*time.Second)); err != nil || fenced {
+		t.Fatalf("fenced again at the same epoch: %v (%v)", fenced, err)
+	}
+	h.q.inactive = true
+	if _, err := h.c.FenceUnreachable(1, h.epochs[1], lost); !errors.Is(err, quorum.ErrNotLeader) {
+		t.Fatalf("an inactive controller: %v, want NOT_CONTROLLER", err)
+	}
+}

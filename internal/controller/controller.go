@@ -51,14 +51,21 @@ type Controller struct {
 	mu    sync.Mutex // one request at a time
 	image atomic.Pointer[metadata.Image]
 	// sessions are the brokers' heartbeat deadlines, kept by the active
-	// controller only (guarded by mu); see brokers.go.
-	sessions map[int32]session
+	// controller only, in quorum term sessionsTerm; see brokers.go. smu
+	// guards them (heartbeats renew them without mu); under both, mu
+	// comes first.
+	smu          sync.Mutex
+	sessions     map[int32]session
+	sessionsTerm uint64
+	// fastFenced is the broker epoch at which FenceUnreachable last
+	// fenced each broker (guarded by mu).
+	fastFenced map[int32]int64
 }
 
 // New returns a controller writing through q; call Publish with every
 // committed batch (including the replay at start-up).
 func New(cfg Config, q Quorum, lg *slog.Logger) *Controller {
-	c := &Controller{cfg: cfg, quorum: q, lg: lg, sessions: map[int32]session{}}
+	c := &Controller{cfg: cfg, quorum: q, lg: lg, sessions: map[int32]session{}, fastFenced: map[int32]int64{}}
 	c.image.Store(metadata.Empty())
 	return c
 }

@@ -28,8 +28,10 @@ type memQuorum struct {
 	end     int64
 	batches []quorum.Committed
 	publish func(quorum.Committed) error
-	// inactive makes the node a controller that is not the active one.
+	// inactive makes the node a controller that is not the active one;
+	// term is the quorum term.
 	inactive bool
+	term     uint64
 }
 
 func (q *memQuorum) Append(recs []metadata.Record) (int64, error) {
@@ -58,7 +60,9 @@ func (q *memQuorum) Append(recs []metadata.Record) (int64, error) {
 
 func (q *memQuorum) EndOffset() int64 { return q.end }
 
-func (q *memQuorum) Status() quorum.Status { return quorum.Status{Leader: 1, Active: !q.inactive} }
+func (q *memQuorum) Status() quorum.Status {
+	return quorum.Status{Leader: 1, Active: !q.inactive, Term: q.term}
+}
 
 // records returns every record committed since batch index from.
 func (q *memQuorum) recordsSince(from int) []metadata.Record {
@@ -279,6 +283,12 @@ func TestRegisterAndUnfenceBroker(t *testing.T) {
 	epoch2, err := h.c.RegisterBroker(req, testNow)
 	if err != nil || epoch2 <= epoch || !h.c.Image().Brokers[1].Fenced {
 		t.Fatalf("re-registration: epoch %d -> %d, %v, %+v", epoch, epoch2, err, h.c.Image().Brokers[1])
+	}
+	// A fenced registration has no session left (as in Kafka): another
+	// incarnation takes over at once, as a process restarted after its
+	// predecessor was fenced does.
+	if _, err := h.c.RegisterBroker(&other, testNow); err != nil {
+		t.Fatalf("another incarnation of a fenced registration: %v", err)
 	}
 	bad := *req
 	bad.ClusterID = "other"

@@ -5,7 +5,9 @@ package kafka
 // Every broker.heartbeat.interval.ms a broker reports its metadata offset;
 // the answer says whether it caught up, is fenced, or should shut down
 // (controller/brokers.go). A stale broker epoch is STALE_BROKER_EPOCH; a
-// controller that is not active answers NOT_CONTROLLER.
+// controller that is not active answers NOT_CONTROLLER. A connection on
+// which a heartbeat was accepted is the broker's: if the broker closes or
+// resets it, Deps.BrokerConnLost hears of it.
 
 import "github.com/twmb/franz-go/pkg/kmsg"
 
@@ -16,6 +18,9 @@ func (s *Server) handleBrokerHeartbeat(req *Request) *Reply {
 		resp := respFor(req).(*kmsg.BrokerHeartbeatResponse)
 		resp.ErrorCode, resp.IsFenced = errorCode(err), true
 		return done(resp)
+	}
+	if s.deps.BrokerConnLost != nil && req.conn != nil {
+		req.conn.heartbeats.Store(&brokerPeer{id: r.BrokerID, epoch: r.BrokerEpoch})
 	}
 	out.SetVersion(req.Version)
 	return done(out)

@@ -9,6 +9,7 @@ import (
 	"io"
 	"net"
 	"sync"
+	"sync/atomic"
 
 	"github.com/twmb/franz-go/pkg/kbin"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -28,6 +29,8 @@ type Request struct {
 	RemoteAddr string
 	// Ctx is cancelled when the connection closes.
 	Ctx context.Context
+
+	conn *conn
 }
 
 // Reply is a handler's answer. A handler that must wait (acks=all, a long
@@ -76,6 +79,15 @@ type conn struct {
 	ctx     context.Context
 	cancel  context.CancelFunc
 	closeMu sync.Once
+	// heartbeats is the broker whose heartbeats the controller accepted
+	// on this connection, if any (see Deps.BrokerConnLost).
+	heartbeats atomic.Pointer[brokerPeer]
+}
+
+// brokerPeer is a broker registration: its id and broker epoch.
+type brokerPeer struct {
+	id    int32
+	epoch int64
 }
 
 // maxInFlight bounds replies waiting to be written per connection; the
@@ -99,6 +111,10 @@ func (c *conn) serve() {
 		if err != nil {
 			if !errors.Is(err, io.EOF) && !errors.Is(err, net.ErrClosed) {
 				c.srv.lg.Debug("closing connection", "remote", c.nc.RemoteAddr().String(), "err", err)
+			}
+			if p := c.heartbeats.Load(); p != nil && !errors.Is(err, net.ErrClosed) {
+				// The peer closed or reset it (not this server).
+				c.srv.deps.BrokerConnLost(p.id, p.epoch)
 			}
 			return
 		}
@@ -180,7 +196,7 @@ func (c *conn) decode(frame []byte) (*Request, error) {
 	if err != nil {
 		return nil, err
 	}
-	req.Listener, req.RemoteAddr, req.Ctx = c.srv.cfg.ListenerName, c.nc.RemoteAddr().String(), c.ctx
+	req.Listener, req.RemoteAddr, req.Ctx, req.conn = c.srv.cfg.ListenerName, c.nc.RemoteAddr().String(), c.ctx, c
 	return req, nil
 }
 

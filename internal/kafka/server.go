@@ -104,6 +104,11 @@ type Deps struct {
 	Raft Raft
 	// MetadataLog is set on controller listeners: observers fetch it.
 	MetadataLog MetadataLog
+	// BrokerConnLost, if set (on controller listeners), is called when a
+	// broker closes or resets a connection on which the controller
+	// accepted its heartbeat (with the broker's id and epoch): a hint
+	// that it died. It must not block.
+	BrokerConnLost func(broker int32, epoch int64)
 	// Forward reaches the active controller (nil: this node's is the only
 	// one).
 	Forward Forwarder

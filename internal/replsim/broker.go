@@ -337,6 +337,7 @@ func (b *broker) shrinkTick() {
 // submitISR is the broker's Replication.AlterISR: the change queues (the
 // latest per partition) for the sender.
 func (b *broker) submitISR(p *partition.Partition, c partition.IsrChange) {
+	b.s.chk.proposed(b.id, c)
 	b.isrQueue = &isrItem{p: p, c: c}
 	if b.replicating {
 		b.s.after(0, b.id, "send AlterPartition", b.sendISR)
@@ -378,7 +379,9 @@ func (b *broker) sendISR() {
 		if pr.copies--; pr.copies <= 0 {
 			delete(b.s.proposals, id)
 		}
+		b.s.chk.inAlter = true
 		resp, err := b.s.ctrl.c.AlterPartition(req)
+		b.s.chk.inAlter = false
 		b.s.send(controllerID, b.id, "AlterPartition answer", func() { b.isrAnswered(id, it, resp, err) })
 	})
 	if pr.copies == 0 {

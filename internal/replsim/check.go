@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	"weir/internal/log"
 	"weir/internal/metadata"
@@ -32,6 +33,12 @@ import (
 //     fetch answer below its high watermark;
 //   - every healthy member of the controller's ISR holds every offset
 //     acknowledged to acks=all;
+//   - the ISR never loses a replica that its leader saw at its log end
+//     within replica.lag.time.max.ms (proposed), and the controller takes
+//     a live replica out of an ISR only when its leader asks (committed);
+//   - a partition whose leader is not live while a live ISR member could
+//     lead gets a live leader within the session timeout and one fencing
+//     check (available);
 //
 // and when a leader answers acks=all (appendedAll, ackAllAnswered): the ISR
 // had min.insync.replicas members at the append and has them now, the high
@@ -63,6 +70,20 @@ type checker struct {
 	truncations int
 	// maxAcked is the highest offset a leader acknowledged to acks=all.
 	maxAcked int64
+
+	// seenAtEnd is when a leader last served a follower's fetch made at
+	// its log end, by (leader, follower); isrAt is the controller's ISR
+	// at each partition epoch; inAlter is set while the controller
+	// handles an AlterPartition.
+	seenAtEnd map[[2]int32]time.Time
+	isrAt     map[int32][]int32
+	inAlter   bool
+	// leaderless is when the partition was first seen, in leader epoch
+	// leaderlessEpoch, without a live leader while a live ISR member
+	// could lead (zero: it is not); failover is the last controller
+	// failover.
+	leaderless, failover time.Time
+	leaderlessEpoch      int32
 }
 
 // tenure is a broker's leadership: the epoch and its highest HW.
@@ -79,7 +100,8 @@ type batchKey struct {
 }
 
 func newChecker(s *Sim) *checker {
-	k := &checker{s: s, epochLeader: map[int32]int32{}, canonAt: map[int64]int{}, keys: map[batchKey]int64{}, maxAcked: -1}
+	k := &checker{s: s, epochLeader: map[int32]int32{}, canonAt: map[int64]int{}, keys: map[batchKey]int64{}, maxAcked: -1,
+		seenAtEnd: map[[2]int32]time.Time{}, isrAt: map[int32][]int32{}}
 	for i := range k.nodeEpoch {
 		k.nodeEpoch[i] = -1
 	}
@@ -125,7 +147,16 @@ func (k *checker) committed(before, after *metadata.Image) {
 			}
 		}
 		k.s.rejoined(after, p0.ISR, p1.ISR)
+		for _, id := range p0.ISR {
+			if slices.Contains(p1.ISR, id) || k.inAlter {
+				continue
+			}
+			if b0, b1 := before.Brokers[id], after.Brokers[id]; b1 != nil && b0 != nil && b0.Epoch == b1.Epoch && !b1.Fenced && !b1.InControlledShutdown {
+				k.s.fail("controller: live broker %d taken out of the ISR %v -> %v without its leader asking", id, p0.ISR, p1.ISR)
+			}
+		}
 	}
+	k.isrAt[p1.PartitionEpoch] = p1.ISR
 	if p1.Leader >= 0 {
 		k.leads(p1.LeaderEpoch, p1.Leader, "the controller")
 	}
@@ -150,13 +181,81 @@ func (k *checker) leads(epoch, id int32, who string) {
 }
 
 // loaded notes that a broker (re)opened its logs: its log is checked
-// afresh, and its leadership starts over.
+// afresh, and its leadership starts over, having seen no follower.
 func (k *checker) loaded(b *broker) {
 	k.verified[b.id], k.tenure[b.id] = 0, tenure{}
+	for key := range k.seenAtEnd {
+		if key[0] == b.id {
+			delete(k.seenAtEnd, key)
+		}
+	}
+}
+
+// sawAtEnd notes that leader served follower's fetch made at its log end.
+func (k *checker) sawAtEnd(leader, follower int32) {
+	k.seenAtEnd[[2]int32{leader, follower}] = k.s.now
+}
+
+// proposed checks an ISR change a leader proposes: it drops no replica
+// the leader saw at its log end within replica.lag.time.max.ms.
+func (k *checker) proposed(leader int32, c partition.IsrChange) {
+	for _, id := range k.isrAt[c.PartitionEpoch] {
+		if slices.ContainsFunc(c.ISR, func(m partition.IsrMember) bool { return m.ID == id }) {
+			continue
+		}
+		if at, ok := k.seenAtEnd[[2]int32{leader, id}]; ok && k.s.now.Sub(at) <= lagTimeMax {
+			k.s.fail("leader %d proposes taking %d out of the ISR %v (partition epoch %d), which fetched at its log end %v ago",
+				leader, id, k.isrAt[c.PartitionEpoch], c.PartitionEpoch, k.s.now.Sub(at))
+		}
+	}
+}
+
+// available checks that the partition does not stay without a live
+// leader while a live ISR member could lead for longer than it takes the
+// controller to fence the leader: its session, one fencing check, and
+// (in chaos seeds) a late heartbeat's delay, counted from the last
+// controller failover, which restarts every session, and from the last
+// election (which may pick a broker that died but whose session has not
+// run out). Live: up, loaded, heard by the controller, registered under
+// its current epoch, unfenced.
+func (k *checker) available() {
+	st := k.s.ctrl.partition()
+	if st == nil {
+		return
+	}
+	img := k.s.ctrl.c.Image()
+	live := func(id int32) bool {
+		b, r := k.s.brokers[id], img.Brokers[id]
+		return b.up && b.live && !b.paused() && !b.silent && !k.s.isCut(id, controllerID) &&
+			r != nil && r.Epoch == b.epoch && !r.Fenced && !r.InControlledShutdown
+	}
+	if st.Leader >= 0 && live(st.Leader) || !slices.ContainsFunc(st.ISR, live) {
+		k.leaderless = time.Time{}
+		return
+	}
+	if k.leaderless.IsZero() || k.leaderlessEpoch != st.LeaderEpoch {
+		k.leaderless, k.leaderlessEpoch = k.s.now, st.LeaderEpoch
+	}
+	bound := sessionTimeout + fenceCheckEvery + 5*time.Millisecond
+	if k.s.p.chaos {
+		bound += k.s.p.maxDelay
+	}
+	if since := latest(k.leaderless, k.failover); k.s.now.Sub(since) > bound {
+		k.s.fail("the partition has had no live leader for %v (leader %d, ISR %v) while ISR members are live",
+			k.s.now.Sub(since), st.Leader, st.ISR)
+	}
+}
+
+func latest(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
 }
 
 // step checks every broker after an event.
 func (k *checker) step() {
+	k.available()
 	var leaders []*broker
 	bound := [numBrokers + 1]int64{}
 	for _, b := range k.s.brokers[1:] {

@@ -21,6 +21,9 @@ type ctrlNode struct {
 	c       *controller.Controller
 	end     int64
 	batches []quorum.Committed
+	// term is the quorum term: a failover (another controller takes
+	// over) starts a new one.
+	term uint64
 }
 
 const clusterID = "replsim-cluster-id-000"
@@ -70,7 +73,9 @@ func (n *ctrlNode) EndOffset() int64 { return n.end }
 
 // Status implements controller.Quorum: this node is always the active
 // controller.
-func (n *ctrlNode) Status() quorum.Status { return quorum.Status{Leader: controllerID, Active: true} }
+func (n *ctrlNode) Status() quorum.Status {
+	return quorum.Status{Leader: controllerID, Active: true, Term: n.term}
+}
 
 // partition is the simulated partition in the controller's image (nil
 // before it is created).

@@ -27,7 +27,7 @@
 // what was synced, with torn tails, reopened through log.Manager.Load) and
 // restarted; brokers fenced by the controller when their heartbeats stop.
 // Between faults come an admin's DeleteRecords at the leader, a controller
-// failover (sessions reset) and log flushes.
+// failover (a new quorum term: sessions start over) and log flushes.
 // After every step the invariants of DESIGN.md are checked (see check.go);
 // at the end faults stop, the cluster heals and quiesces, and every
 // acknowledged acks=all record must be on the leader exactly once, in order.

@@ -199,10 +199,11 @@ func (s *Sim) fault() {
 			s.fail("broker %d: DeleteRecords(%d) with the high watermark at %d: %v", x.id, to, hi, err)
 		}
 	case k < 88:
-		// Another controller takes over: it gives every broker a full
-		// session before fencing any.
-		s.tracef("  controller failover: sessions reset")
-		s.ctrl.c.ResetSessions()
+		// Another controller takes over, in a new quorum term: it
+		// gives every broker a full session before fencing any.
+		s.tracef("  controller failover: a new term")
+		s.ctrl.term++
+		s.chk.failover = s.now
 	default:
 		// Not a fault: the page cache writes a log back (flush.ms).
 		if p := x.part(); p != nil && !x.paused() {

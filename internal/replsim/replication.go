@@ -97,7 +97,11 @@ func (b *broker) serveFetch(from *broker, id uint64, ff partition.FollowerFetch,
 // readForFollower is fetchPartition for a replica: the read, the error
 // code, and whether the answer is urgent (an error or a divergence).
 func (b *broker) readForFollower(p *partition.Partition, ff partition.FollowerFetch) (fetcher.Answer, bool) {
+	leo := p.Log().LogEndOffset()
 	res, err := p.ReadForFollower(ff)
+	if err == nil && res.DivergingEpoch < 0 && ff.FetchOffset >= leo && p.IsLeader() {
+		b.s.chk.sawAtEnd(b.id, ff.ReplicaID)
+	}
 	a := fetcher.Answer{DivergingEpoch: res.DivergingEpoch, DivergingEndOffset: res.DivergingEndOffset,
 		HighWatermark: res.HighWatermark, LogStartOffset: res.LogStartOffset}
 	if err != nil {

@@ -73,6 +73,7 @@ type Server struct {
 	txns       *txn.Service
 	txnNet     *txnCluster  // the coordinator's connections for markers
 	txnVerify  *txnVerifier // KIP-890 checks with transaction coordinators
+	fastFence  *fastFencer  // the active controller's probes of brokers that look dead
 	listeners  map[string]net.Listener
 	kafka      map[string]*kafka.Server
 	// metrics always counts; metricsHTTP serves it when
@@ -102,6 +103,7 @@ func New(cfg *config.Broker, opts Options) *Server {
 	}
 	s := &Server{cfg: cfg, opts: opts, lg: opts.Logger, listeners: map[string]net.Listener{}, kafka: map[string]*kafka.Server{}}
 	s.metrics = metrics.New(metricsSource{s})
+	s.fastFence = &fastFencer{s: s}
 	return s
 }
 
@@ -195,6 +197,7 @@ func (s *Server) Start() (err error) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	s.cancel = cancel
+	s.fastFence.start(ctx)
 	// Controllers talk Raft from the start; clients wait until the broker
 	// is registered and unfenced.
 	s.serve(true)
@@ -410,6 +413,7 @@ func (s *Server) listen() error {
 				return fmt.Errorf("listener %s is a controller listener, but this node is not a controller (process.roles=%s)", l.Name, strings.Join(s.cfg.ProcessRoles, ","))
 			}
 			deps.Raft, deps.MetadataLog = s.quorum, s.quorum
+			deps.BrokerConnLost = s.fastFence.connLost
 		} else {
 			if !s.cfg.HasRole("broker") {
 				return fmt.Errorf("listener %s: a controller-only node (process.roles=controller) has only controller listeners (controller.listener.names)", l.Name)
@@ -527,6 +531,13 @@ func (s *Server) Kill() { s.stopNode(true) }
 func (s *Server) stopNode(crash bool) error {
 	var err error
 	s.stop.Do(func() {
+		if crash {
+			// A crashed process's sockets all close at once: no peer
+			// may reach its listeners after it saw a connection drop.
+			for _, ln := range s.listeners {
+				ln.Close()
+			}
+		}
 		if s.lifecycle != nil {
 			if !crash {
 				s.lifecycle.controlledShutdown(s.cfg.BrokerSessionTimeout)
@@ -557,6 +568,7 @@ func (s *Server) stopNode(crash bool) error {
 		if s.cancel != nil {
 			s.cancel()
 		}
+		s.fastFence.stop()
 		s.wg.Wait()
 		if s.fetchers != nil {
 			s.fetchers.Close()
@@ -655,13 +667,20 @@ func (s *Server) openQuorum() error {
 	return nil
 }
 
-// becameActive runs when this node becomes the active controller: brokers
-// get fresh sessions, and a new cluster's first records are written.
+// becameActive runs when this node becomes the active controller: a new
+// cluster's first records are written, every broker's session starts now
+// (the controller keeps sessions per quorum term; a fencing check starts
+// those it has not heard of, and waiting for the next periodic one would
+// add up to its period to a dead broker's session), and every broker is
+// probed for fast fencing (a dead former controller among them).
 func (s *Server) becameActive() {
-	s.controller.ResetSessions()
 	if err := s.controller.Bootstrap(); err != nil {
 		s.lg.Error("bootstrapping the metadata log", "err", err)
 	}
+	if _, err := s.controller.FenceStaleBrokers(time.Now()); err != nil && !errors.Is(err, quorum.ErrNotLeader) {
+		s.lg.Error("fencing stale brokers", "err", err)
+	}
+	s.fastFence.suspectAll()
 }
 
 // awaitLeader waits until the metadata quorum has a leader, which
@@ -680,21 +699,28 @@ func (s *Server) awaitLeader(ctx context.Context) error {
 }
 
 // fenceStaleBrokers fences, while this node is the active controller,
-// brokers whose heartbeats stopped for broker.session.timeout.ms.
+// brokers whose heartbeats stopped for broker.session.timeout.ms: it
+// checks when the next session runs out (as Kafka's controller schedules
+// its check), and at least every broker.heartbeat.interval.ms / 2.
 func (s *Server) fenceStaleBrokers(ctx context.Context) {
-	t := time.NewTicker(max(s.cfg.BrokerHeartbeatInterval/2, 100*time.Millisecond))
+	every := max(s.cfg.BrokerHeartbeatInterval/2, 10*time.Millisecond)
+	t := time.NewTimer(every)
 	defer t.Stop()
 	for {
 		select {
 		case <-ctx.Done():
 			return
-		case now := <-t.C:
-			if !s.quorum.Status().Active {
-				continue
-			}
-			if _, err := s.controller.FenceStaleBrokers(now); err != nil && !errors.Is(err, quorum.ErrNotLeader) {
+		case <-t.C:
+		}
+		wait := every
+		if s.quorum.Status().Active {
+			if _, err := s.controller.FenceStaleBrokers(time.Now()); err != nil && !errors.Is(err, quorum.ErrNotLeader) {
 				s.lg.Error("fencing stale brokers", "err", err)
 			}
+			if next := s.controller.NextSessionDeadline(); !next.IsZero() {
+				wait = min(wait, max(time.Until(next), time.Millisecond))
+			}
 		}
+		t.Reset(wait)
 	}
 }
