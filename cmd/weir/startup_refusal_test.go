@@ -86,6 +86,26 @@ func randomUUID(t *testing.T) string {
 	return strings.TrimSpace(out)
 }
 
+// A server.properties copied from a secured Kafka cluster: weir implements
+// no TLS, SASL or authorizer yet, so it refuses to start rather than serve
+// the SASL_SSL listener as plaintext, naming each setting and what it
+// supports instead.
+func TestStartRefusesSecuritySettings(t *testing.T) {
+	props, _ := nodeProps(t,
+		fmt.Sprintf("listeners=SASL_SSL://127.0.0.1:%d,CONTROLLER://127.0.0.1:%d", freePort(t), freePort(t)),
+		"listener.security.protocol.map=SASL_SSL:SASL_SSL,CONTROLLER:PLAINTEXT",
+		"inter.broker.listener.name=SASL_SSL",
+		"sasl.enabled.mechanisms=SCRAM-SHA-512",
+		"listener.name.sasl_ssl.scram-sha-512.sasl.jaas.config=org.apache.kafka.common.security.scram.ScramLoginModule required;",
+		"authorizer.class.name=org.apache.kafka.metadata.authorizer.StandardAuthorizer",
+		"super.users=User:admin")
+	refused(t, props, 10*time.Second,
+		"uses security protocol SASL_SSL", "serves only PLAINTEXT listeners",
+		`sasl.enabled.mechanisms="SCRAM-SHA-512"`, "listener.name.sasl_ssl.scram-sha-512.sasl.jaas.config=[hidden]",
+		`authorizer.class.name="org.apache.kafka.metadata.authorizer.StandardAuthorizer": weir implements no authorizer or ACLs yet`,
+		`super.users="User:admin"`)
+}
+
 // A node of a multi-node quorum does not format its own storage.
 func TestStartRefusesUnformattedStorage(t *testing.T) {
 	props, _ := nodeProps(t)

@@ -14,12 +14,11 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"weir/internal/metadata"
 )
 
 func init() { subcommands = append(subcommands, newMetadataQuorumCommand) }
-
-// metadataTopic is the metadata log; DescribeQuorum names its partition 0.
-const metadataTopic = "__cluster_metadata"
 
 // quorumAPITimeout bounds each command, as the admin client's
 // default.api.timeout.ms (60 s) bounds Kafka's tool.
@@ -264,7 +263,7 @@ type quorumInfo struct {
 func (qc *quorumClient) describeQuorum(ctx context.Context) (*quorumInfo, error) {
 	req := kmsg.NewPtrDescribeQuorumRequest()
 	rt := kmsg.NewDescribeQuorumRequestTopic()
-	rt.Topic = metadataTopic
+	rt.Topic = metadata.LogTopic
 	rt.Partitions = []kmsg.DescribeQuorumRequestTopicPartition{kmsg.NewDescribeQuorumRequestTopicPartition()}
 	req.Topics = []kmsg.DescribeQuorumRequestTopic{rt}
 	var resp kmsg.Response
@@ -289,9 +288,9 @@ func readQuorum(resp *kmsg.DescribeQuorumResponse) (*quorumInfo, error) {
 	if err := kerr.ErrorForCode(resp.ErrorCode); err != nil {
 		return nil, fmt.Errorf("describing the metadata quorum: %w%s", err, messageSuffix(resp.ErrorMessage))
 	}
-	if len(resp.Topics) != 1 || resp.Topics[0].Topic != metadataTopic || len(resp.Topics[0].Partitions) != 1 ||
+	if len(resp.Topics) != 1 || resp.Topics[0].Topic != metadata.LogTopic || len(resp.Topics[0].Partitions) != 1 ||
 		resp.Topics[0].Partitions[0].Partition != 0 {
-		return nil, fmt.Errorf("describing the metadata quorum: the answer is not about %s-0 alone", metadataTopic)
+		return nil, fmt.Errorf("describing the metadata quorum: the answer is not about %s-0 alone", metadata.LogTopic)
 	}
 	p := resp.Topics[0].Partitions[0]
 	if err := kerr.ErrorForCode(p.ErrorCode); err != nil {

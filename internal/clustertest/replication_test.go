@@ -89,7 +89,8 @@ func sameRecords(t *testing.T, want, got map[int32][]string) {
 // the crash of its leader: a follower from the ISR takes over and serves
 // every one of them.
 func TestLeaderKilledFollowerTakesOver(t *testing.T) {
-	c := New(t, Options{Nodes: 3})
+	// Two fetcher sessions per leader (num.replica.fetchers).
+	c := New(t, Options{Nodes: 3, Overrides: map[string]string{"num.replica.fetchers": "2"}})
 	createReplicated(t, c, "r3", 1, 3, map[string]*string{"min.insync.replicas": ptr("2")})
 	sent := produceAll(t, c, "r3", 200)
 	sameRecords(t, sent, consumeAll(t, c, "r3", 200))

@@ -9,7 +9,8 @@ import (
 	"time"
 )
 
-// Broker is a loaded, validated static broker configuration.
+// Broker is a loaded, validated static broker configuration. Typed fields
+// exist for the keys weir reads statically; every key's value is in Values.
 //
 // Durations derived from millisecond (or second, minute) keys saturate at the
 // largest time.Duration, so Kafka's "never" (Long.MAX_VALUE ms) reads as
@@ -28,18 +29,9 @@ type Broker struct {
 	BrokerSessionTimeout              time.Duration
 	InitialBrokerRegistrationTimeout  time.Duration
 	QuorumElectionTimeout             time.Duration
-	QuorumFetchTimeout                time.Duration
-	QuorumElectionBackoffMax          time.Duration
-	QuorumAppendLinger                time.Duration
-	QuorumRequestTimeout              time.Duration
-	QuorumRetryBackoff                time.Duration
 	MetadataLogSegmentBytes           int32
-	MetadataLogSegmentAge             time.Duration
-	MetadataMaxRetentionBytes         int64
-	MetadataMaxRetention              time.Duration
 	MetadataSnapshotMaxNewRecordBytes int64
 	MetadataSnapshotMaxInterval       time.Duration
-	MetadataMaxIdleInterval           time.Duration
 
 	// Networking. Listeners and AdvertisedListeners carry their security
 	// protocol. AdvertisedListeners is the effective list: advertised.listeners
@@ -51,42 +43,27 @@ type Broker struct {
 	SocketSendBufferBytes     int32
 	SocketReceiveBufferBytes  int32
 	SocketRequestMaxBytes     int32
-	SocketListenBacklogSize   int32
-	MaxConnections            int32
-	MaxConnectionsPerIP       int32
-	MaxConnectionCreationRate int32
-	ConnectionsMaxIdle        time.Duration
-	QueuedMaxRequests         int32
-	QueuedMaxRequestBytes     int64
-	NumNetworkThreads         int32
-	NumIOThreads              int32
-	BackgroundThreads         int32
 	RequestTimeout            time.Duration
 
 	// Requests and topic creation.
-	MessageMaxBytes                      int32
-	FetchMaxBytes                        int32
-	MaxIncrementalFetchSessionCacheSlots int32
-	AutoCreateTopics                     bool
-	DeleteTopicEnable                    bool
-	NumPartitions                        int32
-	DefaultReplicationFactor             int16
-	ControlledShutdownEnable             bool
+	MessageMaxBytes          int32
+	FetchMaxBytes            int32
+	AutoCreateTopics         bool
+	DeleteTopicEnable        bool
+	NumPartitions            int32
+	DefaultReplicationFactor int16
+	ControlledShutdownEnable bool
 
 	// Log manager.
 	LogDirs                          []string // log.dirs, else log.dir
-	NumRecoveryThreadsPerDataDir     int32
 	LogRetentionCheckInterval        time.Duration
 	FlushSchedulerInterval           time.Duration
 	OffsetCheckpointInterval         time.Duration // log.flush.offset.checkpoint.interval.ms
 	LogStartOffsetCheckpointInterval time.Duration
 	LogCleanerEnable                 bool
-	LogCleanerThreads                int32
 	LogCleanerBackoff                time.Duration
 	LogCleanerDedupeBufferSize       int64
-	LogCleanerIOBufferSize           int32
 	LogCleanerIOBufferLoadFactor     float64
-	LogCleanerIOMaxBytesPerSecond    float64
 
 	// Replication.
 	ReplicaLagTimeMax                      time.Duration
@@ -101,47 +78,34 @@ type Broker struct {
 	AutoLeaderRebalanceEnable              bool
 	LeaderImbalancePerBrokerPercentage     int32
 	LeaderImbalanceCheckInterval           time.Duration
-	LeaderReplicationThrottledRate         int64
-	FollowerReplicationThrottledRate       int64
 
 	// Group coordinator.
-	OffsetsTopicNumPartitions         int32
-	OffsetsTopicReplicationFactor     int16
-	OffsetsTopicSegmentBytes          int32
-	OffsetsTopicCompressionCodec      int8
-	OffsetsLoadBufferSize             int32
-	OffsetsCommitTimeout              time.Duration
-	OffsetsRetention                  time.Duration
-	OffsetsRetentionCheckInterval     time.Duration
-	OffsetMetadataMaxBytes            int32
-	GroupInitialRebalanceDelay        time.Duration
-	GroupMinSessionTimeout            time.Duration
-	GroupMaxSessionTimeout            time.Duration
-	GroupMaxSize                      int32
-	GroupCoordinatorThreads           int32
-	ConsumerGroupSessionTimeout       time.Duration
-	ConsumerGroupMinSessionTimeout    time.Duration
-	ConsumerGroupMaxSessionTimeout    time.Duration
-	ConsumerGroupHeartbeatInterval    time.Duration
-	ConsumerGroupMinHeartbeatInterval time.Duration
-	ConsumerGroupMaxHeartbeatInterval time.Duration
-	ConsumerGroupMaxSize              int32
-	ConsumerGroupAssignors            []string
-	TransactionStateLogNumPartitions  int32
-	TransactionStateLogReplication    int16
-	TransactionStateLogMinISR         int32
-	TransactionStateLogSegmentBytes   int32
-	TransactionStateLogLoadBufferSize int32
-	TransactionMaxTimeout             time.Duration
-	TransactionalIDExpiration         time.Duration
-	TransactionAbortTimedOutInterval  time.Duration
-	TransactionRemoveExpiredInterval  time.Duration
-	TransactionPartitionVerification  bool
-	ProducerIDExpiration              time.Duration
-	QuotaWindowNum                    int32
-	QuotaWindowSize                   time.Duration
-	ReplicationQuotaWindowNum         int32
-	ReplicationQuotaWindowSize        time.Duration
+	OffsetsTopicNumPartitions        int32
+	OffsetsTopicReplicationFactor    int16
+	OffsetsTopicSegmentBytes         int32
+	OffsetsCommitTimeout             time.Duration
+	OffsetsRetention                 time.Duration
+	OffsetsRetentionCheckInterval    time.Duration
+	OffsetMetadataMaxBytes           int32
+	GroupInitialRebalanceDelay       time.Duration
+	GroupMinSessionTimeout           time.Duration
+	GroupMaxSessionTimeout           time.Duration
+	GroupMaxSize                     int32
+	ConsumerGroupSessionTimeout      time.Duration
+	ConsumerGroupHeartbeatInterval   time.Duration
+	ConsumerGroupMaxSize             int32
+	ConsumerGroupAssignors           []string
+	TransactionStateLogNumPartitions int32
+	TransactionStateLogReplication   int16
+	TransactionStateLogMinISR        int32
+	TransactionStateLogSegmentBytes  int32
+	TransactionMaxTimeout            time.Duration
+	TransactionalIDExpiration        time.Duration
+	TransactionAbortTimedOutInterval time.Duration
+	TransactionRemoveExpiredInterval time.Duration
+	TransactionPartitionVerification bool
+	ReplicationQuotaWindowNum        int32
+	ReplicationQuotaWindowSize       time.Duration
 
 	// MetricsListener is the host:port of the Prometheus endpoint
 	// (weir.metrics.listener without its http:// prefix); "" disables it.
@@ -173,17 +137,27 @@ func (b *Broker) Source(name string) Source {
 // LoadBroker merges props over the defaults, validates every value and the
 // cross-key rules, and returns the typed configuration. Unknown keys do not
 // fail loading; each yields a warning such as
-// `unknown configuration "foo.bar" was ignored`. Invalid values are all
-// reported (joined), each as an *Error naming the key and value.
+// `unknown configuration "foo.bar" was ignored`, and so does each Ignored
+// key set and each Refused key set to Kafka's default. Invalid values,
+// Refused keys set otherwise, undefined keys of a refused family (see
+// refusedFamily) and listeners of a security protocol other than PLAINTEXT
+// are all reported (joined), each as an *Error naming the key and value.
 func LoadBroker(props map[string]string) (*Broker, []string, error) {
 	b := &Broker{Values: make(map[string]string), Set: make(map[string]bool)}
 	var warnings []string
 	var errs []error
 
+	// Refusals do not stop the cross-key checks, so that every setting
+	// weir does not honour (a secure listener too) is named at once.
+	var refusals []error
 	for _, k := range sortedKeys(props) {
 		d, ok := brokerRegistry.byName[k]
 		if !ok {
-			warnings = append(warnings, fmt.Sprintf("unknown configuration %q was ignored", k))
+			if err := checkUnknownBroker(k, props[k]); err != nil {
+				refusals = append(refusals, err)
+			} else {
+				warnings = append(warnings, fmt.Sprintf("unknown configuration %q was ignored", k))
+			}
 			continue
 		}
 		norm, err := d.Normalize(props[k])
@@ -191,11 +165,16 @@ func LoadBroker(props map[string]string) (*Broker, []string, error) {
 			errs = append(errs, err)
 			continue
 		}
+		if err := d.refusal(props[k], norm); err != nil {
+			refusals = append(refusals, err)
+		} else if w := d.setWarning(norm); w != "" {
+			warnings = append(warnings, w)
+		}
 		b.Values[k] = norm
 		b.Set[k] = true
 	}
 	if len(errs) > 0 {
-		return nil, warnings, errors.Join(errs...)
+		return nil, warnings, errors.Join(append(errs, refusals...)...)
 	}
 	for i := range brokerRegistry.defs {
 		d := &brokerRegistry.defs[i]
@@ -220,8 +199,8 @@ func LoadBroker(props map[string]string) (*Broker, []string, error) {
 		b.Values[KeyBrokerID], b.Set[KeyBrokerID] = b.Values[KeyNodeID], true
 	}
 	b.fill()
-	if err := b.check(); err != nil {
-		return nil, warnings, err
+	if errs := append(refusals, b.check()...); len(errs) > 0 {
+		return nil, warnings, errors.Join(errs...)
 	}
 	return b, warnings, nil
 }
@@ -251,18 +230,9 @@ func (b *Broker) fill() {
 	b.BrokerSessionTimeout = g.ms("broker.session.timeout.ms")
 	b.InitialBrokerRegistrationTimeout = g.ms("initial.broker.registration.timeout.ms")
 	b.QuorumElectionTimeout = g.ms("controller.quorum.election.timeout.ms")
-	b.QuorumFetchTimeout = g.ms("controller.quorum.fetch.timeout.ms")
-	b.QuorumElectionBackoffMax = g.ms("controller.quorum.election.backoff.max.ms")
-	b.QuorumAppendLinger = g.ms("controller.quorum.append.linger.ms")
-	b.QuorumRequestTimeout = g.ms("controller.quorum.request.timeout.ms")
-	b.QuorumRetryBackoff = g.ms("controller.quorum.retry.backoff.ms")
 	b.MetadataLogSegmentBytes = g.i32("metadata.log.segment.bytes")
-	b.MetadataLogSegmentAge = g.ms("metadata.log.segment.ms")
-	b.MetadataMaxRetentionBytes = g.i64("metadata.max.retention.bytes")
-	b.MetadataMaxRetention = g.ms("metadata.max.retention.ms")
 	b.MetadataSnapshotMaxNewRecordBytes = g.i64("metadata.log.max.record.bytes.between.snapshots")
 	b.MetadataSnapshotMaxInterval = g.ms("metadata.log.max.snapshot.interval.ms")
-	b.MetadataMaxIdleInterval = g.ms("metadata.max.idle.interval.ms")
 
 	b.InterBrokerListenerName = strings.ToUpper(g.str(KeyInterBrokerListenerName))
 	if _, set := b.Values[KeyInterBrokerListenerName]; !set {
@@ -271,39 +241,24 @@ func (b *Broker) fill() {
 	b.SocketSendBufferBytes = g.i32("socket.send.buffer.bytes")
 	b.SocketReceiveBufferBytes = g.i32("socket.receive.buffer.bytes")
 	b.SocketRequestMaxBytes = g.i32("socket.request.max.bytes")
-	b.SocketListenBacklogSize = g.i32("socket.listen.backlog.size")
-	b.MaxConnections = g.i32("max.connections")
-	b.MaxConnectionsPerIP = g.i32("max.connections.per.ip")
-	b.MaxConnectionCreationRate = g.i32("max.connection.creation.rate")
-	b.ConnectionsMaxIdle = g.ms("connections.max.idle.ms")
-	b.QueuedMaxRequests = g.i32("queued.max.requests")
-	b.QueuedMaxRequestBytes = g.i64("queued.max.request.bytes")
-	b.NumNetworkThreads = g.i32("num.network.threads")
-	b.NumIOThreads = g.i32("num.io.threads")
-	b.BackgroundThreads = g.i32("background.threads")
 	b.RequestTimeout = g.ms("request.timeout.ms")
 
 	b.MessageMaxBytes = g.i32("message.max.bytes")
 	b.FetchMaxBytes = g.i32("fetch.max.bytes")
-	b.MaxIncrementalFetchSessionCacheSlots = g.i32("max.incremental.fetch.session.cache.slots")
 	b.AutoCreateTopics = g.bool("auto.create.topics.enable")
 	b.DeleteTopicEnable = g.bool("delete.topic.enable")
 	b.NumPartitions = g.i32("num.partitions")
 	b.DefaultReplicationFactor = int16(g.i64("default.replication.factor"))
 	b.ControlledShutdownEnable = g.bool("controlled.shutdown.enable")
 
-	b.NumRecoveryThreadsPerDataDir = g.i32("num.recovery.threads.per.data.dir")
 	b.LogRetentionCheckInterval = g.ms("log.retention.check.interval.ms")
 	b.FlushSchedulerInterval = g.ms("log.flush.scheduler.interval.ms")
 	b.OffsetCheckpointInterval = g.ms("log.flush.offset.checkpoint.interval.ms")
 	b.LogStartOffsetCheckpointInterval = g.ms("log.flush.start.offset.checkpoint.interval.ms")
 	b.LogCleanerEnable = g.bool("log.cleaner.enable")
-	b.LogCleanerThreads = g.i32("log.cleaner.threads")
 	b.LogCleanerBackoff = g.ms("log.cleaner.backoff.ms")
 	b.LogCleanerDedupeBufferSize = g.i64("log.cleaner.dedupe.buffer.size")
-	b.LogCleanerIOBufferSize = g.i32("log.cleaner.io.buffer.size")
 	b.LogCleanerIOBufferLoadFactor = g.f64("log.cleaner.io.buffer.load.factor")
-	b.LogCleanerIOMaxBytesPerSecond = g.f64("log.cleaner.io.max.bytes.per.second")
 
 	b.ReplicaLagTimeMax = g.ms("replica.lag.time.max.ms")
 	b.ReplicaSocketTimeout = g.ms("replica.socket.timeout.ms")
@@ -317,14 +272,10 @@ func (b *Broker) fill() {
 	b.AutoLeaderRebalanceEnable = g.bool("auto.leader.rebalance.enable")
 	b.LeaderImbalancePerBrokerPercentage = g.i32("leader.imbalance.per.broker.percentage")
 	b.LeaderImbalanceCheckInterval = g.dur("leader.imbalance.check.interval.seconds", time.Second)
-	b.LeaderReplicationThrottledRate = g.i64("leader.replication.throttled.rate")
-	b.FollowerReplicationThrottledRate = g.i64("follower.replication.throttled.rate")
 
 	b.OffsetsTopicNumPartitions = g.i32("offsets.topic.num.partitions")
 	b.OffsetsTopicReplicationFactor = int16(g.i64("offsets.topic.replication.factor"))
 	b.OffsetsTopicSegmentBytes = g.i32("offsets.topic.segment.bytes")
-	b.OffsetsTopicCompressionCodec = int8(g.i64("offsets.topic.compression.codec"))
-	b.OffsetsLoadBufferSize = g.i32("offsets.load.buffer.size")
 	b.OffsetsCommitTimeout = g.ms("offsets.commit.timeout.ms")
 	b.OffsetsRetention = g.dur("offsets.retention.minutes", time.Minute)
 	b.OffsetsRetentionCheckInterval = g.ms("offsets.retention.check.interval.ms")
@@ -333,28 +284,19 @@ func (b *Broker) fill() {
 	b.GroupMinSessionTimeout = g.ms("group.min.session.timeout.ms")
 	b.GroupMaxSessionTimeout = g.ms("group.max.session.timeout.ms")
 	b.GroupMaxSize = g.i32("group.max.size")
-	b.GroupCoordinatorThreads = g.i32("group.coordinator.threads")
 	b.ConsumerGroupSessionTimeout = g.ms("group.consumer.session.timeout.ms")
-	b.ConsumerGroupMinSessionTimeout = g.ms("group.consumer.min.session.timeout.ms")
-	b.ConsumerGroupMaxSessionTimeout = g.ms("group.consumer.max.session.timeout.ms")
 	b.ConsumerGroupHeartbeatInterval = g.ms("group.consumer.heartbeat.interval.ms")
-	b.ConsumerGroupMinHeartbeatInterval = g.ms("group.consumer.min.heartbeat.interval.ms")
-	b.ConsumerGroupMaxHeartbeatInterval = g.ms("group.consumer.max.heartbeat.interval.ms")
 	b.ConsumerGroupMaxSize = g.i32("group.consumer.max.size")
 	b.ConsumerGroupAssignors = g.list("group.consumer.assignors")
 	b.TransactionStateLogNumPartitions = g.i32("transaction.state.log.num.partitions")
 	b.TransactionStateLogReplication = int16(g.i64("transaction.state.log.replication.factor"))
 	b.TransactionStateLogMinISR = g.i32("transaction.state.log.min.isr")
 	b.TransactionStateLogSegmentBytes = g.i32("transaction.state.log.segment.bytes")
-	b.TransactionStateLogLoadBufferSize = g.i32("transaction.state.log.load.buffer.size")
 	b.TransactionMaxTimeout = g.ms("transaction.max.timeout.ms")
 	b.TransactionalIDExpiration = g.ms("transactional.id.expiration.ms")
 	b.TransactionAbortTimedOutInterval = g.ms("transaction.abort.timed.out.transaction.cleanup.interval.ms")
 	b.TransactionRemoveExpiredInterval = g.ms("transaction.remove.expired.transaction.cleanup.interval.ms")
 	b.TransactionPartitionVerification = g.bool("transaction.partition.verification.enable")
-	b.ProducerIDExpiration = g.ms("producer.id.expiration.ms")
-	b.QuotaWindowNum = g.i32("quota.window.num")
-	b.QuotaWindowSize = g.dur("quota.window.size.seconds", time.Second)
 	b.ReplicationQuotaWindowNum = g.i32("replication.quota.window.num")
 	b.ReplicationQuotaWindowSize = g.dur("replication.quota.window.size.seconds", time.Second)
 	b.MetricsListener, _ = ParseMetricsListener(g.str(KeyMetricsListener))

@@ -1,7 +1,8 @@
 package config
 
 import (
-	"errors"
+	"fmt"
+	"maps"
 	"net"
 	"strconv"
 	"strings"
@@ -9,15 +10,17 @@ import (
 
 // check resolves listeners and runs the cross-key rules Kafka applies in
 // KafkaConfig validation (listeners, KRaft roles and quorum, log settings,
-// replica fetching, group timeouts), plus a few weir sanity checks. All
-// violations are returned joined.
-func (b *Broker) check() error {
+// replica fetching, group timeouts), plus a few weir sanity checks and the
+// refusal of security protocols weir does not implement. It returns every
+// violation.
+func (b *Broker) check() []error {
 	var errs []error
 	add := func(name, format string, args ...any) {
 		errs = append(errs, combinationError(name, format, args...))
 	}
 
 	b.resolveListeners(add)
+	errs = append(errs, b.checkProtocols()...)
 	b.checkRoles(add)
 	b.checkLog(add)
 
@@ -48,7 +51,36 @@ func (b *Broker) check() error {
 	}
 	orderedTriple("group.consumer.min.heartbeat.interval.ms", "group.consumer.heartbeat.interval.ms", "group.consumer.max.heartbeat.interval.ms")
 	orderedTriple("group.consumer.min.session.timeout.ms", "group.consumer.session.timeout.ms", "group.consumer.max.session.timeout.ms")
-	return errors.Join(errs...)
+	return errs
+}
+
+// checkProtocols refuses every listener weir would serve or dial with a
+// security protocol other than PLAINTEXT: the node's listeners, the
+// controller listeners a broker-only node connects to, and
+// security.inter.broker.protocol.
+func (b *Broker) checkProtocols() []error {
+	var errs []error
+	refuse := func(key, value, what, proto string) {
+		errs = append(errs, unsupported(key, value, fmt.Sprintf("%s uses security protocol %s (%s), which %s",
+			what, proto, KeyListenerSecurityMap, reasonProtocol), false))
+	}
+	for _, l := range b.Listeners {
+		if p := l.SecurityProtocol; p != "" && p != "PLAINTEXT" {
+			refuse(KeyListeners, l.String(), "listener "+l.String(), p)
+		}
+	}
+	if !b.HasRole("controller") {
+		for _, n := range b.ControllerListenerNames {
+			if p, ok := b.ListenerSecurityProtocols[n]; ok && p != "PLAINTEXT" {
+				refuse(KeyListenerSecurityMap, n+":"+p, "controller listener "+n, p)
+			}
+		}
+	}
+	if p := b.Values[KeyInterBrokerProtocol]; b.Set[KeyInterBrokerProtocol] && p != "PLAINTEXT" {
+		errs = append(errs, unsupported(KeyInterBrokerProtocol, p,
+			"security protocol "+p+" is not implemented yet; weir brokers talk to each other over PLAINTEXT listeners only", false))
+	}
+	return errs
 }
 
 // effectiveProtocolMap returns listener.security.protocol.map; when the key
@@ -152,6 +184,10 @@ func (b *Broker) checkRoles(add func(string, string, ...any)) {
 	if len(b.QuorumVoters) == 0 && len(b.QuorumBootstrapServers) == 0 {
 		add(KeyQuorumVoters, "either %s or %s must be set", KeyQuorumVoters, KeyQuorumBootstrapServers)
 	}
+	if len(b.QuorumBootstrapServers) > 0 && !b.bootstrapIsVoters() {
+		add(KeyQuorumBootstrapServers, "must name exactly the endpoints of %s (%s): weir supports only a static controller quorum; dynamic quorums (KIP-853) are not implemented yet",
+			KeyQuorumVoters, b.Values[KeyQuorumVoters])
+	}
 	if b.Set[KeyInterBrokerListenerName] && b.Set[KeyInterBrokerProtocol] {
 		add(KeyInterBrokerListenerName, "only one of %s and %s may be set", KeyInterBrokerListenerName, KeyInterBrokerProtocol)
 	}
@@ -216,6 +252,22 @@ func (b *Broker) checkRoles(add func(string, string, ...any)) {
 		}
 		add(key, "inter-broker listener %s must be one of the advertised listeners", b.InterBrokerListenerName)
 	}
+}
+
+// bootstrapIsVoters reports whether controller.quorum.bootstrap.servers
+// names the same endpoints as controller.quorum.voters: then the static
+// quorum weir runs is the one the bootstrap servers lead to.
+func (b *Broker) bootstrapIsVoters() bool {
+	voters := map[string]bool{}
+	for _, v := range b.QuorumVoters {
+		voters[strings.ToLower(v.Address())] = true
+	}
+	servers := map[string]bool{}
+	for _, s := range b.QuorumBootstrapServers {
+		host, port, _ := splitHostPort(s)
+		servers[strings.ToLower(net.JoinHostPort(host, strconv.Itoa(port)))] = true
+	}
+	return maps.Equal(voters, servers)
 }
 
 // checkLog applies Kafka's log configuration rules.

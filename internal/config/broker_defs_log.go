@@ -1,5 +1,7 @@
 package config
 
+import "errors"
+
 // Broker key registry, part 2: log storage, retention, flushing, compression
 // and the log cleaner. Most of these are the server-side defaults of topic
 // keys (see topic_defs.go) and, like in Kafka, the highest-priority synonym of
@@ -16,11 +18,20 @@ const (
 	zstdMaxLevel = 22
 )
 
+// cleanerThreads refuses 0, with which Kafka starts no cleaner and never
+// compacts: weir's single cleaner would compact anyway.
+var cleanerThreads validator = check{"[1,...]", func(v any) error {
+	if n, _ := v.(int64); n < 1 {
+		return errors.New("weir runs one log cleaner whatever the thread count and refuses 0 (no cleaner); set log.cleaner.enable=false to stop compaction")
+	}
+	return nil
+}}
+
 var brokerLogDefs = []Def{
 	// Directories and recovery.
 	def(KeyLogDirs, TypeList, nullDefault, nonDuplicateList(false), ReadOnly, "Data directories; when set, log.dir is ignored."),
 	def(KeyLogDir, TypeList, DefaultLogDir, nonDuplicateList(false), ReadOnly, "Data directories used when log.dirs is not set (weir: ./data)."),
-	def("num.recovery.threads.per.data.dir", TypeInt, "2", atLeast(1), ClusterWide, "Threads per data directory for log recovery at startup and flushing at shutdown."),
+	ignored(def("num.recovery.threads.per.data.dir", TypeInt, "2", atLeast(1), ClusterWide, "Threads per data directory for log recovery at startup and flushing at shutdown."), reasonRecoveryThreads),
 
 	// Segments and indexes.
 	def("log.segment.bytes", TypeInt, "1073741824", atLeast(1024*1024), ClusterWide, "Maximum size of one log segment."),
@@ -30,7 +41,7 @@ var brokerLogDefs = []Def{
 	def("log.roll.jitter.hours", TypeInt, "0", atLeast(0), ReadOnly, "Maximum random jitter subtracted from the roll time, in hours."),
 	def("log.index.size.max.bytes", TypeInt, "10485760", atLeast(4), ClusterWide, "Maximum size of an offset index file."),
 	def("log.index.interval.bytes", TypeInt, "4096", atLeast(0), ClusterWide, "Bytes between two offset index entries."),
-	def("log.preallocate", TypeBoolean, "false", nil, ClusterWide, "Preallocate segment files when they are created."),
+	ignored(def("log.preallocate", TypeBoolean, "false", nil, ClusterWide, "Preallocate segment files when they are created."), reasonPreallocate),
 	def("log.segment.delete.delay.ms", TypeLong, "60000", atLeast(0), ClusterWide, "Wait before deleting a segment file from disk."),
 
 	// Retention.
@@ -40,8 +51,8 @@ var brokerLogDefs = []Def{
 	def("log.retention.bytes", TypeLong, "-1", nil, ClusterWide, "Maximum size of a partition before old segments are deleted; -1 means no limit."),
 	def("log.retention.check.interval.ms", TypeLong, "300000", atLeast(1), ReadOnly, "How often logs are checked for segments to delete."),
 	def("log.cleanup.policy", TypeList, "delete", listIn(true, "compact", "delete"), ClusterWide, "Default cleanup policy of topics: delete, compact or both."),
-	def("log.local.retention.ms", TypeLong, "-2", atLeast(-2), ClusterWide, "Local retention time for tiered topics; -2 means use retention.ms (unused by weir)."),
-	def("log.local.retention.bytes", TypeLong, "-2", atLeast(-2), ClusterWide, "Local retention size for tiered topics; -2 means use retention.bytes (unused by weir)."),
+	ignored(def("log.local.retention.ms", TypeLong, "-2", atLeast(-2), ClusterWide, "Local retention time for tiered topics; -2 means use retention.ms."), reasonTiered),
+	ignored(def("log.local.retention.bytes", TypeLong, "-2", atLeast(-2), ClusterWide, "Local retention size for tiered topics; -2 means use retention.bytes."), reasonTiered),
 
 	// Flushing and checkpoints.
 	def("log.flush.interval.messages", TypeLong, maxLong, atLeast(1), ClusterWide, "Messages appended to a partition before it is fsynced."),
@@ -62,16 +73,16 @@ var brokerLogDefs = []Def{
 
 	// Log cleaner (compaction).
 	def("log.cleaner.enable", TypeBoolean, "true", nil, ReadOnly, "Run the log cleaner; deprecated, keep it enabled."),
-	def("log.cleaner.threads", TypeInt, "1", atLeast(0), ClusterWide, "Log cleaner threads."),
-	def("log.cleaner.io.max.bytes.per.second", TypeDouble, "1.7976931348623157E308", nil, ClusterWide, "Read plus write I/O budget of the cleaner, in bytes per second."),
-	def("log.cleaner.dedupe.buffer.size", TypeLong, "134217728", nil, ClusterWide, "Memory for key deduplication across all cleaner threads."),
-	def("log.cleaner.io.buffer.size", TypeInt, "524288", atLeast(0), ClusterWide, "Memory for cleaner I/O buffers across all cleaner threads."),
-	def("log.cleaner.io.buffer.load.factor", TypeDouble, "0.9", nil, ClusterWide, "Fill ratio of the dedupe buffer's hash table."),
-	def("log.cleaner.backoff.ms", TypeLong, "15000", atLeast(0), ClusterWide, "Sleep when no log needs cleaning."),
+	ignored(def("log.cleaner.threads", TypeInt, "1", cleanerThreads, ClusterWide, "Log cleaner threads."), reasonCleanerThreads),
+	refused(def("log.cleaner.io.max.bytes.per.second", TypeDouble, "1.7976931348623157E308", nil, ClusterWide, "Read plus write I/O budget of the cleaner, in bytes per second."), reasonCleanerThrottle),
+	startupOnly(def("log.cleaner.dedupe.buffer.size", TypeLong, "134217728", nil, ClusterWide, "Memory for key deduplication across all cleaner threads.")),
+	ignored(def("log.cleaner.io.buffer.size", TypeInt, "524288", atLeast(0), ClusterWide, "Memory for cleaner I/O buffers across all cleaner threads."), reasonCleanerIOBuffer),
+	startupOnly(def("log.cleaner.io.buffer.load.factor", TypeDouble, "0.9", nil, ClusterWide, "Fill ratio of the dedupe buffer's hash table.")),
+	startupOnly(def("log.cleaner.backoff.ms", TypeLong, "15000", atLeast(0), ClusterWide, "Sleep when no log needs cleaning.")),
 	def("log.cleaner.min.cleanable.ratio", TypeDouble, "0.5", betweenFloat(0, 1), ClusterWide, "Dirty to total ratio that makes a log eligible for cleaning."),
 	def("log.cleaner.delete.retention.ms", TypeLong, "86400000", atLeast(0), ClusterWide, "How long tombstones are kept in compacted topics."),
 	def("log.cleaner.min.compaction.lag.ms", TypeLong, "0", atLeast(0), ClusterWide, "Minimum age of a record before it can be compacted."),
 	def("log.cleaner.max.compaction.lag.ms", TypeLong, maxLong, atLeast(1), ClusterWide, "Maximum age of a record before it must become eligible for compaction."),
 }
 
-var brokerRegistry = newRegistry(append(append([]Def{}, brokerCoreDefs...), brokerLogDefs...))
+var brokerRegistry = newRegistry(append(append(append([]Def{}, brokerCoreDefs...), brokerLogDefs...), brokerSecurityDefs...))

@@ -89,6 +89,36 @@ func (m UpdateMode) String() string {
 	}
 }
 
+// Support tells what weir does with a key's value.
+type Support int8
+
+const (
+	// Honoured keys take effect as in Kafka.
+	Honoured Support = iota
+	// Ignored keys are accepted, so that Kafka configuration files load, but
+	// have no effect; Def.Reason says why that is harmless (JVM thread pools,
+	// tuning of machinery weir does not have). Setting one at start-up
+	// yields a warning.
+	Ignored
+	// Refused keys name features weir does not implement. Any value other
+	// than Kafka's default stops start-up and is refused as a dynamic or
+	// topic update; Def.Reason says what weir supports instead. Kafka's
+	// default changes nothing and is accepted at start-up with a warning.
+	Refused
+)
+
+// String returns "honoured", "ignored" or "refused".
+func (s Support) String() string {
+	switch s {
+	case Ignored:
+		return "ignored"
+	case Refused:
+		return "refused"
+	default:
+		return "honoured"
+	}
+}
+
 // Synonym names a broker key that supplies the default of a topic key.
 type Synonym struct {
 	Name string
@@ -107,17 +137,27 @@ type Def struct {
 	Default    string
 	HasDefault bool
 	Doc        string // one-line description
-	// Update is the broker key's dynamic update mode. It is ReadOnly (zero)
-	// for topic keys, which can always be altered per topic.
+	// Update is the broker key's dynamic update mode in weir: Kafka's, or
+	// ReadOnly where weir reads the key only at start-up. It is ReadOnly
+	// (zero) for topic keys, which can always be altered per topic.
 	Update UpdateMode
 	// Synonyms lists, for topic keys, the broker keys that provide the
 	// server-side default, highest priority first (Kafka's order).
 	Synonyms []Synonym
+	// Support is what weir does with the value; Reason explains Ignored
+	// and Refused keys.
+	Support Support
+	Reason  string
+	// KafkaUpdate is Kafka's update mode. It differs from Update for keys
+	// Kafka can change at runtime but weir reads only at start-up.
+	KafkaUpdate UpdateMode
 
 	validator validator
 	// negInfinite maps every negative value to -1 (Kafka does so for the
 	// effective retention time).
 	negInfinite bool
+	// startupOnly marks keys whose Update was narrowed to ReadOnly.
+	startupOnly bool
 }
 
 // Sensitive reports whether the value must be hidden (PASSWORD type).
@@ -263,6 +303,12 @@ func newRegistry(rows []Def) *registry {
 		if _, dup := r.byName[d.Name]; dup {
 			panic("config: duplicate definition " + d.Name)
 		}
+		if (d.Support == Honoured) != (d.Reason == "") {
+			panic("config: " + d.Name + ": ignored and refused keys, and only they, need a reason")
+		}
+		if !d.startupOnly {
+			d.KafkaUpdate = d.Update
+		}
 		if d.HasDefault {
 			norm, err := d.Normalize(d.Default)
 			if err != nil {
@@ -316,6 +362,26 @@ func def(name string, t Type, dflt string, v validator, mode UpdateMode, doc str
 	if dflt != nullDefault {
 		d.Default, d.HasDefault = dflt, true
 	}
+	return d
+}
+
+// ignored marks d as accepted without effect, for the given reason.
+func ignored(d Def, reason string) Def {
+	d.Support, d.Reason = Ignored, reason
+	return d
+}
+
+// refused marks d as naming a feature weir does not implement: only
+// Kafka's default is accepted, and never as a dynamic update.
+func refused(d Def, reason string) Def {
+	d.Support, d.Reason = Refused, reason
+	return startupOnly(d)
+}
+
+// startupOnly narrows a key Kafka can update at runtime to one weir reads
+// only at start-up.
+func startupOnly(d Def) Def {
+	d.KafkaUpdate, d.Update, d.startupOnly = d.Update, ReadOnly, true
 	return d
 }
 

@@ -142,6 +142,12 @@ func TestKafkaDefaults(t *testing.T) {
 		"log.retention.ms": ClusterWide, "log.retention.hours": ReadOnly, "message.max.bytes": ClusterWide,
 		"num.io.threads": ClusterWide, "num.network.threads": ClusterWide, "node.id": ReadOnly, "log.cleaner.threads": ClusterWide}
 	for name, m := range modes {
+		if d, _ := BrokerDef(name); d.KafkaUpdate != m {
+			t.Errorf("%s: Kafka's update mode %s, want %s", name, d.KafkaUpdate, m)
+		}
+	}
+	// weir narrows the keys it reads only at start-up.
+	for name, m := range map[string]UpdateMode{"listeners": ReadOnly, "log.retention.ms": ClusterWide, "num.replica.fetchers": ReadOnly} {
 		if d, _ := BrokerDef(name); d.Update != m {
 			t.Errorf("%s: update mode %s, want %s", name, d.Update, m)
 		}
@@ -239,8 +245,6 @@ func TestValidators(t *testing.T) {
 		{"throttled empty", throttledReplicas, TypeList, "", ""},
 		{"throttled bad", throttledReplicas, TypeList, "0:1,x", `element "x" is not of the form partitionId:brokerId`},
 		{"throttled star mixed", throttledReplicas, TypeList, "*,0:1", `element "*"`},
-		{"remote storage off", remoteStorageOff, TypeBoolean, "false", ""},
-		{"remote storage on", remoteStorageOff, TypeBoolean, "true", "tiered storage is not supported"},
 		{"listeners ok", listenersValidator, TypeList, "PLAINTEXT://:9092,SSL://[::1]:9093", ""},
 		{"listeners bad", listenersValidator, TypeList, "PLAINTEXT//:9092", "is not of the form NAME://host:port"},
 		{"listeners dup", listenersValidator, TypeList, "A://:1,A://:1", "duplicate element"},
@@ -281,7 +285,7 @@ func TestValidValuesDescriptions(t *testing.T) {
 		"compression.gzip.level":    "[1,...,9] or -1",
 		"log.cleanup.policy":        "[compact, delete]",
 		"compression.type":          "[uncompressed, zstd, lz4, snappy, gzip, producer]",
-		"log.cleaner.threads":       "[0,...]",
+		"log.cleaner.threads":       "[1,...]",
 		"controller.listener.names": "non-empty list of unique values",
 		"log.retention.bytes":       "",
 	}

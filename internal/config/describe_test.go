@@ -118,13 +118,17 @@ func TestDescribeBroker(t *testing.T) {
 	if e := find(t, entries, "node.id"); !e.ReadOnly || val(e) != "1" {
 		t.Errorf("node.id: %+v", e)
 	}
-	if e := find(t, entries, "listeners"); e.ReadOnly || e.Type != TypeList {
+	// weir reads listeners only at start-up (Kafka: per-broker).
+	if e := find(t, entries, "listeners"); !e.ReadOnly || e.Type != TypeList {
 		t.Errorf("listeners: %+v", e)
 	}
+	if e := find(t, entries, "ssl.keystore.password"); !e.ReadOnly || !e.IsSensitive || e.Value != nil || e.Type != TypePassword {
+		t.Errorf("ssl.keystore.password: %+v", e)
+	}
 
-	static := mustLoad(t, map[string]string{"log.retention.ms": "5000", "log.retention.hours": "2", "num.io.threads": "4"})
-	dynBroker := map[string]string{"num.io.threads": "16", "message.max.bytes": "bad"}
-	dynDefault := map[string]string{"num.io.threads": "12", "message.max.bytes": "2000000"}
+	static := mustLoad(t, map[string]string{"log.retention.ms": "5000", "log.retention.hours": "2", "producer.id.expiration.ms": "4"})
+	dynBroker := map[string]string{"producer.id.expiration.ms": "16", "message.max.bytes": "bad"}
+	dynDefault := map[string]string{"producer.id.expiration.ms": "12", "message.max.bytes": "2000000"}
 	entries = DescribeBroker(dynBroker, dynDefault, static)
 	tests := []struct {
 		name, value string
@@ -136,8 +140,8 @@ func TestDescribeBroker(t *testing.T) {
 		{"log.retention.hours", "2", SourceStaticBroker,
 			"log.retention.hours=2@STATIC_BROKER_CONFIG;log.retention.hours=168@DEFAULT_CONFIG"},
 		{"log.retention.minutes", "<nil>", SourceDefault, ""},
-		{"num.io.threads", "16", SourceDynamicBroker,
-			"num.io.threads=16@DYNAMIC_BROKER_CONFIG;num.io.threads=12@DYNAMIC_DEFAULT_BROKER_CONFIG;num.io.threads=4@STATIC_BROKER_CONFIG;num.io.threads=8@DEFAULT_CONFIG"},
+		{"producer.id.expiration.ms", "16", SourceDynamicBroker,
+			"producer.id.expiration.ms=16@DYNAMIC_BROKER_CONFIG;producer.id.expiration.ms=12@DYNAMIC_DEFAULT_BROKER_CONFIG;producer.id.expiration.ms=4@STATIC_BROKER_CONFIG;producer.id.expiration.ms=86400000@DEFAULT_CONFIG"},
 		{"message.max.bytes", "2000000", SourceDynamicDefaultBroker,
 			"message.max.bytes=2000000@DYNAMIC_DEFAULT_BROKER_CONFIG;message.max.bytes=1048588@DEFAULT_CONFIG"},
 		{"log.flush.scheduler.interval.ms", maxLong, SourceDefault, "log.flush.scheduler.interval.ms=" + maxLong + "@DEFAULT_CONFIG"},

@@ -11,6 +11,15 @@
 // configuration at all (process.roles, node.id, listeners,
 // controller.listener.names, controller.quorum.voters, log.dir).
 //
+// Each Def also says what weir does with the key ([Support]): Honoured keys
+// take effect; Ignored keys are accepted without effect, with the reason it
+// is harmless (a warning at start-up when set); Refused keys name features
+// weir lacks (TLS, SASL, ACLs, connection limits, ...): only Kafka's
+// default is accepted. Undefined keys of the refused families (ssl.*,
+// sasl.*, listener.name.*, super.users, ...) and listeners of a security
+// protocol other than PLAINTEXT are refused too. [Reference] renders all of
+// it as docs/CONFIGURATION.md.
+//
 // Values travel as strings, exactly as they do in server.properties files and
 // in the Kafka wire protocol. [Def.Normalize] parses a raw value with the key's
 // type, checks it against the key's validator and returns its canonical string
@@ -43,8 +52,9 @@
 // lower one.
 //
 // Dynamic broker updates: [ValidateBrokerDynamic] and
-// [ValidateBrokerDynamicDefault] accept only keys Kafka allows to change at
-// runtime (see [UpdateMode]).
+// [ValidateBrokerDynamicDefault] accept only keys that Kafka allows to
+// change at runtime and weir applies at runtime (see [UpdateMode]), and
+// never a Refused key.
 //
 // DescribeConfigs: [DescribeTopic], [DescribeBroker] and
 // [DescribeBrokerDefaults] build entries carrying exactly the fields of Kafka's

@@ -17,6 +17,9 @@ const (
 	// InvalidCombination: each value is fine on its own but a cross-key rule
 	// is violated.
 	InvalidCombination
+	// Unsupported: the setting asks for something weir does not implement
+	// (TLS, SASL, an authorizer, ...); Reason says what weir supports.
+	Unsupported
 )
 
 // Error describes one configuration problem. Its message always names the
@@ -45,6 +48,12 @@ func (e *Error) Error() string {
 		return fmt.Sprintf("unknown configuration %q", e.Name)
 	case NotDynamic:
 		return fmt.Sprintf("configuration %s %s", e.Name, e.Reason)
+	case Unsupported:
+		v := fmt.Sprintf("%q", e.Value)
+		if e.hidden {
+			v = "[hidden]"
+		}
+		return fmt.Sprintf("unsupported configuration %s=%s: %s", e.Name, v, e.Reason)
 	default:
 		return fmt.Sprintf("invalid configuration %s: %s", e.Name, e.Reason)
 	}
@@ -56,4 +65,8 @@ func invalidValue(d *Def, value, reason string) *Error {
 
 func combinationError(name, format string, args ...any) *Error {
 	return &Error{Kind: InvalidCombination, Name: name, Reason: fmt.Sprintf(format, args...)}
+}
+
+func unsupported(name, value, reason string, hidden bool) *Error {
+	return &Error{Kind: Unsupported, Name: name, Value: value, Reason: reason, hidden: hidden}
 }

@@ -1,6 +1,7 @@
 package config
 
 import (
+	"fmt"
 	"math"
 	"sort"
 	"strconv"
@@ -70,14 +71,18 @@ type Topic struct {
 	RemoteStorageEnable       bool
 	LocalRetentionMs          int64
 	LocalRetentionBytes       int64
+	// ProducerIDExpirationMs is the broker's producer.id.expiration.ms,
+	// which is not a topic key: Kafka applies it to every partition of
+	// the broker.
+	ProducerIDExpirationMs int64
 
 	// Values holds the normalized effective value of every topic key.
 	Values map[string]string
 }
 
 // ValidateTopicConfigs checks per-topic overrides as CreateTopics,
-// AlterConfigs and IncrementalAlterConfigs must: unknown keys and invalid
-// values are errors, and min.compaction.lag.ms must not exceed
+// AlterConfigs and IncrementalAlterConfigs must: unknown keys, invalid
+// values and Refused keys set to anything but their default are errors, and min.compaction.lag.ms must not exceed
 // max.compaction.lag.ms (keys not in cfg take their topic defaults). The
 // first problem in key order is returned as an *Error.
 func ValidateTopicConfigs(cfg map[string]string) error {
@@ -89,6 +94,9 @@ func ValidateTopicConfigs(cfg map[string]string) error {
 			return &Error{Kind: UnknownKey, Name: k, Reason: "not a topic configuration"}
 		}
 		v, err := d.Normalize(cfg[k])
+		if err == nil {
+			err = d.refusal(cfg[k], v)
+		}
 		if err != nil {
 			return err
 		}
@@ -111,13 +119,27 @@ func ValidateTopicConfigs(cfg map[string]string) error {
 // ValidateBrokerDynamic checks a dynamic update of one broker key for a
 // specific broker (DYNAMIC_BROKER_CONFIG): the key must be known and
 // dynamically updatable, and the value must be valid.
+//
+// A key weir refuses (see [Refused]) is refused whatever its value, with
+// Kind Unsupported; so is an undefined key of a refused family (ssl.*,
+// sasl.*, listener.name.*, super.users, ...).
 func ValidateBrokerDynamic(key, value string) error {
 	d, ok := brokerRegistry.byName[key]
 	if !ok {
+		if err := checkUnknownBroker(key, value); err != nil {
+			return err
+		}
 		return &Error{Kind: UnknownKey, Name: key, Reason: "not a broker configuration"}
 	}
+	if d.Support == Refused {
+		return unsupported(key, value, d.Reason, d.Sensitive())
+	}
 	if !d.Dynamic() {
-		return &Error{Kind: NotDynamic, Name: key, Reason: "cannot be updated dynamically; it is read-only"}
+		reason := "cannot be updated dynamically; it is read-only"
+		if d.startupOnly {
+			reason = fmt.Sprintf("cannot be updated dynamically: weir reads it only at start-up (in Kafka it is %s)", d.KafkaUpdate)
+		}
+		return &Error{Kind: NotDynamic, Name: key, Reason: reason}
 	}
 	_, err := d.Normalize(value)
 	return err
@@ -162,7 +184,28 @@ func ResolveTopic(topicOverrides, dynamicClusterDefaults, dynamicBrokerOverrides
 			}
 		}
 	}
-	return topicFromValues(values)
+	t := topicFromValues(values)
+	t.ProducerIDExpirationMs, _ = strconv.ParseInt(BrokerValue(KeyProducerIDExpiration, dynamicBrokerOverrides, dynamicClusterDefaults, static), 10, 64)
+	return t
+}
+
+// BrokerValue returns the normalized value of broker key name for this
+// broker: the first valid value of dynamic per-broker, dynamic cluster-wide
+// default, static (keys set in static's properties; static may be nil) and
+// built-in default; "" when none has one. The key must be defined.
+func BrokerValue(name string, dynBroker, dynDefault map[string]string, static *Broker) string {
+	d := brokerRegistry.byName[name]
+	for _, m := range []map[string]string{dynBroker, dynDefault} {
+		if raw, ok := m[name]; ok {
+			if v, err := d.Normalize(raw); err == nil {
+				return v
+			}
+		}
+	}
+	if static != nil && static.Set[name] {
+		return static.Values[name]
+	}
+	return d.Default
 }
 
 // candidate is one place a topic key's value can come from.

@@ -71,17 +71,17 @@ var topicRegistry = newRegistry(withRetention([]Def{
 	topicDef(TopicGzipLevel, TypeInt, "-1", gzipLevel, syn("compression.gzip.level"), "Gzip level used when compression.type is gzip."),
 	topicDef(TopicLz4Level, TypeInt, "9", between(lz4MinLevel, lz4MaxLevel), syn("compression.lz4.level"), "LZ4 level used when compression.type is lz4."),
 	topicDef(TopicZstdLevel, TypeInt, "3", between(zstdMinLevel, zstdMaxLevel), syn("compression.zstd.level"), "Zstandard level used when compression.type is zstd."),
-	topicDef(TopicPreallocate, TypeBoolean, "false", nil, syn("log.preallocate"), "Preallocate segment files when they are created."),
+	ignored(topicDef(TopicPreallocate, TypeBoolean, "false", nil, syn("log.preallocate"), "Preallocate segment files when they are created."), reasonPreallocate),
 	topicDef(TopicTimestampType, TypeString, "CreateTime", in("CreateTime", "LogAppendTime"), syn("log.message.timestamp.type"), "Record timestamps: the producer's CreateTime or the broker's LogAppendTime."),
 	topicDef(TopicTimestampBeforeMaxMs, TypeLong, maxLong, atLeast(0), syn("log.message.timestamp.before.max.ms"), "How far in the past a CreateTime timestamp may be."),
 	topicDef(TopicTimestampAfterMaxMs, TypeLong, "3600000", atLeast(0), syn("log.message.timestamp.after.max.ms"), "How far in the future a CreateTime timestamp may be."),
 	topicDef(TopicLeaderThrottled, TypeList, "", throttledReplicas, nil, "Replicas (partition:broker, or *) throttled on the leader side."),
 	topicDef(TopicFollowerThrottled, TypeList, "", throttledReplicas, nil, "Replicas (partition:broker, or *) throttled on the follower side."),
-	topicDef(TopicRemoteStorageEnable, TypeBoolean, "false", remoteStorageOff, nil, "Tiered storage for the topic; not supported by weir, must stay false."),
-	topicDef(TopicLocalRetentionMs, TypeLong, "-2", atLeast(-2), syn("log.local.retention.ms"), "Local retention time of a tiered topic; -2 means retention.ms (unused by weir)."),
-	topicDef(TopicLocalRetentionBytes, TypeLong, "-2", atLeast(-2), syn("log.local.retention.bytes"), "Local retention size of a tiered topic; -2 means retention.bytes (unused by weir)."),
-	topicDef(TopicRemoteCopyDisable, TypeBoolean, "false", nil, nil, "Stop copying segments to tiered storage (unused by weir)."),
-	topicDef(TopicRemoteDeleteOnDisable, TypeBoolean, "false", nil, nil, "Delete tiered data when tiered storage is disabled (unused by weir)."),
+	refused(topicDef(TopicRemoteStorageEnable, TypeBoolean, "false", nil, nil, "Tiered storage for the topic."), reasonTieredStorage),
+	ignored(topicDef(TopicLocalRetentionMs, TypeLong, "-2", atLeast(-2), syn("log.local.retention.ms"), "Local retention time of a tiered topic; -2 means retention.ms."), reasonTiered),
+	ignored(topicDef(TopicLocalRetentionBytes, TypeLong, "-2", atLeast(-2), syn("log.local.retention.bytes"), "Local retention size of a tiered topic; -2 means retention.bytes."), reasonTiered),
+	ignored(topicDef(TopicRemoteCopyDisable, TypeBoolean, "false", nil, nil, "Stop copying segments to tiered storage."), reasonTiered),
+	ignored(topicDef(TopicRemoteDeleteOnDisable, TypeBoolean, "false", nil, nil, "Delete tiered data when tiered storage is disabled."), reasonTiered),
 }))
 
 // withRetention marks retention.ms so that any negative effective value reads

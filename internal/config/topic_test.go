@@ -33,7 +33,7 @@ func TestValidateTopicConfigs(t *testing.T) {
 		{"bad policy", map[string]string{"cleanup.policy": "remove"}, InvalidValue, `cleanup.policy: element "remove" is not one of: compact, delete`},
 		{"bad compression", map[string]string{"compression.type": "brotli"}, InvalidValue, "compression.type: string must be one of: uncompressed, zstd, lz4, snappy, gzip, producer"},
 		{"bad boolean", map[string]string{"preallocate": "yes"}, InvalidValue, "preallocate: expected value to be either true or false"},
-		{"tiered storage", map[string]string{"remote.storage.enable": "true"}, InvalidValue, "remote.storage.enable: tiered storage is not supported"},
+		{"tiered storage", map[string]string{"remote.storage.enable": "true"}, Unsupported, `unsupported configuration remote.storage.enable="true": weir does not implement tiered storage`},
 		{"compaction lag conflict", map[string]string{"min.compaction.lag.ms": "10", "max.compaction.lag.ms": "9"}, InvalidCombination, "min.compaction.lag.ms: (10) must not be greater than max.compaction.lag.ms (9)"},
 		{"first error in key order", map[string]string{"segment.bytes": "x", "cleanup.policy": "x"}, InvalidValue, "cleanup.policy"},
 	}
@@ -61,8 +61,9 @@ func TestValidateBrokerDynamic(t *testing.T) {
 		{"log.retention.ms", "1000", 0, 0, ""},
 		{"message.max.bytes", "2000000", 0, 0, ""},
 		{"num.io.threads", "16", 0, 0, ""},
-		{"listeners", "PLAINTEXT://:9092", 0, NotDynamic, "configuration listeners can only be updated for a specific broker"},
-		{"listener.security.protocol.map", "PLAINTEXT:PLAINTEXT", 0, NotDynamic, "listener.security.protocol.map"},
+		{"listeners", "PLAINTEXT://:9092", NotDynamic, NotDynamic, "configuration listeners cannot be updated dynamically: weir reads it only at start-up (in Kafka it is per-broker)"},
+		{"listener.security.protocol.map", "PLAINTEXT:PLAINTEXT", NotDynamic, NotDynamic, "listener.security.protocol.map"},
+		{"num.replica.fetchers", "2", NotDynamic, NotDynamic, "weir reads it only at start-up (in Kafka it is cluster-wide)"},
 		{"node.id", "2", NotDynamic, NotDynamic, "configuration node.id cannot be updated dynamically"},
 		{"log.retention.hours", "1", NotDynamic, NotDynamic, "log.retention.hours cannot be updated dynamically"},
 		{"no.such.key", "1", UnknownKey, UnknownKey, `unknown configuration "no.such.key": not a broker configuration`},
@@ -174,6 +175,33 @@ func TestResolveTopicTyped(t *testing.T) {
 	}
 }
 
+func TestBrokerValue(t *testing.T) {
+	static := mustLoad(t, map[string]string{KeyProducerIDExpiration: "3000"})
+	dynBroker := map[string]string{KeyProducerIDExpiration: "1000"}
+	dynDefault := map[string]string{KeyProducerIDExpiration: "2000"}
+	for _, tt := range []struct {
+		broker, def map[string]string
+		static      *Broker
+		want        int64
+	}{
+		{dynBroker, dynDefault, static, 1000},
+		{map[string]string{KeyProducerIDExpiration: "0"}, dynDefault, static, 2000}, // invalid: skipped
+		{nil, dynDefault, static, 2000},
+		{nil, nil, static, 3000},
+		{nil, nil, nil, 86400000},
+	} {
+		if got := ResolveTopic(nil, tt.def, tt.broker, tt.static).ProducerIDExpirationMs; got != tt.want {
+			t.Errorf("producer.id.expiration.ms from %v %v: %d, want %d", tt.broker, tt.def, got, tt.want)
+		}
+	}
+	if got := BrokerValue("leader.replication.throttled.rate", nil, map[string]string{"leader.replication.throttled.rate": "77"}, static); got != "77" {
+		t.Errorf("leader.replication.throttled.rate = %q", got)
+	}
+	if got := BrokerValue("log.roll.ms", nil, nil, nil); got != "" {
+		t.Errorf("null default = %q", got)
+	}
+}
+
 func TestConvertSynonymSaturates(t *testing.T) {
 	d := topicRegistry.byName[TopicSegmentMs]
 	if v, ok := convertSynonym(d, Synonym{"log.roll.hours", msPerHour}, "9223372036854775807"); !ok || v != "9223372036854775807" {
@@ -186,4 +214,47 @@ func TestConvertSynonymSaturates(t *testing.T) {
 	if _, ok := convertSynonym(r, Synonym{"log.retention.hours", msPerHour}, "x"); ok {
 		t.Error("non-number must fail")
 	}
+}
+
+// Every broker synonym of a topic key supplies the topic's value, in the
+// topic key's unit, when set statically or dynamically.
+func TestSynonymsSupplyTopicKeys(t *testing.T) {
+	for _, td := range TopicDefs() {
+		for _, s := range td.Synonyms {
+			bd, _ := BrokerDef(s.Name)
+			v := otherValue(t, bd)
+			if td.Name == TopicRetentionMs || s.Scale > 1 {
+				v = "7" // a positive time whatever the unit
+			}
+			want, ok := convertSynonym(topicRegistry.byName[td.Name], s, mustNormalize(t, bd, v))
+			if !ok {
+				t.Fatalf("%s=%s is not a valid %s", s.Name, v, td.Name)
+			}
+			props := map[string]string{s.Name: v}
+			if bd.Name == "log.cleaner.min.compaction.lag.ms" {
+				props["log.cleaner.max.compaction.lag.ms"] = v
+			}
+			static, _, err := LoadBroker(props)
+			if err != nil {
+				t.Fatalf("%s=%s: %v", s.Name, v, err)
+			}
+			if got := ResolveTopic(nil, nil, nil, static).Values[td.Name]; got != want {
+				t.Errorf("static %s=%s gives %s=%s, want %s", s.Name, v, td.Name, got, want)
+			}
+			if bd.Dynamic() {
+				if got := ResolveTopic(nil, nil, map[string]string{s.Name: v}, nil).Values[td.Name]; got != want {
+					t.Errorf("dynamic %s=%s gives %s=%s, want %s", s.Name, v, td.Name, got, want)
+				}
+			}
+		}
+	}
+}
+
+func mustNormalize(t *testing.T, d Def, v string) string {
+	t.Helper()
+	n, err := d.Normalize(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
 }

@@ -200,14 +200,6 @@ var throttledReplicas validator = check{"[partitionId]:[brokerId],[partitionId]:
 	return nil
 }}
 
-// remoteStorageOff rejects tiered storage, which weir does not implement.
-var remoteStorageOff validator = check{"[false]", func(v any) error {
-	if b, _ := v.(bool); b {
-		return errors.New("tiered storage is not supported by this broker")
-	}
-	return nil
-}}
-
 func isDigits(s string) bool {
 	if s == "" {
 		return false

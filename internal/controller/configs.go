@@ -37,7 +37,7 @@ func (c *Controller) AlterConfigs(changes []ConfigChange, validateOnly bool) ([]
 	for _, ch := range changes {
 		seen[metadata.ConfigResource{Type: ch.Type, Name: ch.Name}]++
 	}
-	var recs []metadata.Record
+	var recs userRecords
 	for i, ch := range changes {
 		res := metadata.ConfigResource{Type: ch.Type, Name: ch.Name}
 		if seen[res] > 1 {
@@ -49,19 +49,23 @@ func (c *Controller) AlterConfigs(changes []ConfigChange, validateOnly bool) ([]
 			errs[i] = err
 			continue
 		}
-		if !validateOnly {
-			recs = append(recs, rrecs...)
-		}
-	}
-	if len(recs) > 0 {
-		// unclean.leader.election.enable may have been turned on: offline
-		// partitions it now lets lead are elected in the same commit.
-		var err error
-		if recs, err = thenElect(img, recs, c.electOffline); err != nil {
+		if err := recs.add(rrecs...); err != nil {
 			return nil, -1, err
 		}
 	}
-	last, err := c.commit(recs)
+	if validateOnly {
+		return errs, c.quorum.EndOffset() - 1, nil
+	}
+	all := []metadata.Record(recs)
+	if len(all) > 0 {
+		// unclean.leader.election.enable may have been turned on: offline
+		// partitions it now lets lead are elected in the same commit.
+		var err error
+		if all, err = thenElect(img, all, c.electOffline); err != nil {
+			return nil, -1, err
+		}
+	}
+	last, err := c.commit(all)
 	if err != nil {
 		return nil, -1, err
 	}

@@ -182,18 +182,22 @@ func (c *Controller) ElectLeaders(req *kmsg.ElectLeadersRequest) ([]TopicResult,
 	img := c.Image()
 	minISR := c.elrMinISR(img)
 	var out []TopicResult
-	var recs []metadata.Record
+	var recs userRecords
+	var tooMany error
 	elect := func(topic string, partition int32) error {
 		rec, err := electOne(img, topic, partition, req.ElectionType, minISR(topic))
 		if rec == nil {
 			return err
+		}
+		if tooMany = recs.add(rec); tooMany != nil {
+			return tooMany
 		}
 		// Later entries for the same partition see this election.
 		next, _, err := img.Apply([]metadata.Record{rec}, img.Offset)
 		if err != nil {
 			return err
 		}
-		img, recs = next, append(recs, rec)
+		img = next
 		return nil
 	}
 	if req.Topics == nil {
@@ -201,6 +205,9 @@ func (c *Controller) ElectLeaders(req *kmsg.ElectLeadersRequest) ([]TopicResult,
 			tr := TopicResult{Topic: name}
 			for _, p := range img.Topics[name].SortedPartitions() {
 				err := elect(name, p.ID)
+				if tooMany != nil {
+					return nil, -1, tooMany
+				}
 				if errorIs(err, kerr.ElectionNotNeeded) {
 					continue
 				}
@@ -212,7 +219,11 @@ func (c *Controller) ElectLeaders(req *kmsg.ElectLeadersRequest) ([]TopicResult,
 		for _, rt := range req.Topics {
 			tr := TopicResult{Topic: rt.Topic}
 			for _, id := range rt.Partitions {
-				tr.Partitions = append(tr.Partitions, PartitionResult{id, elect(rt.Topic, id)})
+				err := elect(rt.Topic, id)
+				if tooMany != nil {
+					return nil, -1, tooMany
+				}
+				tr.Partitions = append(tr.Partitions, PartitionResult{id, err})
 			}
 			out = append(out, tr)
 		}

@@ -2,6 +2,7 @@ package controller
 
 import (
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"maps"
@@ -505,6 +506,9 @@ func TestCreateTopicRequestErrors(t *testing.T) {
 		topicReq("bad-config-key", 1, 1, "no.such.config", "1"),
 		topicReq("bad-config-value", 1, 1, "retention.ms", "soon"),
 		topicReq("bad-config-combo", 1, 1, "min.compaction.lag.ms", "10", "max.compaction.lag.ms", "5"),
+		// The metadata log's topic, however asked for (and not counted
+		// against the request's partitions).
+		topicReq(metadata.LogTopic, MaxPartitionsPerRequest, 1),
 		topicReq("good", 2, 3),
 	)
 	want := []*kerr.Error{
@@ -513,6 +517,7 @@ func TestCreateTopicRequestErrors(t *testing.T) {
 		kerr.InvalidReplicationFactor, kerr.InvalidReplicationFactor, kerr.InvalidReplicationFactor,
 		kerr.InvalidPartitions, kerr.InvalidPartitions,
 		kerr.InvalidConfig, kerr.InvalidConfig, kerr.InvalidConfig,
+		kerr.InvalidRequest,
 		nil,
 	}
 	for i, code := range want {
@@ -526,6 +531,12 @@ func TestCreateTopicRequestErrors(t *testing.T) {
 	if h.c.Image().Topics["dup"] != nil {
 		t.Fatal("a topic listed twice was created")
 	}
+
+	if msg := errs[len(want)-2].Error(); msg != "Creation of internal topic __cluster_metadata is prohibited." {
+		t.Fatalf("creating the metadata log's topic: %q", msg)
+	}
+	_, errs, _ = h.create(true, topicReq(metadata.LogTopic, 1, 1))
+	wantCode(t, "validating the metadata log's topic", errs[0], kerr.InvalidRequest)
 
 	// A null config value is INVALID_CONFIG.
 	nv := topicReq("null-value", 1, 1)
@@ -868,7 +879,7 @@ func TestAlterConfigsBrokers(t *testing.T) {
 	h := newCluster(t, 2, nil)
 	errs := h.alter(false,
 		configChange(metadata.ResourceBroker, "", "log.retention.ms", "1000"),
-		configChange(metadata.ResourceBroker, "1", "log.retention.ms", "2000", "listeners", "PLAINTEXT://:9999"),
+		configChange(metadata.ResourceBroker, "1", "log.retention.ms", "2000", "min.insync.replicas", "2"),
 	)
 	wantCode(t, "cluster default", errs[0], nil)
 	wantCode(t, "broker 1", errs[1], nil)
@@ -878,17 +889,21 @@ func TestAlterConfigsBrokers(t *testing.T) {
 	}
 	errs = h.alter(false,
 		configChange(metadata.ResourceBroker, "2", "log.dirs", "/tmp/x"),         // read-only
-		configChange(metadata.ResourceBroker, "", "listeners", "PLAINTEXT://:1"), // per-broker only
+		configChange(metadata.ResourceBroker, "", "listeners", "PLAINTEXT://:1"), // read at start-up only
 		configChange(metadata.ResourceBroker, "abc", "log.retention.ms", "1"),
 		configChange(metadata.ResourceBroker, "1.5", "log.retention.ms", "1"),
 		configChange(metadata.ResourceTopic, "", "retention.ms", "1"),
+		configChange(metadata.ResourceBroker, "1", "log.retention.ms", "5", "ssl.keystore.location", "/ks.jks"), // no TLS
 	)
 	wantCode(t, "read-only", errs[0], kerr.InvalidConfig)
-	wantCode(t, "per-broker key as default", errs[1], kerr.InvalidConfig)
+	wantCode(t, "start-up only key", errs[1], kerr.InvalidConfig)
 	wantCode(t, "non-numeric broker", errs[2], kerr.InvalidRequest)
 	wantCode(t, "non-integer broker", errs[3], kerr.InvalidRequest)
 	wantCode(t, "unnamed topic", errs[4], kerr.UnknownTopicOrPartition)
-	if len(h.c.Image().BrokerConfig("2")) != 0 || h.c.Image().BrokerConfig("")["listeners"] != "" {
+	wantCode(t, "ssl key", errs[5], kerr.InvalidConfig)
+	wantCode(t, "super.users", h.alter(false, configChange(metadata.ResourceBroker, "", "super.users", "User:admin"))[0], kerr.InvalidConfig)
+	if len(h.c.Image().BrokerConfig("2")) != 0 || h.c.Image().BrokerConfig("")["listeners"] != "" ||
+		h.c.Image().BrokerConfig("1")["log.retention.ms"] != "2000" || len(h.c.Image().BrokerConfig("")) != 1 {
 		t.Fatal("a refused change was written")
 	}
 }
@@ -1050,4 +1065,42 @@ func TestBrokerInControlledShutdownIsNotActive(t *testing.T) {
 	}
 	_, errs, _ = h.create(false, topicReq("rf3", 1, 3))
 	wantCode(t, "rf 3 with 2 usable brokers", errs[0], kerr.InvalidReplicationFactor)
+}
+
+// A client request that would commit more than MaxRecordsPerUserOp
+// records is refused whole (POLICY_VIOLATION), as Kafka's BoundedList of
+// records refuses it, and commits nothing.
+func TestUserOpRecordBound(t *testing.T) {
+	h := newCluster(t, 1, nil)
+	const topics = MaxRecordsPerUserOp + 200
+	// The topics are committed directly: through CreateTopics they would
+	// take many requests, each applying its topics one by one.
+	var all []TopicRef
+	var recs []metadata.Record
+	for i := range topics {
+		name := fmt.Sprintf("t%d", i)
+		all = append(all, TopicRef{Name: name})
+		id := newUUID()
+		pr := metadata.NewPartitionRecord()
+		pr.TopicId, pr.Replicas, pr.Isr, pr.Leader = id, []int32{1}, []int32{1}, 1
+		pr.SetVersion(0)
+		recs = append(recs, &metadata.TopicRecord{Name: name, TopicId: id}, pr)
+	}
+	if _, err := h.q.Append(recs); err != nil {
+		t.Fatal(err)
+	}
+	from := len(h.q.batches)
+	_, _, _, err := h.c.DeleteTopics(all)
+	wantCode(t, "deleting too many topics at once", err, kerr.PolicyViolation)
+	if len(h.q.batches) != from || len(h.c.Image().Topics) != topics {
+		t.Fatalf("a refused request committed %d batches", len(h.q.batches)-from)
+	}
+	_, errs, _, err := h.c.DeleteTopics(all[:MaxRecordsPerUserOp])
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantCode(t, "deleting the most topics at once", errs[0], nil)
+	if n := len(h.c.Image().Topics); n != topics-MaxRecordsPerUserOp {
+		t.Fatalf("%d topics left, want %d", n, topics-MaxRecordsPerUserOp)
+	}
 }

@@ -46,17 +46,20 @@ func (c *Controller) AlterPartitionReassignments(req *kmsg.AlterPartitionAssignm
 	img := c.Image()
 	electionFor := c.onlineElection(img)
 	var out []TopicResult
-	var recs []metadata.Record
+	var recs userRecords
 	for _, rt := range req.Topics {
 		tr := TopicResult{Topic: rt.Topic}
 		for _, rp := range rt.Partitions {
 			rec, err := c.reassign(img, rt.Topic, rp, electionFor)
 			if rec != nil {
+				if err := recs.add(rec); err != nil {
+					return nil, -1, err
+				}
 				next, _, aerr := img.Apply([]metadata.Record{rec}, img.Offset)
 				if aerr != nil {
 					return nil, -1, aerr
 				}
-				img, recs = next, append(recs, rec)
+				img = next
 			}
 			tr.Partitions = append(tr.Partitions, PartitionResult{rp.Partition, err})
 		}

@@ -72,12 +72,34 @@ func (c *Controller) CreateTopics(req *kmsg.CreateTopicsRequest) ([]CreatedTopic
 	for _, t := range req.Topics {
 		seen[t.Topic]++
 	}
-	var recs []metadata.Record
+	// Topics listed twice, and the metadata log's, are refused before
+	// the rest of the request is looked at (and do not count in it).
+	var partitions int64
+	for i, t := range req.Topics {
+		switch {
+		case seen[t.Topic] > 1:
+			errs[i] = topicErr(kerr.InvalidRequest, "topic %q is listed more than once in the request", t.Topic)
+		case t.Topic == metadata.LogTopic:
+			errs[i] = topicErr(kerr.InvalidRequest, "Creation of internal topic %s is prohibited.", metadata.LogTopic)
+		default:
+			partitions += newPartitions(t, c.cfg.Static.NumPartitions)
+		}
+	}
+	if partitions > MaxPartitionsPerRequest {
+		for i := range errs {
+			if errs[i] == nil {
+				errs[i] = errTooManyPartitions
+			}
+		}
+		return results, errs, -1, nil
+	}
+	// Validating only plans the same records, and is refused as large
+	// batches are.
+	var recs userRecords
 	// Topics created earlier in this request count for collisions.
 	pending := map[string]bool{}
 	for i, t := range req.Topics {
-		if seen[t.Topic] > 1 {
-			errs[i] = topicErr(kerr.InvalidRequest, "topic %q is listed more than once in the request", t.Topic)
+		if errs[i] != nil {
 			continue
 		}
 		trecs, res, err := c.planTopic(img, t, pending)
@@ -92,18 +114,33 @@ func (c *Controller) CreateTopics(req *kmsg.CreateTopicsRequest) ([]CreatedTopic
 		if next, _, err := img.Apply(trecs, img.Offset); err == nil {
 			img = next
 		}
-		if !req.ValidateOnly {
-			recs = append(recs, trecs...)
+		if err := recs.add(trecs...); err != nil {
+			return nil, nil, -1, err
 		}
 	}
 	last := int64(-1)
-	if len(recs) > 0 {
+	if len(recs) > 0 && !req.ValidateOnly {
 		var err error
 		if last, err = c.commit(recs); err != nil {
 			return nil, nil, -1, err
 		}
 	}
 	return results, errs, last, nil
+}
+
+// newPartitions counts the partitions a topic of CreateTopics asks for, as
+// Kafka counts them before looking at anything else: the default count for
+// -1, the assignments when given, nothing for an invalid count (refused).
+func newPartitions(t kmsg.CreateTopicsRequestTopic, def int32) int64 {
+	switch {
+	case len(t.ReplicaAssignment) > 0:
+		return int64(len(t.ReplicaAssignment))
+	case t.NumPartitions == -1:
+		return int64(def)
+	case t.NumPartitions > 0:
+		return int64(t.NumPartitions)
+	}
+	return 0
 }
 
 // planTopic validates one topic creation and returns its records.
@@ -247,7 +284,7 @@ func (c *Controller) DeleteTopics(refs []TopicRef) ([]TopicRef, []error, int64, 
 	img := c.Image()
 	errs := make([]error, len(refs))
 	out := make([]TopicRef, len(refs))
-	var recs []metadata.Record
+	var recs userRecords
 	removed := map[metadata.Uuid]bool{}
 	for i, r := range refs {
 		var t *metadata.Topic
@@ -271,7 +308,9 @@ func (c *Controller) DeleteTopics(refs []TopicRef) ([]TopicRef, []error, int64, 
 			continue
 		}
 		removed[t.ID] = true
-		recs = append(recs, &metadata.RemoveTopicRecord{TopicId: t.ID})
+		if err := recs.add(&metadata.RemoveTopicRecord{TopicId: t.ID}); err != nil {
+			return nil, nil, -1, err
+		}
 	}
 	last, err := c.commit(recs)
 	if err != nil {
@@ -291,7 +330,21 @@ func (c *Controller) CreatePartitions(req *kmsg.CreatePartitionsRequest) ([]erro
 	for _, t := range req.Topics {
 		seen[t.Topic]++
 	}
-	var recs []metadata.Record
+	// The partitions added over the request are bounded before any is
+	// placed, as CreateTopics bounds them.
+	var adding int64
+	for _, rt := range req.Topics {
+		if t := img.Topics[rt.Topic]; t != nil && seen[rt.Topic] == 1 && rt.Count > int32(len(t.Partitions)) {
+			adding += int64(rt.Count) - int64(len(t.Partitions))
+		}
+	}
+	if adding > MaxPartitionsPerRequest {
+		for i := range errs {
+			errs[i] = errTooManyPartitions
+		}
+		return errs, -1, nil
+	}
+	var recs userRecords
 	brokers := usableBrokers(img)
 	for i, rt := range req.Topics {
 		if seen[rt.Topic] > 1 {
@@ -368,10 +421,12 @@ func (c *Controller) CreatePartitions(req *kmsg.CreatePartitionsRequest) ([]erro
 			pr.SetVersion(0)
 			trecs = append(trecs, pr)
 		}
+		if err := recs.add(trecs...); err != nil {
+			return nil, -1, err
+		}
 		if next, _, err := img.Apply(trecs, img.Offset); err == nil {
 			img = next
 		}
-		recs = append(recs, trecs...)
 	}
 	last, err := c.commit(recs)
 	if err != nil {

@@ -81,12 +81,12 @@ func TestConsumerRecordTaggedFields(t *testing.T) {
 	if err != nil || r.value != int32(5) {
 		t.Fatalf("decoded %v, %v", r, err)
 	}
-	// A truncated value is an error, and LoadPartition refuses the log.
+	// A truncated value is an error: LoadPartition skips the record.
 	h := newHarness(t, cgConfig())
 	p := h.c.PartitionFor("g")
-	_, err = h.c.LoadPartition(h.now, p, logRecords(Record{Key: key, Value: val[:5]}))
-	if !errors.Is(err, ErrBadRecord) {
-		t.Fatalf("truncated record loaded: %v", err)
+	_, skipped := h.c.LoadPartition(h.now, p, logRecords(Record{Key: key, Value: val[:5]}))
+	if len(skipped) != 1 || !errors.Is(skipped[0], ErrBadRecord) {
+		t.Fatalf("truncated record loaded: %v", skipped)
 	}
 }
 

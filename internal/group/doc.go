@@ -27,8 +27,8 @@
 //	LoadPartition(now, p, records)    the partition's records, in log order, with their
 //	                                  offsets and batch attributes, control records
 //	                                  included; the groups and offsets are rebuilt and
-//	                                  served from now on (an undecodable record is an
-//	                                  error; p stays loading)
+//	                                  served from now on (an undecodable record is
+//	                                  skipped, and reported)
 //	UnloadPartition(now, p)           leadership lost; its groups answer NOT_COORDINATOR
 //	Persisted(now, writeID, offset, err)
 //	                                  the records of a Write are durable from offset on

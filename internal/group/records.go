@@ -139,10 +139,10 @@ type LogRecord struct {
 // __consumer_offsets-p, rebuilt from records (the whole partition, in log
 // order, control records included). Members get a fresh session; a group
 // over group.max.size rebalances. Markers reported by TxnMarker since
-// BeginLoad that lie beyond the records are applied after them. On a
-// record that cannot be decoded nothing is loaded, p stays loading, and
-// the error wraps ErrBadRecord.
-func (c *Coordinator) LoadPartition(now time.Time, p int32, records []LogRecord) (Ready, error) {
+// BeginLoad that lie beyond the records are applied after them. A record
+// that cannot be decoded is skipped: skipped has one error (wrapping
+// ErrBadRecord) for each, for the caller to report.
+func (c *Coordinator) LoadPartition(now time.Time, p int32, records []LogRecord) (r Ready, skipped []error) {
 	c.begin(now)
 	var early []txnMarker
 	if ps := c.parts[p]; ps != nil && ps.loading {
@@ -151,10 +151,7 @@ func (c *Coordinator) LoadPartition(now time.Time, p int32, records []LogRecord)
 	c.dropPartition(p, errNotCoordinator)
 	ps := &offsetsPartition{loading: true, earlyMarkers: early}
 	c.parts[p] = ps
-	groups, last, err := replay(p, records, c.nowMs())
-	if err != nil {
-		return c.end(), err
-	}
+	groups, last, skipped := replay(p, records, c.nowMs())
 	ps.loading, ps.earlyMarkers = false, nil
 	if c.nextCleanup.IsZero() {
 		c.nextCleanup = now.Add(c.cfg.OffsetsRetentionCheckInterval)
@@ -179,7 +176,7 @@ func (c *Coordinator) LoadPartition(now time.Time, p int32, records []LogRecord)
 			c.endTxn(p, m)
 		}
 	}
-	return c.end(), nil
+	return c.end(), skipped
 }
 
 // UnloadPartition gives up __consumer_offsets-p: every waiting request of its
@@ -228,7 +225,7 @@ func (c *Coordinator) dropPartition(p int32, code int16) {
 
 // replay rebuilds the groups of partition p from its records. It returns
 // them and the largest offset among the records (-1 if none).
-func replay(p int32, records []LogRecord, nowMs int64) ([]*group, int64, error) {
+func replay(p int32, records []LogRecord, nowMs int64) (groups []*group, last int64, skipped []error) {
 	metadata := make(map[string]*kmsg.GroupMetadataValue)
 	offsets := make(map[string]map[topicPartition]offset)
 	consumers := make(map[string]*consumerGroup)
@@ -236,85 +233,14 @@ func replay(p int32, records []LogRecord, nowMs int64) ([]*group, int64, error) 
 	// simple are the ids an offset commit created a group for, as Kafka's
 	// replay does, until a group tombstone.
 	simple := make(map[string]bool)
-	last := int64(-1)
-	for i, r := range records {
+	last = -1
+	for _, r := range records {
 		last = max(last, r.Offset)
-		if r.Control {
-			if err := txns.end(r, offsets); err != nil {
-				return nil, 0, fmt.Errorf("%w: record %d: control record: %v", ErrBadRecord, i, err)
-			}
-			continue
-		}
-		var version int16
-		if len(r.Key) >= 2 {
-			version = int16(r.Key[0])<<8 | int16(r.Key[1])
-		}
-		switch {
-		case len(r.Key) < 2:
-			return nil, 0, fmt.Errorf("%w: record %d: key of %d bytes", ErrBadRecord, i, len(r.Key))
-		case version == 0 || version == 1:
-			var k kmsg.OffsetCommitKey
-			if err := k.ReadFrom(r.Key); err != nil {
-				return nil, 0, fmt.Errorf("%w: record %d: offset commit key: %v", ErrBadRecord, i, err)
-			}
-			tp := topicPartition{k.Topic, k.Partition}
-			if r.Value == nil {
-				delete(offsets[k.Group], tp)
-				txns.drop(k.Group, tp)
-				continue
-			}
-			var v kmsg.OffsetCommitValue
-			if err := v.ReadFrom(r.Value); err != nil {
-				return nil, 0, fmt.Errorf("%w: record %d: offset commit value: %v", ErrBadRecord, i, err)
-			}
-			o := offset{offset: v.Offset, leaderEpoch: -1, metadata: v.Metadata,
-				commitTimestamp: v.CommitTimestamp, expireTimestamp: -1}
-			if v.Version >= 3 {
-				o.leaderEpoch = v.LeaderEpoch
-			}
-			if v.Version == 1 {
-				o.expireTimestamp = v.ExpireTimestamp
-			}
-			o.recordOffset = r.Offset
-			simple[k.Group] = true
-			if r.Transactional {
-				txns.add(r.ProducerID, k.Group, tp, o)
-				continue
-			}
-			if offsets[k.Group] == nil {
-				offsets[k.Group] = make(map[topicPartition]offset)
-			}
-			offsets[k.Group][tp] = o
-		case version == groupMetadataKeyVersion:
-			var k kmsg.GroupMetadataKey
-			if err := k.ReadFrom(r.Key); err != nil {
-				return nil, 0, fmt.Errorf("%w: record %d: group metadata key: %v", ErrBadRecord, i, err)
-			}
-			if r.Value == nil {
-				delete(metadata, k.Group)
-				delete(simple, k.Group)
-				continue
-			}
-			v := new(kmsg.GroupMetadataValue)
-			if err := v.ReadFrom(r.Value); err != nil {
-				return nil, 0, fmt.Errorf("%w: record %d: group metadata value: %v", ErrBadRecord, i, err)
-			}
-			metadata[k.Group] = v
-			delete(consumers, k.Group) // the id became a classic group
-		case isConsumerGroupKey(version):
-			id, live, err := replayConsumerRecord(consumers, r.Record)
-			if err != nil {
-				return nil, 0, fmt.Errorf("%w: record %d: consumer group record: %v", ErrBadRecord, i, err)
-			}
-			if live {
-				delete(metadata, id) // the id became a consumer group
-			} else if r.Value == nil {
-				delete(simple, id)
-			}
+		if err := replayRecord(r, metadata, offsets, consumers, txns, simple); err != nil {
+			skipped = append(skipped, fmt.Errorf("%w at offset %d: %v", ErrBadRecord, r.Offset, err))
 		}
 	}
 
-	var groups []*group
 	for id, v := range metadata {
 		groups = append(groups, groupFromRecord(id, p, v))
 	}
@@ -343,7 +269,84 @@ func replay(p int32, records []LogRecord, nowMs int64) ([]*group, int64, error) 
 		}
 		txns.restore(g)
 	}
-	return groups, last, nil
+	return groups, last, skipped
+}
+
+// replayRecord applies one record to the state replay builds; an error
+// means the record cannot be decoded, and it changed nothing.
+func replayRecord(r LogRecord, metadata map[string]*kmsg.GroupMetadataValue, offsets map[string]map[topicPartition]offset,
+	consumers map[string]*consumerGroup, txns replayTxns, simple map[string]bool) error {
+	if r.Control {
+		if err := txns.end(r, offsets); err != nil {
+			return fmt.Errorf("control record: %v", err)
+		}
+		return nil
+	}
+	if len(r.Key) < 2 {
+		return fmt.Errorf("key of %d bytes", len(r.Key))
+	}
+	switch version := int16(r.Key[0])<<8 | int16(r.Key[1]); {
+	case version == 0 || version == 1:
+		var k kmsg.OffsetCommitKey
+		if err := k.ReadFrom(r.Key); err != nil {
+			return fmt.Errorf("offset commit key: %v", err)
+		}
+		tp := topicPartition{k.Topic, k.Partition}
+		if r.Value == nil {
+			delete(offsets[k.Group], tp)
+			txns.drop(k.Group, tp)
+			return nil
+		}
+		var v kmsg.OffsetCommitValue
+		if err := v.ReadFrom(r.Value); err != nil {
+			return fmt.Errorf("offset commit value: %v", err)
+		}
+		o := offset{offset: v.Offset, leaderEpoch: -1, metadata: v.Metadata,
+			commitTimestamp: v.CommitTimestamp, expireTimestamp: -1}
+		if v.Version >= 3 {
+			o.leaderEpoch = v.LeaderEpoch
+		}
+		if v.Version == 1 {
+			o.expireTimestamp = v.ExpireTimestamp
+		}
+		o.recordOffset = r.Offset
+		simple[k.Group] = true
+		if r.Transactional {
+			txns.add(r.ProducerID, k.Group, tp, o)
+			return nil
+		}
+		if offsets[k.Group] == nil {
+			offsets[k.Group] = make(map[topicPartition]offset)
+		}
+		offsets[k.Group][tp] = o
+	case version == groupMetadataKeyVersion:
+		var k kmsg.GroupMetadataKey
+		if err := k.ReadFrom(r.Key); err != nil {
+			return fmt.Errorf("group metadata key: %v", err)
+		}
+		if r.Value == nil {
+			delete(metadata, k.Group)
+			delete(simple, k.Group)
+			return nil
+		}
+		v := new(kmsg.GroupMetadataValue)
+		if err := v.ReadFrom(r.Value); err != nil {
+			return fmt.Errorf("group metadata value: %v", err)
+		}
+		metadata[k.Group] = v
+		delete(consumers, k.Group) // the id became a classic group
+	case isConsumerGroupKey(version):
+		id, live, err := replayConsumerRecord(consumers, r.Record)
+		if err != nil {
+			return fmt.Errorf("consumer group record: %v", err)
+		}
+		if live {
+			delete(metadata, id) // the id became a consumer group
+		} else if r.Value == nil {
+			delete(simple, id)
+		}
+	}
+	return nil
 }
 
 // groupFromRecord rebuilds a group: Stable with its members, or Empty.

@@ -231,13 +231,30 @@ func TestLoadPartition(t *testing.T) {
 		t.Fatalf("loaded member did not expire: %v generation %d", g.state, g.generation)
 	}
 
-	// A corrupt record fails the load and leaves the partition loading.
+	// Corrupt records (as a client could have produced) are skipped and
+	// reported; the records around them load and the partition serves.
 	h.apply(h.c.UnloadPartition(h.now, p))
-	if _, err := h.c.LoadPartition(h.now, p, logRecords(Record{Key: []byte{0, 1, 0}})); !errors.Is(err, ErrBadRecord) {
-		t.Fatalf("corrupt load: %v", err)
+	corrupt := []Record{
+		{Key: []byte{0, 1, 0}},                           // a truncated offset commit key
+		{Key: old.AppendTo(nil), Value: []byte{0, 3, 1}}, // a truncated value
+		{Key: []byte{0, 2, 0, 1}, Value: []byte{0xff}},   // a truncated group metadata key
+		{Key: []byte{0}},                                 // a key too short for a version
 	}
-	wantCode(t, "after failed load", h.heartbeat("g", "m1", 4, ""), 0) // loading: heartbeats pass
-	wantCode(t, "join after failed load", h.joinResp(h.join("g", "c", "", joinOpts{})).ErrorCode, kerr.CoordinatorLoadInProgress.Code)
+	loaded := append(append([]Record{}, corrupt[:2]...), EncodeOffsetCommit("g", "t", 0, kmsg.OffsetCommitValue{Offset: 7, ExpireTimestamp: -1}))
+	rd, skipped := h.c.LoadPartition(h.now, p, logRecords(append(loaded, corrupt[2:]...)...))
+	if len(skipped) != len(corrupt) {
+		t.Fatalf("skipped %d records (%v), want %d", len(skipped), skipped, len(corrupt))
+	}
+	for _, err := range skipped {
+		if !errors.Is(err, ErrBadRecord) {
+			t.Fatalf("skip reported as %v", err)
+		}
+	}
+	h.apply(rd)
+	if got := h.fetch("g", "t"); got["t"] != 7 {
+		t.Fatalf("offsets beside corrupt records: %v", got)
+	}
+	wantCode(t, "join after a load that skipped records", h.joinResp(h.join("g", "c", "", joinOpts{})).ErrorCode, kerr.MemberIDRequired.Code)
 }
 
 func TestUnloadAnswersWaitingRequests(t *testing.T) {

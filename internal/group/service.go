@@ -56,15 +56,20 @@ type Service struct {
 	inflight  map[int32]int  // writes of each partition not yet reported
 	broken    map[int32]bool // a write failed; later ones are refused
 	brokenNow map[int32]bool // failures seen by Append callbacks (under mu)
+	skipped   func(n int)    // counts unreadable records skipped by loads
 }
 
 // errBrokenPartition fails writes queued behind a failed one; the
 // coordinator undoes them as it does the failed write.
 var errBrokenPartition = kerr.NotLeaderForPartition
 
-// NewService returns a service; Run starts it.
-func NewService(cfg Config, log OffsetsLog, lg *slog.Logger, now func() time.Time) *Service {
-	return &Service{coord: New(cfg), log: log, lg: lg, now: now,
+// NewService returns a service; Run starts it. skipped is told how many
+// unreadable records each load of a partition skipped (nil: not counted).
+func NewService(cfg Config, log OffsetsLog, lg *slog.Logger, now func() time.Time, skipped func(n int)) *Service {
+	if skipped == nil {
+		skipped = func(int) {}
+	}
+	return &Service{coord: New(cfg), log: log, lg: lg, now: now, skipped: skipped,
 		in: make(chan func(), 256), wake: make(chan struct{}, 1),
 		waiting: map[uint64]func(kmsg.Response){}, loads: map[int32]int32{},
 		inflight: map[int32]int{}, broken: map[int32]bool{}, brokenNow: map[int32]bool{}}
@@ -161,9 +166,11 @@ func (s *Service) loaded(p, epoch int32, recs []LogRecord, err error) {
 		s.lg.Error("reading __consumer_offsets failed; its groups stay unavailable", "partition", p, "err", err)
 		return
 	}
-	ready, err := s.coord.LoadPartition(s.now(), p, recs)
-	if err != nil {
-		s.lg.Error("loading __consumer_offsets failed; its groups stay unavailable", "partition", p, "err", err)
+	ready, skipped := s.coord.LoadPartition(s.now(), p, recs)
+	if len(skipped) > 0 {
+		s.lg.Error("skipped unreadable __consumer_offsets records while loading", "partition", p,
+			"skipped", len(skipped), "first", skipped[0])
+		s.skipped(len(skipped))
 	}
 	s.process(ready)
 }

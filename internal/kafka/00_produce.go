@@ -25,6 +25,12 @@ package kafka
 // say. The log refuses a non-transactional batch of a producer with an
 // open transaction (INVALID_TXN_STATE); clients' control batches are
 // INVALID_RECORD.
+//
+// Internal topics (__consumer_offsets, __transaction_state, and
+// __cluster_metadata, which never exists as a topic) are written by the
+// coordinators only: a produce to them is INVALID_TOPIC_EXCEPTION ("Cannot
+// append to internal topic"), as Kafka answers clients. Kafka lets a
+// client whose id is "__admin_client" through; weir does not.
 
 import (
 	"errors"
@@ -35,6 +41,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"weir/internal/log"
+	"weir/internal/metadata"
 	"weir/internal/partition"
 	"weir/internal/record"
 )
@@ -143,6 +150,9 @@ func (s *Server) awaitAcks(rep *Reply, resp *kmsg.ProduceResponse, pending []pen
 
 // producePartition finds a partition's leader replica and its batch.
 func (s *Server) producePartition(version int16, topic string, rp *kmsg.ProduceRequestTopicPartition) (*partition.Partition, record.Batch, error) {
+	if internalTopics[topic] || topic == metadata.LogTopic {
+		return nil, nil, &codedError{kerr.InvalidTopicException, "Cannot append to internal topic " + topic}
+	}
 	p := s.deps.Partitions.Get(log.TopicPartition{Topic: topic, Partition: rp.Partition})
 	if p == nil {
 		img := s.deps.Metadata.Image()

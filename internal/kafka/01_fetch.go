@@ -11,7 +11,8 @@ package kafka
 // the real LSO for both isolation levels. Record bytes
 // go from the segment file to the socket by sendfile (see section.go).
 // With too little data for min bytes the request waits, up to max wait,
-// for new data on any of its partitions. Fetch sessions (KIP-227) are
+// for new data on any of its partitions. fetch.max.bytes caps max bytes,
+// and min bytes with it, as in Kafka. Fetch sessions (KIP-227) are
 // declined: the response carries session id 0, so clients send full
 // requests; an incremental request gets FETCH_SESSION_ID_NOT_FOUND. With
 // a last fetched epoch (v12+) a diverging log is reported in
@@ -21,6 +22,12 @@ package kafka
 // broker epoch) reads up to the log end and reports the follower's
 // progress to the partition, which moves the high watermark and the ISR
 // (partition/leader.go).
+//
+// An isolation level other than 0 (read_uncommitted) and 1
+// (read_committed) is INVALID_REQUEST for the whole request, in the shape
+// of Kafka's error response: the top-level error, and before v13 every
+// partition's too. (Kafka itself answers UNKNOWN_SERVER_ERROR there, from
+// an exception it does not map.)
 
 import (
 	"errors"
@@ -39,6 +46,9 @@ func (s *Server) handleFetch(req *Request) *Reply {
 	if s.isMetadataFetch(r) {
 		return s.handleMetadataFetch(req, r)
 	}
+	if r.IsolationLevel != 0 && r.IsolationLevel != 1 {
+		return done(fetchFailed(req, r, kerr.InvalidRequest))
+	}
 	if s.deps.Partitions == nil {
 		return done(s.noPartitions(req, r))
 	}
@@ -47,6 +57,12 @@ func (s *Server) handleFetch(req *Request) *Reply {
 		resp.ErrorCode = kerr.FetchSessionIDNotFound.Code
 		return done(resp)
 	}
+	// fetch.max.bytes caps every fetch, and min bytes with it, as in
+	// Kafka; a fetch without a limit (max bytes <= 0) gets it whole.
+	if limit := s.cfg.Broker.FetchMaxBytes; r.MaxBytes <= 0 || r.MaxBytes > limit {
+		r.MaxBytes = limit
+	}
+	r.MinBytes = min(r.MinBytes, r.MaxBytes)
 	resp, sections, size, urgent := s.readFetch(req, r)
 	wait := time.Duration(r.MaxWaitMillis) * time.Millisecond
 	if urgent || wait <= 0 || size >= int(r.MinBytes) {
@@ -116,9 +132,6 @@ func (s *Server) readFetch(req *Request, r *kmsg.FetchRequest) (*kmsg.FetchRespo
 		replica = replicaFetch{id: r.ReplicaState.ID, epoch: r.ReplicaState.Epoch}
 	}
 	limit := int(r.MaxBytes)
-	if limit <= 0 {
-		limit = int(s.cfg.Broker.FetchMaxBytes)
-	}
 	var sections []section
 	total := 0
 	urgent := false
@@ -269,6 +282,28 @@ func (s *Server) noPartitions(req *Request, r *kmsg.FetchRequest) *kmsg.FetchRes
 		for _, rp := range rt.Partitions {
 			sp := kmsg.NewFetchResponseTopicPartition()
 			sp.Partition, sp.ErrorCode = rp.Partition, kerr.NotLeaderForPartition.Code
+			st.Partitions = append(st.Partitions, sp)
+		}
+		resp.Topics = append(resp.Topics, st)
+	}
+	return resp
+}
+
+// fetchFailed answers a whole request with err, as Kafka's error response
+// for Fetch: the top-level error (v7+), and before v13 every partition's
+// with a high watermark of -1.
+func fetchFailed(req *Request, r *kmsg.FetchRequest, err *kerr.Error) *kmsg.FetchResponse {
+	resp := respFor(req).(*kmsg.FetchResponse)
+	resp.ErrorCode, resp.SessionID = err.Code, r.SessionID
+	if req.Version >= 13 {
+		return resp
+	}
+	for _, rt := range r.Topics {
+		st := kmsg.NewFetchResponseTopic()
+		st.Topic = rt.Topic
+		for _, rp := range rt.Partitions {
+			sp := kmsg.NewFetchResponseTopicPartition()
+			sp.Partition, sp.ErrorCode, sp.HighWatermark = rp.Partition, err.Code, -1
 			st.Partitions = append(st.Partitions, sp)
 		}
 		resp.Topics = append(resp.Topics, st)

@@ -8,7 +8,10 @@ package kafka
 // -1, all data being local); any other value finds the first record with a
 // timestamp at or after it, or offset -1 when there is none. A partition
 // listed twice gets INVALID_REQUEST. A follower (replica id >= 0) asking
-// for the latest offset gets the leader's log end offset.
+// for the latest offset gets the leader's log end offset. An isolation
+// level other than 0 and 1 (v2+) is INVALID_REQUEST for every partition,
+// in the shape of Kafka's error response (where Kafka answers
+// UNKNOWN_SERVER_ERROR, from an exception it does not map).
 
 import (
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -28,6 +31,7 @@ func (s *Server) handleListOffsets(req *Request) *Reply {
 			seen[log.TopicPartition{Topic: rt.Topic, Partition: rp.Partition}]++
 		}
 	}
+	badIsolation := r.IsolationLevel != 0 && r.IsolationLevel != 1
 	for _, rt := range r.Topics {
 		st := kmsg.NewListOffsetsResponseTopic()
 		st.Topic = rt.Topic
@@ -37,6 +41,8 @@ func (s *Server) handleListOffsets(req *Request) *Reply {
 			tp := log.TopicPartition{Topic: rt.Topic, Partition: rp.Partition}
 			p, err := s.leaderPartition(img, tp)
 			switch {
+			case badIsolation:
+				sp.ErrorCode = kerr.InvalidRequest.Code
 			case seen[tp] > 1:
 				sp.ErrorCode = kerr.InvalidRequest.Code
 			case err != nil:

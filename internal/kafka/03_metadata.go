@@ -121,7 +121,8 @@ func uniqueTopics(topics []kmsg.MetadataRequestTopic) []kmsg.MetadataRequestTopi
 func (s *Server) autoCreate(ctx context.Context, img *metadata.Image, topics []kmsg.MetadataRequestTopic) *metadata.Image {
 	create := kmsg.NewPtrCreateTopicsRequest()
 	for _, rt := range topics {
-		if rt.Topic == nil || img.Topics[*rt.Topic] != nil || internalTopics[*rt.Topic] || controller.ValidateTopicName(*rt.Topic) != nil {
+		if rt.Topic == nil || img.Topics[*rt.Topic] != nil || internalTopics[*rt.Topic] || *rt.Topic == metadata.LogTopic ||
+			controller.ValidateTopicName(*rt.Topic) != nil {
 			continue
 		}
 		ct := kmsg.NewCreateTopicsRequestTopic()
@@ -136,10 +137,17 @@ func (s *Server) autoCreate(ctx context.Context, img *metadata.Image, topics []k
 		s.lg.Warn("auto-creating topics failed", "err", err)
 		return s.deps.Metadata.Image()
 	}
+	// One line for the request: it may name any number of topics.
+	failed, first := 0, -1
 	for i, e := range errs {
 		if e != nil && errorCode(e) != kerr.TopicAlreadyExists.Code {
-			s.lg.Info("auto-creating topic failed", "topic", create.Topics[i].Topic, "err", e)
+			if failed++; first < 0 {
+				first = i
+			}
 		}
+	}
+	if failed > 0 {
+		s.lg.Info("auto-creating topics failed", "failed", failed, "topic", create.Topics[first].Topic, "err", errs[first])
 	}
 	return s.deps.Metadata.Image()
 }

@@ -8,6 +8,13 @@ package kafka
 // until this broker's metadata includes the new topics. From v5 each
 // created topic is described: partitions, replication factor and its
 // configs; validate_only answers the same without creating anything.
+// More than 10000 partitions over the request is POLICY_VIOLATION for
+// every topic, and so is a request whose records would exceed 10000
+// (controller/limits.go), validating only or not. The metadata log's
+// topic, __cluster_metadata, is INVALID_REQUEST ("Creation of internal
+// topic __cluster_metadata is prohibited."), however it is asked for
+// (forwarded, auto-created); and no partition may take the Raft log's
+// directory (log.Manager refuses it).
 
 import (
 	"time"
@@ -23,7 +30,7 @@ func (s *Server) handleCreateTopics(req *Request) *Reply {
 	resp := respFor(req).(*kmsg.CreateTopicsResponse)
 	results, errs, last, err := s.deps.Controller.CreateTopics(r)
 	if err != nil {
-		s.lg.Error("create topics", "err", err)
+		s.logUnexpected("create topics", err)
 		for _, t := range r.Topics {
 			rt := kmsg.NewCreateTopicsResponseTopic()
 			rt.Topic, rt.ErrorCode, rt.ErrorMessage = t.Topic, errorCode(err), errorMessage(err)

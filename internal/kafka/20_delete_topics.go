@@ -50,7 +50,7 @@ func (s *Server) handleDeleteTopics(req *Request) *Reply {
 	}
 	out, errs, last, err := s.deps.Controller.DeleteTopics(refs)
 	if err != nil {
-		s.lg.Error("delete topics", "err", err)
+		s.logUnexpected("delete topics", err)
 		for _, ref := range refs {
 			answer(ref, err)
 		}

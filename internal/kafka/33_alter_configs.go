@@ -41,7 +41,7 @@ func (s *Server) handleAlterConfigs(req *Request) *Reply {
 func (s *Server) alterConfigs(req *Request, changes []controller.ConfigChange, validateOnly bool) []error {
 	errs, last, err := s.deps.Controller.AlterConfigs(changes, validateOnly)
 	if err != nil {
-		s.lg.Error("alter configs", "err", err)
+		s.logUnexpected("alter configs", err)
 		errs = make([]error, len(changes))
 		for i := range errs {
 			errs[i] = err

@@ -3,8 +3,10 @@ package kafka
 // CreatePartitions, versions 0-3.
 //
 // Forwarded to the controller: a topic's partition count may only grow;
-// new partitions are placed like a new topic's, or as assigned. The answer
-// waits until this broker's metadata has them.
+// new partitions are placed like a new topic's, or as assigned. More than
+// 10000 new partitions over the request is POLICY_VIOLATION for every
+// topic, checked before any is placed. The answer waits until this
+// broker's metadata has them.
 
 import (
 	"time"
@@ -18,7 +20,7 @@ func (s *Server) handleCreatePartitions(req *Request) *Reply {
 	resp := respFor(req).(*kmsg.CreatePartitionsResponse)
 	errs, last, err := s.deps.Controller.CreatePartitions(r)
 	if err != nil {
-		s.lg.Error("create partitions", "err", err)
+		s.logUnexpected("create partitions", err)
 		errs = make([]error, len(r.Topics))
 		for i := range errs {
 			errs[i] = err

@@ -26,16 +26,14 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"weir/internal/metadata"
 	"weir/internal/quorum"
 )
-
-// metadataTopic is the metadata log's topic name; its only partition is 0.
-const metadataTopic = MetadataLogTopic
 
 func (s *Server) handleDescribeQuorum(req *Request) *Reply {
 	r := req.Body.(*kmsg.DescribeQuorumRequest)
 	resp := respFor(req).(*kmsg.DescribeQuorumResponse)
-	if len(r.Topics) != 1 || r.Topics[0].Topic != metadataTopic ||
+	if len(r.Topics) != 1 || r.Topics[0].Topic != metadata.LogTopic ||
 		len(r.Topics[0].Partitions) != 1 || r.Topics[0].Partitions[0].Partition != 0 {
 		for _, rt := range r.Topics {
 			t := kmsg.NewDescribeQuorumResponseTopic()
@@ -59,7 +57,7 @@ func (s *Server) handleDescribeQuorum(req *Request) *Reply {
 	p := kmsg.NewDescribeQuorumResponseTopicPartition()
 	p.LeaderID, p.LeaderEpoch = st.Leader, int32(st.Term)
 	t := kmsg.NewDescribeQuorumResponseTopic()
-	t.Topic = metadataTopic
+	t.Topic = metadata.LogTopic
 	if st.Leader != s.cfg.Broker.NodeID {
 		p.ErrorCode = kerr.NotLeaderForPartition.Code
 		t.Partitions = append(t.Partitions, p)

@@ -73,11 +73,12 @@ func (s *Server) apiTable() map[int16]api {
 		t[59] = api{0, 1, s.handleFetchSnapshot}
 	}
 	if s.deps.Partitions == nil {
-		// A controller-only node hosts no partitions and no groups: its
-		// listeners serve the controller's APIs, Metadata and the admin
-		// APIs, as a KRaft controller's do.
+		// A controller listener (of a controller-only or a combined
+		// node) serves the controller's APIs, Metadata and the admin
+		// APIs, as a KRaft controller's does: no produce, consume,
+		// groups or transactions there.
 		for key := range t {
-			if !controllerOnlyAPIs[key] {
+			if !controllerAPIs[key] {
 				delete(t, key)
 			}
 		}
@@ -87,8 +88,11 @@ func (s *Server) apiTable() map[int16]api {
 	return t
 }
 
-// controllerOnlyAPIs are those a controller-only node serves.
-var controllerOnlyAPIs = map[int16]bool{1: true, 3: true, 18: true, 19: true, 20: true, 32: true, 33: true, 37: true,
+// controllerAPIs are those a controller listener serves. BrokerRegistration,
+// BrokerHeartbeat, AlterPartition, AllocateProducerIds and FetchSnapshot
+// are served there only (they are added for controller listeners above),
+// as in Kafka; Fetch there reads the metadata log only.
+var controllerAPIs = map[int16]bool{1: true, 3: true, 18: true, 19: true, 20: true, 32: true, 33: true, 37: true,
 	43: true, 44: true, 45: true, 46: true, 55: true, 57: true, 56: true, 59: true, 60: true, 62: true, 63: true, 67: true}
 
 // respFor returns the response type for a request, at the request's version.

@@ -529,3 +529,21 @@ func TestFullDiskAtEveryStep(t *testing.T) {
 		t.Fatalf("produce after restart at offset %d, want %d", off, len(ackedValues))
 	}
 }
+
+// With delete.topic.enable=false, DeleteTopics is TOPIC_DELETION_DISABLED
+// and the topic stays.
+func TestDeleteTopicsDisabled(t *testing.T) {
+	n := servertest.Start(t, servertest.Options{Overrides: map[string]string{"auto.create.topics.enable": "false", "delete.topic.enable": "false"}})
+	w := dial(t, n.Addr)
+	w.createTopic("kept", 1, nil)
+	req := kmsg.NewPtrDeleteTopicsRequest()
+	req.SetVersion(4)
+	req.TopicNames = []string{"kept"}
+	req.TimeoutMillis = 5000
+	resp := w.do(req).(*kmsg.DeleteTopicsResponse)
+	if len(resp.Topics) != 1 {
+		t.Fatalf("DeleteTopics answered %d topics", len(resp.Topics))
+	}
+	wantCode(t, "DeleteTopics", resp.Topics[0].ErrorCode, kerr.TopicDeletionDisabled)
+	wantOK(t, "metadata of the kept topic", w.metadataTopic("kept", false).ErrorCode)
+}

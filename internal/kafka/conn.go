@@ -287,7 +287,10 @@ func (c *conn) writeReply(bw *bufio.Writer, rep *Reply, buf []byte) ([]byte, err
 	if resp.IsFlexible() && resp.Key() != apiVersionsKey {
 		buf = append(buf, 0)
 	}
-	buf = resp.AppendTo(buf)
+	buf, cut := appendResponse(buf, resp)
+	if cut {
+		c.srv.logCut(resp)
+	}
 	if len(rep.sections) == 0 {
 		binary.BigEndian.PutUint32(buf, uint32(len(buf)-4))
 		_, err := bw.Write(buf)

@@ -74,6 +74,15 @@ func errorCode(err error) int16 {
 	return code.Code
 }
 
+// logUnexpected logs a whole request's failure unless it is one the
+// request itself earned (a Kafka error code other than
+// UNKNOWN_SERVER_ERROR).
+func (s *Server) logUnexpected(what string, err error) {
+	if errorCode(err) == kerr.UnknownServerError.Code {
+		s.lg.Error(what, "err", err)
+	}
+}
+
 // KafkaError is errorCode as a *kerr.Error, for components that report
 // failures to a state machine in Kafka's terms (the group coordinator's
 // writes to __consumer_offsets). nil stays nil.

@@ -146,7 +146,10 @@ func (s *Server) handleForward(req *Request) *Reply {
 			return
 		}
 		out := binary.BigEndian.AppendUint64(nil, uint64(s.deps.Metadata.Image().Offset))
-		rep.raw = innerRep.resp.AppendTo(out)
+		var cut bool
+		if rep.raw, cut = appendResponse(out, innerRep.resp); cut {
+			s.logCut(innerRep.resp)
+		}
 		close(rep.ready)
 	}()
 	return rep

@@ -18,11 +18,9 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"weir/internal/log"
+	"weir/internal/metadata"
 	"weir/internal/quorum"
 )
-
-// MetadataLogTopic is the metadata log's topic name.
-const MetadataLogTopic = "__cluster_metadata"
 
 // MetadataLog is the controller's committed metadata log.
 type MetadataLog interface {
@@ -36,14 +34,14 @@ type MetadataLog interface {
 // isMetadataFetch reports a fetch of the metadata log on a controller
 // listener.
 func (s *Server) isMetadataFetch(r *kmsg.FetchRequest) bool {
-	return s.deps.MetadataLog != nil && len(r.Topics) == 1 && r.Topics[0].Topic == MetadataLogTopic
+	return s.deps.MetadataLog != nil && len(r.Topics) == 1 && r.Topics[0].Topic == metadata.LogTopic
 }
 
 func (s *Server) handleMetadataFetch(req *Request, r *kmsg.FetchRequest) *Reply {
 	read := func() (*kmsg.FetchResponse, []section, bool) {
 		resp := respFor(req).(*kmsg.FetchResponse)
 		st := kmsg.NewFetchResponseTopic()
-		st.Topic = MetadataLogTopic
+		st.Topic = metadata.LogTopic
 		var sections []section
 		ready := false
 		for _, rp := range r.Topics[0].Partitions {
@@ -118,7 +116,7 @@ func (s *Server) handleFetchSnapshot(req *Request) *Reply {
 			sp := kmsg.NewFetchSnapshotResponseTopicPartition()
 			sp.Partition, sp.SnapshotID.EndOffset, sp.SnapshotID.Epoch = rp.Partition, rp.SnapshotID.EndOffset, rp.SnapshotID.Epoch
 			switch {
-			case rt.Topic != MetadataLogTopic || rp.Partition != 0:
+			case rt.Topic != metadata.LogTopic || rp.Partition != 0:
 				sp.ErrorCode = kerr.UnknownTopicOrPartition.Code
 			case leader != s.cfg.Broker.NodeID:
 				sp.ErrorCode = kerr.NotLeaderForPartition.Code

@@ -195,7 +195,9 @@ func TestPipelinedProduce(t *testing.T) {
 }
 
 func TestConcurrentProducers(t *testing.T) {
-	n := servertest.Start(t, servertest.Options{Overrides: noAutoCreate})
+	// Fixed socket buffers instead of the kernel's autotuning.
+	n := servertest.Start(t, servertest.Options{Overrides: map[string]string{"auto.create.topics.enable": "false",
+		"socket.send.buffer.bytes": "131072", "socket.receive.buffer.bytes": "131072"}})
 	w := dial(t, n.Addr)
 	w.createTopic("busy", 4, nil)
 
@@ -420,6 +422,29 @@ func TestFetchByteLimits(t *testing.T) {
 			}
 		}
 	})
+}
+
+// fetch.max.bytes caps a fetch whose max bytes is larger.
+func TestFetchMaxBytesCapsRequests(t *testing.T) {
+	n := servertest.Start(t, servertest.Options{Overrides: map[string]string{"auto.create.topics.enable": "false", "fetch.max.bytes": "2048"}})
+	w := dial(t, n.Addr)
+	w.createTopic("cap", 3, nil)
+	value := bytes.Repeat([]byte("v"), 800)
+	for p := int32(0); p < 3; p++ {
+		for i := 0; i < 2; i++ {
+			w.produceOK("cap", p, buildBatch(t, batchHeader(), []record.Record{{Key: []byte("k"), Value: value}}))
+		}
+	}
+	all := []fetchPart{{"cap", 0, 0, 1 << 20}, {"cap", 1, 0, 1 << 20}, {"cap", 2, 0, 1 << 20}}
+	resp := w.do(fetchRequest(0, 1, 1<<20, all...)).(*kmsg.FetchResponse)
+	total := 0
+	for _, p := range fetchParts(t, resp) {
+		wantOK(t, "fetch", p.ErrorCode)
+		total += len(p.RecordBatches)
+	}
+	if total == 0 || total > 2048 {
+		t.Fatalf("a fetch of up to 1 MiB returned %d bytes under fetch.max.bytes=2048", total)
+	}
 }
 
 // Without transactions, read_committed reads what read_uncommitted reads.

@@ -59,7 +59,10 @@ type cleaner struct {
 }
 
 const (
-	defaultMaxCleanerKeys = 1_000_000
+	// cleanerBytesPerKey is the memory one key of the cleaner's offset map
+	// takes: a 16-byte hash and an 8-byte offset, doubled for the Go map's
+	// buckets, free slots and growth.
+	cleanerBytesPerKey = 48
 	// attrDeleteHorizon is the attribute bit saying baseTimestamp is the
 	// delete horizon (record.Attributes.HasDeleteHorizon reads it).
 	attrDeleteHorizon  record.Attributes = 0x40
@@ -69,8 +72,20 @@ const (
 
 var errCleaningAborted = errors.New("log: cleaning aborted: the log changed meanwhile")
 
+// CleanerMaxKeys is the number of keys the cleaner maps per clean within
+// log.cleaner.dedupe.buffer.size bytes filled to
+// log.cleaner.io.buffer.load.factor, as Kafka sizes its offset map (weir
+// runs one cleaner, so the whole buffer is its).
+func CleanerMaxKeys(dedupeBufferBytes int64, loadFactor float64) int {
+	return int(float64(dedupeBufferBytes/cleanerBytesPerKey) * loadFactor)
+}
+
 func newCleaner(m *Manager) *cleaner {
-	return &cleaner{m: m, maxKeys: defaultMaxCleanerKeys, loaded: map[string]bool{},
+	maxKeys := m.cfg.CleanerMaxKeys
+	if maxKeys == 0 {
+		maxKeys = CleanerMaxKeys(128<<20, 0.9)
+	}
+	return &cleaner{m: m, maxKeys: maxKeys, loaded: map[string]bool{},
 		firstDirty: map[TopicPartition]int64{}, owner: map[TopicPartition]*Log{}, horizon: map[*Log]int64{}}
 }
 

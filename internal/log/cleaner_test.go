@@ -22,7 +22,12 @@ func compactConfig() Config {
 
 func newCompacted(t *testing.T, e *testEnv, cfg Config) (*Manager, *Log) {
 	t.Helper()
-	m := newTestManager(e, "/data")
+	return newCompactedWith(t, e, cfg, newTestManager(e, "/data"))
+}
+
+// newCompactedWith is newCompacted on the given manager of /data.
+func newCompactedWith(t *testing.T, e *testEnv, cfg Config, m *Manager) (*Manager, *Log) {
+	t.Helper()
 	if err := m.Load(func(TopicPartition) Config { return cfg }); err != nil {
 		t.Fatal(err)
 	}
@@ -327,9 +332,12 @@ func TestCleanerKeepsProducerLastBatch(t *testing.T) {
 
 func TestCleanerMapCap(t *testing.T) {
 	e := newEnv(t)
-	m, l := newCompacted(t, e, compactConfig())
+	// A 480-byte dedupe buffer filled to its end maps 10 keys per clean.
+	m, l := newCompactedWith(t, e, compactConfig(), NewManager(ManagerConfig{Dirs: []string{"/data"}, CleanerMaxKeys: CleanerMaxKeys(480, 1)}, e.opts()))
 	defer m.Close()
-	m.cleaner.maxKeys = 10
+	if m.cleaner.maxKeys != 10 || CleanerMaxKeys(960, 0.5) != 10 || newTestManager(e, "/x").cleaner.maxKeys != CleanerMaxKeys(128<<20, 0.9) {
+		t.Fatalf("map of %d keys", m.cleaner.maxKeys)
+	}
 	for i := 0; i < 60; i++ {
 		put(t, e, l, fmt.Sprintf("k%d=%d", i%25, i))
 	}

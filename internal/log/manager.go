@@ -34,6 +34,9 @@ type ManagerConfig struct {
 	HighWatermarkCheckpointEvery time.Duration // replica.high.watermark.checkpoint.interval.ms
 	CleanerBackoff               time.Duration // log.cleaner.backoff.ms
 	CleanerEnabled               bool
+	// CleanerMaxKeys bounds the cleaner's offset map (see CleanerMaxKeys);
+	// 0 picks the map Kafka's default dedupe buffer gives.
+	CleanerMaxKeys int
 	// SkipDirs are partition directory names that other components own
 	// (the metadata log, __cluster_metadata-0).
 	SkipDirs []string
@@ -189,12 +192,16 @@ func (m *Manager) All() []*Log {
 }
 
 // GetOrCreate returns tp's log, creating it in the log directory holding
-// the fewest partitions. topicID is recorded in partition.metadata.
+// the fewest partitions. topicID is recorded in partition.metadata. A
+// partition whose directory is one of SkipDirs is refused.
 func (m *Manager) GetOrCreate(tp TopicPartition, topicID [16]byte, cfg Config) (*Log, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if l := m.logs[tp]; l != nil {
 		return l, nil
+	}
+	if m.skip(tp.String()) {
+		return nil, fmt.Errorf("log: the directory of %s belongs to another component", tp)
 	}
 	root := m.leastLoadedDir()
 	dir := filepath.Join(root, tp.String())

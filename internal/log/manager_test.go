@@ -75,6 +75,10 @@ func TestManagerLifecycle(t *testing.T) {
 	if _, err := e.fs.Stat("/d1/__cluster_metadata-0"); err != nil {
 		t.Fatal("skipped directory removed")
 	}
+	// No partition can claim it.
+	if l, err := m2.GetOrCreate(TopicPartition{"__cluster_metadata", 0}, id, smallConfig()); err == nil || l != nil {
+		t.Fatalf("GetOrCreate of a skipped directory: %v", err)
+	}
 	if got, err := l0.ReadTopicID(); err != nil || got != id {
 		t.Fatalf("topic id after reload %v %v", got, err)
 	}

@@ -119,6 +119,10 @@ import (
 // FrameVersion is the only frame version this package reads and writes.
 const FrameVersion = 1
 
+// LogTopic is the name of the metadata log's topic. Its one partition is the
+// Raft log; no client may create, or write to, a topic of that name.
+const LogTopic = "__cluster_metadata"
+
 // API keys of the supported record types (the "apiKey" of Kafka's schemas).
 const (
 	APIKeyRegisterBrokerRecord            int16 = 0

@@ -9,8 +9,8 @@
 // The gauges are not kept up to date by the code they describe: a
 // collector reads them from a [Source], which the server implements, at
 // every scrape. The only state held here is the [Counters] that the
-// replication code bumps as events happen. This package imports no other
-// weir package.
+// replication code and the coordinators bump as events happen. This
+// package imports no other weir package.
 //
 // Metrics:
 //
@@ -27,6 +27,9 @@
 //	weir_controller_kafka_controller_offline_partitions_count      partitions without a leader
 //	weir_controller_kafka_controller_global_topic_count            topics in the cluster
 //	weir_controller_kafka_controller_global_partition_count        partitions in the cluster
+//	weir_coordinator_loader_skipped_records_total{coordinator}     unreadable records of __consumer_offsets
+//	                                                               (coordinator "group") or __transaction_state
+//	                                                               ("transaction") skipped while loading them
 //
 // plus the Go runtime's go_* and the process's process_* metrics. The
 // controller's gauges are 0 on every node but the active controller, so
@@ -84,13 +87,15 @@ type ControllerStatus struct {
 	Partitions        int
 }
 
-// Counters are the event counts the replication code reports as they
-// happen. Their methods are safe for concurrent use and on a nil
+// Counters are the event counts the replication code and the
+// coordinators report as they happen. Their methods are safe for concurrent use and on a nil
 // *Counters (then they do nothing), so the caller can hold one
 // unconditionally.
 type Counters struct {
-	isrShrinks atomic.Uint64
-	isrExpands atomic.Uint64
+	isrShrinks        atomic.Uint64
+	isrExpands        atomic.Uint64
+	skippedGroupLoads atomic.Uint64
+	skippedTxnLoads   atomic.Uint64
 }
 
 // IsrShrunk counts one ISR shrink of a partition this broker leads: call
@@ -119,6 +124,23 @@ func (c *Counters) IsrChanged(shrunk bool) {
 		c.IsrShrunk()
 	} else {
 		c.IsrExpanded()
+	}
+}
+
+// GroupRecordsSkipped counts n records of __consumer_offsets the group
+// coordinator could not read, and skipped, while loading a partition.
+func (c *Counters) GroupRecordsSkipped(n int) {
+	if c != nil {
+		c.skippedGroupLoads.Add(uint64(n))
+	}
+}
+
+// TxnRecordsSkipped counts n records of __transaction_state the
+// transaction coordinator could not read, and skipped, while loading a
+// partition.
+func (c *Counters) TxnRecordsSkipped(n int) {
+	if c != nil {
+		c.skippedTxnLoads.Add(uint64(n))
 	}
 }
 
@@ -171,6 +193,7 @@ var (
 	descOffline          = desc("controller_kafka_controller_offline_partitions_count", "Partitions without a leader; reported by the active controller only.")
 	descGlobalTopics     = desc("controller_kafka_controller_global_topic_count", "Topics in the cluster; reported by the active controller only.")
 	descGlobalPartitions = desc("controller_kafka_controller_global_partition_count", "Partitions in the cluster; reported by the active controller only.")
+	descSkippedRecords   = desc("coordinator_loader_skipped_records_total", "Unreadable records a coordinator skipped while loading its partitions.", "coordinator")
 )
 
 // collector turns one read of the Source into metrics.
@@ -183,7 +206,8 @@ func newCollector(src Source, c *Counters) *collector { return &collector{src: s
 
 func (c *collector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{descPartitionCount, descLeaderCount, descUnderReplicated, descUnderMinISR, descAtMinISR,
-		descIsrShrinks, descIsrExpands, descConsumerLag, descMaxLag, descActiveController, descOffline, descGlobalTopics, descGlobalPartitions} {
+		descIsrShrinks, descIsrExpands, descConsumerLag, descMaxLag, descActiveController, descOffline, descGlobalTopics, descGlobalPartitions,
+		descSkippedRecords} {
 		ch <- d
 	}
 }
@@ -221,6 +245,8 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 	ch <- prometheus.MustNewConstMetric(descMaxLag, prometheus.GaugeValue, float64(maxLag))
 	ch <- prometheus.MustNewConstMetric(descIsrShrinks, prometheus.CounterValue, float64(c.counters.isrShrinks.Load()))
 	ch <- prometheus.MustNewConstMetric(descIsrExpands, prometheus.CounterValue, float64(c.counters.isrExpands.Load()))
+	ch <- prometheus.MustNewConstMetric(descSkippedRecords, prometheus.CounterValue, float64(c.counters.skippedGroupLoads.Load()), "group")
+	ch <- prometheus.MustNewConstMetric(descSkippedRecords, prometheus.CounterValue, float64(c.counters.skippedTxnLoads.Load()), "transaction")
 
 	ctl := c.src.Controller()
 	if !ctl.Active {

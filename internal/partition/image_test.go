@@ -854,6 +854,14 @@ func TestManagerApplyDeltas(t *testing.T) {
 	if got := p.Log().Config().RetentionMs; got != 222 {
 		t.Fatalf("a broker config overrode the topic's retention.ms: %d", got)
 	}
+	// producer.id.expiration.ms is a broker key that every log honours.
+	if got := p.Log().Config().ProducerExpiryMs; got != 86400000 {
+		t.Fatalf("producer expiry = %d, want the default", got)
+	}
+	step(&metadata.ConfigRecord{ResourceType: metadata.ResourceBroker, ResourceName: "", Name: "producer.id.expiration.ms", Value: strp("5000")})
+	if got := e.m.Get(u0).Log().Config().ProducerExpiryMs; got != 5000 {
+		t.Fatalf("producer expiry = %d after the cluster default changed", got)
+	}
 	step(&metadata.ConfigRecord{ResourceType: metadata.ResourceBroker, ResourceName: "", Name: "message.max.bytes", Value: strp("100")})
 	var scratch []byte
 	if _, err := p.Append(batch(t, ms(time.Second), ms(time.Second), ms(time.Second)), AcksLeader, &scratch); !errors.Is(err, record.ErrBatchTooLarge) {

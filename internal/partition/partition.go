@@ -150,6 +150,7 @@ func LogConfig(t config.Topic) log.Config {
 	c.FlushMessages = t.FlushMessages
 	c.FlushMs = t.FlushMs
 	c.FileDeleteDelayMs = t.FileDeleteDelayMs
+	c.ProducerExpiryMs = t.ProducerIDExpirationMs
 	return c
 }
 

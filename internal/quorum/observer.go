@@ -16,6 +16,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"weir/internal/log"
+	"weir/internal/metadata"
 	"weir/internal/nodeclient"
 	"weir/internal/record"
 	"weir/internal/vfs"
@@ -66,7 +67,7 @@ func OpenObserver(cfg ObserverConfig) (*Observer, error) {
 	lc.SegmentBytes = cfg.SegmentBytes
 	lc.SegmentMs = math.MaxInt64
 	lc.Delete, lc.RetentionMs = false, -1
-	l, err := log.Open(dir, log.TopicPartition{Topic: "__cluster_metadata", Partition: 0}, lc, log.Options{FS: cfg.FS, Logger: cfg.Logger})
+	l, err := log.Open(dir, log.TopicPartition{Topic: metadata.LogTopic, Partition: 0}, lc, log.Options{FS: cfg.FS, Logger: cfg.Logger})
 	if err != nil {
 		return nil, err
 	}
@@ -247,7 +248,7 @@ func (o *Observer) fetchOnce(ctx context.Context) error {
 	cid := o.cfg.ClusterID
 	req.ClusterID = &cid
 	rt := kmsg.NewFetchRequestTopic()
-	rt.Topic = "__cluster_metadata"
+	rt.Topic = metadata.LogTopic
 	rp := kmsg.NewFetchRequestTopicPartition()
 	rp.Partition, rp.FetchOffset, rp.PartitionMaxBytes = 0, o.log.LogEndOffset(), 8<<20
 	rp.LastFetchedEpoch = o.log.LatestEpoch()
@@ -317,7 +318,7 @@ func (o *Observer) loadSnapshot(ctx context.Context, c *nodeclient.Conn, endOffs
 		cid := o.cfg.ClusterID
 		req.ClusterID = &cid
 		rt := kmsg.NewFetchSnapshotRequestTopic()
-		rt.Topic = "__cluster_metadata"
+		rt.Topic = metadata.LogTopic
 		rp := kmsg.NewFetchSnapshotRequestTopicPartition()
 		rp.Partition, rp.SnapshotID.EndOffset, rp.SnapshotID.Epoch, rp.Position = 0, endOffset, epoch, int64(len(data))
 		rt.Partitions = append(rt.Partitions, rp)

@@ -13,12 +13,13 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"weir/internal/log"
+	"weir/internal/metadata"
 	"weir/internal/record"
 	"weir/internal/vfs"
 )
 
 // DirName is the metadata log's partition directory in metadata.log.dir.
-const DirName = "__cluster_metadata-0"
+const DirName = metadata.LogTopic + "-0"
 
 const controlLeaderChange = 2
 
@@ -48,7 +49,7 @@ func openRaftLog(fsys vfs.FS, metadataDir string, voters []int32, segmentBytes i
 	cfg.SegmentBytes = segmentBytes
 	cfg.SegmentMs = math.MaxInt64
 	cfg.Delete, cfg.RetentionMs = false, -1
-	l, err := log.Open(dir, log.TopicPartition{Topic: "__cluster_metadata", Partition: 0}, cfg, log.Options{FS: fsys, Logger: lg})
+	l, err := log.Open(dir, log.TopicPartition{Topic: metadata.LogTopic, Partition: 0}, cfg, log.Options{FS: fsys, Logger: lg})
 	if err != nil {
 		return nil, err
 	}

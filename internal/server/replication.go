@@ -11,6 +11,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"weir/internal/config"
 	"weir/internal/fetcher"
 	"weir/internal/log"
 	"weir/internal/metadata"
@@ -79,18 +80,11 @@ func (s *Server) runReplication(ctx context.Context) {
 // one.
 func (s *Server) replicationRates() (leader, follower int64) {
 	img := s.publisher.Image()
-	rate := func(key string, static int64) int64 {
-		for _, c := range []map[string]string{img.BrokerConfig(strconv.Itoa(int(s.cfg.NodeID))), img.BrokerConfig("")} {
-			if v, ok := c[key]; ok {
-				if n, err := strconv.ParseInt(v, 10, 64); err == nil {
-					return n
-				}
-			}
-		}
-		return static
+	rate := func(key string) int64 {
+		n, _ := strconv.ParseInt(config.BrokerValue(key, img.BrokerConfig(strconv.Itoa(int(s.cfg.NodeID))), img.BrokerConfig(""), s.cfg), 10, 64)
+		return n
 	}
-	return rate("leader.replication.throttled.rate", s.cfg.LeaderReplicationThrottledRate),
-		rate("follower.replication.throttled.rate", s.cfg.FollowerReplicationThrottledRate)
+	return rate("leader.replication.throttled.rate"), rate("follower.replication.throttled.rate")
 }
 
 // brokerAddress is a broker's inter-broker endpoint in the current image.

@@ -296,6 +296,7 @@ func (s *Server) openBroker() {
 		HighWatermarkCheckpointEvery: s.cfg.ReplicaHighWatermarkCheckpointInterval,
 		CleanerBackoff:               s.cfg.LogCleanerBackoff,
 		CleanerEnabled:               s.cfg.LogCleanerEnable,
+		CleanerMaxKeys:               max(1, log.CleanerMaxKeys(s.cfg.LogCleanerDedupeBufferSize, s.cfg.LogCleanerIOBufferLoadFactor)),
 		SkipDirs:                     []string{quorum.DirName},
 	}, log.Options{Logger: s.lg, FS: s.opts.FS})
 	s.partitions = partition.NewManager(s.cfg.NodeID, s.logs, s.cfg, s.lg, time.Now)
@@ -303,7 +304,7 @@ func (s *Server) openBroker() {
 	s.publisher = newPublisher(s.partitions)
 	s.groups = group.NewService(groupConfig(s.cfg),
 		&offsetsLog{parts: s.partitions, commitTimeout: s.cfg.OffsetsCommitTimeout, now: time.Now},
-		s.lg.With("component", "group-coordinator"), time.Now)
+		s.lg.With("component", "group-coordinator"), time.Now, s.metrics.Counters.GroupRecordsSkipped)
 	s.partitions.OnLeadership(func(tp log.TopicPartition, leader bool, epoch int32) {
 		if tp.Topic != kafka.OffsetsTopic {
 			return
@@ -385,7 +386,10 @@ func (s *Server) listen() error {
 		}
 		s.listeners[l.Name] = ln
 		deps := kafka.Deps{Metadata: s.publisher, Logger: s.lg.With("listener", l.Name)}
-		if s.partitions != nil {
+		if s.partitions != nil && !s.isControllerListener(l.Name) {
+			// Only broker listeners serve the partitions, groups and
+			// transactions; a controller listener serves the
+			// controller's APIs, as Kafka's do.
 			deps.Partitions, deps.Logs, deps.Groups = s.partitions, s.logs, s.groups
 			deps.Txns = s.txns
 			deps.ReplicationQuota = s.replQuota

@@ -33,7 +33,7 @@ func (s *Server) openTxn() {
 	s.txnNet = &txnCluster{s: s, conns: map[int32]*txnConn{}}
 	s.txns = txn.NewService(txnConfig(s.cfg),
 		&txnStateLog{parts: s.partitions, timeout: timeout, now: time.Now}, s.txnNet,
-		s.lg.With("component", "transaction-coordinator"), time.Now, timeout)
+		s.lg.With("component", "transaction-coordinator"), time.Now, timeout, s.metrics.Counters.TxnRecordsSkipped)
 	s.partitions.OnLeadership(func(tp log.TopicPartition, leader bool, epoch int32) {
 		if tp.Topic != kafka.TransactionStateTopic {
 			return

@@ -332,19 +332,20 @@ func (c *Coordinator) BeginLoad(p int32) {
 // LoadPartition makes this broker the coordinator of the transactional
 // ids of __transaction_state-p, rebuilt from records (the partition's
 // records in log order), with epoch, p's leader epoch, as coordinator
-// epoch. Transactions found prepared resume writing their markers. On a
-// record that cannot be decoded nothing is loaded, p stays loading, and
-// the error wraps ErrBadRecord.
-func (c *Coordinator) LoadPartition(now time.Time, p, epoch int32, records []Record) (Ready, error) {
+// epoch. Transactions found prepared resume writing their markers. A
+// record that cannot be decoded is skipped: skipped has one error
+// (wrapping ErrBadRecord) for each, for the caller to report.
+func (c *Coordinator) LoadPartition(now time.Time, p, epoch int32, records []Record) (r Ready, skipped []error) {
 	c.begin(now)
 	c.dropPartition(p)
 	ps := &statePartition{loading: true, epoch: epoch}
 	c.parts[p] = ps
 	loaded := map[string]*txnMeta{}
-	for _, r := range records {
+	for i, r := range records {
 		id, m, ok, err := decodeRecord(r)
 		if err != nil {
-			return c.end(), err
+			skipped = append(skipped, fmt.Errorf("record %d: %w", i, err))
+			continue
 		}
 		switch {
 		case !ok:
@@ -370,7 +371,7 @@ func (c *Coordinator) LoadPartition(now time.Time, p, epoch int32, records []Rec
 			c.startMarkers(m, m.prepareComplete(c.nowMs()))
 		}
 	}
-	return c.end(), nil
+	return c.end(), skipped
 }
 
 // UnloadPartition gives up __transaction_state-p: its transactions are

@@ -1,6 +1,7 @@
 package txn
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 	"testing"
@@ -663,4 +664,38 @@ func javaMod(s string) int32 {
 		v = -v
 	}
 	return v % 50
+}
+
+// Records that cannot be decoded (as a client could have produced into
+// __transaction_state) are skipped and reported; the partition loads with
+// the records around them and serves.
+func TestLoadSkipsUnreadableRecords(t *testing.T) {
+	h := newHarness(t, testConfig())
+	p := PartitionFor("tx", 4)
+	h.lead(5)
+	pid, epoch := h.init("tx")
+	good := h.log[p]
+	garbage := []Record{
+		{Key: []byte{0}},                                 // too short for a version
+		{Key: []byte{0, 0, 0, 9, 't'}},                   // a truncated key
+		{Key: encodeKey("junk"), Value: []byte{0, 1, 2}}, // a truncated value
+		{Key: encodeKey("junk"), Value: (&kmsg.TxnMetadataValue{Version: 7}).AppendTo(nil)}, // an unknown value version
+	}
+	h.log[p] = append(append(append([]Record{}, garbage[:2]...), good...), garbage[2:]...)
+	h.c = New(testConfig())
+	h.c.SetTopics(map[string]int32{"t1": 3})
+	h.c.BeginLoad(p)
+	r, skipped := h.c.LoadPartition(h.now, p, 6, h.log[p])
+	if len(skipped) != len(garbage) {
+		t.Fatalf("skipped %d records (%v), want %d", len(skipped), skipped, len(garbage))
+	}
+	for _, err := range skipped {
+		if !errors.Is(err, ErrBadRecord) {
+			t.Fatalf("skip reported as %v", err)
+		}
+	}
+	h.apply(r)
+	if p2, e2 := h.init("tx"); p2 != pid || e2 != epoch+1 {
+		t.Fatalf("after the load InitProducerId gave %d/%d, want %d/%d", p2, e2, pid, epoch+1)
+	}
 }

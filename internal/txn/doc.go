@@ -27,7 +27,8 @@
 //	                                  COORDINATOR_LOAD_IN_PROGRESS
 //	LoadPartition(now, p, epoch, rs)  the partition's records, in log order, and
 //	                                  its leader epoch; prepared transactions
-//	                                  resume writing their markers
+//	                                  resume writing their markers (an
+//	                                  undecodable record is skipped, and reported)
 //	UnloadPartition(now, p)           leadership lost: NOT_COORDINATOR
 //	Persisted(now, writeID, err)      a Write is durable (err nil) or failed
 //	MarkersWritten(now, id, results)  outcome of (some partitions of) a

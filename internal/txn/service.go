@@ -73,12 +73,18 @@ type Service struct {
 	image        *metadata.Image // the image whose topics the coordinator has
 	fetchingPIDs bool
 	senders      map[int32]*markerSender
+	skipped      func(n int) // counts unreadable records skipped by loads
 }
 
 // NewService returns a service; Run starts it. requestTimeout bounds each
-// WriteTxnMarkers request.
-func NewService(cfg Config, log StateLog, cl Cluster, lg *slog.Logger, now func() time.Time, requestTimeout time.Duration) *Service {
-	return &Service{coord: New(cfg), log: log, cl: cl, lg: lg, now: now, timeout: requestTimeout,
+// WriteTxnMarkers request. skipped is told how many unreadable records
+// each load of a partition skipped (nil: not counted).
+func NewService(cfg Config, log StateLog, cl Cluster, lg *slog.Logger, now func() time.Time, requestTimeout time.Duration,
+	skipped func(n int)) *Service {
+	if skipped == nil {
+		skipped = func(int) {}
+	}
+	return &Service{coord: New(cfg), log: log, cl: cl, lg: lg, now: now, timeout: requestTimeout, skipped: skipped,
 		in: make(chan func(), 256), stopped: make(chan struct{}), wake: make(chan struct{}, 1),
 		waiting: map[uint64]func(kmsg.Response){}, loads: map[int32]int32{}, senders: map[int32]*markerSender{}}
 }
@@ -161,9 +167,11 @@ func (s *Service) loaded(p, epoch int32, recs []Record, err error) {
 		s.lg.Error("reading __transaction_state failed; its transactions stay unavailable", "partition", p, "err", err)
 		return
 	}
-	ready, err := s.coord.LoadPartition(s.now(), p, epoch, recs)
-	if err != nil {
-		s.lg.Error("loading __transaction_state failed; its transactions stay unavailable", "partition", p, "err", err)
+	ready, skipped := s.coord.LoadPartition(s.now(), p, epoch, recs)
+	if len(skipped) > 0 {
+		s.lg.Error("skipped unreadable __transaction_state records while loading", "partition", p,
+			"skipped", len(skipped), "first", skipped[0])
+		s.skipped(len(skipped))
 	}
 	s.process(ready)
 }

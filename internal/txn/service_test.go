@@ -130,7 +130,7 @@ func TestService(t *testing.T) {
 	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	s := NewService(cfg, lg, cl, quiet, time.Now, time.Second)
+	s := NewService(cfg, lg, cl, quiet, time.Now, time.Second, nil)
 	go s.Run(ctx)
 	for p := range cfg.StatePartitions {
 		s.Elected(p, 4)
@@ -204,7 +204,7 @@ func TestService(t *testing.T) {
 	cl.mu.Unlock()
 
 	// Another service loads what was written.
-	s2 := NewService(cfg, lg, cl, quiet, time.Now, time.Second)
+	s2 := NewService(cfg, lg, cl, quiet, time.Now, time.Second, nil)
 	go s2.Run(ctx)
 	for p := range cfg.StatePartitions {
 		s2.Elected(p, 5)

@@ -1,0 +1,179 @@
+package config
+
+import "strings"
+
+// Broker key registry, part 3: security. weir implements no security yet:
+// every listener is PLAINTEXT, no client is authenticated and every client
+// may do everything. These keys carry Kafka's types and defaults so that a
+// file holding Kafka's defaults still loads (with a warning), but they are
+// all Refused: an operator must never believe a weir cluster is protected
+// when it is not. Keys of these families that are not defined here (for
+// example listener.name.<listener>.ssl.keystore.location or super.users)
+// are refused too, whatever their value; see refusedFamily.
+
+// Why each family of security settings is refused, and what weir does
+// instead.
+const (
+	reasonTLS         = "weir does not implement TLS yet; it serves only PLAINTEXT listeners"
+	reasonSASL        = "weir does not implement SASL yet; it serves only PLAINTEXT listeners and authenticates no client"
+	reasonAuthn       = "weir does not authenticate clients yet; it serves only PLAINTEXT listeners"
+	reasonAuthz       = "weir implements no authorizer or ACLs yet; every client may perform every operation"
+	reasonToken       = "weir does not implement delegation tokens (they need SASL); it serves only PLAINTEXT listeners"
+	reasonPerListener = "listener-prefixed settings (listener.name.<listener>.<key>) are not implemented; " +
+		"weir serves only PLAINTEXT listeners and applies the broker-wide settings to each of them"
+	reasonProtocol = "weir does not implement yet; it serves only PLAINTEXT listeners"
+)
+
+// DefaultPrincipalBuilder is Kafka's principal.builder.class default.
+const DefaultPrincipalBuilder = "org.apache.kafka.common.security.authenticator.DefaultKafkaPrincipalBuilder"
+
+// kafkaPerBroker are the security keys Kafka can update at runtime for one
+// broker (DynamicBrokerConfig: the listeners' reconfigurable SSL and SASL
+// settings).
+var kafkaPerBroker = map[string]bool{
+	"principal.builder.class": true, "ssl.protocol": true, "ssl.provider": true, "ssl.cipher.suites": true,
+	"ssl.enabled.protocols": true, "ssl.keystore.type": true, "ssl.keystore.location": true, "ssl.keystore.password": true,
+	"ssl.key.password": true, "ssl.keystore.key": true, "ssl.keystore.certificate.chain": true, "ssl.truststore.type": true,
+	"ssl.truststore.location": true, "ssl.truststore.password": true, "ssl.truststore.certificates": true,
+	"ssl.keymanager.algorithm": true, "ssl.trustmanager.algorithm": true, "ssl.endpoint.identification.algorithm": true,
+	"ssl.secure.random.implementation": true, "ssl.client.auth": true, "ssl.engine.factory.class": true,
+	"sasl.mechanism.inter.broker.protocol": true, "sasl.jaas.config": true, "sasl.enabled.mechanisms": true,
+	"sasl.kerberos.service.name": true, "sasl.kerberos.kinit.cmd": true, "sasl.kerberos.ticket.renew.window.factor": true,
+	"sasl.kerberos.ticket.renew.jitter": true, "sasl.kerberos.min.time.before.relogin": true,
+	"sasl.kerberos.principal.to.local.rules": true, "sasl.login.refresh.window.factor": true,
+	"sasl.login.refresh.window.jitter": true, "sasl.login.refresh.min.period.seconds": true,
+	"sasl.login.refresh.buffer.seconds": true,
+}
+
+// security defines a refused security key with Kafka's update mode.
+func security(name string, t Type, dflt string, v validator, reason, doc string) Def {
+	mode := ReadOnly
+	if kafkaPerBroker[name] {
+		mode = PerBroker
+	}
+	return refused(def(name, t, dflt, v, mode, doc), reason)
+}
+
+func tls(name string, t Type, dflt string, v validator, doc string) Def {
+	return security(name, t, dflt, v, reasonTLS, doc)
+}
+
+func sasl(name string, t Type, dflt string, doc string) Def {
+	return security(name, t, dflt, nil, reasonSASL, doc)
+}
+
+var brokerSecurityDefs = []Def{
+	// TLS (Kafka's SslConfigs and BrokerSecurityConfigs).
+	tls("ssl.protocol", TypeString, "TLSv1.3", nil, "TLS protocol used to build the SSLContext."),
+	tls("ssl.provider", TypeString, nullDefault, nil, "Security provider of the SSLContext."),
+	tls("ssl.enabled.protocols", TypeList, "TLSv1.2,TLSv1.3", nil, "TLS protocols enabled for connections."),
+	tls("ssl.cipher.suites", TypeList, "", nil, "Cipher suites enabled for TLS connections."),
+	tls("ssl.keystore.type", TypeString, "JKS", nil, "File format of the key store."),
+	tls("ssl.keystore.location", TypeString, nullDefault, nil, "Path of the key store."),
+	tls("ssl.keystore.password", TypePassword, nullDefault, nil, "Password of the key store."),
+	tls("ssl.key.password", TypePassword, nullDefault, nil, "Password of the private key in the key store."),
+	tls("ssl.keystore.key", TypePassword, nullDefault, nil, "Private key in PEM format."),
+	tls("ssl.keystore.certificate.chain", TypePassword, nullDefault, nil, "Certificate chain in PEM format."),
+	tls("ssl.truststore.type", TypeString, "JKS", nil, "File format of the trust store."),
+	tls("ssl.truststore.location", TypeString, nullDefault, nil, "Path of the trust store."),
+	tls("ssl.truststore.password", TypePassword, nullDefault, nil, "Password of the trust store."),
+	tls("ssl.truststore.certificates", TypePassword, nullDefault, nil, "Trusted certificates in PEM format."),
+	tls("ssl.keymanager.algorithm", TypeString, "SunX509", nil, "Key manager factory algorithm."),
+	tls("ssl.trustmanager.algorithm", TypeString, "PKIX", nil, "Trust manager factory algorithm."),
+	tls("ssl.endpoint.identification.algorithm", TypeString, "https", nil, "Endpoint identification algorithm checking the server host name."),
+	tls("ssl.secure.random.implementation", TypeString, nullDefault, nil, "SecureRandom implementation of TLS."),
+	tls("ssl.engine.factory.class", TypeClass, nullDefault, nil, "Class that builds SSLEngine objects."),
+	tls("ssl.client.auth", TypeString, "none", in("required", "requested", "none"), "Whether TLS clients must present certificates: required, requested or none."),
+	tls("ssl.principal.mapping.rules", TypeString, "DEFAULT", nil, "Rules mapping certificate names to principals."),
+	tls("ssl.allow.dn.changes", TypeBoolean, "false", nil, "Allow a reconfigured key store to change the certificate's DN."),
+	tls("ssl.allow.san.changes", TypeBoolean, "false", nil, "Allow a reconfigured key store to change the certificate's SAN."),
+
+	// SASL (Kafka's SaslConfigs, BrokerSecurityConfigs and KRaftConfigs).
+	sasl("sasl.enabled.mechanisms", TypeList, "GSSAPI", "SASL mechanisms enabled on the broker."),
+	sasl("sasl.mechanism.inter.broker.protocol", TypeString, "GSSAPI", "SASL mechanism of inter-broker connections."),
+	sasl("sasl.mechanism.controller.protocol", TypeString, "GSSAPI", "SASL mechanism of connections to controllers."),
+	sasl("sasl.jaas.config", TypePassword, nullDefault, "JAAS login context parameters."),
+	sasl("sasl.server.callback.handler.class", TypeClass, nullDefault, "Server callback handler of SASL mechanisms."),
+	sasl("sasl.client.callback.handler.class", TypeClass, nullDefault, "Client callback handler of SASL mechanisms."),
+	sasl("sasl.login.class", TypeClass, nullDefault, "Login class of SASL mechanisms."),
+	sasl("sasl.login.callback.handler.class", TypeClass, nullDefault, "Login callback handler of SASL mechanisms."),
+	sasl("sasl.kerberos.service.name", TypeString, nullDefault, "Kerberos principal name Kafka runs as."),
+	sasl("sasl.kerberos.kinit.cmd", TypeString, "/usr/bin/kinit", "Kerberos kinit command path."),
+	sasl("sasl.kerberos.ticket.renew.window.factor", TypeDouble, "0.8", "Fraction of a ticket's lifetime after which it is renewed."),
+	sasl("sasl.kerberos.ticket.renew.jitter", TypeDouble, "0.05", "Random jitter added to the renewal time."),
+	sasl("sasl.kerberos.min.time.before.relogin", TypeLong, "60000", "Minimum time between refresh attempts."),
+	sasl("sasl.kerberos.principal.to.local.rules", TypeList, "DEFAULT", "Rules mapping Kerberos principals to short names."),
+	sasl("sasl.login.refresh.window.factor", TypeDouble, "0.8", "Fraction of a credential's lifetime after which it is refreshed."),
+	sasl("sasl.login.refresh.window.jitter", TypeDouble, "0.05", "Random jitter added to the refresh time."),
+	sasl("sasl.login.refresh.min.period.seconds", TypeShort, "60", "Minimum time between credential refreshes."),
+	sasl("sasl.login.refresh.buffer.seconds", TypeShort, "300", "Time kept before a credential expires when refreshing it."),
+	sasl("sasl.login.connect.timeout.ms", TypeInt, nullDefault, "Connect timeout of the external authentication provider."),
+	sasl("sasl.login.read.timeout.ms", TypeInt, nullDefault, "Read timeout of the external authentication provider."),
+	sasl("sasl.login.retry.backoff.max.ms", TypeLong, "10000", "Maximum wait between login attempts."),
+	sasl("sasl.login.retry.backoff.ms", TypeLong, "100", "Initial wait between login attempts."),
+	sasl("sasl.oauthbearer.scope.claim.name", TypeString, "scope", "Name of the OAuth scope claim."),
+	sasl("sasl.oauthbearer.sub.claim.name", TypeString, "sub", "Name of the OAuth subject claim."),
+	sasl("sasl.oauthbearer.token.endpoint.url", TypeString, nullDefault, "URL of the OAuth token endpoint."),
+	sasl("sasl.oauthbearer.jwks.endpoint.url", TypeString, nullDefault, "URL of the OAuth JWKS endpoint."),
+	sasl("sasl.oauthbearer.jwks.endpoint.refresh.ms", TypeLong, "3600000", "How often the JWKS cache is refreshed."),
+	sasl("sasl.oauthbearer.jwks.endpoint.retry.backoff.max.ms", TypeLong, "10000", "Maximum wait between JWKS retrieval attempts."),
+	sasl("sasl.oauthbearer.jwks.endpoint.retry.backoff.ms", TypeLong, "100", "Initial wait between JWKS retrieval attempts."),
+	sasl("sasl.oauthbearer.clock.skew.seconds", TypeInt, "30", "Allowed clock skew between the broker and the OAuth provider."),
+	sasl("sasl.oauthbearer.expected.audience", TypeList, nullDefault, "Audiences a JWT must name."),
+	sasl("sasl.oauthbearer.expected.issuer", TypeString, nullDefault, "Issuer a JWT must name."),
+	sasl("sasl.server.max.receive.size", TypeInt, "524288", "Largest SASL packet accepted before authentication."),
+	refused(def("connections.max.reauth.ms", TypeLong, "0", nil, ReadOnly, "Lifetime of an authenticated session before re-authentication; 0 disables."), reasonSASL),
+
+	// Authentication, authorization, delegation tokens.
+	security("principal.builder.class", TypeClass, DefaultPrincipalBuilder, nil, reasonAuthn, "Class that builds the principal of a connection."),
+	refused(def("security.providers", TypeString, nullDefault, nil, ReadOnly, "Classes that provide security algorithms."), reasonAuthn),
+	refused(def("authorizer.class.name", TypeString, "", nil, ReadOnly, "Authorizer class; empty for none."), reasonAuthz),
+	refused(def("delegation.token.secret.key", TypePassword, nullDefault, nil, ReadOnly, "Secret that signs delegation tokens."), reasonToken),
+	refused(def("delegation.token.max.lifetime.ms", TypeLong, "604800000", atLeast(1), ReadOnly, "Longest lifetime of a delegation token."), reasonToken),
+	refused(def("delegation.token.expiry.time.ms", TypeLong, "86400000", atLeast(1), ReadOnly, "Validity of a delegation token before it must be renewed."), reasonToken),
+	refused(def("delegation.token.expiry.check.interval.ms", TypeLong, "3600000", atLeast(1), ReadOnly, "How often expired delegation tokens are removed."), reasonToken),
+}
+
+// refusedFamilies are settings refused whatever their value although they
+// have no definition: Kafka's authorizer reads them from the broker
+// configuration, and listener-prefixed keys exist for any listener name.
+// A name matches an entry ending in '.' by prefix, any other exactly.
+var refusedFamilies = []struct{ pattern, reason string }{
+	{"super.users", reasonAuthz},
+	{"allow.everyone.if.no.acl.found", reasonAuthz},
+	{"listener.name.", reasonPerListener},
+	{"ssl.", reasonTLS},
+	{"sasl.", reasonSASL},
+	{"delegation.token.", reasonToken},
+}
+
+// refusedFamily returns why an undefined broker key is refused, or "" if it
+// is not (it is merely unknown).
+func refusedFamily(name string) string {
+	for _, f := range refusedFamilies {
+		if name == f.pattern || strings.HasSuffix(f.pattern, ".") && strings.HasPrefix(name, f.pattern) {
+			return f.reason
+		}
+	}
+	return ""
+}
+
+// familySensitive reports whether the value of an undefined, refused key
+// must be hidden: a key ending in the name of a password key (such as
+// listener.name.sasl_ssl.plain.sasl.jaas.config), or naming a password,
+// secret or JAAS configuration.
+func familySensitive(name string) bool {
+	for _, w := range []string{"password", "secret", "jaas"} {
+		if strings.Contains(name, w) {
+			return true
+		}
+	}
+	for i := 0; i < len(name); i++ {
+		if i == 0 || name[i-1] == '.' {
+			if d, ok := brokerRegistry.byName[name[i:]]; ok {
+				return d.Sensitive()
+			}
+		}
+	}
+	return false
+}
