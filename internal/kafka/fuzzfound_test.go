@@ -235,3 +235,38 @@ func TestRestartAfterManyTopicChanges(t *testing.T) {
 	w = dial(t, n.Addr)
 	w.produceOK("t299", 0, batchOf(t, 1, "x"))
 }
+
+// TxnOffsetCommit, like OffsetCommit, keys its commit by partition: a
+// partition named 100,000 times (under a 30,000-byte group id) is one
+// record, at its last offset, not 100,000 records each carrying the id.
+func TestTxnOffsetCommitWritesARepeatedPartitionOnce(t *testing.T) {
+	n := grpNode(t, noTxnVerify)
+	w := dial(t, n.Addr)
+	w.createTopic("txo", 1, nil)
+	g := strings.Repeat("g", 30_000)
+	w.awaitCoordinator(g)
+	p := w.offsetsPartitionOf(g)
+	before := w.endOffset("__consumer_offsets", p)
+
+	const pid = int64(4000)
+	r := txnOffsetCommit(3, g, pid, map[string][]int32{"txo": {0}}, 0)
+	for i := 1; i < 100_000; i++ {
+		tp := r.Topics[0].Partitions[0]
+		tp.Offset = int64(i)
+		r.Topics[0].Partitions = append(r.Topics[0].Partitions, tp)
+	}
+	resp := w.do(r).(*kmsg.TxnOffsetCommitResponse)
+	if len(resp.Topics) != 1 || len(resp.Topics[0].Partitions) != 100_000 {
+		t.Fatalf("answered %d topics, want every mention", len(resp.Topics))
+	}
+	for _, rp := range resp.Topics[0].Partitions {
+		wantOK(t, "txn commit", rp.ErrorCode)
+	}
+	if after := w.endOffset("__consumer_offsets", p); after != before+1 {
+		t.Errorf("the commit wrote %d records, want 1", after-before)
+	}
+	wantOK(t, "commit marker", w.txnMarker(pid, 0, true, p))
+	if off, code := w.fetchTxo(g, true); off != 99_999 || code != 0 {
+		t.Fatalf("committed offset %d (%v), want the last in the request, 99999", off, kerr.ErrorForCode(code))
+	}
+}
