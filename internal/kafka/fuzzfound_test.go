@@ -270,3 +270,70 @@ func TestTxnOffsetCommitWritesARepeatedPartitionOnce(t *testing.T) {
 		t.Fatalf("committed offset %d (%v), want the last in the request, 99999", off, kerr.ErrorForCode(code))
 	}
 }
+
+// ElectLeaders and AlterPartitionReassignments answer every partition
+// named with a message naming its topic (as Kafka does): 8,187 partitions
+// of a topic named with 32,767 bytes made 268 MB of messages, and 1 GB of
+// memory. Past 1 MiB of messages an answer carries the codes only.
+func TestPartitionMessagesAreBounded(t *testing.T) {
+	n := servertest.Start(t, servertest.Options{Overrides: noAutoCreate})
+	w := dial(t, n.Addr)
+	long := strings.Repeat("v", 32767)
+	const parts = 100_000
+	ids := make([]int32, parts)
+	for i := range ids {
+		ids[i] = int32(i)
+	}
+	elect := kmsg.NewPtrElectLeadersRequest()
+	elect.SetVersion(2)
+	elect.TimeoutMillis = 10_000
+	et := kmsg.NewElectLeadersRequestTopic()
+	et.Topic, et.Partitions = long, ids
+	elect.Topics = append(elect.Topics, et)
+	reassign := kmsg.NewPtrAlterPartitionAssignmentsRequest()
+	reassign.TimeoutMillis = 10_000
+	rt := kmsg.NewAlterPartitionAssignmentsRequestTopic()
+	rt.Topic = long
+	for _, id := range ids {
+		rp := kmsg.NewAlterPartitionAssignmentsRequestTopicPartition()
+		rp.Partition, rp.Replicas = id, []int32{1}
+		rt.Partitions = append(rt.Partitions, rp)
+	}
+	reassign.Topics = append(reassign.Topics, rt)
+
+	for _, req := range []kmsg.Request{elect, reassign} {
+		corr := w.send(req)
+		frame, err := w.readFrame()
+		if err != nil {
+			t.Fatalf("%s: no answer: %v", kmsg.NameForKey(req.Key()), err)
+		}
+		if len(frame) > 2<<20 {
+			t.Errorf("%s: answer of %d bytes, want at most 2 MiB", kmsg.NameForKey(req.Key()), len(frame))
+		}
+		resp, err := decodeResponse(frame, req.Key(), req.GetVersion(), corr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var codes []int16
+		var first *string
+		switch r := resp.(type) {
+		case *kmsg.ElectLeadersResponse:
+			for _, p := range r.Topics[0].Partitions {
+				codes = append(codes, p.ErrorCode)
+			}
+			first = r.Topics[0].Partitions[0].ErrorMessage
+		case *kmsg.AlterPartitionAssignmentsResponse:
+			for _, p := range r.Topics[0].Partitions {
+				codes = append(codes, p.ErrorCode)
+			}
+			first = r.Topics[0].Partitions[0].ErrorMessage
+		}
+		if len(codes) != parts || first == nil || !strings.Contains(*first, "vvvv") {
+			t.Fatalf("%s: %d partitions answered, first message %v", kmsg.NameForKey(req.Key()), len(codes), first)
+		}
+		for _, c := range codes {
+			wantCode(t, kmsg.NameForKey(req.Key()), c, kerr.UnknownTopicOrPartition)
+		}
+	}
+	w.createTopic("after", 1, nil)
+}
