@@ -337,3 +337,34 @@ func TestPartitionMessagesAreBounded(t *testing.T) {
 	}
 	w.createTopic("after", 1, nil)
 }
+
+// A DescribeConfigs naming this broker 740,170 times (3.7 MB) with
+// synonyms and documentation asked for tens of KB per 5 bytes of request:
+// the broker grew by 500 MB and did not answer. A resource named again is
+// answered once.
+func TestDescribeConfigsAnswersARepeatedResourceOnce(t *testing.T) {
+	n := servertest.Start(t, servertest.Options{Overrides: noAutoCreate})
+	w := dial(t, n.Addr)
+	w.createTopic("dc", 1, nil)
+	req := kmsg.NewPtrDescribeConfigsRequest()
+	req.SetVersion(4)
+	req.IncludeSynonyms, req.IncludeDocumentation = true, true
+	for range 100_000 {
+		for _, r := range []struct {
+			typ  kmsg.ConfigResourceType
+			name string
+		}{{kmsg.ConfigResourceTypeBroker, "1"}, {kmsg.ConfigResourceTypeTopic, "dc"}, {kmsg.ConfigResourceTypeTopic, "nope"}} {
+			rr := kmsg.NewDescribeConfigsRequestResource()
+			rr.ResourceType, rr.ResourceName = r.typ, r.name
+			req.Resources = append(req.Resources, rr)
+		}
+	}
+	resp := w.do(req).(*kmsg.DescribeConfigsResponse)
+	if len(resp.Resources) != 3 {
+		t.Fatalf("answered %d resources, want broker 1, dc and nope once each", len(resp.Resources))
+	}
+	if b, tp := resp.Resources[0], resp.Resources[1]; b.ErrorCode != 0 || len(b.Configs) == 0 || tp.ErrorCode != 0 || len(tp.Configs) == 0 {
+		t.Fatalf("broker: %v, %d configs; topic: %v, %d configs", kerr.ErrorForCode(b.ErrorCode), len(b.Configs), kerr.ErrorForCode(tp.ErrorCode), len(tp.Configs))
+	}
+	wantCode(t, "unknown topic", resp.Resources[2].ErrorCode, kerr.UnknownTopicOrPartition)
+}
