@@ -4,11 +4,13 @@ package kafka_test
 // sent raw with the answer it must get, and the node serving afterwards.
 
 import (
+	"encoding/binary"
 	"fmt"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kbin"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
@@ -367,4 +369,44 @@ func TestDescribeConfigsAnswersARepeatedResourceOnce(t *testing.T) {
 		t.Fatalf("broker: %v, %d configs; topic: %v, %d configs", kerr.ErrorForCode(b.ErrorCode), len(b.Configs), kerr.ErrorForCode(tp.ErrorCode), len(tp.Configs))
 	}
 	wantCode(t, "unknown topic", resp.Resources[2].ErrorCode, kerr.UnknownTopicOrPartition)
+}
+
+// DescribeGroups describes each member with its client id, which a client
+// chooses (up to 32 KB); naming the group 10,000 times asked for the same
+// description 10,000 times. A group named again is described once, in
+// ConsumerGroupDescribe too.
+func TestDescribeGroupsAnswersARepeatedGroupOnce(t *testing.T) {
+	n := grpNode(t, noAutoCreate)
+	w := dial(t, n.Addr)
+	w.awaitCoordinator("dg")
+	join := kmsg.NewPtrJoinGroupRequest()
+	join.SetVersion(3)
+	join.Group, join.ProtocolType, join.SessionTimeoutMillis, join.RebalanceTimeoutMillis = "dg", "consumer", 30_000, 30_000
+	join.Protocols = []kmsg.JoinGroupRequestProtocol{{Name: "range", Metadata: []byte{0, 0, 0, 0, 0, 0}}}
+	frame := kbin.AppendInt32(nil, 0)
+	frame = kbin.AppendInt16(frame, join.Key())
+	frame = kbin.AppendInt16(frame, join.Version)
+	frame = kbin.AppendInt32(frame, w.nextCorr())
+	frame = kbin.AppendString(frame, strings.Repeat("c", 32_000)) // the client id
+	frame = join.AppendTo(frame)
+	binary.BigEndian.PutUint32(frame, uint32(len(frame)-4))
+	w.write(frame)
+	if _, err := w.readFrame(); err != nil {
+		t.Fatal(err)
+	}
+
+	req := kmsg.NewPtrDescribeGroupsRequest()
+	req.SetVersion(5)
+	for range 10_000 {
+		req.Groups = append(req.Groups, "dg", "nope")
+	}
+	groups := w.do(req).(*kmsg.DescribeGroupsResponse).Groups
+	if len(groups) != 2 || groups[0].Group != "dg" || len(groups[0].Members) != 1 || len(groups[0].Members[0].ClientID) != 32_000 || groups[1].Group != "nope" {
+		t.Fatalf("DescribeGroups answered %d groups, want dg (its member) and nope once each", len(groups))
+	}
+	cgd := kmsg.NewPtrConsumerGroupDescribeRequest()
+	cgd.Groups = req.Groups
+	if got := w.do(cgd).(*kmsg.ConsumerGroupDescribeResponse).Groups; len(got) != 2 {
+		t.Fatalf("ConsumerGroupDescribe answered %d groups, want 2", len(got))
+	}
 }
