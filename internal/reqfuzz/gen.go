@@ -119,6 +119,7 @@ func (g *Generator) Next() *Frame {
 	var clientID *string
 	if !g.chance(10) {
 		s := g.str("ClientID", "")
+		s = s[:min(len(s), math.MaxInt16)] // the header's STRING
 		clientID = &s
 	}
 	f.Bytes = appendFrame(nil, f.Req, hkey, hver, f.Corr, clientID)
