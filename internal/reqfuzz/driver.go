@@ -65,18 +65,27 @@ type Stats struct {
 	PerAPI                          map[int16]*APIStats // by the body's API key
 }
 
-// APIStats count the outcomes of one API's requests.
+// APIStats count the outcomes of one API's requests; CleanClosed counts
+// the connections closed on a clean frame (after an acks=0 Produce that
+// failed, or on a request Kafka would not parse either).
 type APIStats struct {
-	Sent, Answered, Closed, Silent int
+	Sent, Answered, Closed, CleanClosed, Silent int
+}
+
+func (a *APIStats) closed(clean bool) {
+	a.Closed++
+	if clean {
+		a.CleanClosed++
+	}
 }
 
 func (s *Stats) String() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%d requests (%d mutated), %d health checks, max RSS %d MiB\n", s.Requests, s.Mutated, s.HealthChecks, s.MaxRSS>>20)
-	fmt.Fprintf(&b, "%-28s %8s %8s %8s %8s\n", "API", "sent", "answered", "closed", "silent")
+	fmt.Fprintf(&b, "%-28s %8s %8s %8s %8s %8s\n", "API", "sent", "answered", "closed", "(clean)", "silent")
 	for _, k := range slices.Sorted(maps.Keys(s.PerAPI)) {
 		a := s.PerAPI[k]
-		fmt.Fprintf(&b, "%-28s %8d %8d %8d %8d\n", fmt.Sprintf("%d %s", k, kmsg.NameForKey(k)), a.Sent, a.Answered, a.Closed, a.Silent)
+		fmt.Fprintf(&b, "%-28s %8d %8d %8d %8d %8d\n", fmt.Sprintf("%d %s", k, kmsg.NameForKey(k)), a.Sent, a.Answered, a.Closed, a.CleanClosed, a.Silent)
 	}
 	return b.String()
 }
@@ -336,7 +345,7 @@ func (d *driver) send(s *sent) error {
 	cn.nc.SetDeadline(time.Now().Add(30 * time.Second))
 	if _, err := cn.nc.Write(s.Bytes); err != nil {
 		s.Outcome = "closed while written: " + err.Error()
-		st.Closed++
+		st.closed(s.Clean())
 		d.drop(s.Node)
 		return nil
 	}
@@ -358,7 +367,7 @@ func (d *driver) send(s *sent) error {
 			st.Silent++
 		} else {
 			s.Outcome = "connection closed: " + err.Error()
-			st.Closed++
+			st.closed(s.Clean())
 		}
 		return nil
 	}
