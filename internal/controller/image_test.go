@@ -210,9 +210,9 @@ func wantCode(t *testing.T, what string, err error, code *kerr.Error) {
 		t.Fatalf("%s: error %v (%T), want %s", what, err, err, code.Message)
 	}
 	if te.Code != code {
-		t.Fatalf("%s: code %s (%q), want %s", what, te.Code.Message, te.Message, code.Message)
+		t.Fatalf("%s: code %s (%q), want %s", what, te.Code.Message, te.Error(), code.Message)
 	}
-	if te.Message == "" {
+	if te.Error() == "" {
 		t.Fatalf("%s: empty error message", what)
 	}
 }

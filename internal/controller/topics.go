@@ -40,16 +40,21 @@ func ValidateTopicName(name string) error {
 // there, because metric names would collide.
 func collisionName(name string) string { return strings.ReplaceAll(name, ".", "_") }
 
-// TopicError is a per-topic failure with its Kafka error code.
+// TopicError is a per-topic (or per-partition) failure with its Kafka
+// error code. Its message is formatted only when asked for: a request
+// naming millions of partitions of a topic with a long name gets as many
+// errors, and an answer renders only the messages it sends. The arguments
+// must not change after the error is made.
 type TopicError struct {
-	Code    *kerr.Error
-	Message string
+	Code   *kerr.Error
+	format string
+	args   []any
 }
 
-func (e *TopicError) Error() string { return e.Message }
+func (e *TopicError) Error() string { return fmt.Sprintf(e.format, e.args...) }
 
 func topicErr(code *kerr.Error, format string, args ...any) *TopicError {
-	return &TopicError{Code: code, Message: fmt.Sprintf(format, args...)}
+	return &TopicError{Code: code, format: format, args: args}
 }
 
 // CreatedTopic describes a topic CreateTopics made (or would make, when

@@ -9,7 +9,10 @@ package group
 // assignment; their metadata, and the protocol name, only when the group is
 // Stable, as Kafka does. With
 // include_authorized_operations the bit set of the operations allowed on a
-// group with no authorizer (READ, DELETE, DESCRIBE) is returned.
+// group with no authorizer (READ, DELETE, DESCRIBE) is returned. A group
+// named again is described once (clients key the answer by group): its
+// members' ids, hosts and metadata could otherwise be asked for once per
+// few bytes of request.
 //
 // ListGroups: the groups of every partition led here, sorted by id, filtered
 // by state (v4+) and type (v5+), both case-insensitive; groups are of type
@@ -39,7 +42,12 @@ const groupOperations = 1<<3 | 1<<6 | 1<<8
 func (c *Coordinator) describeGroups(req Request, r *kmsg.DescribeGroupsRequest) {
 	resp := r.ResponseKind().(*kmsg.DescribeGroupsResponse)
 	resp.Version = r.Version
+	seen := map[string]bool{}
 	for _, id := range r.Groups {
+		if seen[id] {
+			continue
+		}
+		seen[id] = true
 		dg := kmsg.NewDescribeGroupsResponseGroup()
 		dg.Group = id
 		if r.IncludeAuthorizedOperations {

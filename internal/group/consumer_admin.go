@@ -9,7 +9,8 @@ package group
 // with its state, group epoch, assignment epoch, the assignor its members
 // prefer (else the default) and its members (in id order) with their
 // current and target assignments; topics unknown to the last SetTopics are
-// left out, as Kafka leaves out topics missing from its metadata image.
+// left out, as Kafka leaves out topics missing from its metadata image. A
+// group named again is described once.
 // v1 gives every member type 1 (consumer protocol). The state shown is the
 // in-memory state, which may include changes still being written (Kafka
 // describes the last committed state).
@@ -45,7 +46,12 @@ import (
 func (c *Coordinator) consumerGroupDescribe(req Request, r *kmsg.ConsumerGroupDescribeRequest) {
 	resp := r.ResponseKind().(*kmsg.ConsumerGroupDescribeResponse)
 	resp.Version = r.Version
+	seen := map[string]bool{}
 	for _, id := range r.Groups {
+		if seen[id] {
+			continue
+		}
+		seen[id] = true
 		dg := kmsg.NewConsumerGroupDescribeResponseGroup()
 		dg.Group = id
 		fail := func(code int16, msg string) {

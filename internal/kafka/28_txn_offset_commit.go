@@ -6,7 +6,9 @@ package kafka
 // transaction commits. As in Kafka's handler, partitions of topics (or
 // partitions) the metadata image does not hold answer
 // UNKNOWN_TOPIC_OR_PARTITION and the others go to the group coordinator
-// (package group, txn_offsets.go), which checks the group and member,
+// (package group, txn_offsets.go), a partition named more than once only
+// at its last mention (every mention gets its answer). The coordinator
+// checks the group and member,
 // writes them as a transactional batch of the producer to
 // __consumer_offsets, and answers once that batch is committed. The
 // COMMIT or ABORT marker that WriteTxnMarkers writes to the group's
@@ -45,18 +47,33 @@ func (s *Server) handleTxnOffsetCommit(req *Request) *Reply {
 		t := img.Topics[topic]
 		return t != nil && t.Partitions[p] != nil
 	}
+	// A partition named more than once is committed once, at its last
+	// mention (Kafka keys the commit by partition).
+	type at struct{ topic, part int }
+	where := map[string]int{}           // topic -> index in fwd.Topics
+	seen := map[log.TopicPartition]at{} // partition -> its place in fwd
 	fwd := *r
 	fwd.Topics = nil
 	for _, t := range r.Topics {
-		ft := t
-		ft.Partitions = nil
 		for _, p := range t.Partitions {
-			if known(t.Topic, p.Partition) {
-				ft.Partitions = append(ft.Partitions, p)
+			if !known(t.Topic, p.Partition) {
+				continue
 			}
-		}
-		if len(ft.Partitions) > 0 {
-			fwd.Topics = append(fwd.Topics, ft)
+			tp := log.TopicPartition{Topic: t.Topic, Partition: p.Partition}
+			if a, ok := seen[tp]; ok {
+				fwd.Topics[a.topic].Partitions[a.part] = p
+				continue
+			}
+			i, ok := where[t.Topic]
+			if !ok {
+				ft := t
+				ft.Partitions = nil
+				i = len(fwd.Topics)
+				where[t.Topic] = i
+				fwd.Topics = append(fwd.Topics, ft)
+			}
+			seen[tp] = at{i, len(fwd.Topics[i].Partitions)}
+			fwd.Topics[i].Partitions = append(fwd.Topics[i].Partitions, p)
 		}
 	}
 	// answer merges the coordinator's codes (nil: none asked) into a

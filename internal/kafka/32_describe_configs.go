@@ -8,7 +8,11 @@ package kafka
 // broker's configuration (resource name = its id), or the cluster-wide
 // dynamic defaults (empty name); another broker's id is INVALID_REQUEST,
 // as that broker must be asked. Synonyms (v1+) and documentation (v3+)
-// when asked for. Broker loggers are not supported (INVALID_REQUEST).
+// when asked for. Broker loggers are not supported (INVALID_REQUEST). A
+// resource named again is answered once, for its first mention (clients
+// key the answer by resource): a broker's every config with its
+// documentation is tens of KB, which a request could otherwise ask for
+// once per 5 bytes.
 
 import (
 	"fmt"
@@ -25,7 +29,17 @@ func (s *Server) handleDescribeConfigs(req *Request) *Reply {
 	resp := respFor(req).(*kmsg.DescribeConfigsResponse)
 	img := s.deps.Metadata.Image()
 	self := itoa(s.cfg.Broker.NodeID)
+	type resource struct {
+		typ  kmsg.ConfigResourceType
+		name string
+	}
+	seen := map[resource]bool{}
 	for _, rr := range r.Resources {
+		k := resource{rr.ResourceType, rr.ResourceName}
+		if seen[k] {
+			continue
+		}
+		seen[k] = true
 		res := kmsg.NewDescribeConfigsResponseResource()
 		res.ResourceType, res.ResourceName = rr.ResourceType, rr.ResourceName
 		var entries []config.Entry

@@ -7,7 +7,9 @@ package kafka
 // means every partition, and then only partitions that needed an election
 // are listed. A failure of the whole request (an unknown election type,
 // NOT_CONTROLLER) is the top-level error (v1+) and every named partition's.
-// The answer waits until this broker's metadata has the new leaders.
+// The answer waits until this broker's metadata has the new leaders. Past
+// 1 MiB of error messages, partitions get their codes only
+// (maxMessageBytes).
 
 import (
 	"time"
@@ -34,12 +36,13 @@ func (s *Server) handleElectLeaders(req *Request) *Reply {
 	} else if err := s.awaitMetadata(req.Ctx, last, time.Duration(r.TimeoutMillis)*time.Millisecond); err != nil {
 		timedOut(results)
 	}
+	var msgs messageBudget
 	for _, tr := range results {
 		rt := kmsg.NewElectLeadersResponseTopic()
 		rt.Topic = tr.Topic
 		for _, pr := range tr.Partitions {
 			rp := kmsg.NewElectLeadersResponseTopicPartition()
-			rp.Partition, rp.ErrorCode, rp.ErrorMessage = pr.Partition, errorCode(pr.Err), errorMessage(pr.Err)
+			rp.Partition, rp.ErrorCode, rp.ErrorMessage = pr.Partition, errorCode(pr.Err), msgs.message(pr.Err)
 			rt.Partitions = append(rt.Partitions, rp)
 		}
 		resp.Topics = append(resp.Topics, rt)

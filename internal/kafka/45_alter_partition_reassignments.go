@@ -5,7 +5,8 @@ package kafka
 // Forwarded to the controller, which starts, replaces or (replicas null)
 // cancels each partition's reassignment; see controller/reassignment.go.
 // A failure of the whole request (NOT_CONTROLLER) is the top-level error.
-// The answer waits until this broker's metadata has the change.
+// The answer waits until this broker's metadata has the change. Past 1 MiB
+// of error messages, partitions get their codes only (maxMessageBytes).
 
 import (
 	"time"
@@ -28,12 +29,13 @@ func (s *Server) handleAlterPartitionReassignments(req *Request) *Reply {
 	if err := s.awaitMetadata(req.Ctx, last, time.Duration(r.TimeoutMillis)*time.Millisecond); err != nil {
 		timedOut(results)
 	}
+	var msgs messageBudget
 	for _, tr := range results {
 		rt := kmsg.NewAlterPartitionAssignmentsResponseTopic()
 		rt.Topic = tr.Topic
 		for _, pr := range tr.Partitions {
 			rp := kmsg.NewAlterPartitionAssignmentsResponseTopicPartition()
-			rp.Partition, rp.ErrorCode, rp.ErrorMessage = pr.Partition, errorCode(pr.Err), errorMessage(pr.Err)
+			rp.Partition, rp.ErrorCode, rp.ErrorMessage = pr.Partition, errorCode(pr.Err), msgs.message(pr.Err)
 			rt.Partitions = append(rt.Partitions, rp)
 		}
 		resp.Topics = append(resp.Topics, rt)

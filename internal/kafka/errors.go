@@ -105,6 +105,27 @@ func errorMessage(err error) *string {
 	return &m
 }
 
+// maxMessageBytes bounds the error messages of an answer that gives one
+// per partition named (ElectLeaders, AlterPartitionReassignments): past
+// it, messages are left out (null), the codes still sent. Each message
+// names its topic, as Kafka's do, so a request naming millions of
+// partitions of a topic with a long name would otherwise get messages
+// hundreds of times its size.
+const maxMessageBytes = 1 << 20
+
+// messageBudget renders error messages while fewer than maxMessageBytes
+// have been.
+type messageBudget int
+
+func (b *messageBudget) message(err error) *string {
+	if err == nil || *b >= maxMessageBytes {
+		return nil
+	}
+	m := errorMessage(err)
+	*b += messageBudget(len(*m))
+	return m
+}
+
 // codedError is a Kafka error code with the message Kafka sends with it.
 type codedError struct {
 	code *kerr.Error

@@ -4,11 +4,13 @@ package kafka_test
 // sent raw with the answer it must get, and the node serving afterwards.
 
 import (
+	"encoding/binary"
 	"fmt"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kbin"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
@@ -234,4 +236,177 @@ func TestRestartAfterManyTopicChanges(t *testing.T) {
 	}
 	w = dial(t, n.Addr)
 	w.produceOK("t299", 0, batchOf(t, 1, "x"))
+}
+
+// TxnOffsetCommit, like OffsetCommit, keys its commit by partition: a
+// partition named 100,000 times (under a 30,000-byte group id) is one
+// record, at its last offset, not 100,000 records each carrying the id.
+func TestTxnOffsetCommitWritesARepeatedPartitionOnce(t *testing.T) {
+	n := grpNode(t, noTxnVerify)
+	w := dial(t, n.Addr)
+	w.createTopic("txo", 1, nil)
+	g := strings.Repeat("g", 30_000)
+	w.awaitCoordinator(g)
+	p := w.offsetsPartitionOf(g)
+	before := w.endOffset("__consumer_offsets", p)
+
+	const pid = int64(4000)
+	r := txnOffsetCommit(3, g, pid, map[string][]int32{"txo": {0}}, 0)
+	for i := 1; i < 100_000; i++ {
+		tp := r.Topics[0].Partitions[0]
+		tp.Offset = int64(i)
+		r.Topics[0].Partitions = append(r.Topics[0].Partitions, tp)
+	}
+	resp := w.do(r).(*kmsg.TxnOffsetCommitResponse)
+	if len(resp.Topics) != 1 || len(resp.Topics[0].Partitions) != 100_000 {
+		t.Fatalf("answered %d topics, want every mention", len(resp.Topics))
+	}
+	for _, rp := range resp.Topics[0].Partitions {
+		wantOK(t, "txn commit", rp.ErrorCode)
+	}
+	if after := w.endOffset("__consumer_offsets", p); after != before+1 {
+		t.Errorf("the commit wrote %d records, want 1", after-before)
+	}
+	wantOK(t, "commit marker", w.txnMarker(pid, 0, true, p))
+	if off, code := w.fetchTxo(g, true); off != 99_999 || code != 0 {
+		t.Fatalf("committed offset %d (%v), want the last in the request, 99999", off, kerr.ErrorForCode(code))
+	}
+}
+
+// ElectLeaders and AlterPartitionReassignments answer every partition
+// named with a message naming its topic (as Kafka does): 8,187 partitions
+// of a topic named with 32,767 bytes made 268 MB of messages, and 1 GB of
+// memory. Past 1 MiB of messages an answer carries the codes only.
+func TestPartitionMessagesAreBounded(t *testing.T) {
+	n := servertest.Start(t, servertest.Options{Overrides: noAutoCreate})
+	w := dial(t, n.Addr)
+	long := strings.Repeat("v", 32767)
+	const parts = 100_000
+	ids := make([]int32, parts)
+	for i := range ids {
+		ids[i] = int32(i)
+	}
+	elect := kmsg.NewPtrElectLeadersRequest()
+	elect.SetVersion(2)
+	elect.TimeoutMillis = 10_000
+	et := kmsg.NewElectLeadersRequestTopic()
+	et.Topic, et.Partitions = long, ids
+	elect.Topics = append(elect.Topics, et)
+	reassign := kmsg.NewPtrAlterPartitionAssignmentsRequest()
+	reassign.TimeoutMillis = 10_000
+	rt := kmsg.NewAlterPartitionAssignmentsRequestTopic()
+	rt.Topic = long
+	for _, id := range ids {
+		rp := kmsg.NewAlterPartitionAssignmentsRequestTopicPartition()
+		rp.Partition, rp.Replicas = id, []int32{1}
+		rt.Partitions = append(rt.Partitions, rp)
+	}
+	reassign.Topics = append(reassign.Topics, rt)
+
+	for _, req := range []kmsg.Request{elect, reassign} {
+		corr := w.send(req)
+		frame, err := w.readFrame()
+		if err != nil {
+			t.Fatalf("%s: no answer: %v", kmsg.NameForKey(req.Key()), err)
+		}
+		if len(frame) > 2<<20 {
+			t.Errorf("%s: answer of %d bytes, want at most 2 MiB", kmsg.NameForKey(req.Key()), len(frame))
+		}
+		resp, err := decodeResponse(frame, req.Key(), req.GetVersion(), corr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var codes []int16
+		var first *string
+		switch r := resp.(type) {
+		case *kmsg.ElectLeadersResponse:
+			for _, p := range r.Topics[0].Partitions {
+				codes = append(codes, p.ErrorCode)
+			}
+			first = r.Topics[0].Partitions[0].ErrorMessage
+		case *kmsg.AlterPartitionAssignmentsResponse:
+			for _, p := range r.Topics[0].Partitions {
+				codes = append(codes, p.ErrorCode)
+			}
+			first = r.Topics[0].Partitions[0].ErrorMessage
+		}
+		if len(codes) != parts || first == nil || !strings.Contains(*first, "vvvv") {
+			t.Fatalf("%s: %d partitions answered, first message %v", kmsg.NameForKey(req.Key()), len(codes), first)
+		}
+		for _, c := range codes {
+			wantCode(t, kmsg.NameForKey(req.Key()), c, kerr.UnknownTopicOrPartition)
+		}
+	}
+	w.createTopic("after", 1, nil)
+}
+
+// A DescribeConfigs naming this broker 740,170 times (3.7 MB) with
+// synonyms and documentation asked for tens of KB per 5 bytes of request:
+// the broker grew by 500 MB and did not answer. A resource named again is
+// answered once.
+func TestDescribeConfigsAnswersARepeatedResourceOnce(t *testing.T) {
+	n := servertest.Start(t, servertest.Options{Overrides: noAutoCreate})
+	w := dial(t, n.Addr)
+	w.createTopic("dc", 1, nil)
+	req := kmsg.NewPtrDescribeConfigsRequest()
+	req.SetVersion(4)
+	req.IncludeSynonyms, req.IncludeDocumentation = true, true
+	for range 100_000 {
+		for _, r := range []struct {
+			typ  kmsg.ConfigResourceType
+			name string
+		}{{kmsg.ConfigResourceTypeBroker, "1"}, {kmsg.ConfigResourceTypeTopic, "dc"}, {kmsg.ConfigResourceTypeTopic, "nope"}} {
+			rr := kmsg.NewDescribeConfigsRequestResource()
+			rr.ResourceType, rr.ResourceName = r.typ, r.name
+			req.Resources = append(req.Resources, rr)
+		}
+	}
+	resp := w.do(req).(*kmsg.DescribeConfigsResponse)
+	if len(resp.Resources) != 3 {
+		t.Fatalf("answered %d resources, want broker 1, dc and nope once each", len(resp.Resources))
+	}
+	if b, tp := resp.Resources[0], resp.Resources[1]; b.ErrorCode != 0 || len(b.Configs) == 0 || tp.ErrorCode != 0 || len(tp.Configs) == 0 {
+		t.Fatalf("broker: %v, %d configs; topic: %v, %d configs", kerr.ErrorForCode(b.ErrorCode), len(b.Configs), kerr.ErrorForCode(tp.ErrorCode), len(tp.Configs))
+	}
+	wantCode(t, "unknown topic", resp.Resources[2].ErrorCode, kerr.UnknownTopicOrPartition)
+}
+
+// DescribeGroups describes each member with its client id, which a client
+// chooses (up to 32 KB); naming the group 10,000 times asked for the same
+// description 10,000 times. A group named again is described once, in
+// ConsumerGroupDescribe too.
+func TestDescribeGroupsAnswersARepeatedGroupOnce(t *testing.T) {
+	n := grpNode(t, noAutoCreate)
+	w := dial(t, n.Addr)
+	w.awaitCoordinator("dg")
+	join := kmsg.NewPtrJoinGroupRequest()
+	join.SetVersion(3)
+	join.Group, join.ProtocolType, join.SessionTimeoutMillis, join.RebalanceTimeoutMillis = "dg", "consumer", 30_000, 30_000
+	join.Protocols = []kmsg.JoinGroupRequestProtocol{{Name: "range", Metadata: []byte{0, 0, 0, 0, 0, 0}}}
+	frame := kbin.AppendInt32(nil, 0)
+	frame = kbin.AppendInt16(frame, join.Key())
+	frame = kbin.AppendInt16(frame, join.Version)
+	frame = kbin.AppendInt32(frame, w.nextCorr())
+	frame = kbin.AppendString(frame, strings.Repeat("c", 32_000)) // the client id
+	frame = join.AppendTo(frame)
+	binary.BigEndian.PutUint32(frame, uint32(len(frame)-4))
+	w.write(frame)
+	if _, err := w.readFrame(); err != nil {
+		t.Fatal(err)
+	}
+
+	req := kmsg.NewPtrDescribeGroupsRequest()
+	req.SetVersion(5)
+	for range 10_000 {
+		req.Groups = append(req.Groups, "dg", "nope")
+	}
+	groups := w.do(req).(*kmsg.DescribeGroupsResponse).Groups
+	if len(groups) != 2 || groups[0].Group != "dg" || len(groups[0].Members) != 1 || len(groups[0].Members[0].ClientID) != 32_000 || groups[1].Group != "nope" {
+		t.Fatalf("DescribeGroups answered %d groups, want dg (its member) and nope once each", len(groups))
+	}
+	cgd := kmsg.NewPtrConsumerGroupDescribeRequest()
+	cgd.Groups = req.Groups
+	if got := w.do(cgd).(*kmsg.ConsumerGroupDescribeResponse).Groups; len(got) != 2 {
+		t.Fatalf("ConsumerGroupDescribe answered %d groups, want 2", len(got))
+	}
 }
