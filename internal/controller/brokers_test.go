@@ -240,9 +240,13 @@ func TestHeartbeatsQueuedBehindTheControllerKeepTheirSessions(t *testing.T) {
 		}()
 	}
 	for _, id := range []int32{1, 2, 3} {
-		for {
+		for wait := time.Now().Add(10 * time.Second); ; {
 			if s, ok := h.c.session(id); ok && s.deadline.Equal(arrived.Add(h.c.sessionTimeout())) {
 				break
+			}
+			if time.Now().After(wait) {
+				h.c.mu.Unlock()
+				t.Fatalf("broker %d's heartbeat did not renew its session while the controller was busy", id)
 			}
 			time.Sleep(time.Millisecond)
 		}
