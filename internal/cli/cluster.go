@@ -65,10 +65,7 @@ unregistration API." and exits 1 (Kafka's tool exits 0 there).
 }
 
 func runCluster(cmd *cobra.Command, conn *connFlags, unregister bool, id int32) error {
-	fail := func(msg string) error {
-		fmt.Fprintln(cmd.ErrOrStderr(), msg)
-		return exitCode(1)
-	}
+	fail := failTo(cmd.ErrOrStderr())
 	if unregister && !cmd.Flags().Changed("id") {
 		return usageError(cmd, "kafka-cluster: error: argument --id/-i is required")
 	}

@@ -275,10 +275,7 @@ func deserializerProperty(v string, _ *toolClient) ([]kgo.Opt, error) {
 
 func runConsoleConsumer(cmd *cobra.Command, f *consoleConsumerFlags) error {
 	stderr := cmd.ErrOrStderr()
-	fail := func(msg string) error {
-		fmt.Fprintln(stderr, msg)
-		return exitCode(1)
-	}
+	fail := failTo(cmd.ErrOrStderr())
 	has := cmd.Flags().Changed
 	if cmd.Flags().NFlag() == 0 {
 		return usageError(cmd, "This tool helps to read data from Kafka topics and outputs it to standard output.")

@@ -366,10 +366,7 @@ func byteArrayOnly(class string) clientProperty {
 
 func runConsoleProducer(cmd *cobra.Command, f *consoleProducerFlags) error {
 	stderr := cmd.ErrOrStderr()
-	fail := func(msg string) error {
-		fmt.Fprintln(stderr, msg)
-		return exitCode(1)
-	}
+	fail := failTo(cmd.ErrOrStderr())
 	has := cmd.Flags().Changed
 	if cmd.Flags().NFlag() == 0 {
 		return usageError(cmd, "This tool helps to read data from standard input and publish it to Kafka.")

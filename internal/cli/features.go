@@ -127,11 +127,7 @@ func metadataLevel(s string) (int16, bool) {
 }
 
 func runFeatures(cmd *cobra.Command, f *featuresFlags, op string) error {
-	stderr := cmd.ErrOrStderr()
-	fail := func(msg string) error {
-		fmt.Fprintln(stderr, msg)
-		return exitCode(1)
-	}
+	fail := failTo(cmd.ErrOrStderr())
 	has := cmd.Flags().Changed
 	switch {
 	case has("bootstrap-server") && has("bootstrap-controller"):

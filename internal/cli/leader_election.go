@@ -127,10 +127,7 @@ func electionPartitions(path string) (map[string][]int32, error) {
 }
 
 func runLeaderElection(cmd *cobra.Command, f *leaderElectionFlags) error {
-	fail := func(msg string) error {
-		fmt.Fprintln(cmd.ErrOrStderr(), msg)
-		return exitCode(1)
-	}
+	fail := failTo(cmd.ErrOrStderr())
 	has := cmd.Flags().Changed
 	if cmd.Flags().NFlag() == 0 {
 		return usageError(cmd, "This tool attempts to elect a new leader for a set of topic partitions. The type of elections supported are preferred replicas and unclean replicas.")

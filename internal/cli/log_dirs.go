@@ -125,10 +125,7 @@ func javaIntSet(ids []int32) string {
 }
 
 func runLogDirs(cmd *cobra.Command, f *logDirsFlags) error {
-	fail := func(msg string) error {
-		fmt.Fprintln(cmd.ErrOrStderr(), msg)
-		return exitCode(1)
-	}
+	fail := failTo(cmd.ErrOrStderr())
 	has := cmd.Flags().Changed
 	if cmd.Flags().NFlag() == 0 {
 		return usageError(cmd, "This tool helps to query log directory usage on the specified brokers.")

@@ -201,6 +201,15 @@ func (c *connFlags) connect(clientID string, extra ...kgo.Opt) (*toolClient, err
 	return t, nil
 }
 
+// failTo returns the tools' way to fail with a message: the message on w
+// (standard error), and exit code 1.
+func failTo(w io.Writer) func(msg string) error {
+	return func(msg string) error {
+		fmt.Fprintln(w, msg)
+		return exitCode(1)
+	}
+}
+
 // usageError prints msg and the command's usage on stderr and ends with
 // exit code 1, as Kafka's CommandLineUtils.printUsageAndExit.
 func usageError(cmd *cobra.Command, msg string) error {
