@@ -17,6 +17,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
+	"weir/internal/testwait"
 )
 
 // quorumStatus runs `weir metadata-quorum --bootstrap-server addrs
@@ -62,7 +63,7 @@ func TestControllerSIGKILLSeenThroughTheQuorumTool(t *testing.T) {
 	nodes := startedCluster(t)
 	var leader *clusterNode
 	var epoch int
-	eventually(t, 10*time.Second, "describe --status naming a leader", func() error {
+	testwait.For(t, 10*time.Second, "describe --status naming a leader", func() error {
 		st, err := quorumStatus(t, nodes[0].addr)
 		if err != nil {
 			return err
@@ -83,7 +84,7 @@ func TestControllerSIGKILLSeenThroughTheQuorumTool(t *testing.T) {
 		survivors = append(survivors, n.addr)
 	}
 
-	eventually(t, 15*time.Second, "a new leader", func() error {
+	testwait.For(t, 15*time.Second, "a new leader", func() error {
 		st, err := quorumStatus(t, survivors...)
 		if err != nil {
 			return err
@@ -97,7 +98,7 @@ func TestControllerSIGKILLSeenThroughTheQuorumTool(t *testing.T) {
 		return nil
 	})
 	// Once the dead broker is fenced, new partitions go to the survivors.
-	eventually(t, 15*time.Second, "the killed broker fenced", func() error {
+	testwait.For(t, 15*time.Second, "the killed broker fenced", func() error {
 		brokers, _, err := others(nodes, leader.id)[0].metadata(t, "")
 		if err == nil && slices.Contains(brokers, leader.id) {
 			err = fmt.Errorf("brokers %v", brokers)
@@ -121,7 +122,7 @@ func TestControllerSIGKILLSeenThroughTheQuorumTool(t *testing.T) {
 	}
 
 	leader.start(t)
-	eventually(t, 20*time.Second, "the restarted node unfenced everywhere", func() error {
+	testwait.For(t, 20*time.Second, "the restarted node unfenced everywhere", func() error {
 		for _, n := range nodes {
 			brokers, _, err := n.metadata(t, "")
 			if err != nil {
@@ -133,7 +134,7 @@ func TestControllerSIGKILLSeenThroughTheQuorumTool(t *testing.T) {
 		}
 		return nil
 	})
-	eventually(t, 20*time.Second, "the restarted node caught up", func() error {
+	testwait.For(t, 20*time.Second, "the restarted node caught up", func() error {
 		end, lag, status, err := quorumReplica(t, leader.id, survivors...)
 		if err == nil && (lag != 0 || end <= 0 || status != "Follower") {
 			err = fmt.Errorf("LogEndOffset %d, Lag %d, Status %s", end, lag, status)

@@ -21,6 +21,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
+	"weir/internal/testwait"
 )
 
 // clusterNode is one combined broker+controller of a test cluster.
@@ -171,22 +172,6 @@ func (n *clusterNode) metadata(t *testing.T, topic string) (brokers []int32, lea
 	return brokers, leaders, nil
 }
 
-// eventually polls cond until it returns nil or the deadline passes.
-func eventually(t *testing.T, within time.Duration, what string, cond func() error) {
-	t.Helper()
-	deadline := time.Now().Add(within)
-	for {
-		err := cond()
-		if err == nil {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: not within %v: %v", what, within, err)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
-}
-
 func createTopic(t *testing.T, n *clusterNode, topic string, partitions int32, rf int16) error {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
@@ -205,7 +190,7 @@ func startedCluster(t *testing.T) []*clusterNode {
 		n.start(t)
 	}
 	for _, n := range nodes {
-		eventually(t, 20*time.Second, "all three brokers registered", func() error {
+		testwait.For(t, 20*time.Second, "all three brokers registered", func() error {
 			brokers, _, _ := n.metadata(t, "")
 			if len(brokers) != 3 {
 				return fmt.Errorf("node %d sees brokers %v", n.id, brokers)
@@ -261,7 +246,7 @@ func TestClusterSurvivesSIGKILLOfActiveController(t *testing.T) {
 	survivors := others(nodes, leader)
 
 	for _, n := range survivors {
-		eventually(t, 15*time.Second, "a new active controller", func() error {
+		testwait.For(t, 15*time.Second, "a new active controller", func() error {
 			l, err := n.quorumLeader(t)
 			if err == nil && (l < 0 || l == leader) {
 				err = fmt.Errorf("leader %d", l)
@@ -269,7 +254,7 @@ func TestClusterSurvivesSIGKILLOfActiveController(t *testing.T) {
 			return err
 		})
 	}
-	eventually(t, 15*time.Second, "the dead broker fenced and its partitions offline", func() error {
+	testwait.For(t, 15*time.Second, "the dead broker fenced and its partitions offline", func() error {
 		brokers, _, _ := survivors[0].metadata(t, "")
 		if slices.Contains(brokers, leader) {
 			return fmt.Errorf("brokers %v", brokers)
@@ -285,7 +270,7 @@ func TestClusterSurvivesSIGKILLOfActiveController(t *testing.T) {
 	}
 
 	dead.start(t)
-	eventually(t, 20*time.Second, "the restarted node leads its partitions again", func() error {
+	testwait.For(t, 20*time.Second, "the restarted node leads its partitions again", func() error {
 		return leadersAre(t, survivors[0], "a", func(l int32) bool { return l > 0 })
 	})
 	if got := endOffset(t, dead.addr, "a"); got != 300 {
@@ -313,7 +298,7 @@ func TestClusterRecoversFromSIGSTOPOfActiveController(t *testing.T) {
 	if err := paused.p.cmd.Process.Signal(syscall.SIGSTOP); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, 20*time.Second, "the paused controller replaced and fenced", func() error {
+	testwait.For(t, 20*time.Second, "the paused controller replaced and fenced", func() error {
 		l, err := survivors[0].quorumLeader(t)
 		if err != nil || l < 0 || l == leader {
 			return fmt.Errorf("leader %d: %v", l, err)
@@ -331,7 +316,7 @@ func TestClusterRecoversFromSIGSTOPOfActiveController(t *testing.T) {
 	if err := paused.p.cmd.Process.Signal(syscall.SIGCONT); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, 20*time.Second, "the resumed node back in the cluster", func() error {
+	testwait.For(t, 20*time.Second, "the resumed node back in the cluster", func() error {
 		for _, n := range nodes {
 			brokers, _, _ := n.metadata(t, "")
 			if len(brokers) != 3 {
@@ -362,10 +347,10 @@ func TestVoterFromAnotherClusterIsRefused(t *testing.T) {
 	for _, n := range nodes {
 		n.start(t)
 	}
-	eventually(t, 20*time.Second, "nodes 1 and 2 form the quorum", func() error {
+	testwait.For(t, 20*time.Second, "nodes 1 and 2 form the quorum", func() error {
 		return createTopic(t, nodes[0], "two", 2, 2)
 	})
-	eventually(t, 10*time.Second, "a warning naming the other cluster", func() error {
+	testwait.For(t, 10*time.Second, "a warning naming the other cluster", func() error {
 		for _, n := range nodes[:2] {
 			if s := n.p.stderr.String() + n.p.stdout.String(); strings.Contains(s, "refused raft frame") && strings.Contains(s, strings.TrimSpace(b)) {
 				return nil

@@ -33,6 +33,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
+	"weir/internal/testwait"
 )
 
 var (
@@ -83,7 +84,7 @@ func failoverTries(t *testing.T, fast bool, tries int, rng *rand.Rand, seed uint
 	session, _ := strconv.Atoi(conf["broker.session.timeout.ms"])
 	var clientLog lockedBuffer
 	nodes, _ := startFaultCluster(t, conf, "failover", seed, &clientLog)
-	if err := waitFor(60*time.Second, func() error { return allUnfenced(nodes) }); err != nil {
+	if err := testwait.Poll(60*time.Second, func() error { return allUnfenced(nodes) }); err != nil {
 		t.Fatalf("the cluster did not come up: %v", err)
 	}
 	var gaps [2][]time.Duration // by whether the victim was the active controller
@@ -120,7 +121,7 @@ func failoverTries(t *testing.T, fast bool, tries int, rng *rand.Rand, seed uint
 			t.Fatalf("try %d: node %d (active controller: %v) killed %v after creating %s: writes did not resume: %v",
 				try, victim.id, onController, delay, topic, err)
 		}
-		if err := waitFor(10*time.Second, func() error { return ledBySurvivors(survivors, topic, victim.id) }); err != nil {
+		if err := testwait.Poll(10*time.Second, func() error { return ledBySurvivors(survivors, topic, victim.id) }); err != nil {
 			t.Fatalf("try %d: after writes resumed: %v", try, err)
 		}
 		t.Logf("try %d: node %d (active controller: %v) killed %v after creating %s; writes resumed after %v",
@@ -133,7 +134,7 @@ func failoverTries(t *testing.T, fast bool, tries int, rng *rand.Rand, seed uint
 			}
 		}
 		victim.start(t)
-		if err := waitFor(60*time.Second, func() error { return allUnfenced(nodes) }); err != nil {
+		if err := testwait.Poll(60*time.Second, func() error { return allUnfenced(nodes) }); err != nil {
 			t.Fatalf("try %d: node %d did not come back: %v", try, victim.id, err)
 		}
 	}
@@ -234,7 +235,7 @@ func createLedBy(n *faultNode, topic string, replicas []int32) error {
 	c.Name, c.Value = "min.insync.replicas", kmsg.StringPtr("2")
 	rt.Configs = append(rt.Configs, c)
 	req.Topics = append(req.Topics, rt)
-	return waitFor(15*time.Second, func() error {
+	return testwait.Poll(15*time.Second, func() error {
 		ctx, cancel := context.WithTimeout(context.Background(), 12*time.Second)
 		defer cancel()
 		resp, err := n.cl.SeedBrokers()[0].Request(ctx, req)
@@ -337,7 +338,7 @@ func (p *producer) resumed(t time.Time, within time.Duration) (time.Duration, er
 	p.mark = t
 	p.mu.Unlock()
 	var gap time.Duration
-	err := waitFor(within, func() error {
+	err := testwait.Poll(within, func() error {
 		p.mu.Lock()
 		defer p.mu.Unlock()
 		if p.first.IsZero() {

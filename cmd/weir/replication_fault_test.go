@@ -31,6 +31,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
+	"weir/internal/testwait"
 )
 
 const (
@@ -151,19 +152,6 @@ func healthy(nodes []*faultNode, topics ...string) error {
 	return nil
 }
 
-// waitFor polls cond every 200 ms for up to within and returns its last
-// error.
-func waitFor(within time.Duration, cond func() error) error {
-	deadline := time.Now().Add(within)
-	for {
-		err := cond()
-		if err == nil || time.Now().After(deadline) {
-			return err
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
-}
-
 // startFaultCluster formats and starts three nodes with conf, each with a
 // client of its own for health checks, and keeps the nodes' output and
 // clientLog when the test fails (see keepLogsOnFailure). It returns the
@@ -241,7 +229,7 @@ func TestReplicationSurvivesProcessFaults(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer admin.Close()
-	if err := waitFor(30*time.Second, func() error {
+	if err := testwait.Poll(30*time.Second, func() error {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
 		resp, err := kadm.NewClient(admin).CreateTopic(ctx, faultPartitions, 3, map[string]*string{"min.insync.replicas": kmsg.StringPtr("2")}, faultTopic)
@@ -252,7 +240,7 @@ func TestReplicationSurvivesProcessFaults(t *testing.T) {
 	}); err != nil {
 		t.Fatalf("creating the topic: %v", err)
 	}
-	if err := waitFor(30*time.Second, func() error { return healthy(nodes, faultTopic) }); err != nil {
+	if err := testwait.Poll(30*time.Second, func() error { return healthy(nodes, faultTopic) }); err != nil {
 		t.Fatalf("the cluster did not come up: %v", err)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
@@ -355,7 +343,7 @@ func TestReplicationSurvivesProcessFaults(t *testing.T) {
 			}
 		}
 		healStart := time.Now()
-		if err := waitFor(45*time.Second, func() error { return healthy(nodes, faultTopic) }); err != nil {
+		if err := testwait.Poll(45*time.Second, func() error { return healthy(nodes, faultTopic) }); err != nil {
 			t.Fatalf("the cluster did not heal within 45 s of fault %d: %v", faults, err)
 		}
 		t.Logf("%6.1fs healed in %v", time.Since(began).Seconds(), time.Since(healStart).Round(time.Millisecond))

@@ -39,6 +39,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
+	"weir/internal/testwait"
 )
 
 const (
@@ -140,7 +141,7 @@ func TestTransactionalCopySurvivesBounces(t *testing.T) {
 	defer admin.Close()
 	adm := kadm.NewClient(admin)
 	for _, topic := range []string{copyIn, copyOut} {
-		if err := waitFor(30*time.Second, func() error {
+		if err := testwait.Poll(30*time.Second, func() error {
 			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 			defer cancel()
 			resp, err := adm.CreateTopic(ctx, copyPartitions, 3, map[string]*string{"min.insync.replicas": kmsg.StringPtr("2")}, topic)
@@ -152,7 +153,7 @@ func TestTransactionalCopySurvivesBounces(t *testing.T) {
 			t.Fatalf("creating %s: %v", topic, err)
 		}
 	}
-	if err := waitFor(30*time.Second, func() error { return healthy(nodes, copyIn, copyOut) }); err != nil {
+	if err := testwait.Poll(30*time.Second, func() error { return healthy(nodes, copyIn, copyOut) }); err != nil {
 		t.Fatalf("the cluster did not come up: %v", err)
 	}
 	t.Logf("%6.1fs cluster up, topics created", at())
@@ -245,7 +246,7 @@ func TestTransactionalCopySurvivesBounces(t *testing.T) {
 	// Before the first bounce, the copiers' group and transaction
 	// coordinators exist and every internal partition is in sync.
 	internal := []string{copyIn, copyOut, "__consumer_offsets", "__transaction_state"}
-	if err := waitFor(30*time.Second, func() error { return healthy(nodes, internal...) }); err != nil {
+	if err := testwait.Poll(30*time.Second, func() error { return healthy(nodes, internal...) }); err != nil {
 		t.Fatalf("the copiers' coordinators did not come up: %v", err)
 	}
 	failed := func() {
@@ -293,7 +294,7 @@ func TestTransactionalCopySurvivesBounces(t *testing.T) {
 		}
 		n.start(t)
 		healStart := time.Now()
-		if err := waitFor(45*time.Second, func() error { return healthy(nodes, internal...) }); err != nil {
+		if err := testwait.Poll(45*time.Second, func() error { return healthy(nodes, internal...) }); err != nil {
 			t.Fatalf("%6.1fs the cluster did not heal within 45 s of bounce %d: %v", at(), bounces, err)
 		}
 		t.Logf("%6.1fs node %d restarted, healed in %v", at(), n.id, time.Since(healStart).Round(time.Millisecond))
@@ -309,7 +310,7 @@ func TestTransactionalCopySurvivesBounces(t *testing.T) {
 
 	// No transaction stays open: copy-out's last stable offsets reach
 	// its high watermarks.
-	if err := waitFor(30*time.Second, func() error {
+	if err := testwait.Poll(30*time.Second, func() error {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
 		hws, err := adm.ListEndOffsets(ctx, copyOut)

@@ -36,6 +36,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"weir/internal/server"
+	"weir/internal/testwait"
 )
 
 // Options configure a cluster.
@@ -436,20 +437,9 @@ func (c *Cluster) Client(t testing.TB, opts ...kgo.Opt) *kgo.Client {
 	return cl
 }
 
-// Eventually waits until cond returns nil, checking every 20 ms, and
-// fails the test with cond's last error after timeout. It is the only
-// place the harness and its tests wait by the clock.
+// Eventually waits until cond returns nil and fails the test with cond's
+// last error after timeout (see testwait.For).
 func Eventually(t testing.TB, timeout time.Duration, what string, cond func() error) {
 	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for {
-		err := cond()
-		if err == nil {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("waited %v for %s: %v", timeout, what, err)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	testwait.For(t, timeout, what, cond)
 }

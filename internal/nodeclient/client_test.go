@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
+	"weir/internal/testwait"
 )
 
 // silentPeer accepts connections and never answers, like a paused node.
@@ -45,9 +46,7 @@ func TestCallsWaitTheirTurnOnlyAsLongAsTheirContext(t *testing.T) {
 		_, err := c.RoundTrip(ctx, 18, 0, false, nil)
 		stuck <- err
 	}()
-	for len(c.turn) == 0 {
-		time.Sleep(time.Millisecond)
-	}
+	testwait.Until(t, 10*time.Second, "the first call to hold the connection", func() bool { return len(c.turn) > 0 })
 	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
 	defer cancel()
 	if _, err := c.RoundTrip(ctx, 18, 0, false, nil); !errors.Is(err, context.DeadlineExceeded) {
@@ -67,15 +66,11 @@ func TestCloseAbortsTheCallInFlight(t *testing.T) {
 		_, err := c.RoundTrip(context.Background(), 18, 0, false, nil)
 		done <- err
 	}()
-	for {
+	testwait.Until(t, 10*time.Second, "the client to connect", func() bool {
 		c.mu.Lock()
-		connected := c.nc != nil
-		c.mu.Unlock()
-		if connected {
-			break
-		}
-		time.Sleep(time.Millisecond)
-	}
+		defer c.mu.Unlock()
+		return c.nc != nil
+	})
 	c.Close()
 	select {
 	case err := <-done:

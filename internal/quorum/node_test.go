@@ -13,6 +13,7 @@ import (
 	pb "go.etcd.io/raft/v3/raftpb"
 
 	"weir/internal/metadata"
+	"weir/internal/testwait"
 	"weir/internal/vfs/vfstest"
 )
 
@@ -161,23 +162,11 @@ func imageRecords(img *metadata.Image) []metadata.Record {
 	return out
 }
 
-// eventually polls cond until it holds or the deadline passes.
-func eventually(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(2 * time.Millisecond)
-	}
-}
-
 // leader waits until some node is the active leader and returns it.
 func (c *cluster) leader() *member {
 	c.t.Helper()
 	var l *member
-	eventually(c.t, "a leader", func() bool {
+	testwait.Until(c.t, 10*time.Second, "a leader", func() bool {
 		for _, m := range c.ms {
 			if m.cancel != nil && m.node.Status().Active {
 				l = m
@@ -215,7 +204,7 @@ func (c *cluster) waitTopics(names ...string) {
 			continue
 		}
 		for _, n := range names {
-			eventually(c.t, fmt.Sprintf("node %d to see topic %s", m.id, n), func() bool { return m.image().Topics[n] != nil })
+			testwait.Until(c.t, 10*time.Second, fmt.Sprintf("node %d to see topic %s", m.id, n), func() bool { return m.image().Topics[n] != nil })
 		}
 	}
 }
@@ -262,7 +251,7 @@ func TestMinorityRefusesWrites(t *testing.T) {
 		}
 	}
 	// check-quorum makes the leader step down; nothing can commit.
-	eventually(t, "the isolated leader to step down", func() bool { return !l.node.Status().Active })
+	testwait.Until(t, 10*time.Second, "the isolated leader to step down", func() bool { return !l.node.Status().Active })
 	if _, err := l.node.Append([]metadata.Record{&metadata.TopicRecord{Name: "y"}}); !errors.Is(err, ErrNotLeader) {
 		t.Fatalf("append without a quorum: %v", err)
 	}
@@ -320,7 +309,7 @@ func TestNodeClock(t *testing.T) {
 	done := make(chan error, 1)
 	go func() { done <- node.Run(ctx) }()
 	defer func() { cancel(); <-done }()
-	eventually(t, "the single voter to become active", func() bool { return node.Status().Active })
+	testwait.Until(t, 10*time.Second, "the single voter to become active", func() bool { return node.Status().Active })
 	node.ObserverFetched(7, node.EndOffset())
 	s := node.Status()
 	if len(s.Voters) != 1 || !s.Voters[0].LastFetch.Equal(at) || !s.Voters[0].LastCaughtUp.Equal(at) {

@@ -17,6 +17,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"weir/internal/log"
+	"weir/internal/testwait"
 )
 
 // fakeCoordinator answers AddPartitionsToTxn on a loopback port: each
@@ -140,13 +141,9 @@ func TestTxnVerifierBatchesPerCoordinator(t *testing.T) {
 	// While it is out, checks queue: one per transactional id, the newest
 	// epoch winning.
 	b := verify("b", 0, tp(2))
-	for v.queued(1) != 1 {
-		time.Sleep(time.Millisecond)
-	}
+	testwait.Until(t, 10*time.Second, "one queued verification", func() bool { return v.queued(1) == 1 })
 	c1 := verify("c", 1, tp(3))
-	for v.queued(1) != 2 {
-		time.Sleep(time.Millisecond)
-	}
+	testwait.Until(t, 10*time.Second, "two queued verifications", func() bool { return v.queued(1) == 2 })
 	c2 := verify("c", 2, tp(3))
 	if r := <-c1; r.err != nil || r.codes[tp(3)] != kerr.InvalidProducerEpoch.Code {
 		t.Fatalf("replaced by a newer epoch: %+v", r)

@@ -15,6 +15,7 @@ import (
 
 	"weir/internal/coordinator"
 	"weir/internal/metadata"
+	"weir/internal/testwait"
 )
 
 // memLog is an in-memory __transaction_state whose appends complete on
@@ -144,31 +145,22 @@ func TestService(t *testing.T) {
 			id := string(rune('a' + i))
 			var pid int64
 			var epoch int16
-			for {
+			var code int16
+			if err := testwait.Poll(10*time.Second, func() error {
 				r := call(t, s, initReq(id, 60000)).(*kmsg.InitProducerIDResponse)
-				if r.ErrorCode == kerr.CoordinatorLoadInProgress.Code {
-					time.Sleep(time.Millisecond)
-					continue
-				}
-				if r.ErrorCode != 0 {
-					t.Errorf("%s: InitProducerId: %v", id, kerr.ErrorForCode(r.ErrorCode))
-					return
-				}
-				pid, epoch = r.ProducerID, r.ProducerEpoch
-				break
+				code, pid, epoch = r.ErrorCode, r.ProducerID, r.ProducerEpoch
+				return waitOn(code, kerr.CoordinatorLoadInProgress)
+			}); err != nil || code != 0 {
+				t.Errorf("%s: InitProducerId: %v", id, kerr.ErrorForCode(code))
+				return
 			}
 			for round := range 3 {
-				for {
-					code := addCode(t, call(t, s, addReq(id, pid, epoch, tp("t", int32(i%4)), tp("t", int32(round%4)))))
-					if code == kerr.ConcurrentTransactions.Code {
-						time.Sleep(time.Millisecond)
-						continue
-					}
-					if code != 0 {
-						t.Errorf("%s: AddPartitionsToTxn: %v", id, kerr.ErrorForCode(code))
-						return
-					}
-					break
+				if err := testwait.Poll(10*time.Second, func() error {
+					code = addCode(t, call(t, s, addReq(id, pid, epoch, tp("t", int32(i%4)), tp("t", int32(round%4)))))
+					return waitOn(code, kerr.ConcurrentTransactions)
+				}); err != nil || code != 0 {
+					t.Errorf("%s: AddPartitionsToTxn: %v", id, kerr.ErrorForCode(code))
+					return
 				}
 				if code := call(t, s, endReq(id, pid, epoch, round != 1)).(*kmsg.EndTxnResponse).ErrorCode; code != 0 {
 					t.Errorf("%s: EndTxn: %v", id, kerr.ErrorForCode(code))
@@ -183,15 +175,14 @@ func TestService(t *testing.T) {
 		r.TransactionalIDs = []string{id}
 		return call(t, s, r).(*kmsg.DescribeTransactionsResponse).TransactionStates[0]
 	}
-	deadline := time.Now().Add(10 * time.Second)
 	for i := range 12 {
 		id := string(rune('a' + i))
-		for describe(s, id).State != "CompleteCommit" {
-			if time.Now().After(deadline) {
-				t.Fatalf("%s is %s, want CompleteCommit", id, describe(s, id).State)
+		testwait.For(t, 10*time.Second, id+" in CompleteCommit", func() error {
+			if st := describe(s, id).State; st != "CompleteCommit" {
+				return fmt.Errorf("%s is %s", id, st)
 			}
-			time.Sleep(time.Millisecond)
-		}
+			return nil
+		})
 	}
 	cl.mu.Lock()
 	if cl.blocks < 3 {
@@ -212,16 +203,12 @@ func TestService(t *testing.T) {
 	}
 	for i := range 12 {
 		id := string(rune('a' + i))
-		for {
-			d := describe(s2, id)
-			if d.ErrorCode == kerr.CoordinatorLoadInProgress.Code {
-				time.Sleep(time.Millisecond)
-				continue
-			}
-			if d.State != "CompleteCommit" {
-				t.Fatalf("%s loaded as %+v", id, d)
-			}
-			break
+		var d kmsg.DescribeTransactionsResponseTransactionState
+		if err := testwait.Poll(10*time.Second, func() error {
+			d = describe(s2, id)
+			return waitOn(d.ErrorCode, kerr.CoordinatorLoadInProgress)
+		}); err != nil || d.State != "CompleteCommit" {
+			t.Fatalf("%s loaded as %+v", id, d)
 		}
 	}
 	// Resigned: NOT_COORDINATOR.
@@ -229,4 +216,13 @@ func TestService(t *testing.T) {
 	if d := describe(s2, "a"); d.ErrorCode != kerr.NotCoordinator.Code {
 		t.Fatalf("after resigning: %+v", d)
 	}
+}
+
+// waitOn reports code as an error to wait on when it is the transient
+// error want, and nil (stop waiting) for success and any other error.
+func waitOn(code int16, want *kerr.Error) error {
+	if code == want.Code {
+		return want
+	}
+	return nil
 }
