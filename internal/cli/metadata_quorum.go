@@ -45,6 +45,8 @@ answers, so list them all). Exactly one of the two is required.
 
   describe --status        a summary of the quorum
   describe --replication   one row per replica of the metadata log
+  add-controller           add a voter (KIP-853): not supported by weir's
+  remove-controller        remove a voter      static quorum; see their --help
 
 --status prints:
 
@@ -87,7 +89,7 @@ LastCaughtUpTimestamp (ms since the epoch; -1 when unknown; with
 	pf.StringVar(&f.bootstrapServer, "bootstrap-server", "", "broker(s) to connect through, host:port[,host:port]")
 	pf.StringVar(&f.commandConfig, "command-config", "", "a client properties file (PLAINTEXT settings only: see weir topics --help)")
 	pf.StringVar(&f.bootstrapController, "bootstrap-controller", "", "controller(s) to connect to, host:port[,host:port]")
-	cmd.AddCommand(newMetadataQuorumDescribeCommand(&f))
+	cmd.AddCommand(newMetadataQuorumDescribeCommand(&f), newMetadataQuorumAddControllerCommand(&f), newMetadataQuorumRemoveControllerCommand(&f))
 	return cmd
 }
 

@@ -3,6 +3,8 @@ package cli
 import (
 	"bytes"
 	"context"
+	"os"
+	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
@@ -13,6 +15,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 	"github.com/twmb/franz-go/pkg/kversion"
 
+	"weir/internal/server"
 	"weir/internal/servertest"
 )
 
@@ -405,4 +408,46 @@ func TestMetadataQuorumAnswerErrors(t *testing.T) {
 			t.Errorf("%s: %v, want %q", c.name, err, c.want)
 		}
 	}
+}
+
+// weir's quorum has a static voter set: add-controller and
+// remove-controller fail against it with Kafka's message and say why; their
+// dry runs and bad input behave as Kafka's tool.
+func TestMetadataQuorumAddRemoveController(t *testing.T) {
+	n := quorumNode(t)
+	metaDir := filepath.Join(n.Dir, "metadata")
+	mp, _, err := server.ReadMetaProperties(metaDir)
+	if err != nil || mp.DirectoryID == "" {
+		t.Fatalf("meta.properties of %s: %+v, %v", metaDir, mp, err)
+	}
+	props := filepath.Join(t.TempDir(), "controller-4.properties")
+	write := func(content string) {
+		if err := os.WriteFile(props, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("node.id=4\nprocess.roles=controller\nmetadata.log.dir=" + metaDir + "\ncontroller.listener.names=CONTROLLER\nlisteners=CONTROLLER://:29094\nadvertised.listeners=CONTROLLER://c4:29094\n")
+	var tr transcript
+	tr.sub(mp.DirectoryID, "<directory id>")
+	tr.sub(props, "<props>")
+	tr.sub(n.Dir, "<dir>")
+	q := func(args ...string) toolRun {
+		return tr.run(t, append([]string{"metadata-quorum", "--bootstrap-server", n.Addr}, args...)...)
+	}
+	q("--command-config", props, "add-controller", "--dry-run")
+	q("--command-config", props, "add-controller")
+	q("remove-controller", "--controller-id", "1", "--controller-directory-id", mp.DirectoryID, "--dry-run")
+	q("remove-controller", "-i", "1", "-d", mp.DirectoryID)
+
+	q("add-controller")
+	q("remove-controller", "--controller-id", "1")
+	q("remove-controller", "--controller-id", "-1", "--controller-directory-id", mp.DirectoryID)
+	q("remove-controller", "--controller-id", "1", "--controller-directory-id", "nope")
+	write("process.roles=controller\n")
+	q("--command-config", props, "add-controller")
+	write("node.id=4\nprocess.roles=broker\n")
+	q("--command-config", props, "add-controller")
+	write("node.id=4\nprocess.roles=controller\nmetadata.log.dir=" + metaDir + "\ncontroller.listener.names=CONTROLLER\n")
+	q("--command-config", props, "add-controller")
+	checkGolden(t, "metadata_quorum_voters.txt", tr.String())
 }

@@ -387,7 +387,7 @@ aborted (see abort).`,
 			}
 			return txnRun(cmd, f, func(ctx context.Context, cl *kgo.Client, adm *kadm.Client, out io.Writer) error {
 				hanging, err := findHanging(ctx, cl, adm, topic, fl.Changed("partition"), partition, broker,
-					time.Duration(maxTimeoutMin)*time.Minute)
+					time.Duration(maxTimeoutMin)*time.Minute, false)
 				if err != nil {
 					return err
 				}
@@ -413,8 +413,10 @@ aborted (see abort).`,
 
 // findHanging is kafka-transactions.sh's search: candidate open
 // transactions older than maxTimeout, then those no coordinator will end.
+// skipOffline leaves out partitions without a leader (which Kafka's tool
+// fails on).
 func findHanging(ctx context.Context, cl *kgo.Client, adm *kadm.Client, topic string, onePartition bool, partition, broker int32,
-	maxTimeout time.Duration) ([]kadm.DescribedProducer, error) {
+	maxTimeout time.Duration, skipOffline bool) ([]kadm.DescribedProducer, error) {
 	var topics []string
 	if topic != "" {
 		topics = []string{topic}
@@ -438,7 +440,7 @@ func findHanging(ctx context.Context, cl *kgo.Client, adm *kadm.Client, topic st
 				return nil, fmt.Errorf("Failed to describe %d topics: %w", len(topics), t.Err)
 			}
 			for _, p := range t.Partitions.Sorted() {
-				if broker < 0 || slices.Contains(p.Replicas, broker) {
+				if (broker < 0 || slices.Contains(p.Replicas, broker)) && !(skipOffline && p.Leader < 0) {
 					tps.Add(t.Topic, p.Partition)
 				}
 			}

@@ -46,6 +46,13 @@ func tableRows(out string) [][]string {
 // does not verify), as a client of before KIP-890 could after a timeout.
 func openHangingTxn(t *testing.T, ctx context.Context, cl *kgo.Client, txnID, topic string) (int64, int16) {
 	t.Helper()
+	return openHangingTxnVia(t, ctx, cl, cl, txnID, topic)
+}
+
+// openHangingTxnVia is openHangingTxn with the transactional batch sent
+// through leader (topic-0's leader, in a cluster).
+func openHangingTxnVia(t *testing.T, ctx context.Context, cl *kgo.Client, leader kmsg.Requestor, txnID, topic string) (int64, int16) {
+	t.Helper()
 	ip := kmsg.NewPtrInitProducerIDRequest()
 	ip.TransactionalID, ip.TransactionTimeoutMillis = &txnID, 60000
 	var resp *kmsg.InitProducerIDResponse
@@ -79,7 +86,7 @@ func openHangingTxn(t *testing.T, ctx context.Context, cl *kgo.Client, txnID, to
 	pp.Records = b
 	pt.Partitions = append(pt.Partitions, pp)
 	pr.Topics = append(pr.Topics, pt)
-	presp, err := pr.RequestWith(ctx, cl)
+	presp, err := pr.RequestWith(ctx, leader)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -51,6 +51,9 @@ type Options struct {
 	// Defaults (and over the listeners, quorum and directories the
 	// harness sets).
 	Overrides map[string]string
+	// NodeOverrides are keys for one node, by node.id, applied last (a
+	// broker.rack per node, say).
+	NodeOverrides map[int32]map[string]string
 	// Logs shows the nodes' logs (debug level) on stderr.
 	Logs bool
 }
@@ -221,6 +224,9 @@ func (c *Cluster) props(n *Node) map[string]string {
 		p["process.roles"], p["listeners"] = "broker", "PLAINTEXT://"+n.Addr
 	}
 	for k, v := range c.opts.Overrides {
+		p[k] = v
+	}
+	for k, v := range c.opts.NodeOverrides[n.ID] {
 		p[k] = v
 	}
 	return p

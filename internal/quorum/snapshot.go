@@ -56,12 +56,18 @@ func controlBatch(typ int16, value []byte) (record.Batch, error) {
 }
 
 func (s *snapshot) encode() ([]byte, error) {
+	return EncodeSnapshot(SnapshotHeader{s.Index, s.Term, s.EndOffset, s.Voters}, s.Records)
+}
+
+// EncodeSnapshot returns the bytes of a snapshot file: header h, then recs
+// in batches, then the footer.
+func EncodeSnapshot(h SnapshotHeader, recs []metadata.Record) ([]byte, error) {
 	hdr := binary.BigEndian.AppendUint16(nil, 0)
-	hdr = binary.BigEndian.AppendUint64(hdr, s.Index)
-	hdr = binary.BigEndian.AppendUint64(hdr, s.Term)
-	hdr = binary.BigEndian.AppendUint64(hdr, uint64(s.EndOffset))
-	hdr = binary.BigEndian.AppendUint32(hdr, uint32(len(s.Voters)))
-	for _, v := range s.Voters {
+	hdr = binary.BigEndian.AppendUint64(hdr, h.RaftIndex)
+	hdr = binary.BigEndian.AppendUint64(hdr, h.RaftTerm)
+	hdr = binary.BigEndian.AppendUint64(hdr, uint64(h.EndOffset))
+	hdr = binary.BigEndian.AppendUint32(hdr, uint32(len(h.Voters)))
+	for _, v := range h.Voters {
 		hdr = binary.BigEndian.AppendUint32(hdr, uint32(v))
 	}
 	b, err := controlBatch(controlSnapshotHeader, hdr)
@@ -69,8 +75,8 @@ func (s *snapshot) encode() ([]byte, error) {
 		return nil, err
 	}
 	out := append([]byte(nil), b...)
-	for i := 0; i < len(s.Records); i += recordsPerBatch {
-		b, err := EncodeBatch(s.Records[i:min(i+recordsPerBatch, len(s.Records))], 0)
+	for i := 0; i < len(recs); i += recordsPerBatch {
+		b, err := EncodeBatch(recs[i:min(i+recordsPerBatch, len(recs))], 0)
 		if err != nil {
 			return nil, err
 		}
@@ -128,6 +134,24 @@ func decodeSnapshot(data []byte) (*snapshot, error) {
 		return nil, errors.New("snapshot: truncated (no header or footer)")
 	}
 	return s, nil
+}
+
+// SnapshotHeader is the value of a snapshot file's SnapshotHeader control
+// record, decoded (weir's layout above, not Kafka's SnapshotHeaderRecord),
+// for offline tools (weir dump-log).
+type SnapshotHeader struct {
+	RaftIndex, RaftTerm uint64
+	EndOffset           int64
+	Voters              []int32
+}
+
+// DecodeSnapshotHeader decodes the value of a SnapshotHeader record.
+func DecodeSnapshotHeader(v []byte) (SnapshotHeader, error) {
+	s, err := decodeSnapshotHeader(v)
+	if err != nil {
+		return SnapshotHeader{}, err
+	}
+	return SnapshotHeader{s.Index, s.Term, s.EndOffset, s.Voters}, nil
 }
 
 func decodeSnapshotHeader(v []byte) (*snapshot, error) {

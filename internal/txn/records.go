@@ -104,3 +104,72 @@ func sortedIDs[V any](m map[string]V) []string {
 	slices.Sort(ids)
 	return ids
 }
+
+// Described is a __transaction_state record decoded for display, in the
+// JSON form of Kafka's TransactionLogKey and TransactionLogValue
+// converters: the key's version and fields, the value's version and fields
+// (nil for a tombstone). ok is false for a key of another version, which
+// Kafka's tool reports as unknown.
+type Described struct {
+	KeyVersion   int16
+	Key          any
+	ValueVersion int16
+	Value        any
+}
+
+// Describe decodes a record of __transaction_state with the coordinator's
+// decoders, for offline tools (weir dump-log --transaction-log-decoder).
+func Describe(r Record) (d Described, ok bool, err error) {
+	if len(r.Key) < 2 {
+		return d, false, fmt.Errorf("%w: key of %d bytes", ErrBadRecord, len(r.Key))
+	}
+	d.KeyVersion = int16(binary.BigEndian.Uint16(r.Key))
+	if r.Value != nil && len(r.Value) >= 2 {
+		d.ValueVersion = int16(binary.BigEndian.Uint16(r.Value))
+	}
+	id, meta, ok, err := decodeRecord(r)
+	if err != nil || !ok {
+		return d, ok, err
+	}
+	d.Key = struct {
+		TransactionalID string `json:"transactionalId"`
+	}{id}
+	if meta == nil {
+		return d, true, nil
+	}
+	v := kmsg.NewTxnMetadataValue()
+	if err := v.ReadFrom(r.Value); err != nil {
+		return d, true, err
+	}
+	type partitions struct {
+		Topic        string  `json:"topic"`
+		PartitionIDs []int32 `json:"partitionIds"`
+	}
+	var parts []partitions // null in state Empty, as written
+	if v.Topics != nil {
+		parts = []partitions{}
+		for _, t := range v.Topics {
+			parts = append(parts, partitions{t.Topic, t.Partitions})
+		}
+	}
+	out := struct {
+		ProducerID         int64        `json:"producerId"`
+		PreviousProducerID *int64       `json:"previousProducerId,omitempty"` // v1+
+		NextProducerID     *int64       `json:"nextProducerId,omitempty"`     // v1+
+		ProducerEpoch      int16        `json:"producerEpoch"`
+		NextProducerEpoch  *int16       `json:"nextProducerEpoch,omitempty"` // v1+
+		TimeoutMs          int32        `json:"transactionTimeoutMs"`
+		Status             int8         `json:"transactionStatus"`
+		Partitions         []partitions `json:"transactionPartitions"`
+		LastUpdateMs       int64        `json:"transactionLastUpdateTimestampMs"`
+		StartMs            int64        `json:"transactionStartTimestampMs"`
+		ClientTxnVersion   *int16       `json:"clientTransactionVersion,omitempty"` // v1+
+	}{ProducerID: v.ProducerID, ProducerEpoch: v.ProducerEpoch, TimeoutMs: v.TimeoutMillis, Status: int8(v.State),
+		Partitions: parts, LastUpdateMs: v.LastUpdateTimestamp, StartMs: v.StartTimestamp}
+	if v.Version >= 1 {
+		out.PreviousProducerID, out.NextProducerID = &v.PreviousProducerID, &v.NextProducerID
+		out.NextProducerEpoch, out.ClientTxnVersion = &v.NextProducerEpoch, &v.ClientTransactionVersion
+	}
+	d.Value = out
+	return d, true, nil
+}

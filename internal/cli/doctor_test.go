@@ -1,0 +1,302 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"weir/internal/clustertest"
+)
+
+// runDoctor runs weir doctor with --output json and returns its findings
+// and exit code.
+func runDoctor(t *testing.T, bs string, args ...string) ([]finding, toolRun) {
+	t.Helper()
+	r := runTool(t, append([]string{"doctor", "--bootstrap-server", bs, "--output", "json"}, args...)...)
+	var out struct{ Findings []finding }
+	if err := json.Unmarshal([]byte(r.out), &out); err != nil {
+		t.Fatalf("doctor printed no JSON (%v): %+v", err, r)
+	}
+	if (r.code == 1) != (len(out.Findings) > 0) || r.code > 1 {
+		t.Fatalf("doctor exited %d with %d findings: %+v", r.code, len(out.Findings), r)
+	}
+	return out.Findings, r
+}
+
+func findingOf(fs []finding, check, subject string) (finding, bool) {
+	for _, f := range fs {
+		if f.Check == check && f.Subject == subject {
+			return f, true
+		}
+	}
+	return finding{}, false
+}
+
+// runFix runs a finding's fix when it is one weir command.
+func runFix(t *testing.T, f finding) {
+	t.Helper()
+	args := strings.Fields(f.Fix)
+	if args[0] != "weir" || strings.ContainsAny(f.Fix, "&|>(") {
+		t.Fatalf("fix of %s is not one command: %s", f.Check, f.Fix)
+	}
+	if r := runTool(t, args[1:]...); r.code != 0 {
+		t.Fatalf("fix %q: %+v", f.Fix, r)
+	}
+}
+
+// A cluster set up with every misconfiguration doctor knows: each is
+// found, with its fix; the fixes that are one command are run, and their
+// findings go. Then a node stops, and its offline, under-replicated and
+// at-min-ISR partitions are found.
+func TestDoctorFindsEachMisconfiguration(t *testing.T) {
+	c := clustertest.New(t, clustertest.Options{Nodes: 3, Overrides: map[string]string{
+		"offsets.topic.replication.factor":          "3",
+		"offsets.topic.num.partitions":              "3",
+		"transaction.state.log.replication.factor":  "3",
+		"transaction.state.log.num.partitions":      "3",
+		"transaction.state.log.min.isr":             "2",
+		"min.insync.replicas":                       "2",
+		"auto.leader.rebalance.enable":              "false",
+		"transaction.partition.verification.enable": "false",
+	}, NodeOverrides: map[int32]map[string]string{
+		1: {"broker.rack": "r1"}, 2: {"broker.rack": "r1"}, 3: {"broker.rack": "r2"},
+	}})
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	bs := c.Node(0).Addr
+	cl := c.Client(t)
+	adm := kadm.NewClient(cl)
+	create := func(topic string, args ...string) {
+		t.Helper()
+		if r := runTool(t, append([]string{"topics", "--bootstrap-server", bs, "--create", "--topic", topic}, args...)...); r.code != 0 {
+			t.Fatalf("create %s: %+v", topic, r)
+		}
+	}
+	create("weak", "--partitions", "1", "--replication-factor", "3", "--config", "min.insync.replicas=1")
+	create("unclean", "--replica-assignment", "1:3", "--config", "unclean.leader.election.enable=true")
+	create("big", "--replica-assignment", "1", "--config", "max.message.bytes=5242880")
+	create("onerack", "--replica-assignment", "1:2")
+	create("pref", "--replica-assignment", "1:3")
+	skewed := strings.TrimSuffix(strings.Repeat("1,", 30), ",")
+	create("skewed", "--replica-assignment", skewed)
+	create("heavy", "--replica-assignment", "2", "--config", "min.insync.replicas=1")
+	create("events", "--replica-assignment", "1:2:3")
+	create("hang", "--replica-assignment", "1:2:3")
+	create("urp", "--replica-assignment", "1:2:3")
+	create("offline", "--replica-assignment", "3")
+	settled(t, c)
+
+	// pref: the same replicas in another order, so that 3 is preferred
+	// while 1 keeps leading.
+	plan := t.TempDir() + "/plan.json"
+	if err := os.WriteFile(plan, []byte(`{"version":1,"partitions":[{"topic":"pref","partition":0,"replicas":[3,1]}]}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if r := runTool(t, "reassign-partitions", "--bootstrap-server", bs, "--execute", "--reassignment-json-file", plan); r.code != 0 {
+		t.Fatalf("reassign pref: %+v", r)
+	}
+	clustertest.Eventually(t, 30*time.Second, "pref reordered", func() error {
+		md, err := adm.Metadata(ctx, "pref")
+		if err != nil {
+			return err
+		}
+		p := md.Topics["pref"].Partitions[0]
+		if len(p.Replicas) != 2 || p.Replicas[0] != 3 || p.Leader != 1 {
+			return fmt.Errorf("pref-0: replicas %v leader %d", p.Replicas, p.Leader)
+		}
+		return nil
+	})
+
+	// heavy: 3 MB on broker 2 (random, so that compression keeps it so).
+	value := make([]byte, 100<<10)
+	rand.NewChaCha8([32]byte{1}).Read(value)
+	for i := 0; i < 30; i++ {
+		if err := cl.ProduceSync(ctx, &kgo.Record{Topic: "heavy", Value: value}).FirstErr(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	openHangingTxnVia(t, ctx, cl, cl.Broker(1), "h", "hang")
+
+	// stuck: a group whose committed offset stays while events grow;
+	// nocommit: a group with a member that commits nothing.
+	if err := cl.ProduceSync(ctx, &kgo.Record{Topic: "events", Value: []byte("e")}).FirstErr(); err != nil {
+		t.Fatal(err)
+	}
+	var offs kadm.Offsets
+	offs.Add(kadm.Offset{Topic: "events", Partition: 0, At: 0, LeaderEpoch: -1})
+	if _, err := adm.CommitOffsets(ctx, "stuck", offs); err != nil {
+		t.Fatal(err)
+	}
+	consumer, err := kgo.NewClient(kgo.SeedBrokers(c.Seeds()...), kgo.ConsumerGroup("nocommit"), kgo.ConsumeTopics("events"), kgo.DisableAutoCommit())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer consumer.Close()
+	bg, stop := context.WithCancel(ctx)
+	var wg sync.WaitGroup
+	defer func() { stop(); wg.Wait() }()
+	wg.Add(2)
+	go func() {
+		defer wg.Done()
+		for bg.Err() == nil {
+			consumer.PollFetches(bg)
+		}
+	}()
+	go func() { // events keep coming
+		defer wg.Done()
+		for bg.Err() == nil {
+			cl.ProduceSync(bg, &kgo.Record{Topic: "events", Value: []byte("e")})
+			select {
+			case <-bg.Done():
+			case <-time.After(20 * time.Millisecond):
+			}
+		}
+	}()
+	clustertest.Eventually(t, 30*time.Second, "nocommit stable", func() error {
+		ds, err := adm.DescribeGroups(ctx, "nocommit")
+		if err != nil {
+			return err
+		}
+		if d := ds["nocommit"]; d.State != "Stable" || len(d.Members) != 1 {
+			return fmt.Errorf("nocommit: %s with %d members", d.State, len(d.Members))
+		}
+		return nil
+	})
+
+	args := []string{"--lag-interval", "1s", "--max-transaction-timeout", "0", "--imbalance-min-bytes", "1048576"}
+	findings, _ := runDoctor(t, bs, args...)
+	expected := []struct {
+		check, subject, fix string // fix: "" when not one command
+	}{
+		{"min-insync-replicas", "topic weak", "weir configs --bootstrap-server " + bs + " --entity-type topics --entity-name weak --alter --add-config min.insync.replicas=2"},
+		{"unclean-leader-election", "topic unclean", "weir configs --bootstrap-server " + bs + " --entity-type topics --entity-name unclean --alter --add-config unclean.leader.election.enable=false"},
+		{"max-message-bytes", "topic big", "weir configs --bootstrap-server " + bs + " --entity-type topics --entity-name big --alter --add-config max.message.bytes=1048588"},
+		{"single-rack", "partition onerack-0", ""},
+		{"preferred-leader", "partition pref-0", "weir leader-election --bootstrap-server " + bs + " --election-type PREFERRED --topic pref --partition 0"},
+		{"leader-imbalance", "broker 1", ""},
+		{"bytes-imbalance", "broker 2", ""},
+		{"group-lag-growing", "group stuck", ""},
+		{"group-no-commits", "group nocommit", ""},
+		{"hanging-transaction", "", ""},
+	}
+	for _, e := range expected {
+		f, ok := findingOf(findings, e.check, e.subject)
+		if e.check == "hanging-transaction" {
+			for _, x := range findings {
+				if x.Check == e.check && strings.HasPrefix(x.Subject, "partition hang-0, producer ") {
+					f, ok = x, true
+					e.fix = x.Fix
+				}
+			}
+		}
+		switch {
+		case !ok:
+			t.Errorf("no %s finding for %q in %+v", e.check, e.subject, findings)
+		case e.fix != "" && f.Fix != e.fix:
+			t.Errorf("%s fix:\n%s\nwant\n%s", e.check, f.Fix, e.fix)
+		case e.fix != "":
+			runFix(t, f)
+		}
+	}
+	if t.Failed() {
+		return
+	}
+	settled(t, c)
+	clustertest.Eventually(t, 30*time.Second, "fixed findings gone", func() error {
+		findings, _ := runDoctor(t, bs, "--lag-interval", "0", "--max-transaction-timeout", "0", "--imbalance-min-bytes", "1048576")
+		for _, e := range expected {
+			if _, ok := findingOf(findings, e.check, e.subject); ok && e.fix != "" || e.check == "hanging-transaction" && hasCheck(findings, e.check) {
+				return fmt.Errorf("%s %s still found", e.check, e.subject)
+			}
+		}
+		return nil
+	})
+	stop()
+	wg.Wait()
+
+	// Node 3 stops: offline is offline, urp at its minimum ISR.
+	c.Stop(2)
+	clustertest.Eventually(t, 30*time.Second, "a stopped node's partitions found", func() error {
+		findings, _ := runDoctor(t, bs, "--lag-interval", "0")
+		for _, e := range [][2]string{{"offline-partition", "partition offline-0"}, {"under-replicated", "partition urp-0"}, {"at-min-isr", "partition urp-0"}} {
+			f, ok := findingOf(findings, e[0], e[1])
+			if !ok {
+				return fmt.Errorf("no %s for %s in %+v", e[0], e[1], findings)
+			}
+			if !strings.HasPrefix(f.Fix, "start broker 3 again") {
+				return fmt.Errorf("%s fix: %s", e[0], f.Fix)
+			}
+		}
+		return nil
+	})
+}
+
+func hasCheck(fs []finding, check string) bool {
+	for _, f := range fs {
+		if f.Check == check {
+			return true
+		}
+	}
+	return false
+}
+
+// A well-configured cluster in use has no findings: exit 0, and the text
+// output says so.
+func TestDoctorCleanCluster(t *testing.T) {
+	c := clustertest.New(t, clustertest.Options{Nodes: 3})
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	bs := c.Node(0).Addr
+	cl := c.Client(t)
+	if r := runTool(t, "topics", "--bootstrap-server", bs, "--create", "--topic", "orders", "--partitions", "3", "--replication-factor", "3", "--config", "min.insync.replicas=2"); r.code != 0 {
+		t.Fatalf("create: %+v", r)
+	}
+	settled(t, c)
+	for i := 0; i < 10; i++ {
+		if err := cl.ProduceSync(ctx, &kgo.Record{Topic: "orders", Value: []byte("v")}).FirstErr(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	adm := kadm.NewClient(cl)
+	ends, err := adm.ListEndOffsets(ctx, "orders")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var offs kadm.Offsets
+	ends.Each(func(o kadm.ListedOffset) {
+		offs.Add(kadm.Offset{Topic: o.Topic, Partition: o.Partition, At: o.Offset, LeaderEpoch: -1})
+	})
+	if _, err := adm.CommitOffsets(ctx, "billing", offs); err != nil {
+		t.Fatal(err)
+	}
+	settled(t, c)
+	findings, _ := runDoctor(t, bs, "--lag-interval", "500ms")
+	if len(findings) > 0 {
+		t.Fatalf("findings on a clean cluster: %+v", findings)
+	}
+	if r := runTool(t, "doctor", "--bootstrap-server", bs, "--lag-interval", "0"); r.code != 0 || r.out != "No findings.\n" {
+		t.Fatalf("text output on a clean cluster: %+v", r)
+	}
+	// Bad input.
+	for _, tc := range []struct {
+		args []string
+		err  string
+	}{
+		{[]string{"doctor"}, `Missing required argument "[bootstrap-server]"`},
+		{[]string{"doctor", "--bootstrap-server", bs, "--output", "yaml"}, `--output must be text or json, not "yaml"`},
+		{[]string{"doctor", "--bootstrap-server", bs, "--imbalance-ratio", "1"}, "--imbalance-ratio must be above 1"},
+	} {
+		if r := runTool(t, tc.args...); r.code != 1 || !strings.HasPrefix(r.err, tc.err+"\n") {
+			t.Errorf("%v: %+v, want exit 1 and %q", tc.args, r, tc.err)
+		}
+	}
+}
