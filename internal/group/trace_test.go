@@ -71,9 +71,9 @@ func (s *script) init(d *datadriven.TestData) {
 	for _, a := range d.CmdArgs {
 		switch a.Key {
 		case "initial-delay":
-			s.cfg.InitialRebalanceDelay = duration(s.t, a.Vals[0])
+			s.cfg.InitialRebalanceDelay = tracetest.DurationOr(s.t, d, a.Key, 0)
 		case "retention":
-			s.cfg.OffsetsRetention = duration(s.t, a.Vals[0])
+			s.cfg.OffsetsRetention = tracetest.DurationOr(s.t, d, a.Key, 0)
 		default:
 			d.Fatalf(s.t, "unknown argument %s", a.Key)
 		}
@@ -107,7 +107,7 @@ func (s *script) run(t *testing.T, d *datadriven.TestData) string {
 		}
 		s.apply(s.c.SetTopics(s.now, topics))
 	case "advance":
-		end := s.now.Add(duration(t, d.CmdArgs[0].Key))
+		end := s.now.Add(advanceBy(t, d))
 		ticked := time.Time{}
 		for !s.deadline.IsZero() && !s.deadline.After(end) {
 			s.now = maxTime(s.now, s.deadline)
@@ -126,7 +126,7 @@ func (s *script) run(t *testing.T, d *datadriven.TestData) string {
 	case "fail":
 		code := kerr.NotLeaderForPartition
 		if d.HasArg("code") {
-			code = codeNamed(t, d, arg(d, "code"))
+			code = tracetest.ErrorNamed(t, d, tracetest.Arg(d, "code"))
 		}
 		ws := s.pending
 		s.pending = nil
@@ -135,9 +135,9 @@ func (s *script) run(t *testing.T, d *datadriven.TestData) string {
 			s.apply(s.c.Persisted(s.now, w.ID, -1, code))
 		}
 	case "unload":
-		s.apply(s.c.UnloadPartition(s.now, int32(num(t, d, "partition"))))
+		s.apply(s.c.UnloadPartition(s.now, int32(tracetest.Int(t, d, "partition"))))
 	case "reload":
-		p := int32(num(t, d, "partition"))
+		p := int32(tracetest.Int(t, d, "partition"))
 		s.c.BeginLoad(p)
 		rd, skipped := s.c.LoadPartition(s.now, p, s.log[p])
 		for _, err := range skipped {
@@ -145,9 +145,9 @@ func (s *script) run(t *testing.T, d *datadriven.TestData) string {
 		}
 		s.apply(rd)
 	case "marker":
-		g := arg(d, "group")
+		g := tracetest.Arg(d, "group")
 		p := s.c.PartitionFor(g)
-		pid := int64(num(t, d, "producer"))
+		pid := int64(tracetest.Int(t, d, "producer"))
 		commit := d.HasArg("commit")
 		off := int64(len(s.log[p]))
 		s.log[p] = append(s.log[p], LogRecord{Offset: off, Control: true, Transactional: true, ProducerID: pid,
@@ -176,7 +176,7 @@ func (s *script) send(d *datadriven.TestData, body kmsg.Request) {
 	s.tok++
 	req := Request{Token: s.tok, ClientID: "c", ClientHost: "/127.0.0.1", Body: body}
 	if d.HasArg("client") {
-		req.ClientID = arg(d, "client")
+		req.ClientID = tracetest.Arg(d, "client")
 	}
 	s.apply(s.c.Handle(s.now, req))
 }
@@ -258,14 +258,14 @@ func readable(body kmsg.Response) any {
 
 // request builds the request a directive names.
 func (s *script) request(t *testing.T, d *datadriven.TestData) kmsg.Request {
-	g := arg(d, "group")
+	g := tracetest.Arg(d, "group")
 	switch d.Cmd {
 	case "join":
 		r := kmsg.NewPtrJoinGroupRequest()
-		r.Version = int16(numOr(t, d, "version", 7))
-		r.Group, r.MemberID, r.InstanceID = g, arg(d, "member"), optArg(d, "instance")
-		r.SessionTimeoutMillis = int32(durOr(t, d, "session", 10*time.Second).Milliseconds())
-		r.RebalanceTimeoutMillis = int32(durOr(t, d, "rebalance", 20*time.Second).Milliseconds())
+		r.Version = int16(tracetest.IntOr(t, d, "version", 7))
+		r.Group, r.MemberID, r.InstanceID = g, tracetest.Arg(d, "member"), tracetest.OptArg(d, "instance")
+		r.SessionTimeoutMillis = int32(tracetest.DurationOr(t, d, "session", 10*time.Second).Milliseconds())
+		r.RebalanceTimeoutMillis = int32(tracetest.DurationOr(t, d, "rebalance", 20*time.Second).Milliseconds())
 		r.ProtocolType = consumerProtocolType
 		topics := []string{"t"}
 		if a, ok := d.Arg("topics"); ok {
@@ -282,8 +282,8 @@ func (s *script) request(t *testing.T, d *datadriven.TestData) kmsg.Request {
 	case "sync":
 		r := kmsg.NewPtrSyncGroupRequest()
 		r.Version = 5
-		r.Group, r.MemberID, r.Generation, r.InstanceID = g, arg(d, "member"), int32(num(t, d, "gen")), optArg(d, "instance")
-		r.ProtocolType, r.Protocol = optArg(d, "protocol-type"), optArg(d, "protocol")
+		r.Group, r.MemberID, r.Generation, r.InstanceID = g, tracetest.Arg(d, "member"), int32(tracetest.Int(t, d, "gen")), tracetest.OptArg(d, "instance")
+		r.ProtocolType, r.Protocol = tracetest.OptArg(d, "protocol-type"), tracetest.OptArg(d, "protocol")
 		if a, ok := d.Arg("assign"); ok {
 			for _, v := range a.Vals {
 				id, bytes, _ := strings.Cut(v, "=")
@@ -294,7 +294,7 @@ func (s *script) request(t *testing.T, d *datadriven.TestData) kmsg.Request {
 	case "heartbeat":
 		r := kmsg.NewPtrHeartbeatRequest()
 		r.Version = 4
-		r.Group, r.MemberID, r.Generation, r.InstanceID = g, arg(d, "member"), int32(num(t, d, "gen")), optArg(d, "instance")
+		r.Group, r.MemberID, r.Generation, r.InstanceID = g, tracetest.Arg(d, "member"), int32(tracetest.Int(t, d, "gen")), tracetest.OptArg(d, "instance")
 		return r
 	case "leave":
 		r := kmsg.NewPtrLeaveGroupRequest()
@@ -312,13 +312,13 @@ func (s *script) request(t *testing.T, d *datadriven.TestData) kmsg.Request {
 			}
 		} else {
 			r.Version = 2
-			r.MemberID = arg(d, "member")
+			r.MemberID = tracetest.Arg(d, "member")
 		}
 		return r
 	case "commit":
 		r := kmsg.NewPtrOffsetCommitRequest()
 		r.Version = 8
-		r.Group, r.MemberID, r.Generation = g, arg(d, "member"), int32(numOr(t, d, "gen", -1))
+		r.Group, r.MemberID, r.Generation = g, tracetest.Arg(d, "member"), int32(tracetest.IntOr(t, d, "gen", -1))
 		for _, o := range offsetsArg(t, d) {
 			if n := len(r.Topics); n == 0 || r.Topics[n-1].Topic != o.topic {
 				r.Topics = append(r.Topics, kmsg.OffsetCommitRequestTopic{Topic: o.topic})
@@ -331,8 +331,8 @@ func (s *script) request(t *testing.T, d *datadriven.TestData) kmsg.Request {
 		r := kmsg.NewPtrTxnOffsetCommitRequest()
 		r.Version = 3
 		r.TransactionalID, r.Group = "tx", g
-		r.ProducerID, r.ProducerEpoch = int64(num(t, d, "producer")), int16(numOr(t, d, "epoch", 0))
-		r.MemberID, r.Generation = arg(d, "member"), int32(numOr(t, d, "gen", -1))
+		r.ProducerID, r.ProducerEpoch = int64(tracetest.Int(t, d, "producer")), int16(tracetest.IntOr(t, d, "epoch", 0))
+		r.MemberID, r.Generation = tracetest.Arg(d, "member"), int32(tracetest.IntOr(t, d, "gen", -1))
 		for _, o := range offsetsArg(t, d) {
 			if n := len(r.Topics); n == 0 || r.Topics[n-1].Topic != o.topic {
 				r.Topics = append(r.Topics, kmsg.TxnOffsetCommitRequestTopic{Topic: o.topic})
@@ -354,7 +354,7 @@ func (s *script) request(t *testing.T, d *datadriven.TestData) kmsg.Request {
 	case "offset-delete":
 		r := kmsg.NewPtrOffsetDeleteRequest()
 		r.Group = g
-		rt := kmsg.OffsetDeleteRequestTopic{Topic: arg(d, "topic")}
+		rt := kmsg.OffsetDeleteRequestTopic{Topic: tracetest.Arg(d, "topic")}
 		a, _ := d.Arg("partitions")
 		for _, v := range a.Vals {
 			p, _ := strconv.Atoi(v)
@@ -381,13 +381,13 @@ func (s *script) request(t *testing.T, d *datadriven.TestData) kmsg.Request {
 	case "cg-heartbeat":
 		r := kmsg.NewPtrConsumerGroupHeartbeatRequest()
 		r.Version = 1
-		r.Group, r.MemberID, r.MemberEpoch = g, arg(d, "member"), int32(num(t, d, "epoch"))
-		r.InstanceID, r.ServerAssignor = optArg(d, "instance"), optArg(d, "assignor")
+		r.Group, r.MemberID, r.MemberEpoch = g, tracetest.Arg(d, "member"), int32(tracetest.Int(t, d, "epoch"))
+		r.InstanceID, r.ServerAssignor = tracetest.OptArg(d, "instance"), tracetest.OptArg(d, "assignor")
 		if a, ok := d.Arg("topics"); ok {
 			r.SubscribedTopicNames = a.Vals
 		}
 		if d.HasArg("rebalance") {
-			r.RebalanceTimeoutMillis = int32(durOr(t, d, "rebalance", 0).Milliseconds())
+			r.RebalanceTimeoutMillis = int32(tracetest.DurationOr(t, d, "rebalance", 0).Milliseconds())
 		} else if r.MemberEpoch == 0 {
 			r.RebalanceTimeoutMillis = 10_000
 		}
@@ -423,7 +423,7 @@ func (s *script) request(t *testing.T, d *datadriven.TestData) kmsg.Request {
 // state renders the groups (or one), with their members and offsets.
 func (s *script) state(d *datadriven.TestData) {
 	for _, g := range s.c.sortedGroups(nil) {
-		if d.HasArg("group") && g.id != arg(d, "group") {
+		if d.HasArg("group") && g.id != tracetest.Arg(d, "group") {
 			continue
 		}
 		if cg := g.consumer; cg != nil {
@@ -572,62 +572,16 @@ func offsetsArg(t *testing.T, d *datadriven.TestData) []offsetArg {
 	return out
 }
 
-func arg(d *datadriven.TestData, key string) string {
-	if a, ok := d.Arg(key); ok && len(a.Vals) > 0 {
-		return a.Vals[0]
+// advanceBy is the duration of "advance D".
+func advanceBy(t *testing.T, d *datadriven.TestData) time.Duration {
+	if len(d.CmdArgs) != 1 {
+		d.Fatalf(t, "advance takes one duration")
 	}
-	return ""
-}
-
-func optArg(d *datadriven.TestData, key string) *string {
-	if !d.HasArg(key) {
-		return nil
-	}
-	v := arg(d, key)
-	return &v
-}
-
-func num(t *testing.T, d *datadriven.TestData, key string) int {
-	if !d.HasArg(key) {
-		d.Fatalf(t, "%s: missing %s=", d.Cmd, key)
-	}
-	return numOr(t, d, key, 0)
-}
-
-func numOr(t *testing.T, d *datadriven.TestData, key string, def int) int {
-	if !d.HasArg(key) {
-		return def
-	}
-	n, err := strconv.Atoi(arg(d, key))
+	v, err := time.ParseDuration(d.CmdArgs[0].Key)
 	if err != nil {
-		d.Fatalf(t, "%s: %v", key, err)
+		d.Fatalf(t, "advance: %v", err)
 	}
-	return n
-}
-
-func durOr(t *testing.T, d *datadriven.TestData, key string, def time.Duration) time.Duration {
-	if !d.HasArg(key) {
-		return def
-	}
-	return duration(t, arg(d, key))
-}
-
-func duration(t *testing.T, s string) time.Duration {
-	d, err := time.ParseDuration(s)
-	if err != nil {
-		t.Fatalf("duration %q: %v", s, err)
-	}
-	return d
-}
-
-func codeNamed(t *testing.T, d *datadriven.TestData, name string) *kerr.Error {
-	for code := int16(-1); code < 200; code++ {
-		if err, ok := kerr.ErrorForCode(code).(*kerr.Error); ok && err.Message == name {
-			return err
-		}
-	}
-	d.Fatalf(t, "no Kafka error named %s", name)
-	return nil
+	return v
 }
 
 func maxTime(a, b time.Time) time.Time {
