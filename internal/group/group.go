@@ -215,12 +215,12 @@ func newGroup(id string, partition int32, nowMs int64) *group {
 	}
 }
 
-func (c *Coordinator) transition(g *group, to State) {
-	if c.transitions != nil {
-		*c.transitions = append(*c.transitions, transition{g.id, g.state, to, g.generation})
+func (gm *groupManager) transition(g *group, to State) {
+	if gm.transitions != nil {
+		*gm.transitions = append(*gm.transitions, transition{g.id, g.state, to, g.generation})
 	}
 	g.prevState, g.state = g.state, to
-	g.stateTimestamp = c.nowMs()
+	g.stateTimestamp = gm.nowMs()
 }
 
 func (g *group) canRebalance() bool {

@@ -57,7 +57,20 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
-func (c *Coordinator) offsetCommit(req Request, r *kmsg.OffsetCommitRequest) {
+// offsetManager commits, fetches, deletes and expires the offsets of the
+// groups, plain and transactional (txn_offsets.go), as Kafka's
+// OffsetMetadataManager. It asks the groupManager whether a commit's member
+// may commit, and creates there the group a first commit makes exist.
+type offsetManager struct {
+	*base
+	groups *groupManager
+}
+
+func newOffsetManager(b *base, groups *groupManager) *offsetManager {
+	return &offsetManager{base: b, groups: groups}
+}
+
+func (om *offsetManager) offsetCommit(req Request, r *kmsg.OffsetCommitRequest) {
 	resp := r.ResponseKind().(*kmsg.OffsetCommitResponse)
 	resp.Version = r.Version
 	codes := make([][]int16, len(r.Topics))
@@ -75,7 +88,7 @@ func (c *Coordinator) offsetCommit(req Request, r *kmsg.OffsetCommitRequest) {
 			}
 			resp.Topics = append(resp.Topics, rt)
 		}
-		c.respond(req.Token, resp)
+		om.respond(req.Token, resp)
 	}
 	failAll := func(code int16) {
 		for i := range codes {
@@ -86,18 +99,18 @@ func (c *Coordinator) offsetCommit(req Request, r *kmsg.OffsetCommitRequest) {
 		answer()
 	}
 
-	p, code := c.route(r.Group)
+	p, code := om.route(r.Group)
 	if code != 0 {
 		failAll(code)
 		return
 	}
-	g := c.groups[r.Group]
+	g := om.groups.byID[r.Group]
 	if g == nil {
 		switch {
 		case r.Generation < 0:
-			g = newGroup(r.Group, p, c.nowMs())
+			g = newGroup(r.Group, p, om.nowMs())
 			g.unlogged = true
-			c.groups[g.id] = g
+			om.groups.byID[g.id] = g
 		case r.Version >= 9:
 			failAll(errGroupIDNotFound)
 			return
@@ -111,10 +124,10 @@ func (c *Coordinator) offsetCommit(req Request, r *kmsg.OffsetCommitRequest) {
 		return
 	}
 	if m := g.byID[r.MemberID]; m != nil && (g.state == Stable || g.state == PreparingRebalance) {
-		c.scheduleSession(g, m, ms(int64(m.sessionTimeoutMs)))
+		om.groups.scheduleSession(g, m, ms(int64(m.sessionTimeoutMs)))
 	}
 
-	nowMs := c.nowMs()
+	nowMs := om.nowMs()
 	expire := int64(-1)
 	if r.RetentionTimeMillis != -1 {
 		expire = nowMs + r.RetentionTimeMillis
@@ -128,7 +141,7 @@ func (c *Coordinator) offsetCommit(req Request, r *kmsg.OffsetCommitRequest) {
 	var recs []Record
 	for i, t := range r.Topics {
 		for j, pt := range t.Partitions {
-			o, code := c.committedOffset(pt.Offset, pt.LeaderEpoch, pt.Metadata, nowMs, expire)
+			o, code := om.committedOffset(pt.Offset, pt.LeaderEpoch, pt.Metadata, nowMs, expire)
 			if code != 0 {
 				codes[i][j] = code
 				continue
@@ -137,7 +150,7 @@ func (c *Coordinator) offsetCommit(req Request, r *kmsg.OffsetCommitRequest) {
 				o.commitTimestamp = pt.Timestamp
 			}
 			tp := topicPartition{t.Topic, pt.Partition}
-			seq := c.nextSeq()
+			seq := om.nextSeq()
 			pc, ok := g.pendingCommits[tp]
 			if !ok {
 				pc.since = seq
@@ -153,14 +166,14 @@ func (c *Coordinator) offsetCommit(req Request, r *kmsg.OffsetCommitRequest) {
 		return
 	}
 	g.commitWrites++
-	c.emit(Write{Partition: g.partition, Records: recs}, func(code int16, base int64) {
+	om.emit(Write{Partition: g.partition, Records: recs}, func(code int16, base int64) {
 		for i, s := range stage {
 			// A deletion since the commit removed its pending count; the
 			// log has the tombstone after this record, so it stays deleted.
 			// Of two commits the later record wins, whatever order they
 			// are reported in.
 			pc, ok := g.pendingCommits[s.tp]
-			if !ok || s.seq < pc.since || !c.live(g) {
+			if !ok || s.seq < pc.since || !om.groups.live(g) {
 				continue
 			}
 			if pc.n--; pc.n == 0 {
@@ -173,7 +186,7 @@ func (c *Coordinator) offsetCommit(req Request, r *kmsg.OffsetCommitRequest) {
 				g.putOffset(s.tp, s.o)
 			}
 		}
-		c.commitSettled(g, code)
+		om.commitSettled(g, code)
 		if code != 0 {
 			code = commitErrorCode(code)
 			for i, t := range r.Topics {
@@ -191,15 +204,15 @@ func (c *Coordinator) offsetCommit(req Request, r *kmsg.OffsetCommitRequest) {
 // commitSettled notes the outcome of a commit's write. A group that
 // commits created is forgotten once all of them have failed and nothing
 // else used it: the log has no trace of it.
-func (c *Coordinator) commitSettled(g *group, code int16) {
+func (om *offsetManager) commitSettled(g *group, code int16) {
 	g.commitWrites--
 	switch {
-	case !g.unlogged || !c.live(g):
+	case !g.unlogged || !om.groups.live(g):
 	case code == 0:
 		g.unlogged = false
 	case g.commitWrites == 0 && g.consumer == nil && g.state == Empty && g.protocolType == "" &&
 		len(g.offsets) == 0 && len(g.pendingCommits) == 0 && len(g.txn) == 0:
-		delete(c.groups, g.id)
+		delete(om.groups.byID, g.id)
 	}
 }
 
@@ -228,15 +241,15 @@ func (g *group) validateOffsetCommit(r *kmsg.OffsetCommitRequest) int16 {
 	return 0
 }
 
-func (c *Coordinator) offsetFetch(req Request, r *kmsg.OffsetFetchRequest) {
+func (om *offsetManager) offsetFetch(req Request, r *kmsg.OffsetFetchRequest) {
 	resp := r.ResponseKind().(*kmsg.OffsetFetchResponse)
 	resp.Version = r.Version
-	defer c.respond(req.Token, resp)
+	defer om.respond(req.Token, resp)
 	if r.Version >= 8 {
 		for _, rg := range r.Groups {
 			fg := kmsg.NewOffsetFetchResponseGroup()
 			fg.Group = rg.Group
-			if code := c.offsetFetchMemberError(rg.Group, rg.MemberID, rg.MemberEpoch); code != 0 {
+			if code := om.groups.offsetFetchMemberError(rg.Group, rg.MemberID, rg.MemberEpoch); code != 0 {
 				fg.ErrorCode = code
 				resp.Groups = append(resp.Groups, fg)
 				continue
@@ -249,7 +262,7 @@ func (c *Coordinator) offsetFetch(req Request, r *kmsg.OffsetFetchRequest) {
 				}
 			}
 			var fetched []kmsg.OffsetFetchResponseTopic
-			fetched, fg.ErrorCode = c.fetchOffsets(rg.Group, topics, r.RequireStable)
+			fetched, fg.ErrorCode = om.fetchOffsets(rg.Group, topics, r.RequireStable)
 			for _, t := range fetched {
 				ft := kmsg.NewOffsetFetchResponseGroupTopic()
 				ft.Topic = t.Topic
@@ -270,7 +283,7 @@ func (c *Coordinator) offsetFetch(req Request, r *kmsg.OffsetFetchRequest) {
 		topics = []kmsg.OffsetFetchRequestTopic{}
 	}
 	var code int16
-	resp.Topics, code = c.fetchOffsets(r.Group, topics, r.Version >= 7 && r.RequireStable)
+	resp.Topics, code = om.fetchOffsets(r.Group, topics, r.Version >= 7 && r.RequireStable)
 	if code == 0 {
 		return
 	}
@@ -300,11 +313,11 @@ func noOffset(partition int32) kmsg.OffsetFetchResponseTopicPartition {
 // fetchOffsets answers one group of an OffsetFetch: the requested partitions
 // or, for nil topics, every committed offset (sorted), or a group error.
 // stable asks for UNSTABLE_OFFSET_COMMIT where commits are in progress.
-func (c *Coordinator) fetchOffsets(groupID string, topics []kmsg.OffsetFetchRequestTopic, stable bool) ([]kmsg.OffsetFetchResponseTopic, int16) {
-	if _, code := c.route(groupID); code != 0 {
+func (om *offsetManager) fetchOffsets(groupID string, topics []kmsg.OffsetFetchRequestTopic, stable bool) ([]kmsg.OffsetFetchResponseTopic, int16) {
+	if _, code := om.route(groupID); code != 0 {
 		return nil, code
 	}
-	g := c.groups[groupID]
+	g := om.groups.byID[groupID]
 	var out []kmsg.OffsetFetchResponseTopic
 	if topics == nil {
 		if g == nil {
@@ -383,15 +396,15 @@ func sortTopicPartitions[V any](m map[topicPartition]V) []topicPartition {
 	return tps
 }
 
-func (c *Coordinator) offsetDelete(req Request, r *kmsg.OffsetDeleteRequest) {
+func (om *offsetManager) offsetDelete(req Request, r *kmsg.OffsetDeleteRequest) {
 	resp := r.ResponseKind().(*kmsg.OffsetDeleteResponse)
 	resp.Version = r.Version
-	if code := c.offsetDeleteGroupError(r.Group); code != 0 {
+	if code := om.offsetDeleteGroupError(r.Group); code != 0 {
 		resp.ErrorCode = code
-		c.respond(req.Token, resp)
+		om.respond(req.Token, resp)
 		return
 	}
-	g := c.groups[r.Group]
+	g := om.groups.byID[r.Group]
 	var recs []Record
 	for _, t := range r.Topics {
 		rt := kmsg.NewOffsetDeleteResponseTopic()
@@ -410,25 +423,25 @@ func (c *Coordinator) offsetDelete(req Request, r *kmsg.OffsetDeleteRequest) {
 		resp.Topics = append(resp.Topics, rt)
 	}
 	if len(recs) == 0 {
-		c.respond(req.Token, resp)
+		om.respond(req.Token, resp)
 		return
 	}
-	c.write(g.partition, recs, func(code int16) {
+	om.write(g.partition, recs, func(code int16) {
 		if code != 0 {
 			resp.ErrorCode, resp.Topics = groupErrorCode(code), nil
 		}
-		c.respond(req.Token, resp)
+		om.respond(req.Token, resp)
 	})
 }
 
-func (c *Coordinator) offsetDeleteGroupError(groupID string) int16 {
+func (om *offsetManager) offsetDeleteGroupError(groupID string) int16 {
 	if groupID == "" {
 		return errInvalidGroupID
 	}
-	if _, code := c.route(groupID); code != 0 {
+	if _, code := om.route(groupID); code != 0 {
 		return code
 	}
-	g := c.groups[groupID]
+	g := om.groups.byID[groupID]
 	switch {
 	case g == nil:
 		return errGroupIDNotFound
@@ -481,7 +494,7 @@ func (c *Coordinator) cleanupGroupMetadata() {
 	retentionMs := c.cfg.OffsetsRetention.Milliseconds()
 	byPartition := make(map[int32][]Record)
 	var parts []int32
-	for _, g := range c.sortedGroups(nil) {
+	for _, g := range c.groups.sortedGroups(nil) {
 		if ps := c.parts[g.partition]; ps == nil || ps.loading {
 			continue
 		}
@@ -544,21 +557,21 @@ func (c *Coordinator) deleteGroup(g *group) []Record {
 	g.txn = nil
 	recs = append(recs, g.tombstones()...)
 	if g.consumer == nil {
-		c.transition(g, Dead)
+		c.groups.transition(g, Dead)
 	}
-	delete(c.groups, g.id)
+	delete(c.groups.byID, g.id)
 	return recs
 }
 
 // committedOffset is the offset a commit (plain or transactional) states
 // for one partition at nowMs, expiring at expire (-1: never), or
 // OFFSET_METADATA_TOO_LARGE.
-func (c *Coordinator) committedOffset(off int64, leaderEpoch int32, metadata *string, nowMs, expire int64) (offset, int16) {
+func (om *offsetManager) committedOffset(off int64, leaderEpoch int32, metadata *string, nowMs, expire int64) (offset, int16) {
 	m := ""
 	if metadata != nil {
 		m = *metadata
 	}
-	if javaUTF16Len(m) > c.cfg.OffsetMetadataMaxBytes {
+	if javaUTF16Len(m) > om.cfg.OffsetMetadataMaxBytes {
 		return offset{}, errOffsetMetadataTooLarge
 	}
 	return offset{offset: off, leaderEpoch: max(leaderEpoch, -1), metadata: m,

@@ -103,8 +103,8 @@ func (g *group) groupMetadataValue(assignment map[string][]byte) kmsg.GroupMetad
 
 // storeGroup writes g's metadata with these assignments; done (may be nil)
 // gets the outcome.
-func (c *Coordinator) storeGroup(g *group, assignment map[string][]byte, done func(code int16)) {
-	c.write(g.partition, []Record{EncodeGroupMetadata(g.id, g.groupMetadataValue(assignment))}, done)
+func (gm *groupManager) storeGroup(g *group, assignment map[string][]byte, done func(code int16)) {
+	gm.write(g.partition, []Record{EncodeGroupMetadata(g.id, g.groupMetadataValue(assignment))}, done)
 }
 
 // BeginLoad marks __consumer_offsets-p as led here but not yet loaded: its
@@ -157,15 +157,15 @@ func (c *Coordinator) LoadPartition(now time.Time, p int32, records []LogRecord)
 		c.nextCleanup = now.Add(c.cfg.OffsetsRetentionCheckInterval)
 	}
 	for _, g := range groups {
-		c.groups[g.id] = g
+		c.groups.byID[g.id] = g
 		if g.consumer != nil {
-			c.cgRestoreTimers(g)
+			c.groups.cgRestoreTimers(g)
 		}
 		for _, m := range g.members {
-			c.scheduleSession(g, m, ms(int64(m.sessionTimeoutMs)))
+			c.groups.scheduleSession(g, m, ms(int64(m.sessionTimeoutMs)))
 		}
 		if len(g.members) > c.cfg.MaxSize {
-			c.prepareRebalance(g)
+			c.groups.prepareRebalance(g)
 		}
 		for pid := range g.txn {
 			ps.indexTxn(pid, g.id)
@@ -173,7 +173,7 @@ func (c *Coordinator) LoadPartition(now time.Time, p int32, records []LogRecord)
 	}
 	for _, m := range early {
 		if m.offset > last {
-			c.endTxn(p, m)
+			c.offsets.endTxn(p, m)
 		}
 	}
 	return c.end(), skipped
@@ -193,9 +193,9 @@ func (c *Coordinator) UnloadPartition(now time.Time, p int32) Ready {
 }
 
 func (c *Coordinator) dropPartition(p int32, code int16) {
-	dropped := c.sortedGroups(func(g *group) bool { return g.partition == p })
+	dropped := c.groups.sortedGroups(func(g *group) bool { return g.partition == p })
 	for _, g := range dropped {
-		delete(c.groups, g.id)
+		delete(c.groups.byID, g.id)
 	}
 	var ids []uint64
 	for id, w := range c.writes {

@@ -79,7 +79,7 @@ func (s *script) init(d *datadriven.TestData) {
 		}
 	}
 	s.c, s.now, s.log = New(s.cfg), t0, map[int32][]LogRecord{}
-	s.c.transitions = &s.trans
+	s.c.groups.transitions = &s.trans
 	for p := range s.cfg.OffsetsTopicPartitions {
 		rd, err := s.c.LoadPartition(s.now, p, nil)
 		if err != nil {
@@ -422,7 +422,7 @@ func (s *script) request(t *testing.T, d *datadriven.TestData) kmsg.Request {
 
 // state renders the groups (or one), with their members and offsets.
 func (s *script) state(d *datadriven.TestData) {
-	for _, g := range s.c.sortedGroups(nil) {
+	for _, g := range s.c.groups.sortedGroups(nil) {
 		if d.HasArg("group") && g.id != tracetest.Arg(d, "group") {
 			continue
 		}

@@ -81,18 +81,18 @@ func (c *Coordinator) TxnMarker(now time.Time, p int32, producerID int64, commit
 	case ps.loading:
 		ps.earlyMarkers = append(ps.earlyMarkers, m)
 	default:
-		c.endTxn(p, m)
+		c.offsets.endTxn(p, m)
 	}
 	return c.end()
 }
 
 // endTxn applies marker m to the groups of partition p.
-func (c *Coordinator) endTxn(p int32, m txnMarker) {
-	ps := c.parts[p]
+func (om *offsetManager) endTxn(p int32, m txnMarker) {
+	ps := om.parts[p]
 	ids := ps.txnGroups[m.producerID]
 	delete(ps.txnGroups, m.producerID)
 	for id := range ids {
-		g := c.groups[id]
+		g := om.groups.byID[id]
 		if g == nil || g.partition != p {
 			continue
 		}
@@ -182,7 +182,7 @@ func (g *group) txnPartitions() []topicPartition {
 	return sortTopicPartitions(set)
 }
 
-func (c *Coordinator) txnOffsetCommit(req Request, r *kmsg.TxnOffsetCommitRequest) {
+func (om *offsetManager) txnOffsetCommit(req Request, r *kmsg.TxnOffsetCommitRequest) {
 	resp := r.ResponseKind().(*kmsg.TxnOffsetCommitResponse)
 	resp.Version = r.Version
 	codes := make([][]int16, len(r.Topics))
@@ -200,7 +200,7 @@ func (c *Coordinator) txnOffsetCommit(req Request, r *kmsg.TxnOffsetCommitReques
 			}
 			resp.Topics = append(resp.Topics, rt)
 		}
-		c.respond(req.Token, resp)
+		om.respond(req.Token, resp)
 	}
 	failAll := func(code int16) {
 		for i := range codes {
@@ -215,20 +215,20 @@ func (c *Coordinator) txnOffsetCommit(req Request, r *kmsg.TxnOffsetCommitReques
 		failAll(errInvalidGroupID)
 		return
 	}
-	p, code := c.route(r.Group)
+	p, code := om.route(r.Group)
 	if code != 0 {
 		failAll(code)
 		return
 	}
-	g := c.groups[r.Group]
+	g := om.groups.byID[r.Group]
 	if g == nil {
 		if r.Generation >= 0 {
 			failAll(errIllegalGeneration)
 			return
 		}
-		g = newGroup(r.Group, p, c.nowMs())
+		g = newGroup(r.Group, p, om.nowMs())
 		g.unlogged = true
-		c.groups[g.id] = g
+		om.groups.byID[g.id] = g
 	}
 	if code := g.validateTxnOffsetCommit(r); code != 0 {
 		failAll(code)
@@ -236,7 +236,7 @@ func (c *Coordinator) txnOffsetCommit(req Request, r *kmsg.TxnOffsetCommitReques
 	}
 
 	pid := r.ProducerID
-	nowMs := c.nowMs()
+	nowMs := om.nowMs()
 	type staged struct {
 		tp  topicPartition
 		o   offset
@@ -246,13 +246,13 @@ func (c *Coordinator) txnOffsetCommit(req Request, r *kmsg.TxnOffsetCommitReques
 	var recs []Record
 	for i, t := range r.Topics {
 		for j, pt := range t.Partitions {
-			o, code := c.committedOffset(pt.Offset, pt.LeaderEpoch, pt.Metadata, nowMs, -1)
+			o, code := om.committedOffset(pt.Offset, pt.LeaderEpoch, pt.Metadata, nowMs, -1)
 			if code != 0 {
 				codes[i][j] = code
 				continue
 			}
 			tp := topicPartition{t.Topic, pt.Partition}
-			stage = append(stage, staged{tp, o, c.nextSeq()})
+			stage = append(stage, staged{tp, o, om.nextSeq()})
 			recs = append(recs, offsetCommitRecord(g.id, tp, o))
 		}
 	}
@@ -264,16 +264,16 @@ func (c *Coordinator) txnOffsetCommit(req Request, r *kmsg.TxnOffsetCommitReques
 		t := g.txnOffsetFor(pid, s.tp)
 		t.inflight = append(t.inflight, s.seq)
 	}
-	c.parts[p].indexTxn(pid, g.id)
+	om.parts[p].indexTxn(pid, g.id)
 	w := Write{Partition: p, Records: recs, Transactional: true, ProducerID: pid, ProducerEpoch: r.ProducerEpoch,
 		VerifyTxn: req.VerifyTxn, Guard: req.Guard}
 	g.commitWrites++
-	c.emit(w, func(code int16, base int64) {
+	om.emit(w, func(code int16, base int64) {
 		for i, s := range stage {
 			s.o.recordOffset = base + int64(i)
-			c.txnPersisted(g, pid, s.tp, s.seq, s.o, code == 0)
+			om.txnPersisted(g, pid, s.tp, s.seq, s.o, code == 0)
 		}
-		c.commitSettled(g, code)
+		om.commitSettled(g, code)
 		if code != 0 {
 			code = commitErrorCode(code)
 			for i, t := range r.Topics {
@@ -309,8 +309,8 @@ func (g *group) txnOffsetFor(producerID int64, tp topicPartition) *txnOffset {
 // txnPersisted settles the write seq of a producer's offset o for tp:
 // persisted (ok, o.recordOffset set) or failed. A write whose entry is
 // gone (a tombstone, a deleted or unloaded group) changes nothing.
-func (c *Coordinator) txnPersisted(g *group, producerID int64, tp topicPartition, seq uint64, o offset, ok bool) {
-	if !c.live(g) {
+func (om *offsetManager) txnPersisted(g *group, producerID int64, tp topicPartition, seq uint64, o offset, ok bool) {
+	if !om.groups.live(g) {
 		return
 	}
 	t := g.txn[producerID][tp]

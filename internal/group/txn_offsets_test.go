@@ -321,7 +321,7 @@ func TestTxnFailedWrite(t *testing.T) {
 	if _, codes := h.fetchStable("g", "t"); codes["t"] != 0 {
 		t.Fatalf("failed write left a pending offset: %v", codes)
 	}
-	if h.c.groups["g"] != nil {
+	if h.c.groups.byID["g"] != nil {
 		t.Fatal("the group a failed write created is left")
 	}
 	h.marker("g", 4, true)
@@ -346,7 +346,7 @@ func TestTxnOffsetCommitValidation(t *testing.T) {
 	wantCode(t, "empty group id", h.txnCode(txnReq{group: ""}, map[string]int64{"t": 1}), kerr.InvalidGroupID.Code)
 	wantCode(t, "unknown group with a generation", h.txnCode(txnReq{group: "new", member: "m", gen: 1}, map[string]int64{"t": 1}),
 		kerr.IllegalGeneration.Code)
-	if h.c.groups["new"] != nil {
+	if h.c.groups.byID["new"] != nil {
 		t.Fatal("group created by a failed commit")
 	}
 	wantCode(t, "v0", h.txnCode(txnReq{group: "v0", version: 0}, map[string]int64{"t": 1}), 0)
@@ -440,7 +440,7 @@ func TestTxnOffsetsAndDeletion(t *testing.T) {
 	h.txnCommit(txnReq{group: "r", pid: 5}, map[string]int64{"t": 2, "u": 3})
 	h.txnCommit(txnReq{group: "s", pid: 5}, map[string]int64{"t": 2})
 	h.advance(2 * time.Hour)
-	if h.c.groups["s"] == nil || h.c.groups["r"] == nil {
+	if h.c.groups.byID["s"] == nil || h.c.groups.byID["r"] == nil {
 		t.Fatal("group with pending offsets deleted by retention")
 	}
 	if _, ok := h.group("r").offsets[topicPartition{"u", 0}]; !ok {
@@ -450,7 +450,7 @@ func TestTxnOffsetsAndDeletion(t *testing.T) {
 	h.marker("r", 5, false)
 	h.marker("s", 5, false)
 	h.advance(2 * time.Hour)
-	if h.c.groups["s"] != nil || h.c.groups["r"] != nil {
+	if h.c.groups.byID["s"] != nil || h.c.groups.byID["r"] != nil {
 		t.Fatal("groups not deleted once their transactions ended")
 	}
 
@@ -461,7 +461,7 @@ func TestTxnOffsetsAndDeletion(t *testing.T) {
 		t.Fatalf("delete: %v", r[0].ErrorCode)
 	}
 	h.marker("d", 6, true)
-	if h.c.groups["d"] != nil {
+	if h.c.groups.byID["d"] != nil {
 		t.Fatal("deleted group came back")
 	}
 	h.checkReplay()
