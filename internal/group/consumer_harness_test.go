@@ -249,7 +249,7 @@ func consumerSnapshot(c *Coordinator) map[string]string {
 		for _, mid := range sortedIDs(cg.target) {
 			s += fmt.Sprintf("target %s %v\n", mid, cg.target[mid])
 		}
-		out[id] = s + fmt.Sprint("offsets ", g.offsets)
+		out[id] = s + fmt.Sprint("offsets ", committedOf(c.offsets.byGroup[id]))
 	}
 	return out
 }

@@ -113,8 +113,8 @@ func (gm *groupManager) createConsumerGroup(tx *cgTxn, id string, p int32) *grou
 		if gm.byID[id] != g {
 			return
 		}
-		if len(g.offsets) == 0 && len(g.pendingCommits) == 0 && len(g.txn) == 0 {
-			delete(gm.byID, id)
+		if !gm.offsets.holds(id) {
+			gm.forget(g)
 		} else {
 			gm.resetClassic(g) // it holds offsets committed meanwhile
 		}
@@ -134,9 +134,7 @@ func (gm *groupManager) convertToConsumerGroup(tx *cgTxn, g *group) {
 	g.protocolType = consumerProtocolType
 	tx.undo = append(tx.undo, func() {
 		if gm.byID[g.id] == g {
-			offsets, pending, txn, writes := g.offsets, g.pendingCommits, g.txn, g.commitWrites
 			*g = saved
-			g.offsets, g.pendingCommits, g.txn, g.commitWrites = offsets, pending, txn, writes
 		}
 	})
 }
@@ -150,12 +148,11 @@ func (gm *groupManager) convertToClassicGroup(g *group) {
 	gm.write(g.partition, recs, nil)
 }
 
-// resetClassic makes g a new Empty classic group with g's id and offsets.
-// The group keeps its identity, so that callbacks holding it stay valid.
+// resetClassic makes g a new Empty classic group with g's id (its
+// offsets stay). The group keeps its identity, so that callbacks holding it
+// stay valid.
 func (gm *groupManager) resetClassic(g *group) {
-	ng := newGroup(g.id, g.partition, gm.nowMs())
-	ng.offsets, ng.pendingCommits, ng.txn, ng.commitWrites = g.offsets, g.pendingCommits, g.txn, g.commitWrites
-	*g = *ng
+	*g = *newGroup(g.id, g.partition, gm.nowMs())
 }
 
 // isEmpty reports whether a group has no members: Kafka's condition for

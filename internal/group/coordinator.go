@@ -129,7 +129,9 @@ func New(cfg Config) *Coordinator {
 	cfg.Consumer = cfg.Consumer.withDefaults()
 	b := &base{cfg: cfg, parts: make(map[int32]*offsetsPartition), writes: make(map[uint64]*pendingWrite)}
 	groups := newGroupManager(b)
-	return &Coordinator{base: b, groups: groups, offsets: newOffsetManager(b, groups)}
+	offsets := newOffsetManager(b, groups)
+	groups.offsets = offsets
+	return &Coordinator{base: b, groups: groups, offsets: offsets}
 }
 
 // PartitionFor is the __consumer_offsets partition of groupID under this

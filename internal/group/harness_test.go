@@ -172,6 +172,17 @@ func (h *harness) syncResp(tok uint64) *kmsg.SyncGroupResponse {
 	return r
 }
 
+// offsets returns the offsets of a group (nil: none).
+func (h *harness) offsets(id string) *groupOffsets { return h.c.offsets.byGroup[id] }
+
+// committedOf is a group's committed offsets, nil if none.
+func committedOf(o *groupOffsets) map[topicPartition]offset {
+	if o == nil || len(o.committed) == 0 {
+		return nil
+	}
+	return o.committed
+}
+
 func (h *harness) group(id string) *group {
 	h.t.Helper()
 	g := h.c.groups.byID[id]

@@ -64,11 +64,56 @@ import (
 type offsetManager struct {
 	*base
 	groups *groupManager
+	// byGroup are the offsets of the groups that hold some (committed,
+	// being committed, or pending in a transaction). An entry lives as
+	// long as its group: forgetting the group forgets it.
+	byGroup map[string]*groupOffsets
+}
+
+// groupOffsets are one group's offsets.
+type groupOffsets struct {
+	committed map[topicPartition]offset
+	// pendingCommits counts, per partition, the commits whose records are
+	// not yet persisted.
+	pendingCommits map[topicPartition]pendingCommit
+	// commitWrites counts the writes of the group's commits not yet
+	// reported.
+	commitWrites int
+	// txn are the transactional offsets not yet ended by a marker, per
+	// producer id (txn_offsets.go); nil when there are none.
+	txn map[int64]map[topicPartition]*txnOffset
 }
 
 func newOffsetManager(b *base, groups *groupManager) *offsetManager {
-	return &offsetManager{base: b, groups: groups}
+	return &offsetManager{base: b, groups: groups, byGroup: make(map[string]*groupOffsets)}
 }
+
+// of returns the offsets of a group, creating its entry.
+func (om *offsetManager) of(groupID string) *groupOffsets {
+	o := om.byGroup[groupID]
+	if o == nil {
+		o = &groupOffsets{committed: make(map[topicPartition]offset), pendingCommits: make(map[topicPartition]pendingCommit)}
+		om.byGroup[groupID] = o
+	}
+	return o
+}
+
+// live reports whether g and its offsets o are still what the coordinator
+// serves (not deleted, unloaded or replaced since a callback was made).
+func (om *offsetManager) live(g *group, o *groupOffsets) bool {
+	return om.groups.live(g) && om.byGroup[g.id] == o
+}
+
+// holds reports whether a group has offsets: committed, being committed,
+// or pending in a transaction.
+func (om *offsetManager) holds(groupID string) bool { return om.byGroup[groupID].holds() }
+
+func (o *groupOffsets) holds() bool {
+	return o != nil && (len(o.committed) > 0 || len(o.pendingCommits) > 0 || len(o.txn) > 0)
+}
+
+// forget drops a group's offsets, with no tombstone: its group is gone.
+func (om *offsetManager) forget(groupID string) { delete(om.byGroup, groupID) }
 
 func (om *offsetManager) offsetCommit(req Request, r *kmsg.OffsetCommitRequest) {
 	resp := r.ResponseKind().(*kmsg.OffsetCommitResponse)
@@ -108,9 +153,7 @@ func (om *offsetManager) offsetCommit(req Request, r *kmsg.OffsetCommitRequest) 
 	if g == nil {
 		switch {
 		case r.Generation < 0:
-			g = newGroup(r.Group, p, om.nowMs())
-			g.unlogged = true
-			om.groups.byID[g.id] = g
+			g = om.groups.createSimple(r.Group, p)
 		case r.Version >= 9:
 			failAll(errGroupIDNotFound)
 			return
@@ -139,6 +182,7 @@ func (om *offsetManager) offsetCommit(req Request, r *kmsg.OffsetCommitRequest) 
 	}
 	var stage []staged
 	var recs []Record
+	offs := om.of(g.id)
 	for i, t := range r.Topics {
 		for j, pt := range t.Partitions {
 			o, code := om.committedOffset(pt.Offset, pt.LeaderEpoch, pt.Metadata, nowMs, expire)
@@ -151,12 +195,12 @@ func (om *offsetManager) offsetCommit(req Request, r *kmsg.OffsetCommitRequest) 
 			}
 			tp := topicPartition{t.Topic, pt.Partition}
 			seq := om.nextSeq()
-			pc, ok := g.pendingCommits[tp]
+			pc, ok := offs.pendingCommits[tp]
 			if !ok {
 				pc.since = seq
 			}
 			pc.n++
-			g.pendingCommits[tp] = pc
+			offs.pendingCommits[tp] = pc
 			stage = append(stage, staged{tp, o, seq})
 			recs = append(recs, offsetCommitRecord(g.id, tp, o))
 		}
@@ -165,28 +209,28 @@ func (om *offsetManager) offsetCommit(req Request, r *kmsg.OffsetCommitRequest) 
 		answer()
 		return
 	}
-	g.commitWrites++
+	offs.commitWrites++
 	om.emit(Write{Partition: g.partition, Records: recs}, func(code int16, base int64) {
 		for i, s := range stage {
 			// A deletion since the commit removed its pending count; the
 			// log has the tombstone after this record, so it stays deleted.
 			// Of two commits the later record wins, whatever order they
 			// are reported in.
-			pc, ok := g.pendingCommits[s.tp]
-			if !ok || s.seq < pc.since || !om.groups.live(g) {
+			pc, ok := offs.pendingCommits[s.tp]
+			if !ok || s.seq < pc.since || !om.live(g, offs) {
 				continue
 			}
 			if pc.n--; pc.n == 0 {
-				delete(g.pendingCommits, s.tp)
+				delete(offs.pendingCommits, s.tp)
 			} else {
-				g.pendingCommits[s.tp] = pc
+				offs.pendingCommits[s.tp] = pc
 			}
 			if code == 0 {
 				s.o.recordOffset = base + int64(i)
-				g.putOffset(s.tp, s.o)
+				offs.put(s.tp, s.o)
 			}
 		}
-		om.commitSettled(g, code)
+		om.commitSettled(g, offs, code)
 		if code != 0 {
 			code = commitErrorCode(code)
 			for i, t := range r.Topics {
@@ -204,15 +248,14 @@ func (om *offsetManager) offsetCommit(req Request, r *kmsg.OffsetCommitRequest) 
 // commitSettled notes the outcome of a commit's write. A group that
 // commits created is forgotten once all of them have failed and nothing
 // else used it: the log has no trace of it.
-func (om *offsetManager) commitSettled(g *group, code int16) {
-	g.commitWrites--
+func (om *offsetManager) commitSettled(g *group, o *groupOffsets, code int16) {
+	o.commitWrites--
 	switch {
-	case !g.unlogged || !om.groups.live(g):
+	case !g.unlogged || !om.live(g, o):
 	case code == 0:
 		g.unlogged = false
-	case g.commitWrites == 0 && g.consumer == nil && g.state == Empty && g.protocolType == "" &&
-		len(g.offsets) == 0 && len(g.pendingCommits) == 0 && len(g.txn) == 0:
-		delete(om.groups.byID, g.id)
+	case o.commitWrites == 0 && g.consumer == nil && g.state == Empty && g.protocolType == "" && !o.holds():
+		om.groups.forget(g)
 	}
 }
 
@@ -317,13 +360,13 @@ func (om *offsetManager) fetchOffsets(groupID string, topics []kmsg.OffsetFetchR
 	if _, code := om.route(groupID); code != 0 {
 		return nil, code
 	}
-	g := om.groups.byID[groupID]
+	var offs *groupOffsets // nil: none
+	if om.groups.byID[groupID] != nil {
+		offs = om.byGroup[groupID]
+	}
 	var out []kmsg.OffsetFetchResponseTopic
 	if topics == nil {
-		if g == nil {
-			return nil, 0
-		}
-		tps := g.sortedOffsets()
+		tps := offs.sorted()
 		for i, tp := range tps {
 			if i == 0 || tps[i-1].topic != tp.topic {
 				rt := kmsg.NewOffsetFetchResponseTopic()
@@ -331,10 +374,10 @@ func (om *offsetManager) fetchOffsets(groupID string, topics []kmsg.OffsetFetchR
 				out = append(out, rt)
 			}
 			rt := &out[len(out)-1]
-			if stable && g.unstable(tp) {
+			if stable && offs.unstable(tp) {
 				rt.Partitions = append(rt.Partitions, unstableOffset(tp.partition))
 			} else {
-				rt.Partitions = append(rt.Partitions, offsetFetched(tp.partition, g.offsets[tp]))
+				rt.Partitions = append(rt.Partitions, offsetFetched(tp.partition, offs.committed[tp]))
 			}
 		}
 		return out, 0
@@ -343,11 +386,9 @@ func (om *offsetManager) fetchOffsets(groupID string, topics []kmsg.OffsetFetchR
 		rt := kmsg.NewOffsetFetchResponseTopic()
 		rt.Topic = t.Topic
 		for _, p := range t.Partitions {
-			o, ok := offset{}, false
-			if g != nil {
-				o, ok = g.offsets[topicPartition{t.Topic, p}]
-			}
-			if stable && g != nil && g.unstable(topicPartition{t.Topic, p}) {
+			tp := topicPartition{t.Topic, p}
+			o, ok := offs.get(tp)
+			if stable && offs.unstable(tp) {
 				rt.Partitions = append(rt.Partitions, unstableOffset(p))
 			} else if ok {
 				rt.Partitions = append(rt.Partitions, offsetFetched(p, o))
@@ -368,9 +409,21 @@ func unstableOffset(partition int32) kmsg.OffsetFetchResponseTopicPartition {
 
 // unstable reports whether a commit of tp is in progress: written but not
 // persisted, or transactional and not yet ended.
-func (g *group) unstable(tp topicPartition) bool {
-	_, pending := g.pendingCommits[tp]
-	return pending || g.hasTxnOffset(tp)
+func (o *groupOffsets) unstable(tp topicPartition) bool {
+	if o == nil {
+		return false
+	}
+	_, pending := o.pendingCommits[tp]
+	return pending || o.hasTxnOffset(tp)
+}
+
+// get returns the committed offset of tp.
+func (o *groupOffsets) get(tp topicPartition) (offset, bool) {
+	if o == nil {
+		return offset{}, false
+	}
+	off, ok := o.committed[tp]
+	return off, ok
 }
 
 func offsetFetched(partition int32, o offset) kmsg.OffsetFetchResponseTopicPartition {
@@ -380,7 +433,13 @@ func offsetFetched(partition int32, o offset) kmsg.OffsetFetchResponseTopicParti
 	return rp
 }
 
-func (g *group) sortedOffsets() []topicPartition { return sortTopicPartitions(g.offsets) }
+// sorted returns the partitions with a committed offset, in order.
+func (o *groupOffsets) sorted() []topicPartition {
+	if o == nil {
+		return nil
+	}
+	return sortTopicPartitions(o.committed)
+}
 
 func sortTopicPartitions[V any](m map[topicPartition]V) []topicPartition {
 	tps := make([]topicPartition, 0, len(m))
@@ -405,6 +464,7 @@ func (om *offsetManager) offsetDelete(req Request, r *kmsg.OffsetDeleteRequest) 
 		return
 	}
 	g := om.groups.byID[r.Group]
+	offs := om.byGroup[r.Group]
 	var recs []Record
 	for _, t := range r.Topics {
 		rt := kmsg.NewOffsetDeleteResponseTopic()
@@ -415,7 +475,7 @@ func (om *offsetManager) offsetDelete(req Request, r *kmsg.OffsetDeleteRequest) 
 			rp.Partition = p.Partition
 			if subscribed {
 				rp.ErrorCode = errGroupSubscribedToTopic
-			} else if rec, ok := g.deleteOffset(topicPartition{t.Topic, p.Partition}); ok {
+			} else if rec, ok := offs.delete(g.id, topicPartition{t.Topic, p.Partition}); ok {
 				recs = append(recs, rec)
 			}
 			rt.Partitions = append(rt.Partitions, rp)
@@ -454,16 +514,19 @@ func (om *offsetManager) offsetDeleteGroupError(groupID string) int16 {
 // deleteOffset removes a committed (or committing, or pending
 // transactional) offset and returns its tombstone; ok is false if there was
 // nothing to delete.
-func (g *group) deleteOffset(tp topicPartition) (Record, bool) {
-	_, committed := g.offsets[tp]
-	_, pending := g.pendingCommits[tp]
-	txn := g.dropTxnOffsets(tp)
+func (o *groupOffsets) delete(groupID string, tp topicPartition) (Record, bool) {
+	if o == nil {
+		return Record{}, false
+	}
+	_, committed := o.committed[tp]
+	_, pending := o.pendingCommits[tp]
+	txn := o.dropTxnOffsets(tp)
 	if !committed && !pending && !txn {
 		return Record{}, false
 	}
-	delete(g.offsets, tp)
-	delete(g.pendingCommits, tp)
-	return offsetTombstone(g.id, tp), true
+	delete(o.committed, tp)
+	delete(o.pendingCommits, tp)
+	return offsetTombstone(groupID, tp), true
 }
 
 // expiryBase returns, for an offset, the time its retention counts from,
@@ -490,35 +553,14 @@ func (g *group) expiryBase() (func(offset) int64, bool) {
 // cleanupGroupMetadata expires offsets and deletes Empty groups left with
 // none, writing their tombstones.
 func (c *Coordinator) cleanupGroupMetadata() {
-	nowMs := c.nowMs()
-	retentionMs := c.cfg.OffsetsRetention.Milliseconds()
 	byPartition := make(map[int32][]Record)
 	var parts []int32
 	for _, g := range c.groups.sortedGroups(nil) {
 		if ps := c.parts[g.partition]; ps == nil || ps.loading {
 			continue
 		}
-		var recs []Record
-		allExpired := true
-		if base, ok := g.expiryBase(); ok {
-			for _, tp := range g.sortedOffsets() {
-				o := g.offsets[tp]
-				pending := g.unstable(tp)
-				expired := nowMs-base(o) >= retentionMs
-				if o.expireTimestamp >= 0 {
-					expired = nowMs >= o.expireTimestamp
-				}
-				if g.isSubscribedTo(tp.topic) || pending || !expired {
-					allExpired = false
-					continue
-				}
-				rec, _ := g.deleteOffset(tp)
-				recs = append(recs, rec)
-			}
-		} else if len(g.offsets) > 0 {
-			allExpired = false
-		}
-		if allExpired && len(g.pendingCommits) == 0 && len(g.txn) == 0 && g.isEmpty() {
+		recs, allExpired := c.offsets.expire(g)
+		if allExpired && !c.offsets.committing(g.id) && g.isEmpty() {
 			recs = append(recs, c.deleteGroup(g)...)
 		}
 		if len(recs) > 0 {
@@ -534,32 +576,78 @@ func (c *Coordinator) cleanupGroupMetadata() {
 	}
 }
 
+// expire deletes the expired offsets of g and returns their tombstones;
+// allExpired reports that none is left.
+func (om *offsetManager) expire(g *group) (recs []Record, allExpired bool) {
+	offs := om.byGroup[g.id]
+	nowMs := om.nowMs()
+	retentionMs := om.cfg.OffsetsRetention.Milliseconds()
+	allExpired = true
+	if base, ok := g.expiryBase(); ok {
+		for _, tp := range offs.sorted() {
+			o := offs.committed[tp]
+			pending := offs.unstable(tp)
+			expired := nowMs-base(o) >= retentionMs
+			if o.expireTimestamp >= 0 {
+				expired = nowMs >= o.expireTimestamp
+			}
+			if g.isSubscribedTo(tp.topic) || pending || !expired {
+				allExpired = false
+				continue
+			}
+			rec, _ := offs.delete(g.id, tp)
+			recs = append(recs, rec)
+		}
+	} else if offs != nil && len(offs.committed) > 0 {
+		allExpired = false
+	}
+	return recs, allExpired
+}
+
+// committing reports whether a group has commits not yet persisted or
+// transactional offsets not yet ended.
+func (om *offsetManager) committing(groupID string) bool {
+	offs := om.byGroup[groupID]
+	return offs != nil && (len(offs.pendingCommits) > 0 || len(offs.txn) > 0)
+}
+
 // deleteGroup removes an Empty group and returns the tombstones of its
 // offsets and of its metadata.
 func (c *Coordinator) deleteGroup(g *group) []Record {
 	if !g.isEmpty() {
 		panic(fmt.Sprintf("group: deleting non-empty group %q", g.id))
 	}
-	var recs []Record
-	for _, tp := range g.sortedOffsets() {
-		rec, _ := g.deleteOffset(tp)
-		recs = append(recs, rec)
-	}
-	for _, tp := range sortTopicPartitions(g.pendingCommits) {
-		recs = append(recs, offsetTombstone(g.id, tp))
-	}
-	for _, tp := range g.txnPartitions() {
-		if _, done := g.pendingCommits[tp]; !done {
-			recs = append(recs, offsetTombstone(g.id, tp))
-		}
-	}
-	clear(g.pendingCommits)
-	g.txn = nil
+	recs := c.offsets.deleteAll(g.id)
 	recs = append(recs, g.tombstones()...)
 	if g.consumer == nil {
 		c.groups.transition(g, Dead)
 	}
-	delete(c.groups.byID, g.id)
+	c.groups.forget(g)
+	return recs
+}
+
+// deleteAll deletes every offset of a group, committed, being committed
+// or pending in a transaction, and returns their tombstones.
+func (om *offsetManager) deleteAll(groupID string) []Record {
+	offs := om.byGroup[groupID]
+	if offs == nil {
+		return nil
+	}
+	var recs []Record
+	for _, tp := range offs.sorted() {
+		rec, _ := offs.delete(groupID, tp)
+		recs = append(recs, rec)
+	}
+	for _, tp := range sortTopicPartitions(offs.pendingCommits) {
+		recs = append(recs, offsetTombstone(groupID, tp))
+	}
+	for _, tp := range offs.txnPartitions() {
+		if _, done := offs.pendingCommits[tp]; !done {
+			recs = append(recs, offsetTombstone(groupID, tp))
+		}
+	}
+	clear(offs.pendingCommits)
+	offs.txn = nil
 	return recs
 }
 

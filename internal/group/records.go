@@ -151,7 +151,7 @@ func (c *Coordinator) LoadPartition(now time.Time, p int32, records []LogRecord)
 	c.dropPartition(p, errNotCoordinator)
 	ps := &offsetsPartition{loading: true, earlyMarkers: early}
 	c.parts[p] = ps
-	groups, last, skipped := replay(p, records, c.nowMs())
+	groups, offsets, last, skipped := replay(p, records, c.nowMs())
 	ps.loading, ps.earlyMarkers = false, nil
 	if c.nextCleanup.IsZero() {
 		c.nextCleanup = now.Add(c.cfg.OffsetsRetentionCheckInterval)
@@ -167,8 +167,11 @@ func (c *Coordinator) LoadPartition(now time.Time, p int32, records []LogRecord)
 		if len(g.members) > c.cfg.MaxSize {
 			c.groups.prepareRebalance(g)
 		}
-		for pid := range g.txn {
-			ps.indexTxn(pid, g.id)
+		if o := offsets[g.id]; o != nil {
+			c.offsets.byGroup[g.id] = o
+			for pid := range o.txn {
+				ps.indexTxn(pid, g.id)
+			}
 		}
 	}
 	for _, m := range early {
@@ -195,7 +198,7 @@ func (c *Coordinator) UnloadPartition(now time.Time, p int32) Ready {
 func (c *Coordinator) dropPartition(p int32, code int16) {
 	dropped := c.groups.sortedGroups(func(g *group) bool { return g.partition == p })
 	for _, g := range dropped {
-		delete(c.groups.byID, g.id)
+		c.groups.forget(g)
 	}
 	var ids []uint64
 	for id, w := range c.writes {
@@ -223,9 +226,10 @@ func (c *Coordinator) dropPartition(p int32, code int16) {
 	}
 }
 
-// replay rebuilds the groups of partition p from its records. It returns
-// them and the largest offset among the records (-1 if none).
-func replay(p int32, records []LogRecord, nowMs int64) (groups []*group, last int64, skipped []error) {
+// replay rebuilds the groups of partition p and their offsets from its
+// records. It returns them and the largest offset among the records (-1 if
+// none).
+func replay(p int32, records []LogRecord, nowMs int64) (groups []*group, offs map[string]*groupOffsets, last int64, skipped []error) {
 	metadata := make(map[string]*kmsg.GroupMetadataValue)
 	offsets := make(map[string]map[topicPartition]offset)
 	consumers := make(map[string]*consumerGroup)
@@ -263,13 +267,18 @@ func replay(p int32, records []LogRecord, nowMs int64) (groups []*group, last in
 		}
 	}
 	sort.Slice(groups, func(i, j int) bool { return groups[i].id < groups[j].id })
+	offs = make(map[string]*groupOffsets)
 	for _, g := range groups {
-		for tp, o := range offsets[g.id] {
-			g.offsets[tp] = o
+		o := &groupOffsets{committed: make(map[topicPartition]offset), pendingCommits: make(map[topicPartition]pendingCommit)}
+		for tp, v := range offsets[g.id] {
+			o.committed[tp] = v
 		}
-		txns.restore(g)
+		txns.restore(g.id, o)
+		if o.holds() {
+			offs[g.id] = o
+		}
 	}
-	return groups, last, skipped
+	return groups, offs, last, skipped
 }
 
 // replayRecord applies one record to the state replay builds; an error

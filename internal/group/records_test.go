@@ -75,7 +75,7 @@ func snapshot(c *Coordinator) map[string]snap {
 	out := make(map[string]snap)
 	for id, g := range c.groups.byID {
 		s := snap{State: g.state, Generation: g.generation, ProtocolType: g.protocolType, Protocol: g.protocol,
-			Leader: g.leader, StateTimestamp: -2, Offsets: g.offsets, Txn: txnSnapshot(g)}
+			Leader: g.leader, StateTimestamp: -2, Offsets: committedOf(c.offsets.byGroup[id]), Txn: txnSnapshot(c.offsets.byGroup[id])}
 		if g.state == Empty && g.protocolType != "" {
 			s.StateTimestamp = g.stateTimestamp
 		}

@@ -451,12 +451,17 @@ func (s *script) state(d *datadriven.TestData) {
 				fmt.Fprintf(&s.out, ": assignment %q\n", m.assignment)
 			}
 		}
-		for _, tp := range g.sortedOffsets() {
-			fmt.Fprintf(&s.out, "  offset %s:%d = %d\n", tp.topic, tp.partition, g.offsets[tp].offset)
+		offs := s.c.offsets.byGroup[g.id]
+		for _, tp := range offs.sorted() {
+			fmt.Fprintf(&s.out, "  offset %s:%d = %d\n", tp.topic, tp.partition, offs.committed[tp].offset)
 		}
-		for _, pid := range sortedPIDs(g.txn) {
-			for _, tp := range sortTopicPartitions(g.txn[pid]) {
-				if o := g.txn[pid][tp].durable; o != nil {
+		var txn map[int64]map[topicPartition]*txnOffset
+		if offs != nil {
+			txn = offs.txn
+		}
+		for _, pid := range sortedPIDs(txn) {
+			for _, tp := range sortTopicPartitions(txn[pid]) {
+				if o := txn[pid][tp].durable; o != nil {
 					fmt.Fprintf(&s.out, "  pending offset %s:%d = %d (producer %d)\n", tp.topic, tp.partition, o.offset, pid)
 				}
 			}
