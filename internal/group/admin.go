@@ -39,7 +39,7 @@ import (
 // reports for a group when no authorizer is configured.
 const groupOperations = 1<<3 | 1<<6 | 1<<8
 
-func (c *Coordinator) describeGroups(req Request, r *kmsg.DescribeGroupsRequest) {
+func (gm *groupManager) describeGroups(req Request, r *kmsg.DescribeGroupsRequest) {
 	resp := r.ResponseKind().(*kmsg.DescribeGroupsResponse)
 	resp.Version = r.Version
 	seen := map[string]bool{}
@@ -53,12 +53,12 @@ func (c *Coordinator) describeGroups(req Request, r *kmsg.DescribeGroupsRequest)
 		if r.IncludeAuthorizedOperations {
 			dg.AuthorizedOperations = groupOperations
 		}
-		if _, code := c.route(id); code != 0 {
+		if _, code := gm.route(id); code != 0 {
 			dg.ErrorCode = code
 			resp.Groups = append(resp.Groups, dg)
 			continue
 		}
-		g := c.groups[id]
+		g := gm.byID[id]
 		if g == nil || g.consumer != nil {
 			dg.State = Dead.String()
 			if r.Version >= 6 {
@@ -91,7 +91,7 @@ func (c *Coordinator) describeGroups(req Request, r *kmsg.DescribeGroupsRequest)
 		}
 		resp.Groups = append(resp.Groups, dg)
 	}
-	c.respond(req.Token, resp)
+	gm.respond(req.Token, resp)
 }
 
 func nonNil(b []byte) []byte {
@@ -101,11 +101,11 @@ func nonNil(b []byte) []byte {
 	return b
 }
 
-func (c *Coordinator) listGroups(req Request, r *kmsg.ListGroupsRequest) {
+func (gm *groupManager) listGroups(req Request, r *kmsg.ListGroupsRequest) {
 	resp := r.ResponseKind().(*kmsg.ListGroupsResponse)
 	resp.Version = r.Version
-	defer c.respond(req.Token, resp)
-	for _, ps := range c.parts {
+	defer gm.respond(req.Token, resp)
+	for _, ps := range gm.parts {
 		if ps.loading {
 			resp.ErrorCode = errLoadInProgress
 			return
@@ -113,7 +113,7 @@ func (c *Coordinator) listGroups(req Request, r *kmsg.ListGroupsRequest) {
 	}
 	states := lowerSet(r.StatesFilter)
 	types := lowerSet(r.TypesFilter)
-	for _, g := range c.sortedGroups(nil) {
+	for _, g := range gm.sortedGroups(nil) {
 		groupType, protocolType, state := g.listing()
 		if len(states) > 0 && !states[strings.ToLower(state)] || len(types) > 0 && !types[groupType] {
 			continue
@@ -147,7 +147,7 @@ func (c *Coordinator) deleteGroups(req Request, r *kmsg.DeleteGroupsRequest) {
 	for i, id := range r.Groups {
 		p, code := c.route(id)
 		if code == 0 {
-			switch g := c.groups[id]; {
+			switch g := c.groups.byID[id]; {
 			case g == nil:
 				code = errGroupIDNotFound
 			case !g.isEmpty():

@@ -98,7 +98,7 @@ func TestListAndDeleteGroups(t *testing.T) {
 	for i, r := range res {
 		wantCode(t, "delete "+r.Group, r.ErrorCode, want2[i])
 	}
-	if h.c.groups["empty"] != nil || h.c.groups["empty2"] != nil {
+	if h.c.groups.byID["empty"] != nil || h.c.groups.byID["empty2"] != nil {
 		t.Fatal("deleted groups still present")
 	}
 	if got := h.fetch("empty", "t"); got["t"] != -1 {

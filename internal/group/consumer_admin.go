@@ -43,7 +43,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
-func (c *Coordinator) consumerGroupDescribe(req Request, r *kmsg.ConsumerGroupDescribeRequest) {
+func (gm *groupManager) consumerGroupDescribe(req Request, r *kmsg.ConsumerGroupDescribeRequest) {
 	resp := r.ResponseKind().(*kmsg.ConsumerGroupDescribeResponse)
 	resp.Version = r.Version
 	seen := map[string]bool{}
@@ -60,8 +60,8 @@ func (c *Coordinator) consumerGroupDescribe(req Request, r *kmsg.ConsumerGroupDe
 			}
 			dg.ErrorCode, dg.ErrorMessage = code, &msg
 		}
-		g := c.groups[id]
-		if _, code := c.route(id); id == "" {
+		g := gm.byID[id]
+		if _, code := gm.route(id); id == "" {
 			fail(errInvalidGroupID, "")
 		} else if code != 0 {
 			fail(code, "")
@@ -70,21 +70,21 @@ func (c *Coordinator) consumerGroupDescribe(req Request, r *kmsg.ConsumerGroupDe
 		} else if g.consumer == nil {
 			fail(errGroupIDNotFound, fmt.Sprintf("Group %s is not a consumer group.", id))
 		} else {
-			c.describeConsumerGroup(&dg, g, r.Version)
+			gm.describeConsumerGroup(&dg, g, r.Version)
 			if r.IncludeAuthorizedOperations {
 				dg.AuthorizedOperations = groupOperations
 			}
 		}
 		resp.Groups = append(resp.Groups, dg)
 	}
-	c.respond(req.Token, resp)
+	gm.respond(req.Token, resp)
 }
 
-func (c *Coordinator) describeConsumerGroup(dg *kmsg.ConsumerGroupDescribeResponseGroup, g *group, version int16) {
+func (gm *groupManager) describeConsumerGroup(dg *kmsg.ConsumerGroupDescribeResponseGroup, g *group, version int16) {
 	cg := g.consumer
 	dg.State = cg.state()
 	dg.Epoch, dg.AssignmentEpoch = cg.epoch, cg.assignmentEpoch
-	dg.AssignorName = cg.preferredAssignor(c.cfg.Consumer.Assignors, c.cfg.Consumer.Assignors[0])
+	dg.AssignorName = cg.preferredAssignor(gm.cfg.Consumer.Assignors, gm.cfg.Consumer.Assignors[0])
 	for _, id := range sortedIDs(cg.members) {
 		m := cg.members[id]
 		dm := kmsg.NewConsumerGroupDescribeResponseGroupMember()
@@ -94,8 +94,8 @@ func (c *Coordinator) describeConsumerGroup(dg *kmsg.ConsumerGroupDescribeRespon
 		dm.SubscribedTopics = slices.Clone(m.topics)
 		regex := m.regex
 		dm.SubscribedTopicRegex = &regex
-		dm.Assignment = c.describeAssignment(m.assigned)
-		dm.TargetAssignment = c.describeAssignment(cg.target[id])
+		dm.Assignment = gm.describeAssignment(m.assigned)
+		dm.TargetAssignment = gm.describeAssignment(cg.target[id])
 		if version >= 1 {
 			dm.MemberType = 1
 		}
@@ -103,11 +103,11 @@ func (c *Coordinator) describeConsumerGroup(dg *kmsg.ConsumerGroupDescribeRespon
 	}
 }
 
-func (c *Coordinator) describeAssignment(a assignment) kmsg.Assignment {
+func (gm *groupManager) describeAssignment(a assignment) kmsg.Assignment {
 	out := kmsg.NewAssignment()
 	out.TopicPartitions = []kmsg.AssignmentTopicPartition{}
 	for _, id := range a.topicIDs() {
-		name, ok := c.topics.byID[id]
+		name, ok := gm.topics.byID[id]
 		if !ok {
 			continue
 		}
@@ -148,7 +148,7 @@ func (cg *consumerGroup) classicMemberError(memberID string, instanceID *string)
 // leaveConsumerGroup is a LeaveGroup (v3+ form) for a consumer group: the
 // static members named by instance id only are removed together, with one
 // group epoch bump; the answer waits for the records.
-func (c *Coordinator) leaveConsumerGroup(req Request, g *group, resp *kmsg.LeaveGroupResponse, leaving []kmsg.LeaveGroupRequestMember, v3 bool) {
+func (gm *groupManager) leaveConsumerGroup(req Request, g *group, resp *kmsg.LeaveGroupResponse, leaving []kmsg.LeaveGroupRequestMember, v3 bool) {
 	cg := g.consumer
 	var gone []*cMember
 	for _, l := range leaving {
@@ -174,12 +174,12 @@ func (c *Coordinator) leaveConsumerGroup(req Request, g *group, resp *kmsg.Leave
 		resp.ErrorCode, resp.Members = resp.Members[0].ErrorCode, nil
 	}
 	tx := &cgTxn{g: g}
-	c.cgFence(tx, gone)
-	c.cgCommit(tx, func(code int16) {
+	gm.cgFence(tx, gone)
+	gm.cgCommit(tx, func(code int16) {
 		if code != 0 {
 			resp.ErrorCode, resp.Members = groupErrorCode(code), nil
 		}
-		c.respond(req.Token, resp)
+		gm.respond(req.Token, resp)
 	})
 }
 
@@ -203,9 +203,9 @@ func (cg *consumerGroup) validateOffsetCommit(r *kmsg.OffsetCommitRequest) int16
 
 // offsetFetchMemberError is Kafka's ConsumerGroup.validateOffsetFetch for
 // an OffsetFetch v9 group naming a member id or epoch; 0 for other groups.
-func (c *Coordinator) offsetFetchMemberError(groupID string, memberID *string, epoch int32) int16 {
-	g := c.groups[groupID]
-	if _, code := c.route(groupID); code != 0 || g == nil || g.consumer == nil || memberID == nil && epoch < 0 {
+func (gm *groupManager) offsetFetchMemberError(groupID string, memberID *string, epoch int32) int16 {
+	g := gm.byID[groupID]
+	if _, code := gm.route(groupID); code != 0 || g == nil || g.consumer == nil || memberID == nil && epoch < 0 {
 		return 0
 	}
 	id := ""

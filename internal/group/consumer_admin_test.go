@@ -95,7 +95,7 @@ func TestConsumerListAndDeleteGroups(t *testing.T) {
 	d := h.deleteGroups("stable", "empty")
 	wantCode(t, "delete stable", d[0].ErrorCode, kerr.NonEmptyGroup.Code)
 	wantCode(t, "delete empty", d[1].ErrorCode, 0)
-	if h.c.groups["empty"] != nil || h.c.groups["stable"] == nil {
+	if h.c.groups.byID["empty"] != nil || h.c.groups.byID["stable"] == nil {
 		t.Fatal("wrong group deleted")
 	}
 	h.reload()
@@ -237,7 +237,7 @@ func TestConsumerHeartbeatValidation(t *testing.T) {
 			t.Errorf("%s: %d %q", c.name, resp.ErrorCode, derefString(resp.ErrorMessage))
 		}
 	}
-	if len(h.c.groups) != 0 {
+	if len(h.c.groups.byID) != 0 {
 		t.Fatal("an invalid request created a group")
 	}
 	// Version 0: the coordinator names the member.
@@ -290,7 +290,7 @@ func TestConsumerWriteFailureUndo(t *testing.T) {
 	tn := h.cgSend(cgReq{group: "new", member: "n", epoch: 0})
 	h.failWrites(kerr.NotEnoughReplicas)
 	wantCode(t, "new group", h.cgResp(tn).ErrorCode, kerr.CoordinatorNotAvailable.Code)
-	if h.c.groups["new"] != nil {
+	if h.c.groups.byID["new"] != nil {
 		t.Fatal("failed group creation left a group")
 	}
 	h.autoPersist = true

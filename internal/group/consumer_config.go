@@ -105,9 +105,14 @@ type topicImage struct {
 // group epoch and computes a new target assignment. The map is copied.
 func (c *Coordinator) SetTopics(now time.Time, topics map[string]TopicInfo) Ready {
 	c.begin(now)
-	old := c.topics.byName
+	c.groups.setTopics(topics)
+	return c.end()
+}
+
+func (gm *groupManager) setTopics(topics map[string]TopicInfo) {
+	old := gm.topics.byName
 	img := topicImage{byName: make(map[string]TopicInfo, len(topics)),
-		byID: make(map[[16]byte]string, len(topics)), version: c.topics.version + 1}
+		byID: make(map[[16]byte]string, len(topics)), version: gm.topics.version + 1}
 	for name, t := range topics {
 		img.byName[name] = t
 		img.byID[t.ID] = name
@@ -125,28 +130,27 @@ func (c *Coordinator) SetTopics(now time.Time, topics map[string]TopicInfo) Read
 			changed[name] = true
 		}
 	}
-	c.topics = img
+	gm.topics = img
 	if len(changed) > 0 {
-		for _, g := range c.sortedGroups(func(g *group) bool { return g.consumer != nil }) {
+		for _, g := range gm.sortedGroups(func(g *group) bool { return g.consumer != nil }) {
 			cg := g.consumer
 			if len(cg.regexSubs) > 0 || slices.ContainsFunc(cg.subscribedTopics(), func(t string) bool { return changed[t] }) {
 				cg.refresh = true
 			}
 		}
 	}
-	return c.end()
 }
 
 // subscriptionMetadata is what the group's subscribed topics are now.
 // Until the first SetTopics the coordinator knows no topics: it keeps the
 // recorded metadata rather than conclude every topic is gone.
-func (c *Coordinator) subscriptionMetadata(cg *consumerGroup) map[string]topicMeta {
-	if c.topics.version == 0 {
+func (gm *groupManager) subscriptionMetadata(cg *consumerGroup) map[string]topicMeta {
+	if gm.topics.version == 0 {
 		return cg.subMeta
 	}
 	m := make(map[string]topicMeta)
 	for _, name := range cg.subscribedTopics() {
-		if t, ok := c.topics.byName[name]; ok {
+		if t, ok := gm.topics.byName[name]; ok {
 			m[name] = topicMeta{id: t.ID, partitions: t.Partitions}
 		}
 	}

@@ -233,7 +233,7 @@ func (h *harness) checkPartitioned(ms []*cgSim, counts map[string]int32, maxSpre
 // consumerSnapshot is the persisted state of every consumer group, comparable.
 func consumerSnapshot(c *Coordinator) map[string]string {
 	out := make(map[string]string)
-	for id, g := range c.groups {
+	for id, g := range c.groups.byID {
 		cg := g.consumer
 		if cg == nil {
 			continue
@@ -249,7 +249,7 @@ func consumerSnapshot(c *Coordinator) map[string]string {
 		for _, mid := range sortedIDs(cg.target) {
 			s += fmt.Sprintf("target %s %v\n", mid, cg.target[mid])
 		}
-		out[id] = s + fmt.Sprint("offsets ", g.offsets)
+		out[id] = s + fmt.Sprint("offsets ", committedOf(c.offsets.byGroup[id]))
 	}
 	return out
 }
@@ -267,7 +267,7 @@ func sortedMeta(m map[string]topicMeta) string {
 func (h *harness) reload() *Coordinator {
 	h.t.Helper()
 	c := New(h.c.cfg)
-	c.topics = h.c.topics
+	c.groups.topics = h.c.groups.topics
 	for p := int32(0); p < h.c.cfg.OffsetsTopicPartitions; p++ {
 		if _, err := c.LoadPartition(h.now, p, h.log[p]); err != nil {
 			h.t.Fatal(err)

@@ -68,7 +68,7 @@ func errorMessage(code int16) string {
 }
 
 // validateConsumerHeartbeat is Kafka's check of the request itself.
-func (c *Coordinator) validateConsumerHeartbeat(r *kmsg.ConsumerGroupHeartbeatRequest) (int16, string) {
+func (gm *groupManager) validateConsumerHeartbeat(r *kmsg.ConsumerGroupHeartbeatRequest) (int16, string) {
 	invalid := kerr.InvalidRequest.Code
 	blank := func(s *string) bool { return s != nil && strings.TrimSpace(*s) == "" }
 	if (r.Version >= 1 || r.MemberEpoch > 0 || r.MemberEpoch == leaveEpoch) && blank(&r.MemberID) {
@@ -100,37 +100,37 @@ func (c *Coordinator) validateConsumerHeartbeat(r *kmsg.ConsumerGroupHeartbeatRe
 				fmt.Sprintf("SubscribedTopicRegex `%s` is not a valid regular expression: %v.", *re, err)
 		}
 	}
-	if a := r.ServerAssignor; a != nil && !slices.Contains(c.cfg.Consumer.Assignors, *a) {
+	if a := r.ServerAssignor; a != nil && !slices.Contains(gm.cfg.Consumer.Assignors, *a) {
 		return kerr.UnsupportedAssignor.Code, fmt.Sprintf("ServerAssignor %s is not supported. Supported assignors: %s.",
-			*a, strings.Join(c.cfg.Consumer.Assignors, ", "))
+			*a, strings.Join(gm.cfg.Consumer.Assignors, ", "))
 	}
 	return 0, ""
 }
 
-func (c *Coordinator) consumerGroupHeartbeat(req Request, r *kmsg.ConsumerGroupHeartbeatRequest) {
-	fail := func(code int16, msg string) { c.respond(req.Token, cgHeartbeatError(r.Version, code, msg)) }
-	if code, msg := c.validateConsumerHeartbeat(r); code != 0 {
+func (gm *groupManager) consumerGroupHeartbeat(req Request, r *kmsg.ConsumerGroupHeartbeatRequest) {
+	fail := func(code int16, msg string) { gm.respond(req.Token, cgHeartbeatError(r.Version, code, msg)) }
+	if code, msg := gm.validateConsumerHeartbeat(r); code != 0 {
 		fail(code, msg)
 		return
 	}
-	p, code := c.route(r.Group)
+	p, code := gm.route(r.Group)
 	if code != 0 {
 		fail(code, "")
 		return
 	}
 	if r.MemberEpoch == leaveEpoch || r.MemberEpoch == staticLeaveEpoch {
-		c.consumerGroupLeave(req, r)
+		gm.consumerGroupLeave(req, r)
 		return
 	}
 	join := r.MemberEpoch == 0
 	tx := &cgTxn{}
-	g := c.groups[r.Group]
+	g := gm.byID[r.Group]
 	switch {
 	case g == nil && !join:
 		fail(errGroupIDNotFound, fmt.Sprintf("Consumer group %s not found.", r.Group))
 		return
 	case g == nil:
-		g = c.createConsumerGroup(tx, r.Group, p)
+		g = gm.createConsumerGroup(tx, r.Group, p)
 	case g.consumer != nil:
 		tx.g = g
 	case !join:
@@ -140,19 +140,19 @@ func (c *Coordinator) consumerGroupHeartbeat(req Request, r *kmsg.ConsumerGroupH
 		fail(errGroupIDNotFound, fmt.Sprintf("Cannot upgrade classic group %s to consumer group because online upgrade is disabled.", r.Group))
 		return
 	default:
-		c.convertToConsumerGroup(tx, g)
+		gm.convertToConsumerGroup(tx, g)
 	}
 	cg := g.consumer
-	if limit := c.cfg.Consumer.MaxSize; len(cg.members) >= limit && (r.MemberID == "" || cg.members[r.MemberID] == nil) {
+	if limit := gm.cfg.Consumer.MaxSize; len(cg.members) >= limit && (r.MemberID == "" || cg.members[r.MemberID] == nil) {
 		tx.abort()
 		fail(errGroupMaxSizeReached, fmt.Sprintf("The consumer group has reached its maximum capacity of %d members.", limit))
 		return
 	}
 	memberID := r.MemberID
 	if memberID == "" {
-		memberID = c.cfg.Consumer.NewMemberID()
+		memberID = gm.cfg.Consumer.NewMemberID()
 	}
-	old, code, msg := c.cgResolveMember(tx, memberID, r)
+	old, code, msg := gm.cgResolveMember(tx, memberID, r)
 	if code != 0 {
 		tx.abort()
 		fail(code, msg)
@@ -185,44 +185,44 @@ func (c *Coordinator) consumerGroupHeartbeat(req Request, r *kmsg.ConsumerGroupH
 	}
 	regexChanged := upd.regex != old.regex
 	if regexChanged {
-		c.cgUpdateRegexes(tx, old.regex, upd.regex)
+		gm.cgUpdateRegexes(tx, old.regex, upd.regex)
 	}
-	c.cgMaybeBump(tx, cg.epoch == 0 || !slices.Equal(upd.topics, old.topics) || regexChanged)
+	gm.cgMaybeBump(tx, cg.epoch == 0 || !slices.Equal(upd.topics, old.topics) || regexChanged)
 
 	// 2. The target assignment, 3. the member's step towards it.
 	if cg.epoch > cg.assignmentEpoch {
-		c.cgUpdateTarget(tx)
+		gm.cgUpdateTarget(tx)
 	}
-	m, code, msg := c.cgReconcile(tx, memberID, r.Topics)
+	m, code, msg := gm.cgReconcile(tx, memberID, r.Topics)
 	if code != 0 {
 		tx.abort()
 		fail(code, msg)
 		return
 	}
-	c.cgScheduleSession(g, memberID)
+	gm.cgScheduleSession(g, memberID)
 
 	resp := kmsg.NewPtrConsumerGroupHeartbeatResponse()
 	resp.Version = r.Version
 	resp.MemberID = &m.id
 	resp.MemberEpoch = m.epoch
-	resp.HeartbeatIntervalMillis = int32(c.cfg.Consumer.HeartbeatInterval.Milliseconds())
+	resp.HeartbeatIntervalMillis = int32(gm.cfg.Consumer.HeartbeatInterval.Milliseconds())
 	full := r.RebalanceTimeoutMillis != -1 && (r.SubscribedTopicNames != nil || r.SubscribedTopicRegex != nil) && r.Topics != nil
 	if join || full || !m.assigned.equal(old.assigned) {
 		resp.Assignment = heartbeatAssignment(m.assigned)
 	}
-	c.cgCommit(tx, func(code int16) {
+	gm.cgCommit(tx, func(code int16) {
 		if code != 0 {
 			fail(groupErrorCode(code), "")
 			return
 		}
-		c.respond(req.Token, resp)
+		gm.respond(req.Token, resp)
 	})
 }
 
 // cgResolveMember finds the member a heartbeat is from, or a new one when it
 // joins; a static member joining replaces the instance's previous member.
 // It returns the member as it was before this heartbeat.
-func (c *Coordinator) cgResolveMember(tx *cgTxn, memberID string, r *kmsg.ConsumerGroupHeartbeatRequest) (*cMember, int16, string) {
+func (gm *groupManager) cgResolveMember(tx *cgTxn, memberID string, r *kmsg.ConsumerGroupHeartbeatRequest) (*cMember, int16, string) {
 	cg := tx.g.consumer
 	join := r.MemberEpoch == 0
 	if r.InstanceID == nil {
@@ -265,7 +265,7 @@ func (c *Coordinator) cgResolveMember(tx *cgTxn, memberID string, r *kmsg.Consum
 	if target == nil {
 		target = assignment{}
 	}
-	c.cgRemoveRecords(tx, sm.id)
+	gm.cgRemoveRecords(tx, sm.id)
 	tx.emit(cgRecord{kind: cgMemberMetadataKey, member: memberID, value: nm.memberMeta})
 	tx.emit(cgRecord{kind: cgTargetMemberKey, member: memberID, value: target.clone()})
 	tx.emit(cgRecord{kind: cgCurrentMemberKey, member: memberID, value: nm.memberAssignment})
@@ -286,9 +286,9 @@ func heartbeatAssignment(a assignment) *kmsg.ConsumerGroupHeartbeatResponseAssig
 }
 
 // consumerGroupLeave handles epochs -1 and -2.
-func (c *Coordinator) consumerGroupLeave(req Request, r *kmsg.ConsumerGroupHeartbeatRequest) {
-	fail := func(code int16, msg string) { c.respond(req.Token, cgHeartbeatError(r.Version, code, msg)) }
-	g := c.groups[r.Group]
+func (gm *groupManager) consumerGroupLeave(req Request, r *kmsg.ConsumerGroupHeartbeatRequest) {
+	fail := func(code int16, msg string) { gm.respond(req.Token, cgHeartbeatError(r.Version, code, msg)) }
+	g := gm.byID[r.Group]
 	switch {
 	case g == nil:
 		fail(errGroupIDNotFound, fmt.Sprintf("Group %s not found.", r.Group))
@@ -309,7 +309,7 @@ func (c *Coordinator) consumerGroupLeave(req Request, r *kmsg.ConsumerGroupHeart
 			fail(errUnknownMemberID, fmt.Sprintf("Member %s is not a member of group %s.", r.MemberID, g.id))
 			return
 		}
-		c.cgFence(tx, []*cMember{m})
+		gm.cgFence(tx, []*cMember{m})
 	} else {
 		m := cg.staticMember(*r.InstanceID)
 		switch {
@@ -327,20 +327,20 @@ func (c *Coordinator) consumerGroupLeave(req Request, r *kmsg.ConsumerGroupHeart
 			next.epoch, next.assigned, next.pending = staticLeaveEpoch, m.assigned.clone(), assignment{}
 			tx.emit(cgRecord{kind: cgCurrentMemberKey, member: m.id, value: next})
 		default:
-			c.cgFence(tx, []*cMember{m})
+			gm.cgFence(tx, []*cMember{m})
 		}
 	}
-	c.cgCommit(tx, func(code int16) {
+	gm.cgCommit(tx, func(code int16) {
 		if code != 0 {
 			fail(groupErrorCode(code), "")
 			return
 		}
-		c.respond(req.Token, resp)
+		gm.respond(req.Token, resp)
 	})
 }
 
 // cgRemoveRecords records that a member is gone, in Kafka's order.
-func (c *Coordinator) cgRemoveRecords(tx *cgTxn, id string) {
+func (gm *groupManager) cgRemoveRecords(tx *cgTxn, id string) {
 	tx.emit(cgRecord{kind: cgCurrentMemberKey, member: id})
 	tx.emit(cgRecord{kind: cgTargetMemberKey, member: id})
 	tx.emit(cgRecord{kind: cgMemberMetadataKey, member: id})
@@ -349,28 +349,28 @@ func (c *Coordinator) cgRemoveRecords(tx *cgTxn, id string) {
 // cgFence removes members, drops the regexes only they used, records the
 // subscription metadata without them and bumps the group epoch once. The
 // new target assignment is computed by the next heartbeat.
-func (c *Coordinator) cgFence(tx *cgTxn, members []*cMember) {
+func (gm *groupManager) cgFence(tx *cgTxn, members []*cMember) {
 	if len(members) == 0 {
 		return
 	}
 	cg := tx.g.consumer
 	for _, m := range members {
-		c.cgRemoveRecords(tx, m.id)
-		c.cgCancelTimers(tx.g, m.id)
+		gm.cgRemoveRecords(tx, m.id)
+		gm.cgCancelTimers(tx.g, m.id)
 	}
 	for _, m := range members {
 		if _, ok := cg.regexes[m.regex]; ok && m.regex != "" && cg.regexSubs[m.regex] == 0 {
 			tx.emit(cgRecord{kind: cgRegexKey, member: m.regex})
 		}
 	}
-	if meta := c.subscriptionMetadata(cg); !equalTopicMeta(meta, cg.subMeta) {
+	if meta := gm.subscriptionMetadata(cg); !equalTopicMeta(meta, cg.subMeta) {
 		tx.emit(cgRecord{kind: cgPartitionMetadataKey, value: meta})
 	}
 	tx.emit(cgRecord{kind: cgMetadataKey, value: cg.epoch + 1})
 }
 
 // cgTimers returns a member's timer identities.
-func (c *Coordinator) cgTimers(g *group, id string) *cTimers {
+func (gm *groupManager) cgTimers(g *group, id string) *cTimers {
 	t := g.consumer.timers[id]
 	if t == nil {
 		t = &cTimers{}
@@ -379,30 +379,30 @@ func (c *Coordinator) cgTimers(g *group, id string) *cTimers {
 	return t
 }
 
-func (c *Coordinator) cgScheduleSession(g *group, id string) {
-	c.cgTimers(g, id).session = c.schedule(timerConsumerSession, c.cfg.Consumer.SessionTimeout, g.id, id)
+func (gm *groupManager) cgScheduleSession(g *group, id string) {
+	gm.cgTimers(g, id).session = gm.schedule(timerConsumerSession, gm.cfg.Consumer.SessionTimeout, g.id, id)
 }
 
 // cgScheduleRebalance gives a member that must revoke partitions its
 // rebalance timeout to leave epoch.
-func (c *Coordinator) cgScheduleRebalance(g *group, id string, epoch, timeoutMs int32) {
-	t := c.cgTimers(g, id)
-	t.rebalance = c.schedule(timerConsumerRebalance, ms(int64(max(timeoutMs, 0))), g.id, id)
+func (gm *groupManager) cgScheduleRebalance(g *group, id string, epoch, timeoutMs int32) {
+	t := gm.cgTimers(g, id)
+	t.rebalance = gm.schedule(timerConsumerRebalance, ms(int64(max(timeoutMs, 0))), g.id, id)
 	t.rebalanceEpoch = epoch
 }
 
-func (c *Coordinator) cgCancelRebalance(g *group, id string) {
+func (gm *groupManager) cgCancelRebalance(g *group, id string) {
 	if t := g.consumer.timers[id]; t != nil {
 		t.rebalance = 0
 	}
 }
 
-func (c *Coordinator) cgCancelTimers(g *group, id string) { delete(g.consumer.timers, id) }
+func (gm *groupManager) cgCancelTimers(g *group, id string) { delete(g.consumer.timers, id) }
 
 // cgRestoreTimers gives every member a session, and every member revoking
 // partitions a rebalance timeout, if it has none: after a load, or after
 // an undo brought members back.
-func (c *Coordinator) cgRestoreTimers(g *group) {
+func (gm *groupManager) cgRestoreTimers(g *group) {
 	cg := g.consumer
 	for id := range cg.timers {
 		if cg.members[id] == nil {
@@ -412,16 +412,16 @@ func (c *Coordinator) cgRestoreTimers(g *group) {
 	for _, id := range sortedIDs(cg.members) {
 		m := cg.members[id]
 		if t := cg.timers[id]; t == nil || t.session == 0 {
-			c.cgScheduleSession(g, id)
+			gm.cgScheduleSession(g, id)
 		}
 		if t := cg.timers[id]; m.state == memberUnrevoked && t.rebalance == 0 {
-			c.cgScheduleRebalance(g, id, m.epoch, m.rebalanceTimeoutMs)
+			gm.cgScheduleRebalance(g, id, m.epoch, m.rebalanceTimeoutMs)
 		}
 	}
 }
 
 // consumerTimerLive reports whether a consumer member's timer is current.
-func (c *Coordinator) consumerTimerLive(g *group, t *timer) bool {
+func (gm *groupManager) consumerTimerLive(g *group, t *timer) bool {
 	if g.consumer == nil || g.consumer.members[t.member] == nil {
 		return false
 	}
@@ -437,7 +437,7 @@ func (c *Coordinator) consumerTimerLive(g *group, t *timer) bool {
 
 // onConsumerTimer removes a member whose session ran out, or that is still
 // at the epoch it had to leave within its rebalance timeout.
-func (c *Coordinator) onConsumerTimer(g *group, t *timer) {
+func (gm *groupManager) onConsumerTimer(g *group, t *timer) {
 	cg := g.consumer
 	m := cg.members[t.member]
 	if t.kind == timerConsumerRebalance {
@@ -447,6 +447,6 @@ func (c *Coordinator) onConsumerTimer(g *group, t *timer) {
 		}
 	}
 	tx := &cgTxn{g: g}
-	c.cgFence(tx, []*cMember{m})
-	c.cgCommit(tx, nil)
+	gm.cgFence(tx, []*cMember{m})
+	gm.cgCommit(tx, nil)
 }

@@ -173,7 +173,7 @@ func runConsumerRandom(t *testing.T, seed int64, steps int) {
 			s.inFlight = h.cgCommit(s)
 		}
 		checkConsumerInvariants(t, h, clients)
-		for _, g := range h.c.groups {
+		for _, g := range h.c.groups.byID {
 			if g.consumer != nil {
 				for _, m := range g.consumer.members {
 					if m.state == memberUnrevoked {
@@ -335,7 +335,7 @@ func handleCGResponse(t *testing.T, h *harness, s *cgClient) {
 // must cover); and the derived indexes match the members.
 func checkConsumerInvariants(t *testing.T, h *harness, clients []*cgClient) {
 	t.Helper()
-	for id, g := range h.c.groups {
+	for id, g := range h.c.groups.byID {
 		cg := g.consumer
 		if cg == nil {
 			continue
@@ -364,7 +364,7 @@ func checkConsumerInvariants(t *testing.T, h *harness, clients []*cgClient) {
 	}
 	held := make(map[string]map[tpid]string)
 	for _, s := range clients {
-		g := h.c.groups[s.group]
+		g := h.c.groups.byID[s.group]
 		if !s.joined || g == nil || g.consumer == nil || g.consumer.members[s.id] == nil {
 			continue
 		}

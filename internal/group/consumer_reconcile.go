@@ -39,17 +39,17 @@ import (
 // cgMaybeBump records new subscription metadata if the subscribed topics
 // changed (or a refresh is due) and bumps the group epoch when bump is set
 // or the metadata changed.
-func (c *Coordinator) cgMaybeBump(tx *cgTxn, bump bool) {
+func (gm *groupManager) cgMaybeBump(tx *cgTxn, bump bool) {
 	cg := tx.g.consumer
 	if !bump && !cg.refresh {
 		return
 	}
 	if cg.refresh {
-		bump = c.cgRefreshRegexes(tx) || bump
+		bump = gm.cgRefreshRegexes(tx) || bump
 		cg.refresh = false
 		tx.undo = append(tx.undo, func() { cg.refresh = true })
 	}
-	if meta := c.subscriptionMetadata(cg); !equalTopicMeta(meta, cg.subMeta) {
+	if meta := gm.subscriptionMetadata(cg); !equalTopicMeta(meta, cg.subMeta) {
 		tx.emit(cgRecord{kind: cgPartitionMetadataKey, value: meta})
 		bump = true
 	}
@@ -60,7 +60,7 @@ func (c *Coordinator) cgMaybeBump(tx *cgTxn, bump bool) {
 
 // cgUpdateTarget runs the group's assignor and records the new target
 // assignment at the group epoch.
-func (c *Coordinator) cgUpdateTarget(tx *cgTxn) {
+func (gm *groupManager) cgUpdateTarget(tx *cgTxn) {
 	cg := tx.g.consumer
 	spec := assignSpec{topics: make(map[[16]byte]int32, len(cg.subMeta))}
 	for _, t := range cg.subMeta {
@@ -78,7 +78,7 @@ func (c *Coordinator) cgUpdateTarget(tx *cgTxn) {
 		slices.SortFunc(topics, compareIDs)
 		spec.members = append(spec.members, assignMember{id: id, topics: topics, prev: cg.target[id]})
 	}
-	name := cg.preferredAssignor(c.cfg.Consumer.Assignors, c.cfg.Consumer.Assignors[0])
+	name := cg.preferredAssignor(gm.cfg.Consumer.Assignors, gm.cfg.Consumer.Assignors[0])
 	result := assignorFunc(name)(spec)
 	for _, id := range ids {
 		a := result[id]
@@ -100,7 +100,7 @@ func (c *Coordinator) cgUpdateTarget(tx *cgTxn) {
 // cgReconcile moves member id one step towards its target, given the
 // partitions its heartbeat says it owns (nil: not reported), and returns
 // the member as it is now.
-func (c *Coordinator) cgReconcile(tx *cgTxn, id string, owned []kmsg.ConsumerGroupHeartbeatRequestTopic) (*cMember, int16, string) {
+func (gm *groupManager) cgReconcile(tx *cgTxn, id string, owned []kmsg.ConsumerGroupHeartbeatRequestTopic) (*cMember, int16, string) {
 	cg := tx.g.consumer
 	m := cg.members[id]
 	if m.reconciledTo(cg.assignmentEpoch) {
@@ -115,9 +115,9 @@ func (c *Coordinator) cgReconcile(tx *cgTxn, id string, owned []kmsg.ConsumerGro
 	}
 	tx.emit(cgRecord{kind: cgCurrentMemberKey, member: id, value: next})
 	if next.state == memberUnrevoked {
-		c.cgScheduleRebalance(tx.g, id, next.epoch, m.rebalanceTimeoutMs)
+		gm.cgScheduleRebalance(tx.g, id, next.epoch, m.rebalanceTimeoutMs)
 	} else {
-		c.cgCancelRebalance(tx.g, id)
+		gm.cgCancelRebalance(tx.g, id)
 	}
 	return cg.members[id], 0, ""
 }
@@ -245,10 +245,10 @@ func compileRegex(re string) (*regexp.Regexp, error) {
 }
 
 // resolveRegex lists the topics a regular expression matches now.
-func (c *Coordinator) resolveRegex(re string) resolvedRegex {
-	x := resolvedRegex{topics: []string{}, version: c.topics.version, timestamp: c.nowMs()}
+func (gm *groupManager) resolveRegex(re string) resolvedRegex {
+	x := resolvedRegex{topics: []string{}, version: gm.topics.version, timestamp: gm.nowMs()}
 	if rx, err := compileRegex(re); err == nil {
-		for _, name := range c.topics.names {
+		for _, name := range gm.topics.names {
 			if rx.MatchString(name) {
 				x.topics = append(x.topics, name)
 			}
@@ -261,26 +261,26 @@ func (c *Coordinator) resolveRegex(re string) resolvedRegex {
 // and drops the one no member uses any more. Kafka resolves regexes off the
 // request path and bumps the epoch when the result arrives; here they are
 // resolved at once against the topics of the last SetTopics.
-func (c *Coordinator) cgUpdateRegexes(tx *cgTxn, oldRe, newRe string) {
+func (gm *groupManager) cgUpdateRegexes(tx *cgTxn, oldRe, newRe string) {
 	cg := tx.g.consumer
 	if _, ok := cg.regexes[oldRe]; ok && oldRe != "" && cg.regexSubs[oldRe] == 0 {
 		tx.emit(cgRecord{kind: cgRegexKey, member: oldRe})
 	}
 	if _, ok := cg.regexes[newRe]; !ok && newRe != "" {
-		tx.emit(cgRecord{kind: cgRegexKey, member: newRe, value: c.resolveRegex(newRe)})
+		tx.emit(cgRecord{kind: cgRegexKey, member: newRe, value: gm.resolveRegex(newRe)})
 	}
 }
 
 // cgRefreshRegexes resolves the group's regexes again after the topics
 // changed and reports whether any now matches other topics.
-func (c *Coordinator) cgRefreshRegexes(tx *cgTxn) bool {
+func (gm *groupManager) cgRefreshRegexes(tx *cgTxn) bool {
 	cg := tx.g.consumer
 	changed := false
-	if c.topics.version == 0 {
+	if gm.topics.version == 0 {
 		return false // no topics known yet
 	}
 	for _, re := range sortedIDs(cg.regexSubs) {
-		x := c.resolveRegex(re)
+		x := gm.resolveRegex(re)
 		if old, ok := cg.regexes[re]; !ok || !slices.Equal(old.topics, x.topics) {
 			tx.emit(cgRecord{kind: cgRegexKey, member: re, value: x})
 			changed = true

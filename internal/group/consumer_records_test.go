@@ -107,7 +107,7 @@ func TestConsumerReplayAcrossProtocols(t *testing.T) {
 		t.Fatal("offset lost in the conversion")
 	}
 	c := h.reload()
-	if c.groups["g"].consumer == nil || len(c.groups["g"].offsets) != 1 {
+	if c.groups.byID["g"].consumer == nil || len(committedOf(c.offsets.byGroup["g"])) != 1 {
 		t.Fatal("replay did not rebuild the consumer group with its offset")
 	}
 	// ...and a classic group again once empty.
@@ -115,7 +115,7 @@ func TestConsumerReplayAcrossProtocols(t *testing.T) {
 	b, tb := h.joinNew("g", "b", joinOpts{})
 	h.stable("g", map[string]uint64{b: tb})
 	c = h.reload()
-	if c.groups["g"].consumer != nil || len(c.groups["g"].members) != 1 || len(c.groups["g"].offsets) != 1 {
-		t.Fatalf("replay: consumer %v members %d", c.groups["g"].consumer != nil, len(c.groups["g"].members))
+	if c.groups.byID["g"].consumer != nil || len(c.groups.byID["g"].members) != 1 || len(committedOf(c.offsets.byGroup["g"])) != 1 {
+		t.Fatalf("replay: consumer %v members %d", c.groups.byID["g"].consumer != nil, len(c.groups.byID["g"].members))
 	}
 }

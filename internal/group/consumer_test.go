@@ -160,11 +160,11 @@ func TestConsumerLeave(t *testing.T) {
 	}
 	d := h.deleteGroups("g")
 	wantCode(t, "delete", d[0].ErrorCode, 0)
-	if h.c.groups["g"] != nil {
+	if h.c.groups.byID["g"] != nil {
 		t.Fatal("group survives deletion")
 	}
 	c := h.reload()
-	if c.groups["g"] != nil {
+	if c.groups.byID["g"] != nil {
 		t.Fatal("group survives replay of its tombstones")
 	}
 }
@@ -441,7 +441,7 @@ func TestConsumerFailover(t *testing.T) {
 	// The new coordinator loads before it hears of the topics: heartbeats
 	// must not take the topics for deleted.
 	h.c = h.reload()
-	h.c.topics = topicImage{}
+	h.c.groups.topics = topicImage{}
 	r := h.beat(b)
 	wantCode(t, "heartbeat after failover", r.ErrorCode, 0)
 	if h.cg("g").epoch != epoch || !respAssignment(r).equal(b.owned) && r.Assignment != nil {

@@ -50,7 +50,7 @@ type cgWrite struct {
 // cgCommit writes the transaction's records. waiter (may be nil) gets 0
 // once they and every earlier write of the group are durable, or the
 // append error.
-func (c *Coordinator) cgCommit(tx *cgTxn, waiter func(code int16)) {
+func (gm *groupManager) cgCommit(tx *cgTxn, waiter func(code int16)) {
 	g, cg := tx.g, tx.g.consumer
 	if len(tx.recs) == 0 {
 		if n := len(cg.pending); n > 0 {
@@ -62,10 +62,10 @@ func (c *Coordinator) cgCommit(tx *cgTxn, waiter func(code int16)) {
 	}
 	w := &cgWrite{undo: tx.undo, waiters: []func(int16){waiter}}
 	cg.pending = append(cg.pending, w)
-	c.write(g.partition, tx.recs, func(code int16) { c.cgPersisted(g, cg, w, code) })
+	gm.write(g.partition, tx.recs, func(code int16) { gm.cgPersisted(g, cg, w, code) })
 }
 
-func (c *Coordinator) cgPersisted(g *group, cg *consumerGroup, w *cgWrite, code int16) {
+func (gm *groupManager) cgPersisted(g *group, cg *consumerGroup, w *cgWrite, code int16) {
 	i := slices.Index(cg.pending, w)
 	if i < 0 {
 		return // undone with an earlier write
@@ -90,8 +90,8 @@ func (c *Coordinator) cgPersisted(g *group, cg *consumerGroup, w *cgWrite, code 
 			failed[j].undo[k]()
 		}
 	}
-	if c.groups[g.id] == g && g.consumer == cg {
-		c.cgRestoreTimers(g)
+	if gm.byID[g.id] == g && g.consumer == cg {
+		gm.cgRestoreTimers(g)
 	}
 	for _, f := range failed {
 		for _, wt := range f.waiters {
@@ -103,20 +103,20 @@ func (c *Coordinator) cgPersisted(g *group, cg *consumerGroup, w *cgWrite, code 
 }
 
 // createConsumerGroup makes id a new, empty consumer group as part of tx.
-func (c *Coordinator) createConsumerGroup(tx *cgTxn, id string, p int32) *group {
-	g := newGroup(id, p, c.nowMs())
+func (gm *groupManager) createConsumerGroup(tx *cgTxn, id string, p int32) *group {
+	g := newGroup(id, p, gm.nowMs())
 	g.consumer = newConsumerGroup()
 	g.protocolType = consumerProtocolType
-	c.groups[id] = g
+	gm.byID[id] = g
 	tx.g = g
 	tx.undo = append(tx.undo, func() {
-		if c.groups[id] != g {
+		if gm.byID[id] != g {
 			return
 		}
-		if len(g.offsets) == 0 && len(g.pendingCommits) == 0 && len(g.txn) == 0 {
-			delete(c.groups, id)
+		if !gm.offsets.holds(id) {
+			gm.forget(g)
 		} else {
-			c.resetClassic(g) // it holds offsets committed meanwhile
+			gm.resetClassic(g) // it holds offsets committed meanwhile
 		}
 	})
 	return g
@@ -125,18 +125,16 @@ func (c *Coordinator) createConsumerGroup(tx *cgTxn, id string, p int32) *group 
 // convertToConsumerGroup turns an Empty classic group into an empty
 // consumer group as part of tx, as Kafka does when a consumer joins it:
 // the classic group is tombstoned, its committed offsets stay.
-func (c *Coordinator) convertToConsumerGroup(tx *cgTxn, g *group) {
+func (gm *groupManager) convertToConsumerGroup(tx *cgTxn, g *group) {
 	saved := *g
 	tx.g = g
 	tx.recs = append(tx.recs, groupTombstone(g.id))
-	c.resetClassic(g)
+	gm.resetClassic(g)
 	g.consumer = newConsumerGroup()
 	g.protocolType = consumerProtocolType
 	tx.undo = append(tx.undo, func() {
-		if c.groups[g.id] == g {
-			offsets, pending, txn, writes := g.offsets, g.pendingCommits, g.txn, g.commitWrites
+		if gm.byID[g.id] == g {
 			*g = saved
-			g.offsets, g.pendingCommits, g.txn, g.commitWrites = offsets, pending, txn, writes
 		}
 	})
 }
@@ -144,18 +142,17 @@ func (c *Coordinator) convertToConsumerGroup(tx *cgTxn, g *group) {
 // convertToClassicGroup turns an empty consumer group into an Empty classic
 // group, as Kafka does when a classic member joins it: the consumer group is
 // tombstoned, its committed offsets stay.
-func (c *Coordinator) convertToClassicGroup(g *group) {
+func (gm *groupManager) convertToClassicGroup(g *group) {
 	recs := consumerGroupTombstones(g.id, g.consumer)
-	c.resetClassic(g)
-	c.write(g.partition, recs, nil)
+	gm.resetClassic(g)
+	gm.write(g.partition, recs, nil)
 }
 
-// resetClassic makes g a new Empty classic group with g's id and offsets.
-// The group keeps its identity, so that callbacks holding it stay valid.
-func (c *Coordinator) resetClassic(g *group) {
-	ng := newGroup(g.id, g.partition, c.nowMs())
-	ng.offsets, ng.pendingCommits, ng.txn, ng.commitWrites = g.offsets, g.pendingCommits, g.txn, g.commitWrites
-	*g = *ng
+// resetClassic makes g a new Empty classic group with g's id (its
+// offsets stay). The group keeps its identity, so that callbacks holding it
+// stay valid.
+func (gm *groupManager) resetClassic(g *group) {
+	*g = *newGroup(g.id, g.partition, gm.nowMs())
 }
 
 // isEmpty reports whether a group has no members: Kafka's condition for

@@ -3,7 +3,6 @@ package group
 import (
 	"errors"
 	"fmt"
-	"sort"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -65,14 +64,26 @@ func (w Write) Target() (id uint64, partition int32) { return w.ID, w.Partition 
 // Ready is what one input produced. See the package comment.
 type Ready = coordinator.Ready[Write]
 
-// Coordinator holds the classic groups of the __consumer_offsets partitions
-// this broker leads.
+// Coordinator is the group coordinator shard: it holds the groups and
+// offsets of the __consumer_offsets partitions this broker leads, as two
+// managers in the manner of Kafka's GroupCoordinatorShard: groups (classic
+// and consumer protocol, groupManager) and offsets (plain and
+// transactional, offsetManager). The shard routes each input to them,
+// runs what spans both (loading and unloading a partition, deleting
+// groups, retention), and shares with them the partitions, the writes in
+// flight, the timers and the Ready being built (base).
 type Coordinator struct {
+	*base
+	groups  *groupManager
+	offsets *offsetManager
+}
+
+// base is the shard's state that both managers use.
+type base struct {
 	cfg Config
 
 	// parts are the partitions led here; loading ones are not yet served.
-	parts  map[int32]*offsetsPartition
-	groups map[string]*group
+	parts map[int32]*offsetsPartition
 
 	// writes are the Writes not yet reported by Persisted.
 	writes    map[uint64]*pendingWrite
@@ -86,12 +97,6 @@ type Coordinator struct {
 
 	now time.Time
 	out Ready
-
-	// transitions, when non-nil, records every state change (tests).
-	transitions *[]transition
-
-	// topics are the broker's topics, as the last SetTopics gave them.
-	topics topicImage
 }
 
 type offsetsPartition struct {
@@ -113,13 +118,6 @@ type pendingWrite struct {
 	done func(code int16, offset int64)
 }
 
-// transition is one state change of one group, kept for tests.
-type transition struct {
-	group      string
-	from, to   State
-	generation int32
-}
-
 // New returns a Coordinator that leads no partition yet.
 func New(cfg Config) *Coordinator {
 	if cfg.OffsetsTopicPartitions < 1 {
@@ -129,18 +127,17 @@ func New(cfg Config) *Coordinator {
 		cfg.NewUUID = randomUUID
 	}
 	cfg.Consumer = cfg.Consumer.withDefaults()
-	return &Coordinator{
-		cfg:    cfg,
-		parts:  make(map[int32]*offsetsPartition),
-		groups: make(map[string]*group),
-		writes: make(map[uint64]*pendingWrite),
-	}
+	b := &base{cfg: cfg, parts: make(map[int32]*offsetsPartition), writes: make(map[uint64]*pendingWrite)}
+	groups := newGroupManager(b)
+	offsets := newOffsetManager(b, groups)
+	groups.offsets = offsets
+	return &Coordinator{base: b, groups: groups, offsets: offsets}
 }
 
 // PartitionFor is the __consumer_offsets partition of groupID under this
 // coordinator's configuration.
-func (c *Coordinator) PartitionFor(groupID string) int32 {
-	return coordinator.PartitionFor(groupID, c.cfg.OffsetsTopicPartitions)
+func (b *base) PartitionFor(groupID string) int32 {
+	return coordinator.PartitionFor(groupID, b.cfg.OffsetsTopicPartitions)
 }
 
 // Handle processes one request. It panics if Body is not one of the
@@ -149,31 +146,31 @@ func (c *Coordinator) Handle(now time.Time, req Request) Ready {
 	c.begin(now)
 	switch r := req.Body.(type) {
 	case *kmsg.JoinGroupRequest:
-		c.joinGroup(req, r)
+		c.groups.joinGroup(req, r)
 	case *kmsg.SyncGroupRequest:
-		c.syncGroup(req, r)
+		c.groups.syncGroup(req, r)
 	case *kmsg.HeartbeatRequest:
-		c.heartbeat(req, r)
+		c.groups.heartbeat(req, r)
 	case *kmsg.LeaveGroupRequest:
-		c.leaveGroup(req, r)
+		c.groups.leaveGroup(req, r)
 	case *kmsg.OffsetCommitRequest:
-		c.offsetCommit(req, r)
+		c.offsets.offsetCommit(req, r)
 	case *kmsg.TxnOffsetCommitRequest:
-		c.txnOffsetCommit(req, r)
+		c.offsets.txnOffsetCommit(req, r)
 	case *kmsg.OffsetFetchRequest:
-		c.offsetFetch(req, r)
+		c.offsets.offsetFetch(req, r)
 	case *kmsg.DescribeGroupsRequest:
-		c.describeGroups(req, r)
+		c.groups.describeGroups(req, r)
 	case *kmsg.ListGroupsRequest:
-		c.listGroups(req, r)
+		c.groups.listGroups(req, r)
 	case *kmsg.DeleteGroupsRequest:
 		c.deleteGroups(req, r)
 	case *kmsg.OffsetDeleteRequest:
-		c.offsetDelete(req, r)
+		c.offsets.offsetDelete(req, r)
 	case *kmsg.ConsumerGroupHeartbeatRequest:
-		c.consumerGroupHeartbeat(req, r)
+		c.groups.consumerGroupHeartbeat(req, r)
 	case *kmsg.ConsumerGroupDescribeRequest:
-		c.consumerGroupDescribe(req, r)
+		c.groups.consumerGroupDescribe(req, r)
 	default:
 		panic(fmt.Sprintf("group: Handle of %T", req.Body))
 	}
@@ -186,7 +183,7 @@ func (c *Coordinator) Tick(now time.Time) Ready {
 	c.begin(now)
 	last := c.lastSeq
 	for t, ok := c.timers.PopDue(now, last); ok; t, ok = c.timers.PopDue(now, last) {
-		c.fire(t)
+		c.groups.fire(t)
 	}
 	if !c.nextCleanup.IsZero() && !now.Before(c.nextCleanup) {
 		c.cleanupGroupMetadata()
@@ -225,40 +222,40 @@ func (c *Coordinator) end() Ready {
 	return out
 }
 
-func (c *Coordinator) nowMs() int64 { return c.now.UnixMilli() }
+func (b *base) nowMs() int64 { return b.now.UnixMilli() }
 
-func (c *Coordinator) respond(token uint64, body kmsg.Response) {
-	c.out.Responses = append(c.out.Responses, Response{Token: token, Body: body})
+func (b *base) respond(token uint64, body kmsg.Response) {
+	b.out.Responses = append(b.out.Responses, Response{Token: token, Body: body})
 }
 
 // write emits records for partition p; done runs when Persisted reports
 // them (nil done: nothing waits). Writes for a partition not served here
 // fail at once with NOT_COORDINATOR.
-func (c *Coordinator) write(p int32, recs []Record, done func(code int16)) {
+func (b *base) write(p int32, recs []Record, done func(code int16)) {
 	if done == nil {
 		done = func(int16) {}
 	}
-	c.emit(Write{Partition: p, Records: recs}, func(code int16, _ int64) { done(code) })
+	b.emit(Write{Partition: p, Records: recs}, func(code int16, _ int64) { done(code) })
 }
 
 // emit is write for a Write with its batch fields set; done also learns
 // the log offset of the first record.
-func (c *Coordinator) emit(w Write, done func(code int16, offset int64)) {
-	if ps, ok := c.parts[w.Partition]; !ok || ps.loading {
+func (b *base) emit(w Write, done func(code int16, offset int64)) {
+	if ps, ok := b.parts[w.Partition]; !ok || ps.loading {
 		done(kerr.NotCoordinator.Code, -1)
 		return
 	}
-	c.lastWrite++
-	w.ID = c.lastWrite
-	c.writes[w.ID] = &pendingWrite{partition: w.Partition, done: done}
-	c.out.Writes = append(c.out.Writes, w)
+	b.lastWrite++
+	w.ID = b.lastWrite
+	b.writes[w.ID] = &pendingWrite{partition: w.Partition, done: done}
+	b.out.Writes = append(b.out.Writes, w)
 }
 
 // route returns the partition of a group and the error to answer if this
 // broker does not serve it now.
-func (c *Coordinator) route(groupID string) (int32, int16) {
-	p := c.PartitionFor(groupID)
-	ps, ok := c.parts[p]
+func (b *base) route(groupID string) (int32, int16) {
+	p := b.PartitionFor(groupID)
+	ps, ok := b.parts[p]
 	switch {
 	case !ok:
 		return p, kerr.NotCoordinator.Code
@@ -267,22 +264,6 @@ func (c *Coordinator) route(groupID string) (int32, int16) {
 	}
 	return p, 0
 }
-
-// sortedGroups returns the groups in id order, for deterministic sweeps.
-func (c *Coordinator) sortedGroups(keep func(*group) bool) []*group {
-	var gs []*group
-	for _, g := range c.groups {
-		if keep == nil || keep(g) {
-			gs = append(gs, g)
-		}
-	}
-	sort.Slice(gs, func(i, j int) bool { return gs[i].id < gs[j].id })
-	return gs
-}
-
-// live reports whether g is still the group the coordinator serves under
-// its id (not deleted, unloaded or replaced since a callback was made).
-func (c *Coordinator) live(g *group) bool { return c.groups[g.id] == g }
 
 // appendErrorCode is the Kafka code of an append failure.
 func appendErrorCode(err error) int16 {

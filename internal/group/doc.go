@@ -3,7 +3,10 @@
 // assignment; the consumer_*.go files), written as a deterministic state
 // machine: it opens no sockets, starts no goroutines, never sleeps and never
 // reads the clock. Service drives it on a coordinator.Runtime, which does
-// the I/O.
+// the I/O. The Coordinator is a shard of two managers, as Kafka's
+// GroupCoordinatorShard: groupManager (groups.go; the groups and their
+// requests) and offsetManager (offsets.go, txn_offsets.go; committed and
+// transactional offsets).
 //
 // # Inputs and outputs
 //

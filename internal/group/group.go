@@ -139,7 +139,8 @@ type pendingCommit struct {
 	n     int
 }
 
-// group is one classic group and its committed offsets.
+// group is one group, classic or of the consumer protocol; its offsets
+// are the offsetManager's (groupOffsets).
 type group struct {
 	id        string
 	partition int32
@@ -181,22 +182,13 @@ type group struct {
 	subscribed      map[string]bool
 	subscribedKnown bool
 
-	offsets map[topicPartition]offset
-	// pendingCommits counts, per partition, the commits whose records are
-	// not yet persisted.
-	pendingCommits map[topicPartition]pendingCommit
 	// unlogged: a commit created the group and none of its records has
-	// persisted yet; if they all fail, the group goes too. commitWrites
-	// counts its commits' writes not yet reported.
-	unlogged     bool
-	commitWrites int
-	// txn are the transactional offsets not yet ended by a marker, per
-	// producer id (txn_offsets.go); nil when there are none.
-	txn map[int64]map[topicPartition]*txnOffset
+	// persisted yet; if they all fail, the group goes too.
+	unlogged bool
 
 	// consumer, when set, makes this a consumer group (KIP-848): the
-	// classic fields above are unused but for id, partition, protocolType
-	// ("consumer") and the offsets.
+	// classic fields above are unused but for id, partition and
+	// protocolType ("consumer").
 	consumer *consumerGroup
 }
 
@@ -210,17 +202,15 @@ func newGroup(id string, partition int32, nowMs int64) *group {
 		pendingJoin:    make(map[string]uint64),
 		pendingSync:    make(map[string]bool),
 		supported:      make(map[string]int),
-		offsets:        make(map[topicPartition]offset),
-		pendingCommits: make(map[topicPartition]pendingCommit),
 	}
 }
 
-func (c *Coordinator) transition(g *group, to State) {
-	if c.transitions != nil {
-		*c.transitions = append(*c.transitions, transition{g.id, g.state, to, g.generation})
+func (gm *groupManager) transition(g *group, to State) {
+	if gm.transitions != nil {
+		*gm.transitions = append(*gm.transitions, transition{g.id, g.state, to, g.generation})
 	}
 	g.prevState, g.state = g.state, to
-	g.stateTimestamp = c.nowMs()
+	g.stateTimestamp = gm.nowMs()
 }
 
 func (g *group) canRebalance() bool {

@@ -48,7 +48,7 @@ func newHarness(t testing.TB, cfg Config) *harness {
 		log:         make(map[int32][]LogRecord),
 		autoPersist: true,
 	}
-	h.c.transitions = &h.transitions
+	h.c.groups.transitions = &h.transitions
 	for p := int32(0); p < cfg.OffsetsTopicPartitions; p++ {
 		rd, err := h.c.LoadPartition(h.now, p, nil)
 		if err != nil {
@@ -172,9 +172,20 @@ func (h *harness) syncResp(tok uint64) *kmsg.SyncGroupResponse {
 	return r
 }
 
+// offsets returns the offsets of a group (nil: none).
+func (h *harness) offsets(id string) *groupOffsets { return h.c.offsets.byGroup[id] }
+
+// committedOf is a group's committed offsets, nil if none.
+func committedOf(o *groupOffsets) map[topicPartition]offset {
+	if o == nil || len(o.committed) == 0 {
+		return nil
+	}
+	return o.committed
+}
+
 func (h *harness) group(id string) *group {
 	h.t.Helper()
-	g := h.c.groups[id]
+	g := h.c.groups.byID[id]
 	if g == nil {
 		h.t.Fatalf("group %q does not exist", id)
 	}

@@ -24,25 +24,25 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
-func (c *Coordinator) heartbeat(req Request, r *kmsg.HeartbeatRequest) {
+func (gm *groupManager) heartbeat(req Request, r *kmsg.HeartbeatRequest) {
 	answer := func(code int16) {
 		resp := kmsg.NewPtrHeartbeatResponse()
 		resp.Version = r.Version
 		resp.ErrorCode = code
-		c.respond(req.Token, resp)
+		gm.respond(req.Token, resp)
 	}
 	if r.Group == "" {
 		answer(errInvalidGroupID)
 		return
 	}
-	if _, code := c.route(r.Group); code != 0 {
+	if _, code := gm.route(r.Group); code != 0 {
 		if code == errLoadInProgress {
 			code = 0
 		}
 		answer(code)
 		return
 	}
-	g := c.groups[r.Group]
+	g := gm.byID[r.Group]
 	if g == nil {
 		answer(errUnknownMemberID)
 		return
@@ -64,24 +64,24 @@ func (c *Coordinator) heartbeat(req Request, r *kmsg.HeartbeatRequest) {
 	case Empty:
 		answer(errUnknownMemberID)
 	case PreparingRebalance:
-		c.scheduleSession(g, m, ms(int64(m.sessionTimeoutMs)))
+		gm.scheduleSession(g, m, ms(int64(m.sessionTimeoutMs)))
 		answer(errRebalanceInProgress)
 	default:
-		c.scheduleSession(g, m, ms(int64(m.sessionTimeoutMs)))
+		gm.scheduleSession(g, m, ms(int64(m.sessionTimeoutMs)))
 		answer(0)
 	}
 }
 
 // scheduleSession (re)starts m's session timer.
-func (c *Coordinator) scheduleSession(g *group, m *member, d time.Duration) {
-	m.sessionTimer = c.schedule(timerSession, d, g.id, m.id)
+func (gm *groupManager) scheduleSession(g *group, m *member, d time.Duration) {
+	m.sessionTimer = gm.schedule(timerSession, d, g.id, m.id)
 }
 
 // onSessionExpired handles the session timer of a member or pending member.
-func (c *Coordinator) onSessionExpired(g *group, memberID string) {
+func (gm *groupManager) onSessionExpired(g *group, memberID string) {
 	if _, ok := g.pendingJoin[memberID]; ok {
 		delete(g.pendingJoin, memberID)
-		c.maybeCompleteJoinPhase(g)
+		gm.maybeCompleteJoinPhase(g)
 		return
 	}
 	m := g.byID[memberID]
@@ -89,5 +89,5 @@ func (c *Coordinator) onSessionExpired(g *group, memberID string) {
 	if !m.isNew && (m.join != nil || m.sync != nil) {
 		return
 	}
-	c.removeMemberAndUpdateGroup(g, m)
+	gm.removeMemberAndUpdateGroup(g, m)
 }

@@ -72,20 +72,20 @@ func (g *group) joinResult(w *waiter, memberID, leader string, withMembers, skip
 	return resp
 }
 
-func (c *Coordinator) joinGroup(req Request, r *kmsg.JoinGroupRequest) {
+func (gm *groupManager) joinGroup(req Request, r *kmsg.JoinGroupRequest) {
 	w := &waiter{token: req.Token, version: r.Version}
-	fail := func(code int16, memberID string) { c.respond(w.token, joinError(r.Version, code, memberID)) }
+	fail := func(code int16, memberID string) { gm.respond(w.token, joinError(r.Version, code, memberID)) }
 
 	if r.Group == "" {
 		fail(errInvalidGroupID, r.MemberID)
 		return
 	}
 	session := ms(int64(r.SessionTimeoutMillis))
-	if session < c.cfg.MinSessionTimeout || session > c.cfg.MaxSessionTimeout {
+	if session < gm.cfg.MinSessionTimeout || session > gm.cfg.MaxSessionTimeout {
 		fail(errInvalidSessionTimeout, r.MemberID)
 		return
 	}
-	p, code := c.route(r.Group)
+	p, code := gm.route(r.Group)
 	if code != 0 {
 		fail(code, r.MemberID)
 		return
@@ -95,7 +95,7 @@ func (c *Coordinator) joinGroup(req Request, r *kmsg.JoinGroupRequest) {
 		v0.RebalanceTimeoutMillis = v0.SessionTimeoutMillis
 		r = &v0
 	}
-	g := c.groups[r.Group]
+	g := gm.byID[r.Group]
 	if g != nil && g.consumer != nil {
 		// No classic member joins a consumer group here; a new member
 		// takes over an empty one, as Kafka converts it.
@@ -107,76 +107,76 @@ func (c *Coordinator) joinGroup(req Request, r *kmsg.JoinGroupRequest) {
 			fail(errUnknownMemberID, r.MemberID)
 			return
 		}
-		c.convertToClassicGroup(g)
+		gm.convertToClassicGroup(g)
 	}
 	if g == nil {
 		if r.MemberID != "" {
 			fail(errUnknownMemberID, r.MemberID)
 			return
 		}
-		g = newGroup(r.Group, p, c.nowMs())
-		c.groups[g.id] = g
+		g = newGroup(r.Group, p, gm.nowMs())
+		gm.byID[g.id] = g
 	}
-	if !c.acceptJoiningMember(g, r.MemberID) {
+	if !gm.acceptJoiningMember(g, r.MemberID) {
 		if m := g.byID[r.MemberID]; m != nil {
-			c.dropMember(g, m, errGroupMaxSizeReached)
+			gm.dropMember(g, m, errGroupMaxSizeReached)
 		}
 		fail(errGroupMaxSizeReached, "")
 		return
 	}
 	if r.MemberID == "" {
-		c.joinNewMember(req, r, g, w)
+		gm.joinNewMember(req, r, g, w)
 	} else {
-		c.joinExistingMember(req, r, g, w)
+		gm.joinExistingMember(req, r, g, w)
 	}
 }
 
 // acceptJoiningMember applies group.max.size: during the join phase only
 // members that rejoined count; otherwise all members.
-func (c *Coordinator) acceptJoiningMember(g *group, memberID string) bool {
+func (gm *groupManager) acceptJoiningMember(g *group, memberID string) bool {
 	m := g.byID[memberID]
 	switch g.state {
 	case PreparingRebalance:
-		return (m != nil && m.join != nil) || g.awaitingJoin < c.cfg.MaxSize
+		return (m != nil && m.join != nil) || g.awaitingJoin < gm.cfg.MaxSize
 	case CompletingRebalance, Stable:
-		return m != nil || len(g.members) < c.cfg.MaxSize
+		return m != nil || len(g.members) < gm.cfg.MaxSize
 	}
 	return true
 }
 
-func (c *Coordinator) joinNewMember(req Request, r *kmsg.JoinGroupRequest, g *group, w *waiter) {
+func (gm *groupManager) joinNewMember(req Request, r *kmsg.JoinGroupRequest, g *group, w *waiter) {
 	if !g.supportsProtocols(r.ProtocolType, r.Protocols) {
-		c.respond(w.token, joinError(r.Version, errInconsistentGroupProtocol, ""))
+		gm.respond(w.token, joinError(r.Version, errInconsistentGroupProtocol, ""))
 		return
 	}
 	prefix := req.ClientID
 	if r.InstanceID != nil {
 		prefix = *r.InstanceID
 	}
-	newID := prefix + "-" + c.cfg.NewUUID()
+	newID := prefix + "-" + gm.cfg.NewUUID()
 	switch {
 	case r.InstanceID != nil:
 		if oldID, ok := g.static[*r.InstanceID]; ok {
-			c.replaceStaticMember(r, g, w, *r.InstanceID, oldID, newID)
+			gm.replaceStaticMember(r, g, w, *r.InstanceID, oldID, newID)
 			return
 		}
-		c.addMemberAndRebalance(req, r, g, w, newID)
+		gm.addMemberAndRebalance(req, r, g, w, newID)
 	case r.Version >= 4:
-		g.pendingJoin[newID] = c.schedule(timerSession, ms(int64(r.SessionTimeoutMillis)), g.id, newID)
-		c.respond(w.token, joinError(r.Version, errMemberIDRequired, newID))
+		g.pendingJoin[newID] = gm.schedule(timerSession, ms(int64(r.SessionTimeoutMillis)), g.id, newID)
+		gm.respond(w.token, joinError(r.Version, errMemberIDRequired, newID))
 	default:
-		c.addMemberAndRebalance(req, r, g, w, newID)
+		gm.addMemberAndRebalance(req, r, g, w, newID)
 	}
 }
 
-func (c *Coordinator) joinExistingMember(req Request, r *kmsg.JoinGroupRequest, g *group, w *waiter) {
-	fail := func(code int16) { c.respond(w.token, joinError(r.Version, code, r.MemberID)) }
+func (gm *groupManager) joinExistingMember(req Request, r *kmsg.JoinGroupRequest, g *group, w *waiter) {
+	fail := func(code int16) { gm.respond(w.token, joinError(r.Version, code, r.MemberID)) }
 	if !g.supportsProtocols(r.ProtocolType, r.Protocols) {
 		fail(errInconsistentGroupProtocol)
 		return
 	}
 	if _, pending := g.pendingJoin[r.MemberID]; pending && r.InstanceID == nil {
-		c.addMemberAndRebalance(req, r, g, w, r.MemberID)
+		gm.addMemberAndRebalance(req, r, g, w, r.MemberID)
 		return
 	}
 	if code := g.validateMember(r.MemberID, r.InstanceID); code != 0 {
@@ -186,30 +186,30 @@ func (c *Coordinator) joinExistingMember(req Request, r *kmsg.JoinGroupRequest, 
 	m := g.byID[r.MemberID]
 	switch g.state {
 	case PreparingRebalance:
-		c.updateMemberAndRebalance(g, m, r, w)
+		gm.updateMemberAndRebalance(g, m, r, w)
 	case CompletingRebalance:
 		if m.matches(r.Protocols) {
 			// A retry of a JoinGroup whose response was lost: answer
 			// with the current generation.
-			c.respond(w.token, g.joinResult(w, m.id, g.leader, m.id == g.leader, false))
+			gm.respond(w.token, g.joinResult(w, m.id, g.leader, m.id == g.leader, false))
 			return
 		}
-		c.updateMemberAndRebalance(g, m, r, w)
+		gm.updateMemberAndRebalance(g, m, r, w)
 	case Stable:
 		// The leader rejoining forces a rebalance: that is how it
 		// reacts to metadata changes its members' subscriptions do not
 		// show.
 		if m.id == g.leader || !m.matches(r.Protocols) {
-			c.updateMemberAndRebalance(g, m, r, w)
+			gm.updateMemberAndRebalance(g, m, r, w)
 			return
 		}
-		c.respond(w.token, g.joinResult(w, m.id, g.leader, false, false))
+		gm.respond(w.token, g.joinResult(w, m.id, g.leader, false, false))
 	default:
 		fail(errUnknownMemberID)
 	}
 }
 
-func (c *Coordinator) addMemberAndRebalance(req Request, r *kmsg.JoinGroupRequest, g *group, w *waiter, id string) {
+func (gm *groupManager) addMemberAndRebalance(req Request, r *kmsg.JoinGroupRequest, g *group, w *waiter, id string) {
 	m := &member{
 		id:                 id,
 		instanceID:         cloneString(r.InstanceID),
@@ -228,50 +228,50 @@ func (c *Coordinator) addMemberAndRebalance(req Request, r *kmsg.JoinGroupReques
 	// A new member cannot heartbeat while its JoinGroup waits, so its
 	// session timeout does not apply; the new member join timeout stops
 	// abandoned JoinGroups from piling up defunct members.
-	c.scheduleSession(g, m, c.cfg.NewMemberJoinTimeout)
-	c.maybePrepareRebalanceOrCompleteJoin(g)
+	gm.scheduleSession(g, m, gm.cfg.NewMemberJoinTimeout)
+	gm.maybePrepareRebalanceOrCompleteJoin(g)
 }
 
-func (c *Coordinator) updateMemberAndRebalance(g *group, m *member, r *kmsg.JoinGroupRequest, w *waiter) {
-	c.supersedeJoin(m)
+func (gm *groupManager) updateMemberAndRebalance(g *group, m *member, r *kmsg.JoinGroupRequest, w *waiter) {
+	gm.supersedeJoin(m)
 	g.updateMember(m, copyProtocols(r.Protocols), r.RebalanceTimeoutMillis, r.SessionTimeoutMillis, w)
-	c.maybePrepareRebalanceOrCompleteJoin(g)
+	gm.maybePrepareRebalanceOrCompleteJoin(g)
 }
 
 // supersedeJoin answers a member's waiting JoinGroup that a newer JoinGroup
 // of the same member replaces. Kafka drops such a request unanswered; it is
 // answered REBALANCE_IN_PROGRESS here so that its connection is never stuck
 // behind it, and a client still waiting simply rejoins.
-func (c *Coordinator) supersedeJoin(m *member) {
+func (gm *groupManager) supersedeJoin(m *member) {
 	if m.join != nil {
-		c.respond(m.join.token, joinError(m.join.version, errRebalanceInProgress, m.id))
+		gm.respond(m.join.token, joinError(m.join.version, errRebalanceInProgress, m.id))
 	}
 }
 
 // replaceStaticMember gives a static member's place to the new member id of
 // the same instance.
-func (c *Coordinator) replaceStaticMember(r *kmsg.JoinGroupRequest, g *group, w *waiter, instanceID, oldID, newID string) {
+func (gm *groupManager) replaceStaticMember(r *kmsg.JoinGroupRequest, g *group, w *waiter, instanceID, oldID, newID string) {
 	currentLeader := g.leader
 	m := g.byID[oldID]
 	oldProtocols, oldRebalance, oldSession := m.protocols, m.rebalanceTimeoutMs, m.sessionTimeoutMs
 
-	c.renameStaticMember(g, m, instanceID, newID)
-	c.scheduleSession(g, m, ms(int64(m.sessionTimeoutMs)))
+	gm.renameStaticMember(g, m, instanceID, newID)
+	gm.scheduleSession(g, m, ms(int64(m.sessionTimeoutMs)))
 	g.updateMember(m, copyProtocols(r.Protocols), r.RebalanceTimeoutMillis, r.SessionTimeoutMillis, w)
 
 	switch g.state {
 	case Stable:
 		if g.selectProtocol() != g.protocol {
-			c.maybePrepareRebalanceOrCompleteJoin(g)
+			gm.maybePrepareRebalanceOrCompleteJoin(g)
 			return
 		}
 		generation := g.generation
-		c.storeGroup(g, g.assignments(), func(code int16) {
+		gm.storeGroup(g, g.assignments(), func(code int16) {
 			if m.join != w {
 				return // answered meanwhile: fenced again, or unloaded
 			}
-			unchanged := c.live(g) && g.state == Stable && g.generation == generation
-			if c.live(g) && !unchanged {
+			unchanged := gm.live(g) && g.state == Stable && g.generation == generation
+			if gm.live(g) && !unchanged {
 				return // a rebalance began; its end answers the member
 			}
 			g.updateMember(m, m.protocols, m.rebalanceTimeoutMs, m.sessionTimeoutMs, nil)
@@ -280,42 +280,42 @@ func (c *Coordinator) replaceStaticMember(r *kmsg.JoinGroupRequest, g *group, w 
 				// takeover.
 				if unchanged {
 					g.updateMember(m, oldProtocols, oldRebalance, oldSession, nil)
-					c.renameStaticMember(g, m, instanceID, oldID)
-					c.scheduleSession(g, m, ms(int64(m.sessionTimeoutMs)))
+					gm.renameStaticMember(g, m, instanceID, oldID)
+					gm.scheduleSession(g, m, ms(int64(m.sessionTimeoutMs)))
 				}
 				if code == 0 {
 					code = errNotCoordinator
 				}
 				resp := g.joinResult(w, "", currentLeader, false, false)
 				resp.ErrorCode = groupErrorCode(code)
-				c.respond(w.token, resp)
+				gm.respond(w.token, resp)
 				return
 			}
 			if w.version >= 9 {
 				isLeader := g.leader == m.id
-				c.respond(w.token, g.joinResult(w, m.id, g.leader, isLeader, isLeader))
+				gm.respond(w.token, g.joinResult(w, m.id, g.leader, isLeader, isLeader))
 				return
 			}
-			c.respond(w.token, g.joinResult(w, m.id, currentLeader, false, false))
+			gm.respond(w.token, g.joinResult(w, m.id, currentLeader, false, false))
 		})
 	case CompletingRebalance:
 		// The leader may already be assigning to the old member id.
-		c.prepareRebalance(g)
+		gm.prepareRebalance(g)
 	case PreparingRebalance:
-		c.maybeCompleteJoinPhase(g)
+		gm.maybeCompleteJoinPhase(g)
 	}
 }
 
 // renameStaticMember moves member m to a new id. Requests waiting under
 // the old id are fenced.
-func (c *Coordinator) renameStaticMember(g *group, m *member, instanceID, newID string) {
+func (gm *groupManager) renameStaticMember(g *group, m *member, instanceID, newID string) {
 	if m.join != nil {
-		c.respond(m.join.token, joinError(m.join.version, errFencedInstanceID, m.id))
+		gm.respond(m.join.token, joinError(m.join.version, errFencedInstanceID, m.id))
 		m.join = nil
 		g.awaitingJoin--
 	}
 	if m.sync != nil {
-		c.respond(m.sync.token, syncError(m.sync.version, errFencedInstanceID))
+		gm.respond(m.sync.token, syncError(m.sync.version, errFencedInstanceID))
 		m.sync = nil
 	}
 	delete(g.byID, m.id)
@@ -336,19 +336,19 @@ func cloneString(s *string) *string {
 	return &v
 }
 
-func (c *Coordinator) maybePrepareRebalanceOrCompleteJoin(g *group) {
+func (gm *groupManager) maybePrepareRebalanceOrCompleteJoin(g *group) {
 	if g.canRebalance() {
-		c.prepareRebalance(g)
+		gm.prepareRebalance(g)
 		return
 	}
-	c.maybeCompleteJoinPhase(g)
+	gm.maybeCompleteJoinPhase(g)
 }
 
 // maybeCompleteJoinPhase ends the join phase once every member has
 // rejoined, except during the initial delay, which always runs its course.
-func (c *Coordinator) maybeCompleteJoinPhase(g *group) {
+func (gm *groupManager) maybeCompleteJoinPhase(g *group) {
 	if g.state == PreparingRebalance && g.hasAllMembersJoined() && g.prevState != Empty {
-		c.completeJoin(g)
+		gm.completeJoin(g)
 	}
 }
 
@@ -357,60 +357,60 @@ func (c *Coordinator) maybeCompleteJoinPhase(g *group) {
 // phase lasts group.initial.rebalance.delay.ms, extended by the same delay
 // while new members keep arriving, up to the rebalance timeout; otherwise it
 // ends when all members have rejoined or at the rebalance timeout.
-func (c *Coordinator) prepareRebalance(g *group) {
+func (gm *groupManager) prepareRebalance(g *group) {
 	if g.state == CompletingRebalance {
-		c.resetAndPropagateAssignmentError(g, errRebalanceInProgress)
+		gm.resetAndPropagateAssignmentError(g, errRebalanceInProgress)
 	}
 	g.syncTimer = 0
 	initial := g.state == Empty
 	if initial {
-		delay := c.cfg.InitialRebalanceDelay.Milliseconds()
+		delay := gm.cfg.InitialRebalanceDelay.Milliseconds()
 		g.initialJoin = true
 		g.initialDelayMs = delay
 		g.initialRemaining = max(g.rebalanceTimeoutMs()-delay, 0)
-		g.joinTimer = c.schedule(timerJoin, ms(delay), g.id, "")
+		g.joinTimer = gm.schedule(timerJoin, ms(delay), g.id, "")
 	}
-	c.transition(g, PreparingRebalance)
+	gm.transition(g, PreparingRebalance)
 	if !initial {
 		if g.hasAllMembersJoined() {
-			c.completeJoin(g)
+			gm.completeJoin(g)
 			return
 		}
 		g.initialJoin = false
-		g.joinTimer = c.schedule(timerJoin, ms(g.rebalanceTimeoutMs()), g.id, "")
+		g.joinTimer = gm.schedule(timerJoin, ms(g.rebalanceTimeoutMs()), g.id, "")
 	}
 }
 
-func (c *Coordinator) onJoinTimer(g *group) {
+func (gm *groupManager) onJoinTimer(g *group) {
 	if g.state != PreparingRebalance {
 		return
 	}
 	if g.initialJoin && g.newMemberAdded && g.initialRemaining != 0 {
 		g.newMemberAdded = false
-		delay := min(c.cfg.InitialRebalanceDelay.Milliseconds(), g.initialRemaining)
+		delay := min(gm.cfg.InitialRebalanceDelay.Milliseconds(), g.initialRemaining)
 		g.initialRemaining = max(g.initialRemaining-g.initialDelayMs, 0)
 		g.initialDelayMs = delay
-		g.joinTimer = c.schedule(timerJoin, ms(delay), g.id, "")
+		g.joinTimer = gm.schedule(timerJoin, ms(delay), g.id, "")
 		return
 	}
-	c.completeJoin(g)
+	gm.completeJoin(g)
 }
 
 // completeJoin ends the join phase: dynamic members that did not rejoin are
 // removed (static ones stay), the next generation begins, and every waiting
 // JoinGroup is answered, the leader's with all members' metadata.
-func (c *Coordinator) completeJoin(g *group) {
+func (gm *groupManager) completeJoin(g *group) {
 	g.joinTimer = 0
 	for _, m := range append([]*member(nil), g.members...) {
 		if m.join == nil && !m.static() {
-			c.dropMember(g, m, errUnknownMemberID)
+			gm.dropMember(g, m, errUnknownMemberID)
 		}
 	}
-	if !c.electJoinedLeader(g) && len(g.members) > 0 {
+	if !gm.electJoinedLeader(g) && len(g.members) > 0 {
 		// Only static members that did not rejoin are left: wait for them
 		// to rejoin or for their sessions to expire.
 		g.initialJoin = false
-		g.joinTimer = c.schedule(timerJoin, ms(g.rebalanceTimeoutMs()), g.id, "")
+		g.joinTimer = gm.schedule(timerJoin, ms(g.rebalanceTimeoutMs()), g.id, "")
 		return
 	}
 	g.generation++
@@ -418,32 +418,32 @@ func (c *Coordinator) completeJoin(g *group) {
 	if len(g.members) == 0 {
 		g.protocol = ""
 		g.computeSubscribed()
-		c.transition(g, Empty)
+		gm.transition(g, Empty)
 		// Kafka only warns if this write fails: an empty generation has no
 		// member that could act on the old one.
-		c.storeGroup(g, nil, nil)
+		gm.storeGroup(g, nil, nil)
 		return
 	}
 	g.protocol = g.selectProtocol()
 	g.computeSubscribed()
-	c.transition(g, CompletingRebalance)
+	gm.transition(g, CompletingRebalance)
 	for _, m := range g.members {
 		if w := m.join; w != nil {
 			m.join = nil
 			g.awaitingJoin--
-			c.respond(w.token, g.joinResult(w, m.id, g.leader, m.id == g.leader, false))
+			gm.respond(w.token, g.joinResult(w, m.id, g.leader, m.id == g.leader, false))
 		}
-		c.scheduleSession(g, m, ms(int64(m.sessionTimeoutMs)))
+		gm.scheduleSession(g, m, ms(int64(m.sessionTimeoutMs)))
 		m.isNew = false
 		g.pendingSync[m.id] = true
 	}
-	g.syncTimer = c.schedule(timerSync, ms(g.rebalanceTimeoutMs()), g.id, "")
+	g.syncTimer = gm.schedule(timerSync, ms(g.rebalanceTimeoutMs()), g.id, "")
 }
 
 // electJoinedLeader keeps the leader if it rejoined, else makes the first
 // rejoined member leader. It reports whether the group has a rejoined
 // leader.
-func (c *Coordinator) electJoinedLeader(g *group) bool {
+func (gm *groupManager) electJoinedLeader(g *group) bool {
 	l := g.byID[g.leader]
 	if l == nil {
 		return false
@@ -463,12 +463,12 @@ func (c *Coordinator) electJoinedLeader(g *group) bool {
 // dropMember removes m, answering its waiting requests with code, and
 // cancels its timers. It does not react to the removal; see
 // removeMemberAndUpdateGroup.
-func (c *Coordinator) dropMember(g *group, m *member, code int16) {
+func (gm *groupManager) dropMember(g *group, m *member, code int16) {
 	if w := m.join; w != nil {
-		c.respond(w.token, joinError(w.version, code, ""))
+		gm.respond(w.token, joinError(w.version, code, ""))
 	}
 	if w := m.sync; w != nil {
-		c.respond(w.token, syncError(w.version, code))
+		gm.respond(w.token, syncError(w.version, code))
 		m.sync = nil
 	}
 	g.remove(m)
@@ -477,12 +477,12 @@ func (c *Coordinator) dropMember(g *group, m *member, code int16) {
 // removeMemberAndUpdateGroup removes a member that left or failed and
 // rebalances the rest. A waiting JoinGroup gets UNKNOWN_MEMBER_ID so that a
 // client still there joins afresh.
-func (c *Coordinator) removeMemberAndUpdateGroup(g *group, m *member) {
-	c.dropMember(g, m, errUnknownMemberID)
+func (gm *groupManager) removeMemberAndUpdateGroup(g *group, m *member) {
+	gm.dropMember(g, m, errUnknownMemberID)
 	switch g.state {
 	case Stable, CompletingRebalance:
-		c.maybePrepareRebalanceOrCompleteJoin(g)
+		gm.maybePrepareRebalanceOrCompleteJoin(g)
 	case PreparingRebalance:
-		c.maybeCompleteJoinPhase(g)
+		gm.maybeCompleteJoinPhase(g)
 	}
 }

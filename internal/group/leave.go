@@ -14,33 +14,33 @@ package group
 
 import "github.com/twmb/franz-go/pkg/kmsg"
 
-func (c *Coordinator) leaveGroup(req Request, r *kmsg.LeaveGroupRequest) {
+func (gm *groupManager) leaveGroup(req Request, r *kmsg.LeaveGroupRequest) {
 	resp := kmsg.NewPtrLeaveGroupResponse()
 	resp.Version = r.Version
 	if r.Group == "" {
 		resp.ErrorCode = errInvalidGroupID
-		c.respond(req.Token, resp)
+		gm.respond(req.Token, resp)
 		return
 	}
-	if _, code := c.route(r.Group); code != 0 {
+	if _, code := gm.route(r.Group); code != 0 {
 		resp.ErrorCode = code
-		c.respond(req.Token, resp)
+		gm.respond(req.Token, resp)
 		return
 	}
 	leaving := r.Members
 	if r.Version < 3 {
 		leaving = []kmsg.LeaveGroupRequestMember{{MemberID: r.MemberID}}
 	}
-	g := c.groups[r.Group]
+	g := gm.byID[r.Group]
 	if g != nil && g.consumer != nil {
-		c.leaveConsumerGroup(req, g, resp, leaving, r.Version >= 3)
+		gm.leaveConsumerGroup(req, g, resp, leaving, r.Version >= 3)
 		return
 	}
-	defer c.respond(req.Token, resp)
+	defer gm.respond(req.Token, resp)
 	for _, l := range leaving {
 		lm := kmsg.NewLeaveGroupResponseMember()
 		lm.MemberID, lm.InstanceID = l.MemberID, l.InstanceID
-		lm.ErrorCode = c.leaveMember(g, l)
+		lm.ErrorCode = gm.leaveMember(g, l)
 		resp.Members = append(resp.Members, lm)
 	}
 	if r.Version < 3 {
@@ -49,7 +49,7 @@ func (c *Coordinator) leaveGroup(req Request, r *kmsg.LeaveGroupRequest) {
 	}
 }
 
-func (c *Coordinator) leaveMember(g *group, l kmsg.LeaveGroupRequestMember) int16 {
+func (gm *groupManager) leaveMember(g *group, l kmsg.LeaveGroupRequestMember) int16 {
 	if g == nil {
 		return errUnknownMemberID
 	}
@@ -61,17 +61,17 @@ func (c *Coordinator) leaveMember(g *group, l kmsg.LeaveGroupRequestMember) int1
 		if !ok {
 			return errUnknownMemberID
 		}
-		c.removeMemberAndUpdateGroup(g, g.byID[id])
+		gm.removeMemberAndUpdateGroup(g, g.byID[id])
 		return 0
 	}
 	if _, ok := g.pendingJoin[l.MemberID]; ok {
 		delete(g.pendingJoin, l.MemberID)
-		c.maybeCompleteJoinPhase(g)
+		gm.maybeCompleteJoinPhase(g)
 		return 0
 	}
 	if code := g.validateMember(l.MemberID, l.InstanceID); code != 0 {
 		return code
 	}
-	c.removeMemberAndUpdateGroup(g, g.byID[l.MemberID])
+	gm.removeMemberAndUpdateGroup(g, g.byID[l.MemberID])
 	return 0
 }

@@ -57,7 +57,65 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
-func (c *Coordinator) offsetCommit(req Request, r *kmsg.OffsetCommitRequest) {
+// offsetManager commits, fetches, deletes and expires the offsets of the
+// groups, plain and transactional (txn_offsets.go), as Kafka's
+// OffsetMetadataManager. It asks the groupManager whether a commit's member
+// may commit, and creates there the group a first commit makes exist.
+type offsetManager struct {
+	*base
+	groups *groupManager
+	// byGroup are the offsets of the groups that hold some (committed,
+	// being committed, or pending in a transaction). An entry lives as
+	// long as its group: forgetting the group forgets it.
+	byGroup map[string]*groupOffsets
+}
+
+// groupOffsets are one group's offsets.
+type groupOffsets struct {
+	committed map[topicPartition]offset
+	// pendingCommits counts, per partition, the commits whose records are
+	// not yet persisted.
+	pendingCommits map[topicPartition]pendingCommit
+	// commitWrites counts the writes of the group's commits not yet
+	// reported.
+	commitWrites int
+	// txn are the transactional offsets not yet ended by a marker, per
+	// producer id (txn_offsets.go); nil when there are none.
+	txn map[int64]map[topicPartition]*txnOffset
+}
+
+func newOffsetManager(b *base, groups *groupManager) *offsetManager {
+	return &offsetManager{base: b, groups: groups, byGroup: make(map[string]*groupOffsets)}
+}
+
+// of returns the offsets of a group, creating its entry.
+func (om *offsetManager) of(groupID string) *groupOffsets {
+	o := om.byGroup[groupID]
+	if o == nil {
+		o = &groupOffsets{committed: make(map[topicPartition]offset), pendingCommits: make(map[topicPartition]pendingCommit)}
+		om.byGroup[groupID] = o
+	}
+	return o
+}
+
+// live reports whether g and its offsets o are still what the coordinator
+// serves (not deleted, unloaded or replaced since a callback was made).
+func (om *offsetManager) live(g *group, o *groupOffsets) bool {
+	return om.groups.live(g) && om.byGroup[g.id] == o
+}
+
+// holds reports whether a group has offsets: committed, being committed,
+// or pending in a transaction.
+func (om *offsetManager) holds(groupID string) bool { return om.byGroup[groupID].holds() }
+
+func (o *groupOffsets) holds() bool {
+	return o != nil && (len(o.committed) > 0 || len(o.pendingCommits) > 0 || len(o.txn) > 0)
+}
+
+// forget drops a group's offsets, with no tombstone: its group is gone.
+func (om *offsetManager) forget(groupID string) { delete(om.byGroup, groupID) }
+
+func (om *offsetManager) offsetCommit(req Request, r *kmsg.OffsetCommitRequest) {
 	resp := r.ResponseKind().(*kmsg.OffsetCommitResponse)
 	resp.Version = r.Version
 	codes := make([][]int16, len(r.Topics))
@@ -75,7 +133,7 @@ func (c *Coordinator) offsetCommit(req Request, r *kmsg.OffsetCommitRequest) {
 			}
 			resp.Topics = append(resp.Topics, rt)
 		}
-		c.respond(req.Token, resp)
+		om.respond(req.Token, resp)
 	}
 	failAll := func(code int16) {
 		for i := range codes {
@@ -86,18 +144,16 @@ func (c *Coordinator) offsetCommit(req Request, r *kmsg.OffsetCommitRequest) {
 		answer()
 	}
 
-	p, code := c.route(r.Group)
+	p, code := om.route(r.Group)
 	if code != 0 {
 		failAll(code)
 		return
 	}
-	g := c.groups[r.Group]
+	g := om.groups.byID[r.Group]
 	if g == nil {
 		switch {
 		case r.Generation < 0:
-			g = newGroup(r.Group, p, c.nowMs())
-			g.unlogged = true
-			c.groups[g.id] = g
+			g = om.groups.createSimple(r.Group, p)
 		case r.Version >= 9:
 			failAll(errGroupIDNotFound)
 			return
@@ -111,10 +167,10 @@ func (c *Coordinator) offsetCommit(req Request, r *kmsg.OffsetCommitRequest) {
 		return
 	}
 	if m := g.byID[r.MemberID]; m != nil && (g.state == Stable || g.state == PreparingRebalance) {
-		c.scheduleSession(g, m, ms(int64(m.sessionTimeoutMs)))
+		om.groups.scheduleSession(g, m, ms(int64(m.sessionTimeoutMs)))
 	}
 
-	nowMs := c.nowMs()
+	nowMs := om.nowMs()
 	expire := int64(-1)
 	if r.RetentionTimeMillis != -1 {
 		expire = nowMs + r.RetentionTimeMillis
@@ -126,9 +182,10 @@ func (c *Coordinator) offsetCommit(req Request, r *kmsg.OffsetCommitRequest) {
 	}
 	var stage []staged
 	var recs []Record
+	offs := om.of(g.id)
 	for i, t := range r.Topics {
 		for j, pt := range t.Partitions {
-			o, code := c.committedOffset(pt.Offset, pt.LeaderEpoch, pt.Metadata, nowMs, expire)
+			o, code := om.committedOffset(pt.Offset, pt.LeaderEpoch, pt.Metadata, nowMs, expire)
 			if code != 0 {
 				codes[i][j] = code
 				continue
@@ -137,13 +194,13 @@ func (c *Coordinator) offsetCommit(req Request, r *kmsg.OffsetCommitRequest) {
 				o.commitTimestamp = pt.Timestamp
 			}
 			tp := topicPartition{t.Topic, pt.Partition}
-			seq := c.nextSeq()
-			pc, ok := g.pendingCommits[tp]
+			seq := om.nextSeq()
+			pc, ok := offs.pendingCommits[tp]
 			if !ok {
 				pc.since = seq
 			}
 			pc.n++
-			g.pendingCommits[tp] = pc
+			offs.pendingCommits[tp] = pc
 			stage = append(stage, staged{tp, o, seq})
 			recs = append(recs, offsetCommitRecord(g.id, tp, o))
 		}
@@ -152,28 +209,28 @@ func (c *Coordinator) offsetCommit(req Request, r *kmsg.OffsetCommitRequest) {
 		answer()
 		return
 	}
-	g.commitWrites++
-	c.emit(Write{Partition: g.partition, Records: recs}, func(code int16, base int64) {
+	offs.commitWrites++
+	om.emit(Write{Partition: g.partition, Records: recs}, func(code int16, base int64) {
 		for i, s := range stage {
 			// A deletion since the commit removed its pending count; the
 			// log has the tombstone after this record, so it stays deleted.
 			// Of two commits the later record wins, whatever order they
 			// are reported in.
-			pc, ok := g.pendingCommits[s.tp]
-			if !ok || s.seq < pc.since || !c.live(g) {
+			pc, ok := offs.pendingCommits[s.tp]
+			if !ok || s.seq < pc.since || !om.live(g, offs) {
 				continue
 			}
 			if pc.n--; pc.n == 0 {
-				delete(g.pendingCommits, s.tp)
+				delete(offs.pendingCommits, s.tp)
 			} else {
-				g.pendingCommits[s.tp] = pc
+				offs.pendingCommits[s.tp] = pc
 			}
 			if code == 0 {
 				s.o.recordOffset = base + int64(i)
-				g.putOffset(s.tp, s.o)
+				offs.put(s.tp, s.o)
 			}
 		}
-		c.commitSettled(g, code)
+		om.commitSettled(g, offs, code)
 		if code != 0 {
 			code = commitErrorCode(code)
 			for i, t := range r.Topics {
@@ -191,15 +248,14 @@ func (c *Coordinator) offsetCommit(req Request, r *kmsg.OffsetCommitRequest) {
 // commitSettled notes the outcome of a commit's write. A group that
 // commits created is forgotten once all of them have failed and nothing
 // else used it: the log has no trace of it.
-func (c *Coordinator) commitSettled(g *group, code int16) {
-	g.commitWrites--
+func (om *offsetManager) commitSettled(g *group, o *groupOffsets, code int16) {
+	o.commitWrites--
 	switch {
-	case !g.unlogged || !c.live(g):
+	case !g.unlogged || !om.live(g, o):
 	case code == 0:
 		g.unlogged = false
-	case g.commitWrites == 0 && g.consumer == nil && g.state == Empty && g.protocolType == "" &&
-		len(g.offsets) == 0 && len(g.pendingCommits) == 0 && len(g.txn) == 0:
-		delete(c.groups, g.id)
+	case o.commitWrites == 0 && g.consumer == nil && g.state == Empty && g.protocolType == "" && !o.holds():
+		om.groups.forget(g)
 	}
 }
 
@@ -228,15 +284,15 @@ func (g *group) validateOffsetCommit(r *kmsg.OffsetCommitRequest) int16 {
 	return 0
 }
 
-func (c *Coordinator) offsetFetch(req Request, r *kmsg.OffsetFetchRequest) {
+func (om *offsetManager) offsetFetch(req Request, r *kmsg.OffsetFetchRequest) {
 	resp := r.ResponseKind().(*kmsg.OffsetFetchResponse)
 	resp.Version = r.Version
-	defer c.respond(req.Token, resp)
+	defer om.respond(req.Token, resp)
 	if r.Version >= 8 {
 		for _, rg := range r.Groups {
 			fg := kmsg.NewOffsetFetchResponseGroup()
 			fg.Group = rg.Group
-			if code := c.offsetFetchMemberError(rg.Group, rg.MemberID, rg.MemberEpoch); code != 0 {
+			if code := om.groups.offsetFetchMemberError(rg.Group, rg.MemberID, rg.MemberEpoch); code != 0 {
 				fg.ErrorCode = code
 				resp.Groups = append(resp.Groups, fg)
 				continue
@@ -249,7 +305,7 @@ func (c *Coordinator) offsetFetch(req Request, r *kmsg.OffsetFetchRequest) {
 				}
 			}
 			var fetched []kmsg.OffsetFetchResponseTopic
-			fetched, fg.ErrorCode = c.fetchOffsets(rg.Group, topics, r.RequireStable)
+			fetched, fg.ErrorCode = om.fetchOffsets(rg.Group, topics, r.RequireStable)
 			for _, t := range fetched {
 				ft := kmsg.NewOffsetFetchResponseGroupTopic()
 				ft.Topic = t.Topic
@@ -270,7 +326,7 @@ func (c *Coordinator) offsetFetch(req Request, r *kmsg.OffsetFetchRequest) {
 		topics = []kmsg.OffsetFetchRequestTopic{}
 	}
 	var code int16
-	resp.Topics, code = c.fetchOffsets(r.Group, topics, r.Version >= 7 && r.RequireStable)
+	resp.Topics, code = om.fetchOffsets(r.Group, topics, r.Version >= 7 && r.RequireStable)
 	if code == 0 {
 		return
 	}
@@ -300,17 +356,17 @@ func noOffset(partition int32) kmsg.OffsetFetchResponseTopicPartition {
 // fetchOffsets answers one group of an OffsetFetch: the requested partitions
 // or, for nil topics, every committed offset (sorted), or a group error.
 // stable asks for UNSTABLE_OFFSET_COMMIT where commits are in progress.
-func (c *Coordinator) fetchOffsets(groupID string, topics []kmsg.OffsetFetchRequestTopic, stable bool) ([]kmsg.OffsetFetchResponseTopic, int16) {
-	if _, code := c.route(groupID); code != 0 {
+func (om *offsetManager) fetchOffsets(groupID string, topics []kmsg.OffsetFetchRequestTopic, stable bool) ([]kmsg.OffsetFetchResponseTopic, int16) {
+	if _, code := om.route(groupID); code != 0 {
 		return nil, code
 	}
-	g := c.groups[groupID]
+	var offs *groupOffsets // nil: none
+	if om.groups.byID[groupID] != nil {
+		offs = om.byGroup[groupID]
+	}
 	var out []kmsg.OffsetFetchResponseTopic
 	if topics == nil {
-		if g == nil {
-			return nil, 0
-		}
-		tps := g.sortedOffsets()
+		tps := offs.sorted()
 		for i, tp := range tps {
 			if i == 0 || tps[i-1].topic != tp.topic {
 				rt := kmsg.NewOffsetFetchResponseTopic()
@@ -318,10 +374,10 @@ func (c *Coordinator) fetchOffsets(groupID string, topics []kmsg.OffsetFetchRequ
 				out = append(out, rt)
 			}
 			rt := &out[len(out)-1]
-			if stable && g.unstable(tp) {
+			if stable && offs.unstable(tp) {
 				rt.Partitions = append(rt.Partitions, unstableOffset(tp.partition))
 			} else {
-				rt.Partitions = append(rt.Partitions, offsetFetched(tp.partition, g.offsets[tp]))
+				rt.Partitions = append(rt.Partitions, offsetFetched(tp.partition, offs.committed[tp]))
 			}
 		}
 		return out, 0
@@ -330,11 +386,9 @@ func (c *Coordinator) fetchOffsets(groupID string, topics []kmsg.OffsetFetchRequ
 		rt := kmsg.NewOffsetFetchResponseTopic()
 		rt.Topic = t.Topic
 		for _, p := range t.Partitions {
-			o, ok := offset{}, false
-			if g != nil {
-				o, ok = g.offsets[topicPartition{t.Topic, p}]
-			}
-			if stable && g != nil && g.unstable(topicPartition{t.Topic, p}) {
+			tp := topicPartition{t.Topic, p}
+			o, ok := offs.get(tp)
+			if stable && offs.unstable(tp) {
 				rt.Partitions = append(rt.Partitions, unstableOffset(p))
 			} else if ok {
 				rt.Partitions = append(rt.Partitions, offsetFetched(p, o))
@@ -355,9 +409,21 @@ func unstableOffset(partition int32) kmsg.OffsetFetchResponseTopicPartition {
 
 // unstable reports whether a commit of tp is in progress: written but not
 // persisted, or transactional and not yet ended.
-func (g *group) unstable(tp topicPartition) bool {
-	_, pending := g.pendingCommits[tp]
-	return pending || g.hasTxnOffset(tp)
+func (o *groupOffsets) unstable(tp topicPartition) bool {
+	if o == nil {
+		return false
+	}
+	_, pending := o.pendingCommits[tp]
+	return pending || o.hasTxnOffset(tp)
+}
+
+// get returns the committed offset of tp.
+func (o *groupOffsets) get(tp topicPartition) (offset, bool) {
+	if o == nil {
+		return offset{}, false
+	}
+	off, ok := o.committed[tp]
+	return off, ok
 }
 
 func offsetFetched(partition int32, o offset) kmsg.OffsetFetchResponseTopicPartition {
@@ -367,7 +433,13 @@ func offsetFetched(partition int32, o offset) kmsg.OffsetFetchResponseTopicParti
 	return rp
 }
 
-func (g *group) sortedOffsets() []topicPartition { return sortTopicPartitions(g.offsets) }
+// sorted returns the partitions with a committed offset, in order.
+func (o *groupOffsets) sorted() []topicPartition {
+	if o == nil {
+		return nil
+	}
+	return sortTopicPartitions(o.committed)
+}
 
 func sortTopicPartitions[V any](m map[topicPartition]V) []topicPartition {
 	tps := make([]topicPartition, 0, len(m))
@@ -383,15 +455,16 @@ func sortTopicPartitions[V any](m map[topicPartition]V) []topicPartition {
 	return tps
 }
 
-func (c *Coordinator) offsetDelete(req Request, r *kmsg.OffsetDeleteRequest) {
+func (om *offsetManager) offsetDelete(req Request, r *kmsg.OffsetDeleteRequest) {
 	resp := r.ResponseKind().(*kmsg.OffsetDeleteResponse)
 	resp.Version = r.Version
-	if code := c.offsetDeleteGroupError(r.Group); code != 0 {
+	if code := om.offsetDeleteGroupError(r.Group); code != 0 {
 		resp.ErrorCode = code
-		c.respond(req.Token, resp)
+		om.respond(req.Token, resp)
 		return
 	}
-	g := c.groups[r.Group]
+	g := om.groups.byID[r.Group]
+	offs := om.byGroup[r.Group]
 	var recs []Record
 	for _, t := range r.Topics {
 		rt := kmsg.NewOffsetDeleteResponseTopic()
@@ -402,7 +475,7 @@ func (c *Coordinator) offsetDelete(req Request, r *kmsg.OffsetDeleteRequest) {
 			rp.Partition = p.Partition
 			if subscribed {
 				rp.ErrorCode = errGroupSubscribedToTopic
-			} else if rec, ok := g.deleteOffset(topicPartition{t.Topic, p.Partition}); ok {
+			} else if rec, ok := offs.delete(g.id, topicPartition{t.Topic, p.Partition}); ok {
 				recs = append(recs, rec)
 			}
 			rt.Partitions = append(rt.Partitions, rp)
@@ -410,25 +483,25 @@ func (c *Coordinator) offsetDelete(req Request, r *kmsg.OffsetDeleteRequest) {
 		resp.Topics = append(resp.Topics, rt)
 	}
 	if len(recs) == 0 {
-		c.respond(req.Token, resp)
+		om.respond(req.Token, resp)
 		return
 	}
-	c.write(g.partition, recs, func(code int16) {
+	om.write(g.partition, recs, func(code int16) {
 		if code != 0 {
 			resp.ErrorCode, resp.Topics = groupErrorCode(code), nil
 		}
-		c.respond(req.Token, resp)
+		om.respond(req.Token, resp)
 	})
 }
 
-func (c *Coordinator) offsetDeleteGroupError(groupID string) int16 {
+func (om *offsetManager) offsetDeleteGroupError(groupID string) int16 {
 	if groupID == "" {
 		return errInvalidGroupID
 	}
-	if _, code := c.route(groupID); code != 0 {
+	if _, code := om.route(groupID); code != 0 {
 		return code
 	}
-	g := c.groups[groupID]
+	g := om.groups.byID[groupID]
 	switch {
 	case g == nil:
 		return errGroupIDNotFound
@@ -441,16 +514,19 @@ func (c *Coordinator) offsetDeleteGroupError(groupID string) int16 {
 // deleteOffset removes a committed (or committing, or pending
 // transactional) offset and returns its tombstone; ok is false if there was
 // nothing to delete.
-func (g *group) deleteOffset(tp topicPartition) (Record, bool) {
-	_, committed := g.offsets[tp]
-	_, pending := g.pendingCommits[tp]
-	txn := g.dropTxnOffsets(tp)
+func (o *groupOffsets) delete(groupID string, tp topicPartition) (Record, bool) {
+	if o == nil {
+		return Record{}, false
+	}
+	_, committed := o.committed[tp]
+	_, pending := o.pendingCommits[tp]
+	txn := o.dropTxnOffsets(tp)
 	if !committed && !pending && !txn {
 		return Record{}, false
 	}
-	delete(g.offsets, tp)
-	delete(g.pendingCommits, tp)
-	return offsetTombstone(g.id, tp), true
+	delete(o.committed, tp)
+	delete(o.pendingCommits, tp)
+	return offsetTombstone(groupID, tp), true
 }
 
 // expiryBase returns, for an offset, the time its retention counts from,
@@ -477,35 +553,14 @@ func (g *group) expiryBase() (func(offset) int64, bool) {
 // cleanupGroupMetadata expires offsets and deletes Empty groups left with
 // none, writing their tombstones.
 func (c *Coordinator) cleanupGroupMetadata() {
-	nowMs := c.nowMs()
-	retentionMs := c.cfg.OffsetsRetention.Milliseconds()
 	byPartition := make(map[int32][]Record)
 	var parts []int32
-	for _, g := range c.sortedGroups(nil) {
+	for _, g := range c.groups.sortedGroups(nil) {
 		if ps := c.parts[g.partition]; ps == nil || ps.loading {
 			continue
 		}
-		var recs []Record
-		allExpired := true
-		if base, ok := g.expiryBase(); ok {
-			for _, tp := range g.sortedOffsets() {
-				o := g.offsets[tp]
-				pending := g.unstable(tp)
-				expired := nowMs-base(o) >= retentionMs
-				if o.expireTimestamp >= 0 {
-					expired = nowMs >= o.expireTimestamp
-				}
-				if g.isSubscribedTo(tp.topic) || pending || !expired {
-					allExpired = false
-					continue
-				}
-				rec, _ := g.deleteOffset(tp)
-				recs = append(recs, rec)
-			}
-		} else if len(g.offsets) > 0 {
-			allExpired = false
-		}
-		if allExpired && len(g.pendingCommits) == 0 && len(g.txn) == 0 && g.isEmpty() {
+		recs, allExpired := c.offsets.expire(g)
+		if allExpired && !c.offsets.committing(g.id) && g.isEmpty() {
 			recs = append(recs, c.deleteGroup(g)...)
 		}
 		if len(recs) > 0 {
@@ -521,44 +576,90 @@ func (c *Coordinator) cleanupGroupMetadata() {
 	}
 }
 
+// expire deletes the expired offsets of g and returns their tombstones;
+// allExpired reports that none is left.
+func (om *offsetManager) expire(g *group) (recs []Record, allExpired bool) {
+	offs := om.byGroup[g.id]
+	nowMs := om.nowMs()
+	retentionMs := om.cfg.OffsetsRetention.Milliseconds()
+	allExpired = true
+	if base, ok := g.expiryBase(); ok {
+		for _, tp := range offs.sorted() {
+			o := offs.committed[tp]
+			pending := offs.unstable(tp)
+			expired := nowMs-base(o) >= retentionMs
+			if o.expireTimestamp >= 0 {
+				expired = nowMs >= o.expireTimestamp
+			}
+			if g.isSubscribedTo(tp.topic) || pending || !expired {
+				allExpired = false
+				continue
+			}
+			rec, _ := offs.delete(g.id, tp)
+			recs = append(recs, rec)
+		}
+	} else if offs != nil && len(offs.committed) > 0 {
+		allExpired = false
+	}
+	return recs, allExpired
+}
+
+// committing reports whether a group has commits not yet persisted or
+// transactional offsets not yet ended.
+func (om *offsetManager) committing(groupID string) bool {
+	offs := om.byGroup[groupID]
+	return offs != nil && (len(offs.pendingCommits) > 0 || len(offs.txn) > 0)
+}
+
 // deleteGroup removes an Empty group and returns the tombstones of its
 // offsets and of its metadata.
 func (c *Coordinator) deleteGroup(g *group) []Record {
 	if !g.isEmpty() {
 		panic(fmt.Sprintf("group: deleting non-empty group %q", g.id))
 	}
-	var recs []Record
-	for _, tp := range g.sortedOffsets() {
-		rec, _ := g.deleteOffset(tp)
-		recs = append(recs, rec)
-	}
-	for _, tp := range sortTopicPartitions(g.pendingCommits) {
-		recs = append(recs, offsetTombstone(g.id, tp))
-	}
-	for _, tp := range g.txnPartitions() {
-		if _, done := g.pendingCommits[tp]; !done {
-			recs = append(recs, offsetTombstone(g.id, tp))
-		}
-	}
-	clear(g.pendingCommits)
-	g.txn = nil
+	recs := c.offsets.deleteAll(g.id)
 	recs = append(recs, g.tombstones()...)
 	if g.consumer == nil {
-		c.transition(g, Dead)
+		c.groups.transition(g, Dead)
 	}
-	delete(c.groups, g.id)
+	c.groups.forget(g)
+	return recs
+}
+
+// deleteAll deletes every offset of a group, committed, being committed
+// or pending in a transaction, and returns their tombstones.
+func (om *offsetManager) deleteAll(groupID string) []Record {
+	offs := om.byGroup[groupID]
+	if offs == nil {
+		return nil
+	}
+	var recs []Record
+	for _, tp := range offs.sorted() {
+		rec, _ := offs.delete(groupID, tp)
+		recs = append(recs, rec)
+	}
+	for _, tp := range sortTopicPartitions(offs.pendingCommits) {
+		recs = append(recs, offsetTombstone(groupID, tp))
+	}
+	for _, tp := range offs.txnPartitions() {
+		if _, done := offs.pendingCommits[tp]; !done {
+			recs = append(recs, offsetTombstone(groupID, tp))
+		}
+	}
+	clear(offs.pendingCommits)
+	offs.txn = nil
 	return recs
 }
 
 // committedOffset is the offset a commit (plain or transactional) states
 // for one partition at nowMs, expiring at expire (-1: never), or
 // OFFSET_METADATA_TOO_LARGE.
-func (c *Coordinator) committedOffset(off int64, leaderEpoch int32, metadata *string, nowMs, expire int64) (offset, int16) {
+func (om *offsetManager) committedOffset(off int64, leaderEpoch int32, metadata *string, nowMs, expire int64) (offset, int16) {
 	m := ""
 	if metadata != nil {
 		m = *metadata
 	}
-	if javaUTF16Len(m) > c.cfg.OffsetMetadataMaxBytes {
+	if javaUTF16Len(m) > om.cfg.OffsetMetadataMaxBytes {
 		return offset{}, errOffsetMetadataTooLarge
 	}
 	return offset{offset: off, leaderEpoch: max(leaderEpoch, -1), metadata: m,

@@ -177,7 +177,7 @@ func TestOffsetRetention(t *testing.T) {
 		t.Fatalf("simple group after 61 minutes: %v", got)
 	}
 	h.advance(30 * time.Minute)
-	if h.c.groups["simple"] != nil {
+	if h.c.groups.byID["simple"] != nil {
 		t.Fatal("simple group without offsets not deleted")
 	}
 
@@ -203,7 +203,7 @@ func TestOffsetRetention(t *testing.T) {
 		t.Fatalf("expired too early: %v", got)
 	}
 	h.advance(2 * time.Minute)
-	if h.c.groups["g"] != nil {
+	if h.c.groups.byID["g"] != nil {
 		t.Fatal("empty consumer group not deleted after its offsets expired")
 	}
 	// The tombstones are in the log, after the records they delete.

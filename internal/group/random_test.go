@@ -265,7 +265,7 @@ func (inv *invariants) check(h *harness, believers map[string]map[int32]map[stri
 			}
 		}
 	}
-	for id, g := range h.c.groups {
+	for id, g := range h.c.groups.byID {
 		if len(g.members) != len(g.byID) {
 			t.Fatalf("%s: %d members, %d ids", id, len(g.members), len(g.byID))
 		}

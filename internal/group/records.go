@@ -103,8 +103,8 @@ func (g *group) groupMetadataValue(assignment map[string][]byte) kmsg.GroupMetad
 
 // storeGroup writes g's metadata with these assignments; done (may be nil)
 // gets the outcome.
-func (c *Coordinator) storeGroup(g *group, assignment map[string][]byte, done func(code int16)) {
-	c.write(g.partition, []Record{EncodeGroupMetadata(g.id, g.groupMetadataValue(assignment))}, done)
+func (gm *groupManager) storeGroup(g *group, assignment map[string][]byte, done func(code int16)) {
+	gm.write(g.partition, []Record{EncodeGroupMetadata(g.id, g.groupMetadataValue(assignment))}, done)
 }
 
 // BeginLoad marks __consumer_offsets-p as led here but not yet loaded: its
@@ -151,29 +151,32 @@ func (c *Coordinator) LoadPartition(now time.Time, p int32, records []LogRecord)
 	c.dropPartition(p, errNotCoordinator)
 	ps := &offsetsPartition{loading: true, earlyMarkers: early}
 	c.parts[p] = ps
-	groups, last, skipped := replay(p, records, c.nowMs())
+	groups, offsets, last, skipped := replay(p, records, c.nowMs())
 	ps.loading, ps.earlyMarkers = false, nil
 	if c.nextCleanup.IsZero() {
 		c.nextCleanup = now.Add(c.cfg.OffsetsRetentionCheckInterval)
 	}
 	for _, g := range groups {
-		c.groups[g.id] = g
+		c.groups.byID[g.id] = g
 		if g.consumer != nil {
-			c.cgRestoreTimers(g)
+			c.groups.cgRestoreTimers(g)
 		}
 		for _, m := range g.members {
-			c.scheduleSession(g, m, ms(int64(m.sessionTimeoutMs)))
+			c.groups.scheduleSession(g, m, ms(int64(m.sessionTimeoutMs)))
 		}
 		if len(g.members) > c.cfg.MaxSize {
-			c.prepareRebalance(g)
+			c.groups.prepareRebalance(g)
 		}
-		for pid := range g.txn {
-			ps.indexTxn(pid, g.id)
+		if o := offsets[g.id]; o != nil {
+			c.offsets.byGroup[g.id] = o
+			for pid := range o.txn {
+				ps.indexTxn(pid, g.id)
+			}
 		}
 	}
 	for _, m := range early {
 		if m.offset > last {
-			c.endTxn(p, m)
+			c.offsets.endTxn(p, m)
 		}
 	}
 	return c.end(), skipped
@@ -193,9 +196,9 @@ func (c *Coordinator) UnloadPartition(now time.Time, p int32) Ready {
 }
 
 func (c *Coordinator) dropPartition(p int32, code int16) {
-	dropped := c.sortedGroups(func(g *group) bool { return g.partition == p })
+	dropped := c.groups.sortedGroups(func(g *group) bool { return g.partition == p })
 	for _, g := range dropped {
-		delete(c.groups, g.id)
+		c.groups.forget(g)
 	}
 	var ids []uint64
 	for id, w := range c.writes {
@@ -223,9 +226,10 @@ func (c *Coordinator) dropPartition(p int32, code int16) {
 	}
 }
 
-// replay rebuilds the groups of partition p from its records. It returns
-// them and the largest offset among the records (-1 if none).
-func replay(p int32, records []LogRecord, nowMs int64) (groups []*group, last int64, skipped []error) {
+// replay rebuilds the groups of partition p and their offsets from its
+// records. It returns them and the largest offset among the records (-1 if
+// none).
+func replay(p int32, records []LogRecord, nowMs int64) (groups []*group, offs map[string]*groupOffsets, last int64, skipped []error) {
 	metadata := make(map[string]*kmsg.GroupMetadataValue)
 	offsets := make(map[string]map[topicPartition]offset)
 	consumers := make(map[string]*consumerGroup)
@@ -263,13 +267,18 @@ func replay(p int32, records []LogRecord, nowMs int64) (groups []*group, last in
 		}
 	}
 	sort.Slice(groups, func(i, j int) bool { return groups[i].id < groups[j].id })
+	offs = make(map[string]*groupOffsets)
 	for _, g := range groups {
-		for tp, o := range offsets[g.id] {
-			g.offsets[tp] = o
+		o := &groupOffsets{committed: make(map[topicPartition]offset), pendingCommits: make(map[topicPartition]pendingCommit)}
+		for tp, v := range offsets[g.id] {
+			o.committed[tp] = v
 		}
-		txns.restore(g)
+		txns.restore(g.id, o)
+		if o.holds() {
+			offs[g.id] = o
+		}
 	}
-	return groups, last, skipped
+	return groups, offs, last, skipped
 }
 
 // replayRecord applies one record to the state replay builds; an error

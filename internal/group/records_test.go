@@ -73,9 +73,9 @@ type snap struct {
 
 func snapshot(c *Coordinator) map[string]snap {
 	out := make(map[string]snap)
-	for id, g := range c.groups {
+	for id, g := range c.groups.byID {
 		s := snap{State: g.state, Generation: g.generation, ProtocolType: g.protocolType, Protocol: g.protocol,
-			Leader: g.leader, StateTimestamp: -2, Offsets: g.offsets, Txn: txnSnapshot(g)}
+			Leader: g.leader, StateTimestamp: -2, Offsets: committedOf(c.offsets.byGroup[id]), Txn: txnSnapshot(c.offsets.byGroup[id])}
 		if g.state == Empty && g.protocolType != "" {
 			s.StateTimestamp = g.stateTimestamp
 		}
@@ -197,7 +197,7 @@ func TestLoadPartition(t *testing.T) {
 	if got := h.fetch("g", "t", "old", "gone"); got["t"] != 2 || got["old"] != 3 || got["gone"] != -1 {
 		t.Fatalf("loaded offsets: %v", got)
 	}
-	if h.c.groups["dead"] != nil {
+	if h.c.groups.byID["dead"] != nil {
 		t.Fatal("tombstoned group loaded")
 	}
 	// The loaded member's session runs from the load.
@@ -252,7 +252,7 @@ func TestUnloadAnswersWaitingRequests(t *testing.T) {
 	for _, w := range h.pending {
 		h.apply(h.c.Persisted(h.now, w.ID, 0, nil))
 	}
-	if len(h.c.groups) != 0 {
+	if len(h.c.groups.byID) != 0 {
 		t.Fatal("groups left after unload")
 	}
 }

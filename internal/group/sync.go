@@ -33,18 +33,18 @@ func syncError(version, code int16) *kmsg.SyncGroupResponse {
 	return resp
 }
 
-func (c *Coordinator) syncGroup(req Request, r *kmsg.SyncGroupRequest) {
+func (gm *groupManager) syncGroup(req Request, r *kmsg.SyncGroupRequest) {
 	w := &waiter{token: req.Token, version: r.Version}
-	fail := func(code int16) { c.respond(w.token, syncError(r.Version, code)) }
+	fail := func(code int16) { gm.respond(w.token, syncError(r.Version, code)) }
 	if r.Group == "" {
 		fail(errInvalidGroupID)
 		return
 	}
-	if _, code := c.route(r.Group); code != 0 {
+	if _, code := gm.route(r.Group); code != 0 {
 		fail(code)
 		return
 	}
-	g := c.groups[r.Group]
+	g := gm.byID[r.Group]
 	if g == nil {
 		fail(errUnknownMemberID)
 		return
@@ -76,11 +76,11 @@ func (c *Coordinator) syncGroup(req Request, r *kmsg.SyncGroupRequest) {
 		if len(g.pendingSync) == 0 {
 			g.syncTimer = 0
 		}
-		c.respond(w.token, g.syncResult(w, m))
+		gm.respond(w.token, g.syncResult(w, m))
 	case CompletingRebalance:
 		if old := m.sync; old != nil {
 			// Kafka replaces the waiting request silently; answer it.
-			c.respond(old.token, syncError(old.version, errRebalanceInProgress))
+			gm.respond(old.token, syncError(old.version, errRebalanceInProgress))
 		}
 		m.sync = w
 		delete(g.pendingSync, m.id)
@@ -88,7 +88,7 @@ func (c *Coordinator) syncGroup(req Request, r *kmsg.SyncGroupRequest) {
 			g.syncTimer = 0
 		}
 		if m.id == g.leader {
-			c.storeAssignment(g, r.GroupAssignment)
+			gm.storeAssignment(g, r.GroupAssignment)
 		}
 	}
 }
@@ -113,7 +113,7 @@ func (g *group) syncResult(w *waiter, m *member) *kmsg.SyncGroupResponse {
 
 // storeAssignment persists the leader's assignment and, once durable,
 // hands it out.
-func (c *Coordinator) storeAssignment(g *group, given []kmsg.SyncGroupRequestGroupAssignment) {
+func (gm *groupManager) storeAssignment(g *group, given []kmsg.SyncGroupRequestGroupAssignment) {
 	assignment := make(map[string][]byte, len(g.members))
 	for _, a := range given {
 		assignment[a.MemberID] = append([]byte{}, a.MemberAssignment...)
@@ -124,29 +124,29 @@ func (c *Coordinator) storeAssignment(g *group, given []kmsg.SyncGroupRequestGro
 		}
 	}
 	generation := g.generation
-	c.storeGroup(g, assignment, func(code int16) {
+	gm.storeGroup(g, assignment, func(code int16) {
 		// Members may have joined or left while the write was under way;
 		// then this generation is over and its answer no longer matters.
-		if !c.live(g) || g.state != CompletingRebalance || g.generation != generation {
+		if !gm.live(g) || g.state != CompletingRebalance || g.generation != generation {
 			return
 		}
 		if code != 0 {
-			c.resetAndPropagateAssignmentError(g, groupErrorCode(code))
-			c.maybePrepareRebalanceOrCompleteJoin(g)
+			gm.resetAndPropagateAssignmentError(g, groupErrorCode(code))
+			gm.maybePrepareRebalanceOrCompleteJoin(g)
 			return
 		}
 		for _, m := range g.members {
 			m.assignment = assignment[m.id]
 		}
-		c.propagateAssignment(g, 0)
-		c.transition(g, Stable)
+		gm.propagateAssignment(g, 0)
+		gm.transition(g, Stable)
 	})
 }
 
 // propagateAssignment answers every waiting SyncGroup, with the member's
 // assignment or with code, and restarts those members' sessions: a session
 // that ran out while waiting was ignored, so it must start again now.
-func (c *Coordinator) propagateAssignment(g *group, code int16) {
+func (gm *groupManager) propagateAssignment(g *group, code int16) {
 	for _, m := range g.members {
 		w := m.sync
 		if w == nil {
@@ -154,33 +154,33 @@ func (c *Coordinator) propagateAssignment(g *group, code int16) {
 		}
 		m.sync = nil
 		if code != 0 {
-			c.respond(w.token, syncError(w.version, code))
+			gm.respond(w.token, syncError(w.version, code))
 		} else {
-			c.respond(w.token, g.syncResult(w, m))
+			gm.respond(w.token, g.syncResult(w, m))
 		}
-		c.scheduleSession(g, m, ms(int64(m.sessionTimeoutMs)))
+		gm.scheduleSession(g, m, ms(int64(m.sessionTimeoutMs)))
 	}
 }
 
 // resetAndPropagateAssignmentError clears all assignments and fails every
 // waiting SyncGroup with code.
-func (c *Coordinator) resetAndPropagateAssignmentError(g *group, code int16) {
+func (gm *groupManager) resetAndPropagateAssignmentError(g *group, code int16) {
 	for _, m := range g.members {
 		m.assignment = []byte{}
 	}
-	c.propagateAssignment(g, code)
+	gm.propagateAssignment(g, code)
 }
 
 // onSyncExpired removes the members that did not send SyncGroup in time and
 // rebalances.
-func (c *Coordinator) onSyncExpired(g *group) {
+func (gm *groupManager) onSyncExpired(g *group) {
 	if g.state != CompletingRebalance && g.state != Stable || len(g.pendingSync) == 0 {
 		return
 	}
 	for _, m := range append([]*member(nil), g.members...) {
 		if g.pendingSync[m.id] {
-			c.dropMember(g, m, errUnknownMemberID)
+			gm.dropMember(g, m, errUnknownMemberID)
 		}
 	}
-	c.prepareRebalance(g)
+	gm.prepareRebalance(g)
 }

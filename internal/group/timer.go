@@ -36,21 +36,21 @@ type timer struct {
 func (t *timer) Due() (time.Time, uint64) { return t.at, t.seq }
 
 // nextSeq returns a fresh identity for a timer or a waiter.
-func (c *Coordinator) nextSeq() uint64 {
-	c.lastSeq++
-	return c.lastSeq
+func (b *base) nextSeq() uint64 {
+	b.lastSeq++
+	return b.lastSeq
 }
 
 // schedule sets a timer d from now and returns its seq.
-func (c *Coordinator) schedule(kind timerKind, d time.Duration, groupID, memberID string) uint64 {
-	t := &timer{at: c.now.Add(d), seq: c.nextSeq(), kind: kind, group: groupID, member: memberID}
-	c.timers.Push(t)
+func (b *base) schedule(kind timerKind, d time.Duration, groupID, memberID string) uint64 {
+	t := &timer{at: b.now.Add(d), seq: b.nextSeq(), kind: kind, group: groupID, member: memberID}
+	b.timers.Push(t)
 	return t.seq
 }
 
 // timerLive reports whether t is still wanted.
-func (c *Coordinator) timerLive(t *timer) bool {
-	g := c.groups[t.group]
+func (gm *groupManager) timerLive(t *timer) bool {
+	g := gm.byID[t.group]
 	if g == nil {
 		return false
 	}
@@ -66,7 +66,7 @@ func (c *Coordinator) timerLive(t *timer) bool {
 	case timerSync:
 		return g.syncTimer == t.seq
 	case timerConsumerSession, timerConsumerRebalance:
-		return c.consumerTimerLive(g, t)
+		return gm.consumerTimerLive(g, t)
 	}
 	return false
 }
@@ -75,28 +75,28 @@ func (c *Coordinator) timerLive(t *timer) bool {
 // Tick is next needed.
 func (c *Coordinator) deadline() time.Time {
 	next := c.nextCleanup
-	if at, ok := c.timers.Next(c.timerLive); ok && (next.IsZero() || at.Before(next)) {
+	if at, ok := c.timers.Next(c.groups.timerLive); ok && (next.IsZero() || at.Before(next)) {
 		next = at
 	}
 	return next
 }
 
 // fire runs a due timer if it is still live.
-func (c *Coordinator) fire(t *timer) {
-	if !c.timerLive(t) {
+func (gm *groupManager) fire(t *timer) {
+	if !gm.timerLive(t) {
 		return
 	}
-	g := c.groups[t.group]
+	g := gm.byID[t.group]
 	switch t.kind {
 	case timerSession:
-		c.onSessionExpired(g, t.member)
+		gm.onSessionExpired(g, t.member)
 	case timerJoin:
 		g.joinTimer = 0
-		c.onJoinTimer(g)
+		gm.onJoinTimer(g)
 	case timerSync:
 		g.syncTimer = 0
-		c.onSyncExpired(g)
+		gm.onSyncExpired(g)
 	case timerConsumerSession, timerConsumerRebalance:
-		c.onConsumerTimer(g, t)
+		gm.onConsumerTimer(g, t)
 	}
 }

@@ -81,25 +81,25 @@ func (c *Coordinator) TxnMarker(now time.Time, p int32, producerID int64, commit
 	case ps.loading:
 		ps.earlyMarkers = append(ps.earlyMarkers, m)
 	default:
-		c.endTxn(p, m)
+		c.offsets.endTxn(p, m)
 	}
 	return c.end()
 }
 
 // endTxn applies marker m to the groups of partition p.
-func (c *Coordinator) endTxn(p int32, m txnMarker) {
-	ps := c.parts[p]
+func (om *offsetManager) endTxn(p int32, m txnMarker) {
+	ps := om.parts[p]
 	ids := ps.txnGroups[m.producerID]
 	delete(ps.txnGroups, m.producerID)
 	for id := range ids {
-		g := c.groups[id]
-		if g == nil || g.partition != p {
+		g, offs := om.groups.byID[id], om.byGroup[id]
+		if g == nil || g.partition != p || offs == nil {
 			continue
 		}
-		for tp, t := range g.txn[m.producerID] {
+		for tp, t := range offs.txn[m.producerID] {
 			if t.durable != nil && t.durable.recordOffset < m.offset {
 				if m.commit {
-					g.putOffset(tp, *t.durable)
+					offs.put(tp, *t.durable)
 				}
 				t.durable = nil
 			}
@@ -107,13 +107,13 @@ func (c *Coordinator) endTxn(p int32, m txnMarker) {
 				t.ended = append(t.ended, m)
 			}
 			if t.durable == nil && len(t.inflight) == 0 {
-				delete(g.txn[m.producerID], tp)
+				delete(offs.txn[m.producerID], tp)
 			}
 		}
-		if len(g.txn[m.producerID]) > 0 {
+		if len(offs.txn[m.producerID]) > 0 {
 			ps.indexTxn(m.producerID, id) // a later transaction's, or in flight
 		} else {
-			g.dropProducer(m.producerID)
+			offs.dropProducer(m.producerID)
 		}
 	}
 }
@@ -131,16 +131,16 @@ func (ps *offsetsPartition) indexTxn(producerID int64, id string) {
 
 // putOffset makes o the committed offset of tp unless the committed one's
 // record is later in the log.
-func (g *group) putOffset(tp topicPartition, o offset) {
-	if cur, ok := g.offsets[tp]; ok && cur.recordOffset > o.recordOffset {
+func (offs *groupOffsets) put(tp topicPartition, o offset) {
+	if cur, ok := offs.committed[tp]; ok && cur.recordOffset > o.recordOffset {
 		return
 	}
-	g.offsets[tp] = o
+	offs.committed[tp] = o
 }
 
 // hasTxnOffset reports whether some producer has a pending offset for tp.
-func (g *group) hasTxnOffset(tp topicPartition) bool {
-	for _, tps := range g.txn {
+func (offs *groupOffsets) hasTxnOffset(tp topicPartition) bool {
+	for _, tps := range offs.txn {
 		if tps[tp] != nil {
 			return true
 		}
@@ -150,31 +150,31 @@ func (g *group) hasTxnOffset(tp topicPartition) bool {
 
 // dropTxnOffsets forgets every producer's pending offset for tp (its
 // tombstone is being written); it reports whether there was any.
-func (g *group) dropTxnOffsets(tp topicPartition) bool {
+func (offs *groupOffsets) dropTxnOffsets(tp topicPartition) bool {
 	found := false
-	for pid, tps := range g.txn {
+	for pid, tps := range offs.txn {
 		if tps[tp] != nil {
 			found = true
 			delete(tps, tp)
 			if len(tps) == 0 {
-				g.dropProducer(pid)
+				offs.dropProducer(pid)
 			}
 		}
 	}
 	return found
 }
 
-func (g *group) dropProducer(producerID int64) {
-	delete(g.txn, producerID)
-	if len(g.txn) == 0 {
-		g.txn = nil
+func (offs *groupOffsets) dropProducer(producerID int64) {
+	delete(offs.txn, producerID)
+	if len(offs.txn) == 0 {
+		offs.txn = nil
 	}
 }
 
 // txnPartitions returns the partitions with pending offsets, sorted.
-func (g *group) txnPartitions() []topicPartition {
+func (offs *groupOffsets) txnPartitions() []topicPartition {
 	set := make(map[topicPartition]bool)
-	for _, tps := range g.txn {
+	for _, tps := range offs.txn {
 		for tp := range tps {
 			set[tp] = true
 		}
@@ -182,7 +182,7 @@ func (g *group) txnPartitions() []topicPartition {
 	return sortTopicPartitions(set)
 }
 
-func (c *Coordinator) txnOffsetCommit(req Request, r *kmsg.TxnOffsetCommitRequest) {
+func (om *offsetManager) txnOffsetCommit(req Request, r *kmsg.TxnOffsetCommitRequest) {
 	resp := r.ResponseKind().(*kmsg.TxnOffsetCommitResponse)
 	resp.Version = r.Version
 	codes := make([][]int16, len(r.Topics))
@@ -200,7 +200,7 @@ func (c *Coordinator) txnOffsetCommit(req Request, r *kmsg.TxnOffsetCommitReques
 			}
 			resp.Topics = append(resp.Topics, rt)
 		}
-		c.respond(req.Token, resp)
+		om.respond(req.Token, resp)
 	}
 	failAll := func(code int16) {
 		for i := range codes {
@@ -215,20 +215,18 @@ func (c *Coordinator) txnOffsetCommit(req Request, r *kmsg.TxnOffsetCommitReques
 		failAll(errInvalidGroupID)
 		return
 	}
-	p, code := c.route(r.Group)
+	p, code := om.route(r.Group)
 	if code != 0 {
 		failAll(code)
 		return
 	}
-	g := c.groups[r.Group]
+	g := om.groups.byID[r.Group]
 	if g == nil {
 		if r.Generation >= 0 {
 			failAll(errIllegalGeneration)
 			return
 		}
-		g = newGroup(r.Group, p, c.nowMs())
-		g.unlogged = true
-		c.groups[g.id] = g
+		g = om.groups.createSimple(r.Group, p)
 	}
 	if code := g.validateTxnOffsetCommit(r); code != 0 {
 		failAll(code)
@@ -236,7 +234,7 @@ func (c *Coordinator) txnOffsetCommit(req Request, r *kmsg.TxnOffsetCommitReques
 	}
 
 	pid := r.ProducerID
-	nowMs := c.nowMs()
+	nowMs := om.nowMs()
 	type staged struct {
 		tp  topicPartition
 		o   offset
@@ -246,13 +244,13 @@ func (c *Coordinator) txnOffsetCommit(req Request, r *kmsg.TxnOffsetCommitReques
 	var recs []Record
 	for i, t := range r.Topics {
 		for j, pt := range t.Partitions {
-			o, code := c.committedOffset(pt.Offset, pt.LeaderEpoch, pt.Metadata, nowMs, -1)
+			o, code := om.committedOffset(pt.Offset, pt.LeaderEpoch, pt.Metadata, nowMs, -1)
 			if code != 0 {
 				codes[i][j] = code
 				continue
 			}
 			tp := topicPartition{t.Topic, pt.Partition}
-			stage = append(stage, staged{tp, o, c.nextSeq()})
+			stage = append(stage, staged{tp, o, om.nextSeq()})
 			recs = append(recs, offsetCommitRecord(g.id, tp, o))
 		}
 	}
@@ -260,20 +258,21 @@ func (c *Coordinator) txnOffsetCommit(req Request, r *kmsg.TxnOffsetCommitReques
 		answer()
 		return
 	}
+	offs := om.of(g.id)
 	for _, s := range stage {
-		t := g.txnOffsetFor(pid, s.tp)
+		t := offs.txnOffsetFor(pid, s.tp)
 		t.inflight = append(t.inflight, s.seq)
 	}
-	c.parts[p].indexTxn(pid, g.id)
+	om.parts[p].indexTxn(pid, g.id)
 	w := Write{Partition: p, Records: recs, Transactional: true, ProducerID: pid, ProducerEpoch: r.ProducerEpoch,
 		VerifyTxn: req.VerifyTxn, Guard: req.Guard}
-	g.commitWrites++
-	c.emit(w, func(code int16, base int64) {
+	offs.commitWrites++
+	om.emit(w, func(code int16, base int64) {
 		for i, s := range stage {
 			s.o.recordOffset = base + int64(i)
-			c.txnPersisted(g, pid, s.tp, s.seq, s.o, code == 0)
+			om.txnPersisted(g, offs, pid, s.tp, s.seq, s.o, code == 0)
 		}
-		c.commitSettled(g, code)
+		om.commitSettled(g, offs, code)
 		if code != 0 {
 			code = commitErrorCode(code)
 			for i, t := range r.Topics {
@@ -289,14 +288,14 @@ func (c *Coordinator) txnOffsetCommit(req Request, r *kmsg.TxnOffsetCommitReques
 }
 
 // txnOffsetFor returns the producer's pending entry for tp, creating it.
-func (g *group) txnOffsetFor(producerID int64, tp topicPartition) *txnOffset {
-	if g.txn == nil {
-		g.txn = make(map[int64]map[topicPartition]*txnOffset)
+func (offs *groupOffsets) txnOffsetFor(producerID int64, tp topicPartition) *txnOffset {
+	if offs.txn == nil {
+		offs.txn = make(map[int64]map[topicPartition]*txnOffset)
 	}
-	tps := g.txn[producerID]
+	tps := offs.txn[producerID]
 	if tps == nil {
 		tps = make(map[topicPartition]*txnOffset)
-		g.txn[producerID] = tps
+		offs.txn[producerID] = tps
 	}
 	t := tps[tp]
 	if t == nil {
@@ -309,11 +308,11 @@ func (g *group) txnOffsetFor(producerID int64, tp topicPartition) *txnOffset {
 // txnPersisted settles the write seq of a producer's offset o for tp:
 // persisted (ok, o.recordOffset set) or failed. A write whose entry is
 // gone (a tombstone, a deleted or unloaded group) changes nothing.
-func (c *Coordinator) txnPersisted(g *group, producerID int64, tp topicPartition, seq uint64, o offset, ok bool) {
-	if !c.live(g) {
+func (om *offsetManager) txnPersisted(g *group, offs *groupOffsets, producerID int64, tp topicPartition, seq uint64, o offset, ok bool) {
+	if !om.live(g, offs) {
 		return
 	}
-	t := g.txn[producerID][tp]
+	t := offs.txn[producerID][tp]
 	if t == nil {
 		return
 	}
@@ -328,7 +327,7 @@ func (c *Coordinator) txnPersisted(g *group, producerID int64, tp topicPartition
 		case j >= 0:
 			// Its transaction already ended.
 			if t.ended[j].commit {
-				g.putOffset(tp, o)
+				offs.put(tp, o)
 			}
 		case t.durable == nil || t.durable.recordOffset < o.recordOffset:
 			t.durable = &o
@@ -337,9 +336,9 @@ func (c *Coordinator) txnPersisted(g *group, producerID int64, tp topicPartition
 	if len(t.inflight) == 0 {
 		t.ended = nil
 		if t.durable == nil {
-			delete(g.txn[producerID], tp)
-			if len(g.txn[producerID]) == 0 {
-				g.dropProducer(producerID)
+			delete(offs.txn[producerID], tp)
+			if len(offs.txn[producerID]) == 0 {
+				offs.dropProducer(producerID)
 			}
 		}
 	}
@@ -441,12 +440,12 @@ func (x replayTxns) groups() map[string]bool {
 	return ids
 }
 
-// restore gives g its pending offsets.
-func (x replayTxns) restore(g *group) {
+// restore gives the group groupID its pending offsets.
+func (x replayTxns) restore(groupID string, offs *groupOffsets) {
 	for pid, groups := range x {
-		for tp, o := range groups[g.id] {
+		for tp, o := range groups[groupID] {
 			o := o
-			g.txnOffsetFor(pid, tp).durable = &o
+			offs.txnOffsetFor(pid, tp).durable = &o
 		}
 	}
 }

@@ -132,9 +132,12 @@ func (h *harness) fetchStable(group string, topics ...string) (map[string]int64,
 }
 
 // txnSnapshot describes a group's durable pending offsets.
-func txnSnapshot(g *group) string {
+func txnSnapshot(o *groupOffsets) string {
+	if o == nil {
+		return ""
+	}
 	var out []string
-	for pid, tps := range g.txn {
+	for pid, tps := range o.txn {
 		for tp, t := range tps {
 			if t.durable != nil {
 				out = append(out, fmt.Sprintf("%d:%s/%d=%+v", pid, tp.topic, tp.partition, *t.durable))
@@ -193,12 +196,12 @@ func TestTxnCommitVisibleAfterCommitMarker(t *testing.T) {
 	if codes["t"] != 0 || offs["t"] != 5 {
 		t.Fatalf("stable fetch after commit: %v %v", offs, codes)
 	}
-	o := g.offsets[topicPartition{"t", 0}]
+	o := h.offsets("g").committed[topicPartition{"t", 0}]
 	if o.leaderEpoch != 3 || o.metadata != "tx-t" || o.commitTimestamp != t0.UnixMilli() || o.expireTimestamp != -1 {
 		t.Fatalf("committed %+v", o)
 	}
-	if g.txn != nil {
-		t.Fatalf("pending left: %s", txnSnapshot(g))
+	if o := h.offsets("g"); o.txn != nil {
+		t.Fatalf("pending left: %s", txnSnapshot(o))
 	}
 	// Fetch of all offsets with require_stable lists committed partitions.
 	h.txnCommit(txnReq{group: "g", pid: 7, epoch: 2}, map[string]int64{"t": 9})
@@ -220,8 +223,8 @@ func TestTxnAbortDropsOffsets(t *testing.T) {
 	if _, codes := h.fetchStable("g", "t", "u"); codes["t"] != 0 || codes["u"] != 0 {
 		t.Fatalf("stable fetch after abort: %v", codes)
 	}
-	if g := h.group("g"); g.txn != nil {
-		t.Fatalf("pending left: %s", txnSnapshot(g))
+	if o := h.offsets("g"); o.txn != nil {
+		t.Fatalf("pending left: %s", txnSnapshot(o))
 	}
 	// The producer's next transaction commits its latest offsets.
 	h.txnCommit(txnReq{group: "g", pid: 4}, map[string]int64{"t": 11})
@@ -321,7 +324,7 @@ func TestTxnFailedWrite(t *testing.T) {
 	if _, codes := h.fetchStable("g", "t"); codes["t"] != 0 {
 		t.Fatalf("failed write left a pending offset: %v", codes)
 	}
-	if h.c.groups["g"] != nil {
+	if h.c.groups.byID["g"] != nil {
 		t.Fatal("the group a failed write created is left")
 	}
 	h.marker("g", 4, true)
@@ -346,7 +349,7 @@ func TestTxnOffsetCommitValidation(t *testing.T) {
 	wantCode(t, "empty group id", h.txnCode(txnReq{group: ""}, map[string]int64{"t": 1}), kerr.InvalidGroupID.Code)
 	wantCode(t, "unknown group with a generation", h.txnCode(txnReq{group: "new", member: "m", gen: 1}, map[string]int64{"t": 1}),
 		kerr.IllegalGeneration.Code)
-	if h.c.groups["new"] != nil {
+	if h.c.groups.byID["new"] != nil {
 		t.Fatal("group created by a failed commit")
 	}
 	wantCode(t, "v0", h.txnCode(txnReq{group: "v0", version: 0}, map[string]int64{"t": 1}), 0)
@@ -440,17 +443,17 @@ func TestTxnOffsetsAndDeletion(t *testing.T) {
 	h.txnCommit(txnReq{group: "r", pid: 5}, map[string]int64{"t": 2, "u": 3})
 	h.txnCommit(txnReq{group: "s", pid: 5}, map[string]int64{"t": 2})
 	h.advance(2 * time.Hour)
-	if h.c.groups["s"] == nil || h.c.groups["r"] == nil {
+	if h.c.groups.byID["s"] == nil || h.c.groups.byID["r"] == nil {
 		t.Fatal("group with pending offsets deleted by retention")
 	}
-	if _, ok := h.group("r").offsets[topicPartition{"u", 0}]; !ok {
+	if _, ok := h.offsets("r").committed[topicPartition{"u", 0}]; !ok {
 		t.Fatal("offset with a pending transactional offset expired")
 	}
 	h.checkReplay()
 	h.marker("r", 5, false)
 	h.marker("s", 5, false)
 	h.advance(2 * time.Hour)
-	if h.c.groups["s"] != nil || h.c.groups["r"] != nil {
+	if h.c.groups.byID["s"] != nil || h.c.groups.byID["r"] != nil {
 		t.Fatal("groups not deleted once their transactions ended")
 	}
 
@@ -461,7 +464,7 @@ func TestTxnOffsetsAndDeletion(t *testing.T) {
 		t.Fatalf("delete: %v", r[0].ErrorCode)
 	}
 	h.marker("d", 6, true)
-	if h.c.groups["d"] != nil {
+	if h.c.groups.byID["d"] != nil {
 		t.Fatal("deleted group came back")
 	}
 	h.checkReplay()
@@ -487,8 +490,8 @@ func TestTxnMarkersWhileLoading(t *testing.T) {
 	if got := h.fetch("g", "t", "u"); got["t"] != 9 || got["u"] != 9 {
 		t.Fatalf("after load: %v", got)
 	}
-	if g := h.group("g"); g.txn != nil {
-		t.Fatalf("pending left: %s", txnSnapshot(g))
+	if o := h.offsets("g"); o.txn != nil {
+		t.Fatalf("pending left: %s", txnSnapshot(o))
 	}
 	// A marker of a partition not led here is ignored.
 	h.apply(h.c.UnloadPartition(h.now, p))

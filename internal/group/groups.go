@@ -1,0 +1,73 @@
+package group
+
+import "sort"
+
+// groupManager holds the groups, classic (join.go, sync.go, heartbeat.go,
+// leave.go) and of the consumer protocol (consumer_*.go), and answers the
+// requests about them, as Kafka's GroupMetadataManager. Committed offsets
+// are the offsetManager's; a group's records and timers are its own.
+type groupManager struct {
+	*base
+	byID map[string]*group
+
+	// topics are the broker's topics, as the last SetTopics gave them.
+	topics topicImage
+
+	// offsets are the groups' offsets (the offsetManager).
+	offsets offsetHolder
+
+	// transitions, when non-nil, records every state change (tests).
+	transitions *[]transition
+}
+
+// offsetHolder is what the groupManager knows of offsets: whether a
+// group holds any (a consumer group whose creation is undone stays, as an
+// Empty classic group, if it does), and that they go with a group it
+// forgets.
+type offsetHolder interface {
+	holds(groupID string) bool
+	forget(groupID string)
+}
+
+func newGroupManager(b *base) *groupManager {
+	return &groupManager{base: b, byID: make(map[string]*group)}
+}
+
+// createSimple makes id an Empty group without protocol type, as a first
+// offset commit does (a "simple" group that uses Kafka only for offsets);
+// it stays unlogged until one of the commit's records persists.
+func (gm *groupManager) createSimple(id string, p int32) *group {
+	g := newGroup(id, p, gm.nowMs())
+	g.unlogged = true
+	gm.byID[id] = g
+	return g
+}
+
+// forget removes g, and its offsets, with no tombstone.
+func (gm *groupManager) forget(g *group) {
+	delete(gm.byID, g.id)
+	gm.offsets.forget(g.id)
+}
+
+// transition is one state change of one group, kept for tests.
+type transition struct {
+	group      string
+	from, to   State
+	generation int32
+}
+
+// sortedGroups returns the groups in id order, for deterministic sweeps.
+func (gm *groupManager) sortedGroups(keep func(*group) bool) []*group {
+	var gs []*group
+	for _, g := range gm.byID {
+		if keep == nil || keep(g) {
+			gs = append(gs, g)
+		}
+	}
+	sort.Slice(gs, func(i, j int) bool { return gs[i].id < gs[j].id })
+	return gs
+}
+
+// live reports whether g is still the group the coordinator serves under
+// its id (not deleted, unloaded or replaced since a callback was made).
+func (gm *groupManager) live(g *group) bool { return gm.byID[g.id] == g }
