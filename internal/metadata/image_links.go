@@ -79,7 +79,11 @@ func (b *builder) applyLinkRecord(r Record) (bool, error) {
 		}
 		b.im.Mirrors = cloneMap(b.im.Mirrors)
 		b.im.Mirrors[r.TopicId] = &Mirror{TopicID: r.TopicId, LinkID: r.LinkId, SourceTopic: r.SourceTopic, State: r.State}
+		// Every partition's replicas take the new state.
 		b.changed(t, -1)
+		for id := range t.Partitions {
+			b.changed(t, id)
+		}
 	default:
 		return false, nil
 	}

@@ -83,6 +83,12 @@ func (p *Partition) appendLeader(b record.Batch, o AppendOptions) (AppendResult,
 		p.leaderMu.RUnlock()
 		return AppendResult{}, ErrNotLeader
 	}
+	if p.state.Mirror.ReadOnly {
+		err := p.mirrorErrLocked()
+		p.mu.Unlock()
+		p.leaderMu.RUnlock()
+		return AppendResult{}, err
+	}
 	if acks == AcksAll && len(p.state.ISR) < cfg.minISR {
 		p.mu.Unlock()
 		p.leaderMu.RUnlock()
