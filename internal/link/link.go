@@ -88,6 +88,9 @@ func Step(ctx context.Context, p *partition.Partition, sourceTopic string, st *S
 	if st.Checked != epoch {
 		if pos.LastFetchedEpoch >= 0 {
 			e, end, err := src.EpochEnd(ctx, sourceTopic, part, pos.LastFetchedEpoch, epoch)
+			if err == nil && e >= 0 && end < 0 {
+				err = fmt.Errorf("source answered epoch %d with end offset %d", e, end)
+			}
 			if err != nil {
 				st.Checked = -1
 				return res, err
@@ -128,7 +131,8 @@ func Step(ctx context.Context, p *partition.Partition, sourceTopic string, st *S
 		st.Checked = -1
 		return res, f.Err
 	case errors.Is(f.Err, kerr.FencedLeaderEpoch) || errors.Is(f.Err, kerr.UnknownLeaderEpoch) ||
-		errors.Is(f.Err, kerr.NotLeaderForPartition) || errors.Is(f.Err, kerr.UnknownTopicOrPartition):
+		errors.Is(f.Err, kerr.NotLeaderForPartition) || errors.Is(f.Err, kerr.UnknownTopicOrPartition) ||
+		errors.Is(f.Err, kerr.UnknownTopicID) || errors.Is(f.Err, kerr.InconsistentTopicID):
 		st.Checked = -1 // learn the new leader, then check again
 		return res, f.Err
 	case f.Err != nil:
