@@ -363,6 +363,10 @@ func (c *Controller) CreatePartitions(req *kmsg.CreatePartitionsRequest) ([]erro
 			errs[i] = topicErr(kerr.UnknownTopicOrPartition, "The topic '%s' does not exist.", rt.Topic)
 			continue
 		}
+		if m := img.Mirrors[t.ID]; m != nil && m.ReadOnly() {
+			errs[i] = mirrorErr(img, m, rt.Topic, "its partition count is the source's")
+			continue
+		}
 		cur := int32(len(t.Partitions))
 		if rt.Count < cur {
 			errs[i] = topicErr(kerr.InvalidPartitions, "The topic %s currently has %d partition(s); %d would not be an increase.", rt.Topic, cur, rt.Count)

@@ -58,6 +58,8 @@ func errorCode(err error) int16 {
 		code = kerr.NotEnoughReplicas
 	case errors.Is(err, partition.ErrNotEnoughReplicasAfterAppend):
 		code = kerr.NotEnoughReplicasAfterAppend
+	case errors.Is(err, partition.ErrMirrorReadOnly):
+		code = kerr.InvalidRequest
 	case errors.Is(err, partition.ErrPolicyViolation):
 		code = kerr.PolicyViolation
 	case errors.Is(err, partition.ErrStorage):

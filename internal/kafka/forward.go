@@ -24,6 +24,8 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"weir/internal/link"
 )
 
 // ForwardAPIKey is the internal API carrying forwarded requests.
@@ -124,6 +126,9 @@ func (s *Server) handleForward(req *Request) *Reply {
 		return &Reply{ready: closedChan, none: true, closeConn: true}
 	}
 	key, version := int16(binary.BigEndian.Uint16(raw)), int16(binary.BigEndian.Uint16(raw[2:]))
+	if key == link.AdminAPIKey && version == 0 && s.deps.Controller != nil {
+		return s.handleForwardedLinkAdmin(raw[4:])
+	}
 	a, ok := s.apis[key]
 	if !ok || !forwarded[key] || version < a.min || version > a.max {
 		s.lg.Warn("refusing a forwarded request", "api", key, "version", version)

@@ -17,6 +17,7 @@ import (
 
 	"weir/internal/config"
 	"weir/internal/controller"
+	"weir/internal/link"
 	"weir/internal/log"
 	"weir/internal/metadata"
 	"weir/internal/partition"
@@ -39,6 +40,12 @@ type Controller interface {
 	AlterPartitionReassignments(req *kmsg.AlterPartitionAssignmentsRequest) ([]controller.TopicResult, int64, error)
 	ListPartitionReassignments(topics []kmsg.ListPartitionReassignmentsRequestTopic) ([]controller.Reassignment, error)
 	UpdateFeatures(req *kmsg.UpdateFeaturesRequest) ([]error, int64, error)
+	// Cluster links (controller/links.go).
+	CreateClusterLink(name string, cfg map[string]string, validateOnly bool) (int64, error)
+	DeleteClusterLink(name string) (int64, error)
+	CreateMirrorTopic(m controller.MirrorTopic) (int64, error)
+	SetMirrorState(topic string, state int8) (int64, error)
+	StopMirror(topic string, state int8, logEpochs map[int32]int32) (int64, error)
 }
 
 // Groups is the group coordinator.
@@ -155,6 +162,9 @@ func New(cfg Config, deps Deps) *Server {
 	if deps.Raft != nil {
 		s.internal[quorum.RaftAPIKey] = s.handleRaft
 		s.internal[ForwardAPIKey] = s.handleForward
+	}
+	if deps.Partitions != nil {
+		s.internal[link.AdminAPIKey] = s.handleLinkAdmin
 	}
 	s.pids.alloc = deps.ProducerIDs
 	return s

@@ -95,12 +95,17 @@ type Image struct {
 	Configs        map[ConfigResource]map[string]string
 	Features       map[string]int16
 	NextProducerID int64
+	// Links are the cluster links, by id; Mirrors the mirror state of
+	// topics, by topic id (image_links.go).
+	Links   map[Uuid]*Link
+	Mirrors map[Uuid]*Mirror
 }
 
 // Empty is the image before any record.
 func Empty() *Image {
 	return &Image{Offset: -1, Topics: map[string]*Topic{}, TopicsByID: map[Uuid]*Topic{},
-		Brokers: map[int32]*Broker{}, Configs: map[ConfigResource]map[string]string{}, Features: map[string]int16{}}
+		Brokers: map[int32]*Broker{}, Configs: map[ConfigResource]map[string]string{}, Features: map[string]int16{},
+		Links: map[Uuid]*Link{}, Mirrors: map[Uuid]*Mirror{}}
 }
 
 // TopicConfig returns a topic's dynamic config overrides (never nil).
@@ -131,6 +136,9 @@ type Delta struct {
 	// ChangedConfigs are resources whose dynamic configs changed.
 	ChangedConfigs map[ConfigResource]bool
 	ChangedBrokers map[int32]bool
+	// ChangedLinks is set when a cluster link was created, changed or
+	// removed. A mirror state change marks its topic changed.
+	ChangedLinks bool
 }
 
 func newDelta() *Delta {
@@ -273,6 +281,7 @@ func (b *builder) apply(r Record) error {
 		delete(b.delta.ChangedPartitions, r.TopicId)
 		b.delta.DeletedTopics[r.TopicId] = t
 		b.setConfigs(ConfigResource{ResourceTopic, t.Name}, nil)
+		b.dropMirror(r.TopicId)
 	case *ConfigRecord:
 		res := ConfigResource{r.ResourceType, r.ResourceName}
 		cur := maps.Clone(b.im.Configs[res])
@@ -325,6 +334,9 @@ func (b *builder) apply(r Record) error {
 		}
 	case *NoOpRecord:
 	default:
+		if ok, err := b.applyLinkRecord(r); ok {
+			return err
+		}
 		// ACLs, quotas, SCRAM credentials and delegation tokens are
 		// carried by the log; weir does not act on them yet.
 	}

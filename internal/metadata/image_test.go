@@ -1,6 +1,7 @@
 package metadata
 
 import (
+	"maps"
 	"reflect"
 	"slices"
 	"strings"
@@ -74,7 +75,16 @@ func mustClone(t *testing.T, im *Image) *Image {
 	t.Helper()
 	c := &Image{Offset: im.Offset, NextProducerID: im.NextProducerID, Topics: map[string]*Topic{},
 		TopicsByID: map[Uuid]*Topic{}, Brokers: map[int32]*Broker{}, Configs: map[ConfigResource]map[string]string{},
-		Features: map[string]int16{}}
+		Features: map[string]int16{}, Links: map[Uuid]*Link{}, Mirrors: map[Uuid]*Mirror{}}
+	for id, l := range im.Links {
+		cl := *l
+		cl.Configs = maps.Clone(l.Configs)
+		c.Links[id] = &cl
+	}
+	for id, m := range im.Mirrors {
+		cm := *m
+		c.Mirrors[id] = &cm
+	}
 	for name, tp := range im.Topics {
 		ct := &Topic{Name: tp.Name, ID: tp.ID, Partitions: map[int32]*Partition{}}
 		for id, p := range tp.Partitions {

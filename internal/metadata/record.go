@@ -84,8 +84,15 @@
 //	24       EndTransactionRecord             0
 //	25       AbortTransactionRecord           0
 //	26       RemoveDelegationTokenRecord      0
+//	10000    ClusterLinkRecord                0    weir's own (record_links.go)
+//	10001    RemoveClusterLinkRecord          0    weir's own
+//	10002    MirrorTopicRecord                0    weir's own
 //
-// Keys missing from the table (6, 13, 16, 21, and 27 and above) belong to
+// Api keys 10000 and above are reserved for weir's own record types,
+// which Kafka does not have (cluster links); Kafka's schemas are far
+// below that range.
+//
+// Keys missing from the table (6, 13, 16, 21, and 27 to 9999) belong to
 // types Kafka retired or that this package does not implement, such as
 // ZkMigrationStateRecord (21), RegisterControllerRecord (27) and
 // ClearElrRecord (28); decoding them fails with ErrUnknownAPIKey.

@@ -105,6 +105,14 @@ func (p *Partition) TruncateDiverged(pos FetchPosition, divEpoch int32, divEnd i
 		return 0, err
 	}
 	defer p.leaderMu.RUnlock()
+	to := p.divergencePoint(divEpoch, divEnd)
+	return to, p.truncateLocked(to)
+}
+
+// divergencePoint is where the log must be cut when the leader's (or a
+// mirror's source's) epoch divEpoch ends at divEnd: there, or at the end
+// of the largest local epoch below it, whichever is lower.
+func (p *Partition) divergencePoint(divEpoch int32, divEnd int64) int64 {
 	leo := p.log.LogEndOffset()
 	to := min(divEnd, leo)
 	if e, end := p.log.EndOffsetForEpoch(divEpoch); e >= 0 {
@@ -116,7 +124,7 @@ func (p *Partition) TruncateDiverged(pos FetchPosition, divEpoch int32, divEnd i
 			to = min(end, leo)
 		}
 	}
-	return to, p.truncateLocked(to)
+	return to
 }
 
 // TruncateTo cuts the log at offset, for a follower whose log end is past

@@ -338,6 +338,9 @@ func (p *Partition) maybeAdvanceHWLocked() {
 	}
 	leo := p.log.LogEndOffset()
 	hw := leo
+	if p.state.Mirror.ReadOnly {
+		hw = min(hw, p.sourceHW)
+	}
 	isr := p.maximalISRLocked()
 	now := p.now()
 	for id, fl := range p.followers {

@@ -28,6 +28,36 @@ type Manager struct {
 	listeners []LeadershipListener
 	repl      *Replication
 	fetcher   Fetcher
+	mirrorer  Mirrorer
+}
+
+// Mirrorer runs the link fetchers of the mirror partitions this broker
+// leads (internal/link).
+type Mirrorer interface {
+	// Mirror starts (or keeps) copying p from sourceTopic through link.
+	Mirror(p *Partition, link *metadata.Link, sourceTopic string)
+	// Unmirror stops copying tp.
+	Unmirror(tp log.TopicPartition)
+}
+
+// SetMirrorer installs the link fetchers active mirror leaders are handed
+// to; call it before Load. Without it mirror topics are not copied.
+func (m *Manager) SetMirrorer(f Mirrorer) { m.mirrorer = f }
+
+// mirrorState is the mirror state of topic t in img.
+func mirrorState(img *metadata.Image, t *metadata.Topic) (MirrorState, *metadata.Link, string) {
+	mi := img.Mirrors[t.ID]
+	if mi == nil {
+		return MirrorState{}, nil, ""
+	}
+	st := MirrorState{ReadOnly: mi.ReadOnly(), Active: mi.State == metadata.MirrorActive}
+	l := img.Links[mi.LinkID]
+	if l != nil {
+		st.Link = l.Name
+	} else {
+		st.Active = false // cannot happen: a link with active mirrors is not deleted
+	}
+	return st, l, mi.SourceTopic
 }
 
 // Fetcher fetches the partitions this broker follows from their leaders.
@@ -219,8 +249,9 @@ func (m *Manager) applyPartition(img *metadata.Image, t *metadata.Topic, mp *met
 	}
 	before := p.State()
 	wasLeader := p.IsLeader()
+	mirror, link, source := mirrorState(img, t)
 	if err := p.Apply(State{Leader: mp.Leader, LeaderEpoch: mp.LeaderEpoch, PartitionEpoch: mp.PartitionEpoch,
-		Replicas: mp.Replicas, ISR: mp.ISR, Recovering: mp.LeaderRecoveryState == 1}); err != nil {
+		Replicas: mp.Replicas, ISR: mp.ISR, Recovering: mp.LeaderRecoveryState == 1, Mirror: mirror}); err != nil {
 		return err
 	}
 	isLeader := p.IsLeader()
@@ -229,6 +260,13 @@ func (m *Manager) applyPartition(img *metadata.Image, t *metadata.Topic, mp *met
 			m.fetcher.Follow(p, pos.Leader)
 		} else {
 			m.fetcher.Unfollow(tp)
+		}
+	}
+	if m.mirrorer != nil {
+		if _, ok := p.MirrorPosition(); ok {
+			m.mirrorer.Mirror(p, link, source)
+		} else {
+			m.mirrorer.Unmirror(tp)
 		}
 	}
 	switch {
@@ -250,6 +288,9 @@ func (m *Manager) remove(tp log.TopicPartition) error {
 	}
 	if m.fetcher != nil {
 		m.fetcher.Unfollow(tp)
+	}
+	if m.mirrorer != nil {
+		m.mirrorer.Unmirror(tp)
 	}
 	p.leaderMu.Lock()
 	p.mu.Lock()

@@ -45,6 +45,8 @@ type State struct {
 	// state RECOVERING); the new leader clears it with its first ISR
 	// change.
 	Recovering bool
+	// Mirror is the mirror state of the topic (mirror.go).
+	Mirror MirrorState
 }
 
 // settings is the topic configuration as the partition uses it.
@@ -81,6 +83,9 @@ type Partition struct {
 	followers  map[int32]*follower
 	epochStart int64
 	pending    *IsrChange
+	// sourceHW caps the high watermark of a read-only mirror: the
+	// source's high watermark as of the link fetcher's last answer.
+	sourceHW   int64
 	ackWaiters []*ackWaiter // sorted by offset
 	watchers   map[*Watcher]struct{}
 }
@@ -172,7 +177,13 @@ func (p *Partition) Apply(st State) error {
 	p.state, p.applied = st, true
 	p.leader = st.Leader == p.self
 	newLeadership := p.leader && (!wasLeader || st.LeaderEpoch != oldEpoch)
-	if p.leader && (!wasLeader || st.LeaderEpoch > p.log.LatestEpoch()) {
+	if newLeadership {
+		// A new mirror leader exposes nothing past what was committed
+		// until the source's high watermark is known again.
+		p.sourceHW = p.log.HighWatermark()
+	}
+	// A read-only mirror's lineage is the source's epochs (mirror.go).
+	if p.leader && !st.Mirror.ReadOnly && (!wasLeader || st.LeaderEpoch > p.log.LatestEpoch()) {
 		if err := p.log.AssignEpoch(st.LeaderEpoch); err != nil {
 			return fmt.Errorf("%w: %v", ErrStorage, err)
 		}

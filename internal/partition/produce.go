@@ -83,12 +83,26 @@ func (p *Partition) appendLeader(b record.Batch, o AppendOptions) (AppendResult,
 		p.leaderMu.RUnlock()
 		return AppendResult{}, ErrNotLeader
 	}
+	if p.state.Mirror.ReadOnly {
+		err := p.mirrorErrLocked()
+		p.mu.Unlock()
+		p.leaderMu.RUnlock()
+		return AppendResult{}, err
+	}
 	if acks == AcksAll && len(p.state.ISR) < cfg.minISR {
 		p.mu.Unlock()
 		p.leaderMu.RUnlock()
 		return AppendResult{}, fmt.Errorf("%w: ISR %v, min.insync.replicas=%d", ErrNotEnoughReplicas, p.state.ISR, cfg.minISR)
 	}
 	epoch := p.state.LeaderEpoch
+	if latest := p.log.LatestEpoch(); latest > epoch {
+		// Only a promoted mirror whose promotion read a stale epoch
+		// can get here: writing would put an older epoch after a newer
+		// one in the lineage.
+		p.mu.Unlock()
+		p.leaderMu.RUnlock()
+		return AppendResult{}, fmt.Errorf("%w: the log holds leader epoch %d, above this leader's %d", ErrNotLeader, latest, epoch)
+	}
 	p.mu.Unlock()
 	info, err := p.log.AppendWith(b, log.LeaderAppend{LeaderEpoch: epoch, Origin: o.Origin, VerifyTxn: o.VerifyTxn, Guard: o.Guard})
 	p.leaderMu.RUnlock()

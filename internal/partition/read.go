@@ -2,6 +2,7 @@ package partition
 
 import (
 	"errors"
+	"fmt"
 
 	"weir/internal/log"
 )
@@ -144,6 +145,11 @@ func (p *Partition) ListOffset(ts int64, leaderEpoch int32, isolation int8) (off
 		return 0, 0, 0, false, ErrNotLeader
 	}
 	epoch = p.state.LeaderEpoch
+	if p.state.Mirror.ReadOnly {
+		// The lineage is the source's: the latest epoch in the log, as
+		// Kafka answers (the promotion of a mirror reads it here).
+		epoch = p.log.LatestEpoch()
+	}
 	p.mu.Unlock()
 	bound := p.log.HighWatermark()
 	if isolation == ReadCommitted {
@@ -202,9 +208,17 @@ func (p *Partition) epochAt(offset int64) int32 {
 func (p *Partition) DeleteRecords(offset int64) (int64, error) {
 	p.mu.Lock()
 	leader := p.leader
+	var mirrorErr error
+	if p.state.Mirror.ReadOnly {
+		mirrorErr = fmt.Errorf("%w: %s is a mirror of cluster link %q; its log start follows the source's",
+			ErrMirrorReadOnly, p.tp.Topic, p.state.Mirror.Link)
+	}
 	p.mu.Unlock()
 	if !leader {
 		return -1, ErrNotLeader
+	}
+	if mirrorErr != nil {
+		return -1, mirrorErr
 	}
 	if offset == -1 {
 		offset = p.log.HighWatermark()

@@ -13,6 +13,7 @@ import (
 
 	"weir/internal/config"
 	"weir/internal/fetcher"
+	"weir/internal/link"
 	"weir/internal/log"
 	"weir/internal/metadata"
 	"weir/internal/partition"
@@ -49,6 +50,8 @@ func (s *Server) openReplication() {
 			return s.publisher.Image().Features[metadata.ELRFeature] >= 1
 		},
 	}, s.fetchers)
+	s.links = link.NewManager(s.cfg.NodeID, s.cfg.ReplicaFetchBackoff, s.lg.With("component", "cluster-link"))
+	s.partitions.SetMirrorer(s.links)
 }
 
 // runReplication runs the ISR sender and the periodic ISR shrink check

@@ -21,6 +21,7 @@ import (
 	"weir/internal/fetcher"
 	"weir/internal/group"
 	"weir/internal/kafka"
+	"weir/internal/link"
 	"weir/internal/log"
 	"weir/internal/metadata"
 	"weir/internal/metrics"
@@ -67,6 +68,7 @@ type Server struct {
 	logs       *log.Manager
 	partitions *partition.Manager
 	fetchers   *fetcher.Manager // follower replication
+	links      *link.Manager    // mirror partitions' copying from their sources
 	isr        *isrSender       // leaders' ISR changes to the controller
 	replQuota  *quota.Replication
 	groups     *group.Service
@@ -572,6 +574,9 @@ func (s *Server) stopNode(crash bool) error {
 		s.wg.Wait()
 		if s.fetchers != nil {
 			s.fetchers.Close()
+		}
+		if s.links != nil {
+			s.links.Close()
 		}
 		var errs []error
 		switch {

@@ -1,0 +1,168 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"time"
+
+	"github.com/spf13/cobra"
+	"github.com/twmb/franz-go/pkg/kerr"
+
+	"weir/internal/link"
+	"weir/internal/nodeclient"
+)
+
+func init() { subcommands = append(subcommands, newClusterLinksCommand) }
+
+func newClusterLinksCommand() *cobra.Command {
+	var conn connFlags
+	var o struct {
+		create, list, describe, del, validateOnly bool
+		name, configFile                          string
+	}
+	cmd := &cobra.Command{
+		Use:   "cluster-links --bootstrap-server DEST (--create --link NAME --config-file FILE | --list | --describe [--link NAME] | --delete --link NAME)",
+		Short: "Create, list, describe and delete cluster links, like Confluent's kafka-cluster-links",
+		Long: `cluster-links manages the cluster links of the destination cluster named by
+--bootstrap-server: a link is the source cluster mirror topics copy from
+(see "weir mirrors"), with offsets, bytes and leader epochs kept.
+
+  --create --link NAME --config-file FILE [--validate-only]
+        the link's properties: bootstrap.servers (the source cluster),
+        client.id, security.protocol (PLAINTEXT only) and
+        link.fetcher.max.bytes. Confluent's other link properties (offset,
+        ACL and config sync, auto-created mirrors, prefixes, throttles,
+        SASL/TLS) are refused: weir does not have them yet.
+  --list                       the links, one a line
+  --describe [--link NAME]     the links with their properties
+  --delete --link NAME         refused while mirror topics follow the link
+
+The tool speaks weir's own admin API (Kafka has none for links): it works
+against weir only.
+`,
+		Example: `  weir cluster-links --bootstrap-server dest:9092 --create --link dr --config-file link.properties
+  weir cluster-links --bootstrap-server dest:9092 --describe --link dr`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			fail := failTo(cmd.ErrOrStderr())
+			n := 0
+			for _, b := range []bool{o.create, o.list, o.describe, o.del} {
+				if b {
+					n++
+				}
+			}
+			switch {
+			case n != 1:
+				return usageError(cmd, "Exactly one of --create, --list, --describe or --delete must be given.")
+			case conn.bootstrapServer == "":
+				return usageError(cmd, "Missing required argument \"[bootstrap-server]\"")
+			case (o.create || o.del) && o.name == "":
+				return usageError(cmd, "--link is required.")
+			case o.create && o.configFile == "":
+				return usageError(cmd, "--config-file is required with --create.")
+			}
+			ctx, cancel := context.WithTimeout(cmdContext(cmd), 60*time.Second)
+			defer cancel()
+			out := cmd.OutOrStdout()
+			switch {
+			case o.create:
+				props, err := loadProperties(o.configFile)
+				if err != nil {
+					return fail(err.Error())
+				}
+				if _, err := linkAdmin(ctx, conn.bootstrapServer, &link.AdminRequest{Op: "create-link", Link: o.name,
+					Configs: props, ValidateOnly: o.validateOnly}); err != nil {
+					return fail(err.Error())
+				}
+				if o.validateOnly {
+					fmt.Fprintf(out, "Cluster link '%s' creation successfully validated.\n", o.name)
+				} else {
+					fmt.Fprintf(out, "Cluster link '%s' creation successfully completed.\n", o.name)
+				}
+			case o.del:
+				if _, err := linkAdmin(ctx, conn.bootstrapServer, &link.AdminRequest{Op: "delete-link", Link: o.name}); err != nil {
+					return fail(err.Error())
+				}
+				fmt.Fprintf(out, "Cluster link '%s' deletion successfully completed.\n", o.name)
+			default:
+				resp, err := linkAdmin(ctx, conn.bootstrapServer, &link.AdminRequest{Op: "list-links", Link: o.name})
+				if err != nil {
+					return fail(err.Error())
+				}
+				for _, l := range resp.Links {
+					fmt.Fprintf(out, "Link name: '%s', link ID: '%s', source bootstrap servers: '%s'\n", l.Name, l.ID, l.Configs["bootstrap.servers"])
+					if o.describe {
+						for _, k := range slices.Sorted(maps.Keys(l.Configs)) {
+							fmt.Fprintf(out, "\t%s=%s\n", k, l.Configs[k])
+						}
+					}
+				}
+			}
+			return nil
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&conn.bootstrapServer, "bootstrap-server", "", "REQUIRED: the destination cluster, host:port[,host:port]")
+	fl.BoolVar(&o.create, "create", false, "create a link")
+	fl.BoolVar(&o.list, "list", false, "list the links")
+	fl.BoolVar(&o.describe, "describe", false, "describe the links (or --link)")
+	fl.BoolVar(&o.del, "delete", false, "delete a link")
+	fl.BoolVar(&o.validateOnly, "validate-only", false, "with --create: check the link without creating it")
+	fl.StringVar(&o.name, "link", "", "the link's name")
+	fl.StringVar(&o.configFile, "config-file", "", "with --create: the link's properties file")
+	return cmd
+}
+
+func cmdContext(cmd *cobra.Command) context.Context {
+	if ctx := cmd.Context(); ctx != nil {
+		return ctx
+	}
+	return context.Background()
+}
+
+// linkAdmin sends one call of the cluster link admin API to the first
+// server of bootstrap that answers, and returns the answer, or its error
+// (with its Kafka error code's name) when it failed as a whole.
+func linkAdmin(ctx context.Context, bootstrap string, req *link.AdminRequest) (*link.AdminResponse, error) {
+	body, err := json.Marshal(req)
+	if err != nil {
+		return nil, err
+	}
+	var last error
+	for _, addr := range seedList(bootstrap) {
+		c := nodeclient.New(addr, "weir-cluster-links", nil)
+		raw, err := c.RoundTrip(ctx, link.AdminAPIKey, 0, false, body)
+		c.Close()
+		if err != nil {
+			last = err
+			continue
+		}
+		var resp link.AdminResponse
+		if err := json.Unmarshal(raw, &resp); err != nil {
+			return nil, fmt.Errorf("%s answered something other than weir's cluster link admin API (is it weir?): %v", addr, err)
+		}
+		if resp.ErrorCode != 0 {
+			return &resp, adminError(resp.ErrorCode, resp.ErrorMessage)
+		}
+		return &resp, nil
+	}
+	if last == nil {
+		last = errors.New("no bootstrap server given")
+	}
+	return nil, fmt.Errorf("cannot reach %s: %v", bootstrap, last)
+}
+
+func adminError(code int16, msg string) error {
+	name := "UNKNOWN"
+	if e := kerr.ErrorForCode(code); e != nil {
+		var ke *kerr.Error
+		if errors.As(e, &ke) {
+			name = ke.Message
+		}
+	}
+	return fmt.Errorf("Error: %s: %s", name, msg)
+}

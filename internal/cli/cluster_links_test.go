@@ -1,0 +1,265 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"weir/internal/clustertest"
+	"weir/internal/record"
+)
+
+// Two weir clusters in one process: a cluster link from the source to the
+// destination mirrors a plain and a transactional topic (committed and
+// aborted transactions, markers) with the same offsets and the same bytes,
+// batch for batch; the mirrors are read-only; pause and resume; a
+// promotion waits for the source's high watermark and makes the topic
+// writable in a newer epoch; a failover with the source gone.
+func TestClusterLinkMirrorsTopics(t *testing.T) {
+	src := clustertest.New(t, clustertest.Options{Nodes: 1})
+	dst := clustertest.New(t, clustertest.Options{Nodes: 3})
+	sb, db := src.Node(0).Addr, dst.Node(0).Addr
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+
+	scl := newClient(t, sb)
+	sadm := kadm.NewClient(scl)
+	for name, parts := range map[string]int32{"plain": 2, "txn": 1} {
+		if _, err := sadm.CreateTopic(ctx, parts, 1, nil, name); err != nil {
+			t.Fatal(err)
+		}
+	}
+	produceN(t, scl, "plain", 0, 100)
+	tcl := newClient(t, sb, kgo.TransactionalID("tx"), kgo.DefaultProduceTopic("txn"))
+	for i, commit := range []bool{true, false, true} {
+		if err := tcl.BeginTransaction(); err != nil {
+			t.Fatal(err)
+		}
+		for j := range 10 {
+			if err := tcl.ProduceSync(ctx, kgo.StringRecord("t"+strconv.Itoa(i)+"-"+strconv.Itoa(j))).FirstErr(); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := tcl.EndTransaction(ctx, kgo.TransactionEndTry(commit)); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	dir := t.TempDir()
+	props := filepath.Join(dir, "link.properties")
+	os.WriteFile(props, []byte("bootstrap.servers="+sb+"\n"), 0o644)
+	bad := filepath.Join(dir, "bad.properties")
+	os.WriteFile(bad, []byte("bootstrap.servers="+sb+"\nconsumer.offset.sync.enable=true\n"), 0o644)
+
+	mustRun := func(want string, args ...string) string {
+		t.Helper()
+		r := runTool(t, args...)
+		if r.code != 0 || !strings.Contains(r.out, want) {
+			t.Fatalf("weir %v: exit %d\n%s%s", args, r.code, r.out, r.err)
+		}
+		return r.out
+	}
+	mustFail := func(want string, args ...string) {
+		t.Helper()
+		r := runTool(t, args...)
+		if r.code == 0 || !strings.Contains(r.err, want) {
+			t.Fatalf("weir %v: exit %d, want a failure with %q\n%s%s", args, r.code, want, r.out, r.err)
+		}
+	}
+	mustFail("not supported yet", "cluster-links", "--bootstrap-server", db, "--create", "--link", "dr", "--config-file", bad)
+	mustRun("creation successfully completed", "cluster-links", "--bootstrap-server", db, "--create", "--link", "dr", "--config-file", props)
+	mustRun("source bootstrap servers: '"+sb+"'", "cluster-links", "--bootstrap-server", db, "--list")
+	mustRun("Created topic plain.", "mirrors", "--bootstrap-server", db, "--create", "--mirror-topic", "plain", "--link", "dr", "--replication-factor", "2")
+	mustRun("Created topic txn-copy.", "mirrors", "--bootstrap-server", db, "--create", "--mirror-topic", "txn-copy",
+		"--source-topic", "txn", "--link", "dr", "--replication-factor", "3")
+	mustFail("source topic nope: UNKNOWN_TOPIC_OR_PARTITION", "mirrors", "--bootstrap-server", db, "--create", "--mirror-topic", "x", "--source-topic", "nope", "--link", "dr")
+
+	sameLogs(t, sb, "plain", db, "plain", 2)
+	sameLogs(t, sb, "txn", db, "txn-copy", 1)
+	out := mustRun("State: ACTIVE", "mirrors", "--bootstrap-server", db, "--describe", "--topics", "plain")
+	if !strings.Contains(out, "Lag: 0") || !strings.Contains(out, "SourceTopic: plain") {
+		t.Fatalf("describe:\n%s", out)
+	}
+
+	// Read-only, and the link stays while it has mirrors.
+	dcl := newClient(t, db)
+	err := dcl.ProduceSync(ctx, &kgo.Record{Topic: "plain", Value: []byte("no")}).FirstErr()
+	if !errors.Is(err, kerr.InvalidRequest) {
+		t.Fatalf("produce to a mirror: %v", err)
+	}
+	mustFail("still has mirror topics", "cluster-links", "--bootstrap-server", db, "--delete", "--link", "dr")
+	dadm := kadm.NewClient(dcl)
+	cp, err := dadm.CreatePartitions(ctx, 1, "plain")
+	if err == nil {
+		err = cp.Error()
+	}
+	if !errors.Is(err, kerr.InvalidRequest) {
+		t.Fatalf("CreatePartitions on a mirror: %v", err)
+	}
+
+	// Paused, then resumed: it catches up.
+	mustRun("Mirror topic plain paused.", "mirrors", "--bootstrap-server", db, "--pause", "--topics", "plain")
+	mustRun("State: PAUSED", "mirrors", "--bootstrap-server", db, "--describe", "--link", "dr")
+	produceN(t, scl, "plain", 100, 50)
+	mustRun("Mirror topic plain resumed.", "mirrors", "--bootstrap-server", db, "--resume", "--topics", "plain")
+	sameLogs(t, sb, "plain", db, "plain", 2)
+
+	// Promoted: it has what the source had committed when asked, and
+	// takes produces in an epoch above every source epoch in its log.
+	produceN(t, scl, "plain", 150, 50)
+	mustRun("Mirror topic plain promoted", "mirrors", "--bootstrap-server", db, "--promote", "--topics", "plain")
+	sameLogs(t, sb, "plain", db, "plain", 2)
+	ends := endsOf(t, dadm, "plain")
+	pcl := newClient(t, db, kgo.DefaultProduceTopic("plain"), kgo.RecordPartitioner(kgo.ManualPartitioner()))
+	r, err := pcl.ProduceSync(ctx, &kgo.Record{Partition: 0, Value: []byte("after promotion")}).First()
+	if err != nil || r.Offset != ends[0] {
+		t.Fatalf("produce after promotion: offset %d (want %d): %v", r.Offset, ends[0], err)
+	}
+	mustRun("STOPPED (promoted)", "mirrors", "--bootstrap-server", db, "--describe", "--topics", "plain")
+
+	// Failover with the source gone.
+	src.Kill(0)
+	mustFail("use --failover", "mirrors", "--bootstrap-server", db, "--promote", "--topics", "txn-copy")
+	mustRun("Mirror topic txn-copy failed over", "mirrors", "--bootstrap-server", db, "--failover", "--topics", "txn-copy")
+	r, err = pcl.ProduceSync(ctx, &kgo.Record{Topic: "txn-copy", Partition: 0, Value: []byte("after failover")}).First()
+	if err != nil || r.Offset != 33 {
+		t.Fatalf("produce after failover: offset %d (want 33: 30 records, 3 markers): %v", r.Offset, err)
+	}
+	mustRun("deletion successfully completed", "cluster-links", "--bootstrap-server", db, "--delete", "--link", "dr")
+}
+
+func newClient(t *testing.T, bootstrap string, opts ...kgo.Opt) *kgo.Client {
+	t.Helper()
+	cl, err := kgo.NewClient(append([]kgo.Opt{kgo.SeedBrokers(bootstrap)}, opts...)...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(cl.Close)
+	return cl
+}
+
+// produceN produces n records to every partition of topic, numbered from
+// first, in batches of 10.
+func produceN(t *testing.T, cl *kgo.Client, topic string, first, n int) {
+	t.Helper()
+	ctx := context.Background()
+	for i := first; i < first+n; i += 10 {
+		var rs []*kgo.Record
+		for j := i; j < i+10 && j < first+n; j++ {
+			for p := range int32(2) {
+				rs = append(rs, &kgo.Record{Topic: topic, Partition: p, Key: []byte(strconv.Itoa(j % 7)), Value: []byte("v" + strconv.Itoa(j))})
+			}
+		}
+		pcl, err := kgo.NewClient(kgo.SeedBrokers(cl.OptValue(kgo.SeedBrokers).([]string)...), kgo.RecordPartitioner(kgo.ManualPartitioner()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		err = pcl.ProduceSync(ctx, rs...).FirstErr()
+		pcl.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+func endsOf(t *testing.T, adm *kadm.Client, topic string) map[int32]int64 {
+	t.Helper()
+	lo, err := adm.ListEndOffsets(context.Background(), topic)
+	if err != nil || lo.Error() != nil {
+		t.Fatalf("end offsets of %s: %v %v", topic, err, lo.Error())
+	}
+	out := map[int32]int64{}
+	lo.Each(func(o kadm.ListedOffset) { out[o.Partition] = o.Offset })
+	return out
+}
+
+// sameLogs waits until every partition of mirror on dst holds the same
+// batches, byte for byte at the same offsets, as topic on src, up to the
+// high watermarks.
+func sameLogs(t *testing.T, src, topic, dst, mirror string, partitions int32) {
+	t.Helper()
+	deadline := time.Now().Add(60 * time.Second)
+	for p := range partitions {
+		for {
+			a, aHW := batchesOf(t, src, topic, p)
+			b, bHW := batchesOf(t, dst, mirror, p)
+			same := aHW == bHW && len(a) == len(b) && len(a) > 0
+			for i := 0; same && i < len(a); i++ {
+				same = bytes.Equal(a[i], b[i])
+			}
+			if same {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("%s-%d: source %d batches (HW %d), mirror %s %d batches (HW %d)", topic, p, len(a), aHW, mirror, len(b), bHW)
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+	}
+}
+
+// batchesOf reads the raw batches of a partition below its high
+// watermark, and the high watermark.
+func batchesOf(t *testing.T, bootstrap, topic string, p int32) ([][]byte, int64) {
+	t.Helper()
+	cl := newClient(t, bootstrap)
+	defer cl.Close()
+	ctx := context.Background()
+	md, err := kadm.NewClient(cl).Metadata(ctx, topic)
+	if err != nil {
+		t.Fatal(err)
+	}
+	td := md.Topics[topic]
+	pd, ok := td.Partitions[p]
+	if td.Err != nil || !ok || pd.Leader < 0 {
+		return nil, -1
+	}
+	var out [][]byte
+	hw := int64(-1)
+	for off := int64(0); ; {
+		req := kmsg.NewPtrFetchRequest()
+		req.ReplicaID, req.MaxBytes, req.SessionEpoch = -1, 1<<24, -1
+		rt := kmsg.NewFetchRequestTopic()
+		rt.Topic, rt.TopicID = topic, td.ID
+		rp := kmsg.NewFetchRequestTopicPartition()
+		rp.Partition, rp.FetchOffset, rp.PartitionMaxBytes, rp.CurrentLeaderEpoch, rp.LastFetchedEpoch = p, off, 1<<24, -1, -1
+		rt.Partitions = append(rt.Partitions, rp)
+		req.Topics = append(req.Topics, rt)
+		resp, err := cl.Broker(int(pd.Leader)).Request(ctx, req)
+		if err != nil {
+			return nil, -1
+		}
+		sp := resp.(*kmsg.FetchResponse).Topics[0].Partitions[0]
+		if sp.ErrorCode != 0 {
+			return nil, -1
+		}
+		hw = sp.HighWatermark
+		buf := sp.RecordBatches
+		if len(buf) == 0 {
+			return out, hw
+		}
+		for len(buf) > 0 {
+			b, rest, err := record.Next(buf)
+			if err != nil {
+				break
+			}
+			out = append(out, bytes.Clone(buf[:len(buf)-len(rest)]))
+			off = b.LastOffset() + 1
+			buf = rest
+		}
+		if off >= hw {
+			return out, hw
+		}
+	}
+}

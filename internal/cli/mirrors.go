@@ -1,0 +1,307 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"weir/internal/link"
+)
+
+func init() { subcommands = append(subcommands, newMirrorsCommand) }
+
+type mirrorsOpts struct {
+	create, describe, pause, resume, promote, failover bool
+	mirrorTopic, sourceTopic, link, topics             string
+	replicationFactor                                  int16
+}
+
+func newMirrorsCommand() *cobra.Command {
+	var conn connFlags
+	var o mirrorsOpts
+	cmd := &cobra.Command{
+		Use:   "mirrors --bootstrap-server DEST (--create --mirror-topic T --link L | --describe | --pause | --resume | --promote | --failover --topics T[,T])",
+		Short: "Create, describe, pause, resume, promote and fail over mirror topics, like Confluent's kafka-mirrors",
+		Long: `mirrors manages the mirror topics of the destination cluster named by
+--bootstrap-server. A mirror topic copies its source topic through a
+cluster link (see "weir cluster-links") with the same offsets, bytes and
+leader epochs, and is read-only until it is promoted or failed over.
+
+  --create --mirror-topic T --link L [--source-topic S] [--replication-factor N]
+        a mirror of source topic S (T by default) with the source's
+        partition count; N defaults to default.replication.factor
+  --describe [--link L] [--topics T,...]
+        per mirror topic its link, source and state, and per partition
+        the mirror's and the source's high watermarks and the lag
+  --pause | --resume --topics T,...
+        stop copying (the topic stays read-only), and start again
+  --promote --topics T,...
+        wait until each mirror has everything its source had committed
+        when asked, then stop mirroring: the topic becomes writable
+  --failover --topics T,...
+        stop mirroring at once (the source may be gone): the topic
+        becomes writable at what the mirror holds
+
+The tool speaks weir's own admin API (Kafka has none for mirrors) and
+reads offsets with ListOffsets from both clusters.
+`,
+		Example: `  weir mirrors --bootstrap-server dest:9092 --create --mirror-topic orders --link dr
+  weir mirrors --bootstrap-server dest:9092 --describe --topics orders
+  weir mirrors --bootstrap-server dest:9092 --promote --topics orders`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error { return runMirrors(cmd, &conn, &o) },
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&conn.bootstrapServer, "bootstrap-server", "", "REQUIRED: the destination cluster, host:port[,host:port]")
+	fl.BoolVar(&o.create, "create", false, "create a mirror topic")
+	fl.BoolVar(&o.describe, "describe", false, "describe mirror topics")
+	fl.BoolVar(&o.pause, "pause", false, "pause mirror topics")
+	fl.BoolVar(&o.resume, "resume", false, "resume paused mirror topics")
+	fl.BoolVar(&o.promote, "promote", false, "promote mirror topics once caught up with their source")
+	fl.BoolVar(&o.failover, "failover", false, "stop mirror topics at once and make them writable")
+	fl.StringVar(&o.mirrorTopic, "mirror-topic", "", "with --create: the mirror topic's name")
+	fl.StringVar(&o.sourceTopic, "source-topic", "", "with --create: the source topic (default: --mirror-topic)")
+	fl.StringVar(&o.link, "link", "", "the cluster link")
+	fl.StringVar(&o.topics, "topics", "", "comma-separated mirror topics")
+	fl.Int16Var(&o.replicationFactor, "replication-factor", -1, "with --create: the mirror topic's replication factor")
+	return cmd
+}
+
+func runMirrors(cmd *cobra.Command, conn *connFlags, o *mirrorsOpts) error {
+	fail := failTo(cmd.ErrOrStderr())
+	n := 0
+	for _, b := range []bool{o.create, o.describe, o.pause, o.resume, o.promote, o.failover} {
+		if b {
+			n++
+		}
+	}
+	topics := seedList(o.topics)
+	switch {
+	case n != 1:
+		return usageError(cmd, "Exactly one of --create, --describe, --pause, --resume, --promote or --failover must be given.")
+	case conn.bootstrapServer == "":
+		return usageError(cmd, "Missing required argument \"[bootstrap-server]\"")
+	case o.create && (o.mirrorTopic == "" || o.link == ""):
+		return usageError(cmd, "--create needs --mirror-topic and --link.")
+	case !o.create && !o.describe && len(topics) == 0:
+		return usageError(cmd, "--topics is required.")
+	}
+	ctx, cancel := context.WithTimeout(cmdContext(cmd), 60*time.Second)
+	defer cancel()
+	out := cmd.OutOrStdout()
+	bootstrap := conn.bootstrapServer
+	switch {
+	case o.create:
+		resp, err := linkAdmin(ctx, bootstrap, &link.AdminRequest{Op: "create-mirror", Topics: []string{o.mirrorTopic}, Link: o.link,
+			SourceTopic: o.sourceTopic, ReplicationFactor: o.replicationFactor})
+		if err == nil {
+			err = topicResults(resp)
+		}
+		if err != nil {
+			return fail(err.Error())
+		}
+		fmt.Fprintf(out, "Created topic %s.\n", o.mirrorTopic)
+		return nil
+	case o.describe:
+		return describeMirrors(ctx, cmd, bootstrap, o.link, topics)
+	case o.pause, o.resume:
+		op, done := "pause-mirrors", "paused"
+		if o.resume {
+			op, done = "resume-mirrors", "resumed"
+		}
+		resp, err := linkAdmin(ctx, bootstrap, &link.AdminRequest{Op: op, Topics: topics})
+		if err == nil {
+			err = topicResults(resp)
+		}
+		if err != nil {
+			return fail(err.Error())
+		}
+		for _, t := range topics {
+			fmt.Fprintf(out, "Mirror topic %s %s.\n", t, done)
+		}
+		return nil
+	}
+	state, done := link.StateFailedOver, "failed over"
+	if o.promote {
+		state, done = link.StatePromoted, "promoted"
+	}
+	if err := stopMirrors(ctx, bootstrap, topics, state); err != nil {
+		return fail(err.Error())
+	}
+	for _, t := range topics {
+		fmt.Fprintf(out, "Mirror topic %s %s: it is writable now.\n", t, done)
+	}
+	return nil
+}
+
+// topicResults is the first failed topic of a per-topic answer.
+func topicResults(resp *link.AdminResponse) error {
+	var errs []string
+	for _, r := range resp.Results {
+		if r.ErrorCode != 0 {
+			errs = append(errs, adminError(r.ErrorCode, r.ErrorMessage).Error())
+		}
+	}
+	if len(errs) > 0 {
+		return fmt.Errorf("%s", strings.Join(errs, "\n"))
+	}
+	return nil
+}
+
+// mirrorSources returns, for mirror topics, their descriptions and the
+// bootstrap servers of their links' sources.
+func mirrorSources(ctx context.Context, bootstrap, linkName string, topics []string) ([]link.MirrorInfo, map[string]string, error) {
+	resp, err := linkAdmin(ctx, bootstrap, &link.AdminRequest{Op: "list-mirrors", Link: linkName, Topics: topics})
+	if err == nil {
+		err = topicResults(resp)
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	links, err := linkAdmin(ctx, bootstrap, &link.AdminRequest{Op: "list-links"})
+	if err != nil {
+		return nil, nil, err
+	}
+	sources := map[string]string{}
+	for _, l := range links.Links {
+		sources[l.Name] = l.Configs["bootstrap.servers"]
+	}
+	return resp.Mirrors, sources, nil
+}
+
+func endOffsets(ctx context.Context, bootstrap string, topics ...string) (kadm.ListedOffsets, func(), error) {
+	cl, err := kgo.NewClient(append([]kgo.Opt{kgo.SeedBrokers(seedList(bootstrap)...), kgo.ClientID("weir-mirrors")}, toolClientOpts...)...)
+	if err != nil {
+		return nil, func() {}, err
+	}
+	adm := kadm.NewClient(cl)
+	lo, err := adm.ListEndOffsets(ctx, topics...)
+	if err == nil {
+		err = lo.Error()
+	}
+	return lo, cl.Close, err
+}
+
+func describeMirrors(ctx context.Context, cmd *cobra.Command, bootstrap, linkName string, topics []string) error {
+	fail := failTo(cmd.ErrOrStderr())
+	out := cmd.OutOrStdout()
+	mirrors, sources, err := mirrorSources(ctx, bootstrap, linkName, topics)
+	if err != nil {
+		return fail(err.Error())
+	}
+	for _, m := range mirrors {
+		fmt.Fprintf(out, "Topic: %s\tLinkName: %s\tSourceTopic: %s\tState: %s\tPartitionCount: %d\n", m.Topic, m.Link, m.SourceTopic, m.State, m.Partitions)
+		dst, closeDst, derr := endOffsets(ctx, bootstrap, m.Topic)
+		closeDst()
+		var src kadm.ListedOffsets
+		serr := fmt.Errorf("link %q is deleted", m.Link)
+		if b := sources[m.Link]; b != "" {
+			var closeSrc func()
+			src, closeSrc, serr = endOffsets(ctx, b, m.SourceTopic)
+			closeSrc()
+		}
+		for p := range m.Partitions {
+			line := fmt.Sprintf("\tTopic: %s\tPartition: %d", m.Topic, p)
+			d, dok := dst.Lookup(m.Topic, p)
+			s, sok := src.Lookup(m.SourceTopic, p)
+			switch {
+			case derr != nil || !dok:
+				line += "\tMirrorHighWatermark: unavailable"
+			default:
+				line += fmt.Sprintf("\tMirrorHighWatermark: %d", d.Offset)
+			}
+			switch {
+			case serr != nil || !sok:
+				line += "\tSourceHighWatermark: unavailable"
+			default:
+				line += fmt.Sprintf("\tSourceHighWatermark: %d", s.Offset)
+			}
+			if derr == nil && serr == nil && dok && sok {
+				line += fmt.Sprintf("\tLag: %d", max(0, s.Offset-d.Offset))
+			}
+			fmt.Fprintln(out, line)
+		}
+	}
+	return nil
+}
+
+// stopMirrors promotes or fails over mirror topics: for a promotion it
+// waits until each mirror's high watermark reaches its source's as of
+// now; then it pauses them, reads each partition's latest log epoch from
+// its leader, and has the controller stop them with those epochs (see
+// StopMirror in internal/controller).
+func stopMirrors(ctx context.Context, bootstrap string, topics []string, state string) error {
+	mirrors, sources, err := mirrorSources(ctx, bootstrap, "", topics)
+	if err != nil {
+		return err
+	}
+	if state == link.StatePromoted {
+		for _, m := range mirrors {
+			if sources[m.Link] == "" {
+				return fmt.Errorf("mirror topic %s: its link is deleted; use --failover", m.Topic)
+			}
+			target, closeSrc, err := endOffsets(ctx, sources[m.Link], m.SourceTopic)
+			closeSrc()
+			if err != nil {
+				return fmt.Errorf("mirror topic %s: cannot read the source's offsets (use --failover if the source is gone): %v", m.Topic, err)
+			}
+			if err := awaitMirror(ctx, bootstrap, m, target); err != nil {
+				return err
+			}
+		}
+	}
+	resp, err := linkAdmin(ctx, bootstrap, &link.AdminRequest{Op: "pause-mirrors", Topics: topics})
+	if err == nil {
+		err = topicResults(resp)
+	}
+	if err != nil {
+		return err
+	}
+	lo, closeDst, err := endOffsets(ctx, bootstrap, topics...)
+	closeDst()
+	if err != nil {
+		return fmt.Errorf("the mirrors are paused, but their leaders' epochs cannot be read (retry, or --resume): %v", err)
+	}
+	epochs := map[string]map[int32]int32{}
+	lo.Each(func(o kadm.ListedOffset) {
+		if epochs[o.Topic] == nil {
+			epochs[o.Topic] = map[int32]int32{}
+		}
+		epochs[o.Topic][o.Partition] = o.LeaderEpoch
+	})
+	resp, err = linkAdmin(ctx, bootstrap, &link.AdminRequest{Op: "stop-mirrors", Topics: topics, State: state, Epochs: epochs})
+	if err == nil {
+		err = topicResults(resp)
+	}
+	return err
+}
+
+// awaitMirror waits until every partition of mirror m has reached the
+// source's high watermark in target.
+func awaitMirror(ctx context.Context, bootstrap string, m link.MirrorInfo, target kadm.ListedOffsets) error {
+	for {
+		lo, closeDst, err := endOffsets(ctx, bootstrap, m.Topic)
+		closeDst()
+		behind := err != nil
+		if err == nil {
+			target.Each(func(s kadm.ListedOffset) {
+				if d, ok := lo.Lookup(m.Topic, s.Partition); !ok || d.Offset < s.Offset {
+					behind = true
+				}
+			})
+		}
+		if !behind {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("mirror topic %s did not catch up with its source in time: %v", m.Topic, ctx.Err())
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}

@@ -1,0 +1,81 @@
+package link
+
+// The admin API of cluster links: weir's own internal API (Kafka has no
+// public one), which `weir cluster-links` and `weir mirrors` send to any
+// broker listener. A frame is a Kafka request frame with api key
+// AdminAPIKey and version 0 (header v1: correlation id and client id),
+// whose body is one AdminRequest as JSON; the answer's body (after the
+// correlation id) is one AdminResponse as JSON. ApiVersions does not list
+// the key. Ops:
+//
+//	list-links        Links (all, or the one named Link)
+//	create-link       Link, Configs, ValidateOnly
+//	delete-link       Link
+//	create-mirror     Topics[0] (the mirror topic), Link, SourceTopic
+//	                  ("": the same name), ReplicationFactor (-1: default);
+//	                  the broker asks the source for the partition count
+//	list-mirrors      Mirrors (all, of Link, or of Topics)
+//	pause-mirrors     Topics
+//	resume-mirrors    Topics
+//	stop-mirrors      Topics, State ("promoted" or "failed-over"), Epochs:
+//	                  per topic and partition, the latest leader epoch of
+//	                  the paused mirror's log (see StopMirror in
+//	                  internal/controller)
+//
+// Per-topic ops answer one Result per topic; the others ErrorCode and
+// ErrorMessage.
+
+// AdminAPIKey is the internal api key of the cluster link admin API.
+const AdminAPIKey int16 = 32002
+
+// AdminRequest is one admin call.
+type AdminRequest struct {
+	Op                string                     `json:"op"`
+	Link              string                     `json:"link,omitempty"`
+	Configs           map[string]string          `json:"configs,omitempty"`
+	ValidateOnly      bool                       `json:"validate_only,omitempty"`
+	Topics            []string                   `json:"topics,omitempty"`
+	SourceTopic       string                     `json:"source_topic,omitempty"`
+	ReplicationFactor int16                      `json:"replication_factor,omitempty"`
+	Partitions        int32                      `json:"partitions,omitempty"` // set by the broker for create-mirror
+	State             string                     `json:"state,omitempty"`
+	Epochs            map[string]map[int32]int32 `json:"epochs,omitempty"`
+}
+
+// AdminResponse is the answer to an AdminRequest.
+type AdminResponse struct {
+	ErrorCode    int16         `json:"error_code"`
+	ErrorMessage string        `json:"error_message,omitempty"`
+	Results      []TopicResult `json:"results,omitempty"`
+	Links        []LinkInfo    `json:"links,omitempty"`
+	Mirrors      []MirrorInfo  `json:"mirrors,omitempty"`
+}
+
+// TopicResult is the outcome of a per-topic op for one topic.
+type TopicResult struct {
+	Topic        string `json:"topic"`
+	ErrorCode    int16  `json:"error_code"`
+	ErrorMessage string `json:"error_message,omitempty"`
+}
+
+// LinkInfo describes a link.
+type LinkInfo struct {
+	Name    string            `json:"name"`
+	ID      string            `json:"id"`
+	Configs map[string]string `json:"configs"`
+}
+
+// MirrorInfo describes a mirror topic.
+type MirrorInfo struct {
+	Topic       string `json:"topic"`
+	Link        string `json:"link"` // "" once the link is deleted
+	SourceTopic string `json:"source_topic"`
+	State       string `json:"state"`
+	Partitions  int32  `json:"partitions"`
+}
+
+// Mirror states as the admin API names them.
+const (
+	StatePromoted   = "promoted"
+	StateFailedOver = "failed-over"
+)

@@ -1,0 +1,175 @@
+package link
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"strconv"
+	"sync"
+	"time"
+
+	"weir/internal/log"
+	"weir/internal/metadata"
+	"weir/internal/partition"
+)
+
+// Manager runs, on one broker, a copying loop for every partition of an
+// active mirror topic the broker leads, over one client of each link's
+// source cluster. It implements partition.Mirrorer.
+type Manager struct {
+	self    int32
+	lg      *slog.Logger
+	backoff time.Duration
+
+	mu      sync.Mutex
+	loops   map[log.TopicPartition]*loop
+	sources map[metadata.Uuid]*linkSource
+	wg      sync.WaitGroup
+	closed  bool
+}
+
+type linkSource struct {
+	src      *clientSource
+	maxBytes int32
+	users    int
+}
+
+type loop struct {
+	p      *partition.Partition
+	link   metadata.Uuid
+	cancel context.CancelFunc
+	// restart is signalled when the partition's leadership changed
+	// under the loop: it checks its log against the source again.
+	restart chan struct{}
+}
+
+// NewManager returns a manager with no loops; backoff is how long a loop
+// waits after an error (replica.fetch.backoff.ms).
+func NewManager(self int32, backoff time.Duration, lg *slog.Logger) *Manager {
+	return &Manager{self: self, lg: lg, backoff: backoff, loops: map[log.TopicPartition]*loop{},
+		sources: map[metadata.Uuid]*linkSource{}}
+}
+
+// Mirror starts copying p from sourceTopic through link, or has the
+// running loop check its log again (a new leader epoch here).
+func (m *Manager) Mirror(p *partition.Partition, link *metadata.Link, sourceTopic string) {
+	tp := p.TopicPartition()
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.closed || link == nil {
+		return
+	}
+	if l := m.loops[tp]; l != nil {
+		if l.p == p && l.link == link.ID {
+			select {
+			case l.restart <- struct{}{}:
+			default:
+			}
+			return
+		}
+		m.stopLocked(tp)
+	}
+	ls := m.sources[link.ID]
+	if ls == nil {
+		clientID := link.Configs["client.id"]
+		if clientID == "" {
+			clientID = "weir-cluster-link-" + link.Name + "-" + strconv.Itoa(int(m.self))
+		}
+		src, err := newClientSource(link.Configs["bootstrap.servers"], clientID)
+		if err != nil {
+			m.lg.Warn("cannot start the client of a cluster link", "link", link.Name, "err", err)
+			return
+		}
+		maxBytes := int64(1 << 20)
+		if v, err := strconv.ParseInt(link.Configs["link.fetcher.max.bytes"], 10, 32); err == nil {
+			maxBytes = v
+		}
+		ls = &linkSource{src: src, maxBytes: int32(maxBytes)}
+		m.sources[link.ID] = ls
+	}
+	ls.users++
+	ctx, cancel := context.WithCancel(context.Background())
+	l := &loop{p: p, link: link.ID, cancel: cancel, restart: make(chan struct{}, 1)}
+	m.loops[tp] = l
+	m.wg.Add(1)
+	go func() {
+		defer m.wg.Done()
+		m.run(ctx, l, sourceTopic, ls, m.lg.With("link", link.Name, "partition", tp.String(), "source_topic", sourceTopic))
+	}()
+}
+
+// Unmirror stops copying tp.
+func (m *Manager) Unmirror(tp log.TopicPartition) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.stopLocked(tp)
+}
+
+func (m *Manager) stopLocked(tp log.TopicPartition) {
+	l := m.loops[tp]
+	if l == nil {
+		return
+	}
+	l.cancel()
+	delete(m.loops, tp)
+	if ls := m.sources[l.link]; ls != nil {
+		if ls.users--; ls.users == 0 {
+			delete(m.sources, l.link)
+			go ls.src.Close() // may wait for requests in flight
+		}
+	}
+}
+
+// Close stops every loop and waits for them.
+func (m *Manager) Close() {
+	m.mu.Lock()
+	m.closed = true
+	for tp := range m.loops {
+		m.stopLocked(tp)
+	}
+	m.mu.Unlock()
+	m.wg.Wait()
+}
+
+// Mirrored is how many partitions this broker copies.
+func (m *Manager) Mirrored() int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return len(m.loops)
+}
+
+func (m *Manager) run(ctx context.Context, l *loop, sourceTopic string, ls *linkSource, lg *slog.Logger) {
+	st := NewState()
+	failures := 0
+	for ctx.Err() == nil {
+		select {
+		case <-l.restart:
+			st = NewState()
+		default:
+		}
+		res, err := Step(ctx, l.p, sourceTopic, &st, ls.src, ls.maxBytes)
+		if res.Truncated {
+			lg.Warn("the mirror's log was cut back to follow its source (the source truncated its log, or deleted what the mirror lacked)",
+				"log_end", l.p.Log().LogEndOffset())
+		}
+		if err == nil {
+			failures = 0
+			continue
+		}
+		if ctx.Err() != nil {
+			return
+		}
+		if errors.Is(err, partition.ErrNotMirroring) {
+			st = NewState()
+		} else if failures++; failures == 1 || failures%100 == 0 {
+			lg.Info("copying from the source failed; retrying", "err", err, "failures", failures)
+		}
+		t := time.NewTimer(m.backoff)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return
+		case <-t.C:
+		}
+	}
+}

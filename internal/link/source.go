@@ -1,0 +1,191 @@
+package link
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"weir/internal/metadata"
+)
+
+// fetchMaxWait is how long the source holds a fetch with nothing new.
+const fetchMaxWait = 500 * time.Millisecond
+
+// clientSource is a Source over a franz-go client of the source cluster:
+// Metadata for the partitions' leaders, leader epochs and the topic's id,
+// Fetch and OffsetForLeaderEpoch sent to the partition's leader as a
+// consumer would send them (replica id -1), at the versions the source
+// supports.
+type clientSource struct {
+	cl *kgo.Client
+
+	mu     sync.Mutex
+	topics map[string]*sourceTopic
+}
+
+type sourceTopic struct {
+	id      [16]byte
+	leaders map[int32]leaderEpoch
+}
+
+type leaderEpoch struct{ leader, epoch int32 }
+
+// newClientSource connects to the cluster at bootstrap (comma-separated
+// host:port).
+func newClientSource(bootstrap, clientID string) (*clientSource, error) {
+	var seeds []string
+	for _, s := range strings.Split(bootstrap, ",") {
+		if s = strings.TrimSpace(s); s != "" {
+			seeds = append(seeds, s)
+		}
+	}
+	cl, err := kgo.NewClient(kgo.SeedBrokers(seeds...), kgo.ClientID(clientID), kgo.RequestRetries(0))
+	if err != nil {
+		return nil, err
+	}
+	return &clientSource{cl: cl, topics: map[string]*sourceTopic{}}, nil
+}
+
+func (s *clientSource) Close() { s.cl.Close() }
+
+func (s *clientSource) leader(topic string, part int32) (leaderEpoch, [16]byte, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	t := s.topics[topic]
+	if t == nil {
+		return leaderEpoch{}, [16]byte{}, false
+	}
+	le, ok := t.leaders[part]
+	return le, t.id, ok
+}
+
+func (s *clientSource) LeaderEpoch(ctx context.Context, topic string, part int32, refresh bool) (int32, error) {
+	if le, _, ok := s.leader(topic, part); ok && !refresh {
+		return le.epoch, nil
+	}
+	if err := s.refresh(ctx, topic); err != nil {
+		return 0, err
+	}
+	le, _, ok := s.leader(topic, part)
+	if !ok {
+		return 0, fmt.Errorf("source topic %s has no partition %d: %w", topic, part, kerr.UnknownTopicOrPartition)
+	}
+	if le.leader < 0 {
+		return 0, fmt.Errorf("source partition %s-%d has no leader: %w", topic, part, kerr.LeaderNotAvailable)
+	}
+	return le.epoch, nil
+}
+
+// refresh asks the source for topic's metadata.
+func (s *clientSource) refresh(ctx context.Context, topic string) error {
+	req := kmsg.NewPtrMetadataRequest()
+	rt := kmsg.NewMetadataRequestTopic()
+	rt.Topic = kmsg.StringPtr(topic)
+	req.Topics = append(req.Topics, rt)
+	resp, err := req.RequestWith(ctx, s.cl)
+	if err != nil {
+		return err
+	}
+	if len(resp.Topics) != 1 {
+		return errors.New("malformed Metadata answer from the source")
+	}
+	mt := resp.Topics[0]
+	if err := kerr.ErrorForCode(mt.ErrorCode); err != nil {
+		return fmt.Errorf("source topic %s: %w", topic, err)
+	}
+	t := &sourceTopic{id: mt.TopicID, leaders: map[int32]leaderEpoch{}}
+	for _, p := range mt.Partitions {
+		t.leaders[p.Partition] = leaderEpoch{leader: p.Leader, epoch: p.LeaderEpoch}
+	}
+	s.mu.Lock()
+	s.topics[topic] = t
+	s.mu.Unlock()
+	return nil
+}
+
+// Partitions returns the source topic's partition count.
+func (s *clientSource) Partitions(ctx context.Context, topic string) (int32, error) {
+	if err := s.refresh(ctx, topic); err != nil {
+		return 0, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return int32(len(s.topics[topic].leaders)), nil
+}
+
+func (s *clientSource) Fetch(ctx context.Context, topic string, part, epoch int32, offset int64, maxBytes int32) (Fetched, error) {
+	le, id, ok := s.leader(topic, part)
+	if !ok {
+		return Fetched{}, kerr.UnknownTopicOrPartition
+	}
+	req := kmsg.NewPtrFetchRequest()
+	req.ReplicaID, req.MaxWaitMillis, req.MinBytes, req.MaxBytes = -1, int32(fetchMaxWait.Milliseconds()), 1, maxBytes
+	req.SessionID, req.SessionEpoch = 0, -1
+	rt := kmsg.NewFetchRequestTopic()
+	rt.Topic, rt.TopicID = topic, id
+	rp := kmsg.NewFetchRequestTopicPartition()
+	rp.Partition, rp.CurrentLeaderEpoch, rp.FetchOffset, rp.LogStartOffset = part, epoch, offset, -1
+	rp.LastFetchedEpoch, rp.PartitionMaxBytes = -1, maxBytes
+	rt.Partitions = append(rt.Partitions, rp)
+	req.Topics = append(req.Topics, rt)
+	resp, err := s.cl.Broker(int(le.leader)).Request(ctx, req)
+	if err != nil {
+		return Fetched{}, err
+	}
+	fr := resp.(*kmsg.FetchResponse)
+	if err := kerr.ErrorForCode(fr.ErrorCode); err != nil {
+		return Fetched{}, err
+	}
+	if len(fr.Topics) != 1 || len(fr.Topics[0].Partitions) != 1 {
+		return Fetched{}, errors.New("malformed Fetch answer from the source")
+	}
+	sp := &fr.Topics[0].Partitions[0]
+	return Fetched{Err: kerr.ErrorForCode(sp.ErrorCode), Records: sp.RecordBatches, HighWatermark: sp.HighWatermark,
+		LogStartOffset: sp.LogStartOffset}, nil
+}
+
+func (s *clientSource) EpochEnd(ctx context.Context, topic string, part, epoch, leaderEpoch int32) (int32, int64, error) {
+	le, _, ok := s.leader(topic, part)
+	if !ok {
+		return 0, 0, kerr.UnknownTopicOrPartition
+	}
+	req := kmsg.NewPtrOffsetForLeaderEpochRequest()
+	req.ReplicaID = -1
+	rt := kmsg.NewOffsetForLeaderEpochRequestTopic()
+	rt.Topic = topic
+	rp := kmsg.NewOffsetForLeaderEpochRequestTopicPartition()
+	rp.Partition, rp.CurrentLeaderEpoch, rp.LeaderEpoch = part, leaderEpoch, epoch
+	rt.Partitions = append(rt.Partitions, rp)
+	req.Topics = append(req.Topics, rt)
+	resp, err := s.cl.Broker(int(le.leader)).Request(ctx, req)
+	if err != nil {
+		return 0, 0, err
+	}
+	or := resp.(*kmsg.OffsetForLeaderEpochResponse)
+	if len(or.Topics) != 1 || len(or.Topics[0].Partitions) != 1 {
+		return 0, 0, errors.New("malformed OffsetForLeaderEpoch answer from the source")
+	}
+	op := or.Topics[0].Partitions[0]
+	if err := kerr.ErrorForCode(op.ErrorCode); err != nil {
+		return 0, 0, err
+	}
+	return op.LeaderEpoch, op.EndOffset, nil
+}
+
+// SourcePartitions asks the source cluster of l for the partition count
+// of topic.
+func SourcePartitions(ctx context.Context, l *metadata.Link, topic string) (int32, error) {
+	src, err := newClientSource(l.Configs["bootstrap.servers"], "weir-cluster-link-admin-"+l.Name)
+	if err != nil {
+		return 0, err
+	}
+	defer src.Close()
+	return src.Partitions(ctx, topic)
+}
