@@ -43,6 +43,10 @@ type flow struct {
 	next map[topicPartition]int64
 	// remote is the partition count of each remote topic created.
 	remote map[string]int32
+	// positionsPartitions is the partition count of the positions topic,
+	// read at start: Connect's offset store may have several (MM2 creates
+	// 25), and a position goes where Connect's producer puts its key.
+	positionsPartitions int
 
 	mu   sync.Mutex // guards rule, fed from produce callbacks
 	rule *syncRule
@@ -342,12 +346,23 @@ func (f *flow) positionKey(tp topicPartition) []byte {
 	return b
 }
 
+// positionRecord is the record of source position o of tp: on the
+// partition of the positions topic that Kafka's default partitioner
+// (murmur2 of the key) gives, as Connect's offset store does, so that a key
+// MM2 wrote stays on one partition, where reading in order and compaction
+// both keep the newest position.
+func (f *flow) positionRecord(tp topicPartition, o int64) *kgo.Record {
+	v, _ := json.Marshal(map[string]int64{"offset": o})
+	r := &kgo.Record{Topic: f.cfg.PositionsTopic(), Key: f.positionKey(tp), Value: v}
+	r.Partition = int32(kgo.StickyKeyPartitioner(nil).ForTopic(r.Topic).Partition(r, f.positionsPartitions))
+	return r
+}
+
 // storePositions writes the last copied source offset of each partition.
 func (f *flow) storePositions(ctx context.Context, last map[topicPartition]int64) error {
 	recs := make([]*kgo.Record, 0, len(last))
 	for tp, o := range last {
-		v, _ := json.Marshal(map[string]int64{"offset": o})
-		recs = append(recs, &kgo.Record{Topic: f.cfg.PositionsTopic(), Partition: 0, Key: f.positionKey(tp), Value: v})
+		recs = append(recs, f.positionRecord(tp, o))
 	}
 	if err := f.dst.ProduceSync(ctx, recs...).FirstErr(); err != nil {
 		return fmt.Errorf("storing positions in %s: %w", f.cfg.PositionsTopic(), err)
@@ -360,7 +375,7 @@ func (f *flow) storePositions(ctx context.Context, last map[topicPartition]int64
 func (f *flow) loadPositions(ctx context.Context) (map[topicPartition]int64, error) {
 	out := map[topicPartition]int64{}
 	topic := f.cfg.PositionsTopic()
-	_, err := readTopic(ctx, f.dst, f.dstAdm, topic, nil, func(r *kgo.Record) {
+	ends, err := readTopic(ctx, f.dst, f.dstAdm, topic, nil, func(r *kgo.Record) {
 		var key []json.RawMessage
 		var name string
 		var part struct {
@@ -389,6 +404,7 @@ func (f *flow) loadPositions(ctx context.Context) (map[topicPartition]int64, err
 	if err != nil {
 		return nil, err
 	}
+	f.positionsPartitions = max(len(ends), 1)
 	f.log.Info("positions loaded", "partitions", len(out))
 	return out, nil
 }
