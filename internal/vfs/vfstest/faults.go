@@ -1,7 +1,8 @@
 // Package vfstest provides filesystems for tests of storage code: an
 // in-memory vfs.FS that can simulate a crash (keeping only what was made
-// durable) and inject faults, and a wrapper that injects the same faults
-// over another filesystem such as vfs.OS.
+// durable) and inject faults, a wrapper that injects the same faults over
+// another filesystem such as vfs.OS, and Inject, which offers every
+// operation of any filesystem to an Injector first (inject.go).
 package vfstest
 
 import (
