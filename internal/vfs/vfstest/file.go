@@ -122,7 +122,7 @@ func (f *memFile) Sync() error {
 	if closed {
 		return pathErr("sync", f.name, os.ErrClosed)
 	}
-	if err := f.fs.syncFault(); err != nil {
+	if err := f.fs.syncFault(f.name); err != nil {
 		return pathErr("sync", f.name, err)
 	}
 	f.fs.mu.Lock()

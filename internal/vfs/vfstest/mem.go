@@ -137,7 +137,7 @@ func (d *inode) set(name string, ino *inode, now time.Time) {
 // OpenFile opens a file; O_CREATE, O_EXCL, O_TRUNC, O_APPEND and the access
 // modes behave as with os.OpenFile.
 func (m *MemFS) OpenFile(name string, flag int, perm fs.FileMode) (vfs.File, error) {
-	if err := m.openFault(); err != nil {
+	if err := m.openFault(name); err != nil {
 		return nil, pathErr("open", name, err)
 	}
 	f, err := m.openFile(name, flag)
@@ -243,7 +243,7 @@ func (m *MemFS) RemoveAll(name string) error {
 // Rename moves oldpath to newpath, replacing a file (or empty directory)
 // already there, as os.Rename does.
 func (m *MemFS) Rename(oldpath, newpath string) error {
-	if err := m.renameFault(); err != nil {
+	if err := m.renameFault(oldpath, newpath); err != nil {
 		return &os.LinkError{Op: "rename", Old: oldpath, New: newpath, Err: err}
 	}
 	return m.rename(oldpath, newpath)
@@ -355,7 +355,7 @@ func (m *MemFS) Stat(name string) (fs.FileInfo, error) {
 
 // SyncDir makes the directory's current entries durable.
 func (m *MemFS) SyncDir(dir string) error {
-	if err := m.syncFault(); err != nil {
+	if err := m.syncFault(dir); err != nil {
 		return pathErr("sync", dir, err)
 	}
 	m.mu.Lock()
