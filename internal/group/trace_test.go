@@ -42,7 +42,7 @@ import (
 //	cg-describe groups=(...)
 //	advance D                                 move the clock, firing timers as they fall due
 //	hold | release                            keep writes pending | persist them all
-//	fail [code=NAME]                          fail the pending writes (NOT_LEADER_OR_FOLLOWER)
+//	fail [code=NAME]                          fail the pending writes (NOT_LEADER_FOR_PARTITION)
 //	unload partition=  |  reload partition=   lose leadership | load the partition's log again
 //	state [group=]                            the groups, their members and offsets
 func TestTraces(t *testing.T) {
