@@ -31,6 +31,7 @@ import (
 //	restart broker= [unclean]            registers again (after an unclean shutdown:
 //	                                     previous epoch -1) and is unfenced
 //	config topic= key=value              set a topic config (AlterConfigs)
+//	feature name= level=                 UpdateFeatures (an upgrade)
 //	elect preferred|unclean [topic= partitions=(...)]
 //	                                     ElectLeaders; every partition without topic
 //	partitions [topic=]                  leader, epochs, ISR and ELR of each partition
@@ -100,6 +101,10 @@ func (s *electionScript) run(t *testing.T, d *datadriven.TestData) string {
 			if a.Key != "topic" {
 				h.setTopicConfig(tracetest.Arg(d, "topic"), a.Key, a.Vals[0])
 			}
+		}
+	case "feature":
+		if err := h.updateFeature(tracetest.Arg(d, "name"), int16(tracetest.Int(t, d, "level")), upgrade); err != nil {
+			fmt.Fprintf(&s.out, "UpdateFeatures: %v\n", err)
 		}
 	case "elect":
 		typ := preferredElection

@@ -71,3 +71,36 @@ func (gm *groupManager) sortedGroups(keep func(*group) bool) []*group {
 // live reports whether g is still the group the coordinator serves under
 // its id (not deleted, unloaded or replaced since a callback was made).
 func (gm *groupManager) live(g *group) bool { return gm.byID[g.id] == g }
+
+// loaded serves a group rebuilt by a load: its members get a fresh
+// session, a consumer group's timers restart, and a classic group over
+// group.max.size rebalances.
+func (gm *groupManager) loaded(g *group) {
+	gm.byID[g.id] = g
+	if g.consumer != nil {
+		gm.cgRestoreTimers(g)
+	}
+	for _, m := range g.members {
+		gm.scheduleSession(g, m, ms(int64(m.sessionTimeoutMs)))
+	}
+	if len(g.members) > gm.cfg.MaxSize {
+		gm.prepareRebalance(g)
+	}
+}
+
+// dropped answers with code the JoinGroup and SyncGroup requests waiting
+// in groups forgotten by an unload.
+func (gm *groupManager) dropped(gs []*group, code int16) {
+	for _, g := range gs {
+		for _, m := range g.members {
+			if w := m.join; w != nil {
+				m.join = nil
+				gm.respond(w.token, joinError(w.version, code, m.id))
+			}
+			if w := m.sync; w != nil {
+				m.sync = nil
+				gm.respond(w.token, syncError(w.version, code))
+			}
+		}
+	}
+}

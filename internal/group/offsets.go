@@ -112,6 +112,14 @@ func (o *groupOffsets) holds() bool {
 	return o != nil && (len(o.committed) > 0 || len(o.pendingCommits) > 0 || len(o.txn) > 0)
 }
 
+// loaded serves the offsets of a group rebuilt by a load of partition ps.
+func (om *offsetManager) loaded(ps *offsetsPartition, groupID string, o *groupOffsets) {
+	om.byGroup[groupID] = o
+	for pid := range o.txn {
+		ps.indexTxn(pid, groupID)
+	}
+}
+
 // forget drops a group's offsets, with no tombstone: its group is gone.
 func (om *offsetManager) forget(groupID string) { delete(om.byGroup, groupID) }
 

@@ -157,21 +157,9 @@ func (c *Coordinator) LoadPartition(now time.Time, p int32, records []LogRecord)
 		c.nextCleanup = now.Add(c.cfg.OffsetsRetentionCheckInterval)
 	}
 	for _, g := range groups {
-		c.groups.byID[g.id] = g
-		if g.consumer != nil {
-			c.groups.cgRestoreTimers(g)
-		}
-		for _, m := range g.members {
-			c.groups.scheduleSession(g, m, ms(int64(m.sessionTimeoutMs)))
-		}
-		if len(g.members) > c.cfg.MaxSize {
-			c.groups.prepareRebalance(g)
-		}
+		c.groups.loaded(g)
 		if o := offsets[g.id]; o != nil {
-			c.offsets.byGroup[g.id] = o
-			for pid := range o.txn {
-				ps.indexTxn(pid, g.id)
-			}
+			c.offsets.loaded(ps, g.id, o)
 		}
 	}
 	for _, m := range early {
@@ -200,6 +188,7 @@ func (c *Coordinator) dropPartition(p int32, code int16) {
 	for _, g := range dropped {
 		c.groups.forget(g)
 	}
+	// Then the writes fail: their callbacks find the groups gone.
 	var ids []uint64
 	for id, w := range c.writes {
 		if w.partition == p {
@@ -212,18 +201,7 @@ func (c *Coordinator) dropPartition(p int32, code int16) {
 		delete(c.writes, id)
 		w.done(code, -1)
 	}
-	for _, g := range dropped {
-		for _, m := range g.members {
-			if w := m.join; w != nil {
-				m.join = nil
-				c.respond(w.token, joinError(w.version, code, m.id))
-			}
-			if w := m.sync; w != nil {
-				m.sync = nil
-				c.respond(w.token, syncError(w.version, code))
-			}
-		}
-	}
+	c.groups.dropped(dropped, code)
 }
 
 // replay rebuilds the groups of partition p and their offsets from its

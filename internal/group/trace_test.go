@@ -42,7 +42,7 @@ import (
 //	cg-describe groups=(...)
 //	advance D                                 move the clock, firing timers as they fall due
 //	hold | release                            keep writes pending | persist them all
-//	fail [code=NAME]                          fail the pending writes (NOT_LEADER_OR_FOLLOWER)
+//	fail [code=NAME]                          fail the pending writes (NOT_LEADER_FOR_PARTITION)
 //	unload partition=  |  reload partition=   lose leadership | load the partition's log again
 //	state [group=]                            the groups, their members and offsets
 func TestTraces(t *testing.T) {
@@ -324,7 +324,9 @@ func (s *script) request(t *testing.T, d *datadriven.TestData) kmsg.Request {
 				r.Topics = append(r.Topics, kmsg.OffsetCommitRequestTopic{Topic: o.topic})
 			}
 			rt := &r.Topics[len(r.Topics)-1]
-			rt.Partitions = append(rt.Partitions, kmsg.OffsetCommitRequestTopicPartition{Partition: o.partition, Offset: o.offset, LeaderEpoch: -1})
+			rp := kmsg.NewOffsetCommitRequestTopicPartition()
+			rp.Partition, rp.Offset = o.partition, o.offset
+			rt.Partitions = append(rt.Partitions, rp)
 		}
 		return r
 	case "txn-commit":
@@ -338,7 +340,9 @@ func (s *script) request(t *testing.T, d *datadriven.TestData) kmsg.Request {
 				r.Topics = append(r.Topics, kmsg.TxnOffsetCommitRequestTopic{Topic: o.topic})
 			}
 			rt := &r.Topics[len(r.Topics)-1]
-			rt.Partitions = append(rt.Partitions, kmsg.TxnOffsetCommitRequestTopicPartition{Partition: o.partition, Offset: o.offset, LeaderEpoch: -1})
+			rp := kmsg.NewTxnOffsetCommitRequestTopicPartition()
+			rp.Partition, rp.Offset = o.partition, o.offset
+			rt.Partitions = append(rt.Partitions, rp)
 		}
 		return r
 	case "fetch":

@@ -48,8 +48,6 @@ import (
 type cleaner struct {
 	m       *Manager
 	maxKeys int // bound of the offset map
-	// testHook, when set, is called at each step of a swap (tests crash there).
-	testHook func(step string)
 
 	mu         sync.Mutex // one clean at a time; guards the maps below
 	loaded     map[string]bool
@@ -793,12 +791,6 @@ func (w *cleanedSegment) discard() {
 	}
 }
 
-func (c *cleaner) step(name string) {
-	if c.testHook != nil {
-		c.testHook(name)
-	}
-}
-
 // swap puts a cleaned segment in place of its sources. The new files are
 // synced, then .log.cleaned is renamed to .log.swap and the directory
 // synced: from then on, a crash ends with the new segment (open completes
@@ -857,7 +849,6 @@ func (c *cleaner) swap(l *Log, w *cleanedSegment) error {
 		w.discard()
 		return err
 	}
-	c.step("synced")
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	segs := l.segments()
@@ -890,7 +881,6 @@ func (c *cleaner) swap(l *Log, w *cleanedSegment) error {
 		// could complete it anyway.
 		l.lg.Warn("syncing directory after cleaned segment swap", "err", err)
 	}
-	c.step("swap")
 	var errs []error
 	for _, si := range w.sources[1:] {
 		for _, t := range segmentTypes {
@@ -899,7 +889,6 @@ func (c *cleaner) swap(l *Log, w *cleanedSegment) error {
 			}
 		}
 	}
-	c.step("deleted")
 	for _, t := range []FileType{FileIndex, FileTimeIndex, FileTxnIndex} {
 		p := segmentPath(dir, base, t)
 		if err := l.fs.Remove(p); err != nil && !os.IsNotExist(err) {
@@ -910,7 +899,6 @@ func (c *cleaner) swap(l *Log, w *cleanedSegment) error {
 		}
 	}
 	s.txns.path = segmentPath(dir, base, FileTxnIndex)
-	c.step("indexes")
 	if err := l.fs.SyncDir(dir); err != nil {
 		errs = append(errs, err)
 	}
@@ -923,7 +911,6 @@ func (c *cleaner) swap(l *Log, w *cleanedSegment) error {
 			errs = append(errs, err)
 		}
 	}
-	c.step("renamed")
 	news := append(append(append([]*segment(nil), segs[:at]...), s), segs[at+len(w.sources):]...)
 	l.setSegments(news)
 	delay := time.Duration(l.config().FileDeleteDelayMs) * time.Millisecond
@@ -932,7 +919,6 @@ func (c *cleaner) swap(l *Log, w *cleanedSegment) error {
 	for _, si := range w.sources[1:] {
 		l.wait(delay, func() { l.removeDeletedFiles(si.s) })
 	}
-	c.step("done")
 	return errors.Join(errs...)
 }
 

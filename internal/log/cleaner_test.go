@@ -398,10 +398,12 @@ func TestCleanerAbortsOnRace(t *testing.T) {
 			l.Roll()
 			put(t, e, l, "z=1")
 			l.SetHighWatermark(l.LogEndOffset())
+			// The race runs as the cleaned segment's last file is synced:
+			// after the cleaning, before the swap takes the log's lock.
 			fired := false
-			m.cleaner.testHook = func(step string) {
-				if step != "synced" || fired {
-					return
+			e.inject.Set(vfstest.InjectorFunc(func(op vfstest.Op) error {
+				if op.Kind != vfstest.OpSync || !strings.HasSuffix(op.Path, ".timeindex.cleaned") || fired {
+					return nil
 				}
 				fired = true
 				if race == "truncate" {
@@ -409,11 +411,12 @@ func TestCleanerAbortsOnRace(t *testing.T) {
 				} else {
 					l.SetLogStartOffset(l.segments()[1].base)
 				}
-			}
+				return nil
+			}))
 			if _, err := m.cleaner.cleanOnce(); err != errCleaningAborted {
 				t.Fatalf("clean during %s: %v", race, err)
 			}
-			m.cleaner.testHook = nil
+			e.inject.Set(nil)
 			before := view(t, l)
 			l.Roll()
 			l.SetHighWatermark(l.LogEndOffset())
@@ -478,15 +481,12 @@ func TestCleanerCrashAtEveryStep(t *testing.T) {
 			}
 			old := view(t, l)
 			var clones []*vfstest.MemFS
-			e.fs.SetHook(func(op, name string) {
-				if strings.HasSuffix(name, ".tmp") {
-					return
-				}
+			done := e.afterEachStep(func() {
 				clones = append(clones, e.fs.CrashClone())
 				clones = append(clones, e.fs.CrashCloneWith(vfstest.CrashOptions{Rand: r, DirOps: true, TornWrites: true}))
 			})
 			cleanNow(t, m, l)
-			e.fs.SetHook(nil)
+			done()
 			cleaned := view(t, l)
 			if len(cleaned) >= len(old) {
 				t.Fatal("nothing was cleaned")

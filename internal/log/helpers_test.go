@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"math"
 	"math/rand"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -69,15 +70,44 @@ func (q *delayQueue) run() int {
 
 // testEnv is a log directory on an in-memory filesystem with a fake clock.
 type testEnv struct {
-	t     testing.TB
-	fs    *vfstest.MemFS
-	dir   string
-	clock *fakeClock
-	delay *delayQueue
-	tp    TopicPartition
+	t  testing.TB
+	fs *vfstest.MemFS
+	// inject sees every operation of the logs opened with opts (on fs).
+	inject vfstest.Switch
+	dir    string
+	clock  *fakeClock
+	delay  *delayQueue
+	tp     TopicPartition
 }
 
 var quietLogger = slog.New(slog.NewTextHandler(io.Discard, nil))
+
+// afterEachStep calls clone with the filesystem as it is after each
+// operation that changes it, but those on .tmp files (checkpoints, written
+// whole and renamed into place), until done is called.
+func (e *testEnv) afterEachStep(clone func()) (done func()) {
+	pending := false // the last operation was a step; clone before the next
+	e.inject.Set(vfstest.InjectorFunc(func(op vfstest.Op) error {
+		if !op.Mutates() {
+			return nil
+		}
+		if pending {
+			clone()
+		}
+		name := op.Path
+		if op.Kind == vfstest.OpRename {
+			name = op.NewPath
+		}
+		pending = !strings.HasSuffix(name, ".tmp")
+		return nil
+	}))
+	return func() {
+		e.inject.Set(nil)
+		if pending {
+			clone()
+		}
+	}
+}
 
 func newEnv(t testing.TB) *testEnv {
 	e := &testEnv{t: t, fs: vfstest.NewMem(), dir: "/data/t-0", clock: newClock(), delay: &delayQueue{},
@@ -92,7 +122,7 @@ func newEnv(t testing.TB) *testEnv {
 }
 
 func (e *testEnv) opts() Options {
-	return Options{FS: e.fs, Now: e.clock.Now, Logger: quietLogger, AfterDelay: e.delay.add}
+	return Options{FS: vfstest.Inject(e.fs, &e.inject), Now: e.clock.Now, Logger: quietLogger, AfterDelay: e.delay.add}
 }
 
 func (e *testEnv) open(cfg Config) *Log { return e.openWith(cfg, e.opts()) }

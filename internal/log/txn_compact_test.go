@@ -184,14 +184,25 @@ func TestCleanerCrashAfterDroppingMarkerEntries(t *testing.T) {
 		t.Fatal(err)
 	}
 	e.clock.Advance(time.Duration(cfg.DeleteRetentionMs+1) * time.Millisecond)
+	// The crash comes once the swap is durable: the .log.swap rename and
+	// the directory sync after it are done.
 	var clone *vfstest.MemFS
-	m.cleaner.testHook = func(step string) {
-		if step == "swap" {
-			clone = e.fs.CrashClone()
+	swapped, synced := false, false
+	e.inject.Set(vfstest.InjectorFunc(func(op vfstest.Op) error {
+		switch {
+		case synced:
+			if clone == nil {
+				clone = e.fs.CrashClone()
+			}
+		case swapped && op.Kind == vfstest.OpSyncDir:
+			synced = true
+		case op.Kind == vfstest.OpRename && strings.HasSuffix(op.NewPath, ".log.swap"):
+			swapped = true
 		}
-	}
+		return nil
+	}))
 	cleanNow(t, m, l) // drops marker 1 and its entry
-	m.cleaner.testHook = nil
+	e.inject.Set(nil)
 	if got := allAborted(l); len(got) != 0 {
 		t.Fatalf("live log keeps %v", got)
 	}
@@ -430,10 +441,10 @@ func runRandomTxnCompaction(t *testing.T, seed int64) {
 		for c := 0; c < 1+r.Intn(3); c++ {
 			e.clock.Advance(time.Duration(r.Int63n(2*cfg.DeleteRetentionMs+1)) * time.Millisecond)
 			var clones []*vfstest.MemFS
-			crash := r.Intn(4) == 0
-			if crash {
-				e.fs.SetHook(func(op, name string) {
-					if !strings.HasSuffix(name, ".tmp") && r.Intn(3) == 0 {
+			done := func() {}
+			if r.Intn(4) == 0 {
+				done = e.afterEachStep(func() {
+					if r.Intn(3) == 0 {
 						clones = append(clones, e.fs.CrashCloneWith(vfstest.CrashOptions{Rand: r, DirOps: true, TornWrites: true}))
 					}
 				})
@@ -441,7 +452,7 @@ func runRandomTxnCompaction(t *testing.T, seed int64) {
 			if _, err := m.cleaner.cleanOnce(); err != nil {
 				t.Fatal(err)
 			}
-			e.fs.SetHook(nil)
+			done()
 			checkTxnModel(t, "after clean", l, recs, markerOf, open)
 			checkEverySnapshot(t, e, l, cfg)
 			for i, c := range clones {

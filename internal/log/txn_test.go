@@ -587,13 +587,11 @@ func TestCleanerCrashKeepsTxnIndex(t *testing.T) {
 				t.Skip("no aborted transaction")
 			}
 			var clones []*vfstest.MemFS
-			e.fs.SetHook(func(op, name string) {
-				if !strings.HasSuffix(name, ".tmp") {
-					clones = append(clones, e.fs.CrashCloneWith(vfstest.CrashOptions{Rand: r, DirOps: true, TornWrites: true}))
-				}
+			done := e.afterEachStep(func() {
+				clones = append(clones, e.fs.CrashCloneWith(vfstest.CrashOptions{Rand: r, DirOps: true, TornWrites: true}))
 			})
 			cleanNow(t, m, l)
-			e.fs.SetHook(nil)
+			done()
 			if got := allAborted(l); fmt.Sprint(got) != fmt.Sprint(before) {
 				t.Fatalf("after cleaning %v, before %v", got, before)
 			}

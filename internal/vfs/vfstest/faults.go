@@ -1,7 +1,8 @@
 // Package vfstest provides filesystems for tests of storage code: an
 // in-memory vfs.FS that can simulate a crash (keeping only what was made
-// durable) and inject faults, and a wrapper that injects the same faults
-// over another filesystem such as vfs.OS.
+// durable) and inject faults, a wrapper that injects the same faults over
+// another filesystem such as vfs.OS, and Inject, which offers every
+// operation of any filesystem to an Injector first (inject.go).
 package vfstest
 
 import (
@@ -10,26 +11,26 @@ import (
 	"syscall"
 )
 
-// Faults is the fault injection shared by MemFS and FaultFS. Its methods are
-// safe for concurrent use. NewMem and Faulty start with nothing armed and
-// partial writes chosen.
+// Faults is the fault injection shared by MemFS and FaultFS: a write
+// budget, an open-file limit, and failing syncs, renames and opens (each an
+// Injector armed by FailSyncs, FailRenames and FailOpens; Inject composes
+// any other). Its methods are safe for concurrent use. NewMem and Faulty
+// start with nothing armed and partial writes chosen.
 type Faults struct {
-	mu          sync.Mutex
-	budgetSet   bool
-	budget      int64 // bytes that may still be written when budgetSet
-	partial     bool  // a write crossing the budget writes the prefix that fits
-	failSyncs   int
-	syncErr     error
-	failRenames int
-	renameErr   error
-	// Opens: openSkip more succeed, then failOpens fail with openErr;
+	mu        sync.Mutex
+	budgetSet bool
+	budget    int64 // bytes that may still be written when budgetSet
+	partial   bool  // a write crossing the budget writes the prefix that fits
+	// syncs, renames and opens decide the failures of those operations
+	// (nil: none).
+	syncs, renames, opens Injector
 	// openLimit (0: none) caps the files open at once, as RLIMIT_NOFILE.
-	openSkip  int
-	failOpens int
-	openErr   error
 	openLimit int
 	open      int
 }
+
+// everyOp matches every operation.
+func everyOp(Op) bool { return true }
 
 // SetWriteBudget allows n more bytes to be written (in total, over all
 // files); writes past it fail with ENOSPC. A negative n removes the limit.
@@ -67,7 +68,7 @@ func (f *Faults) FailSyncs(n int, err error) {
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	f.failSyncs, f.syncErr = n, err
+	f.syncs = Failing(everyOp, 0, n, err)
 }
 
 // FailRenames makes the next n Rename calls fail with err (syscall.EIO when
@@ -78,7 +79,7 @@ func (f *Faults) FailRenames(n int, err error) {
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	f.failRenames, f.renameErr = n, err
+	f.renames = Failing(everyOp, 0, n, err)
 }
 
 // FailOpens lets the next skip OpenFile calls succeed and makes the n after
@@ -90,7 +91,7 @@ func (f *Faults) FailOpens(skip, n int, err error) {
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	f.openSkip, f.failOpens, f.openErr = skip, n, err
+	f.opens = Failing(everyOp, skip, n, err)
 }
 
 // SetOpenLimit makes OpenFile fail with EMFILE while n files are open, as
@@ -111,15 +112,13 @@ func (f *Faults) OpenFiles() int {
 
 // openFault decides whether an open may proceed; when it may (nil), the
 // file counts as open until released.
-func (f *Faults) openFault() error {
+func (f *Faults) openFault(name string) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	switch {
-	case f.openSkip > 0:
-		f.openSkip--
-	case f.failOpens > 0:
-		f.failOpens--
-		return f.openErr
+	if f.opens != nil {
+		if err := f.opens.MaybeError(Op{Kind: OpOpen, Path: name}); err != nil {
+			return err
+		}
 	}
 	if f.openLimit > 0 && f.open >= f.openLimit {
 		return syscall.EMFILE
@@ -155,24 +154,26 @@ func (f *Faults) allowWrite(n int) (int, error) {
 	return allowed, syscall.ENOSPC
 }
 
-func (f *Faults) syncFault() error {
+// syncFault is the failure, if any, of a File.Sync or SyncDir of path.
+func (f *Faults) syncFault(path string) error {
 	f.mu.Lock()
-	defer f.mu.Unlock()
-	if f.failSyncs > 0 {
-		f.failSyncs--
-		return f.syncErr
+	inj := f.syncs
+	f.mu.Unlock()
+	if inj == nil {
+		return nil
 	}
-	return nil
+	return inj.MaybeError(Op{Kind: OpSync, Path: path})
 }
 
-func (f *Faults) renameFault() error {
+// renameFault is the failure, if any, of a rename.
+func (f *Faults) renameFault(oldpath, newpath string) error {
 	f.mu.Lock()
-	defer f.mu.Unlock()
-	if f.failRenames > 0 {
-		f.failRenames--
-		return f.renameErr
+	inj := f.renames
+	f.mu.Unlock()
+	if inj == nil {
+		return nil
 	}
-	return nil
+	return inj.MaybeError(Op{Kind: OpRename, Path: oldpath, NewPath: newpath})
 }
 
 func pathErr(op, path string, err error) error {

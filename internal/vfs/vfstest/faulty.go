@@ -22,7 +22,7 @@ var _ vfs.FS = (*FaultFS)(nil)
 func Faulty(inner vfs.FS) *FaultFS { return &FaultFS{Faults: &Faults{partial: true}, inner: inner} }
 
 func (f *FaultFS) OpenFile(name string, flag int, perm fs.FileMode) (vfs.File, error) {
-	if err := f.openFault(); err != nil {
+	if err := f.openFault(name); err != nil {
 		return nil, pathErr("open", name, err)
 	}
 	fl, err := f.inner.OpenFile(name, flag, perm)
@@ -40,14 +40,14 @@ func (f *FaultFS) ReadDir(name string) ([]fs.DirEntry, error) { return f.inner.R
 func (f *FaultFS) Stat(name string) (fs.FileInfo, error)      { return f.inner.Stat(name) }
 
 func (f *FaultFS) Rename(oldpath, newpath string) error {
-	if err := f.renameFault(); err != nil {
+	if err := f.renameFault(oldpath, newpath); err != nil {
 		return &os.LinkError{Op: "rename", Old: oldpath, New: newpath, Err: err}
 	}
 	return f.inner.Rename(oldpath, newpath)
 }
 
 func (f *FaultFS) SyncDir(dir string) error {
-	if err := f.syncFault(); err != nil {
+	if err := f.syncFault(dir); err != nil {
 		return pathErr("sync", dir, err)
 	}
 	return f.inner.SyncDir(dir)
@@ -84,7 +84,7 @@ func (f *faultFile) Write(p []byte) (int, error) {
 }
 
 func (f *faultFile) Sync() error {
-	if err := f.faults.syncFault(); err != nil {
+	if err := f.faults.syncFault(f.Name()); err != nil {
 		return pathErr("sync", f.Name(), err)
 	}
 	return f.File.Sync()

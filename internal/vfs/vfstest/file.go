@@ -72,7 +72,6 @@ func (f *memFile) WriteAt(p []byte, off int64) (int, error) {
 	f.fs.mu.Lock()
 	n, err := f.writeLocked(p, off)
 	f.fs.mu.Unlock()
-	f.fs.after("write", f.name)
 	return n, err
 }
 
@@ -102,7 +101,6 @@ func (f *memFile) Write(p []byte) (int, error) {
 	n, err := f.writeLocked(p, off)
 	f.off = off + int64(n)
 	f.fs.mu.Unlock()
-	f.fs.after("write", f.name)
 	return n, err
 }
 
@@ -124,7 +122,7 @@ func (f *memFile) Sync() error {
 	if closed {
 		return pathErr("sync", f.name, os.ErrClosed)
 	}
-	if err := f.fs.syncFault(); err != nil {
+	if err := f.fs.syncFault(f.name); err != nil {
 		return pathErr("sync", f.name, err)
 	}
 	f.fs.mu.Lock()
@@ -133,12 +131,10 @@ func (f *memFile) Sync() error {
 		f.ino.ops = nil
 	}
 	f.fs.mu.Unlock()
-	f.fs.after("sync", f.name)
 	return nil
 }
 
 func (f *memFile) Truncate(size int64) error {
-	defer f.fs.after("truncate", f.name)
 	f.fs.mu.Lock()
 	defer f.fs.mu.Unlock()
 	if err := f.check("truncate", true); err != nil {

@@ -9,7 +9,6 @@ import (
 	"sort"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -32,7 +31,6 @@ type MemFS struct {
 	mu   sync.Mutex
 	root *inode
 	now  func() time.Time
-	hook atomic.Pointer[func(op, name string)]
 }
 
 var _ vfs.FS = (*MemFS)(nil)
@@ -73,25 +71,6 @@ func NewMem() *MemFS {
 
 func newDir(t time.Time) *inode {
 	return &inode{dir: true, mtime: t, ents: map[string]*inode{}, durable: map[string]*inode{}}
-}
-
-// SetHook installs fn to be called after every operation that changes the
-// filesystem or makes something durable (op is "create", "write",
-// "truncate", "sync", "syncdir", "rename", "remove" or "mkdir"), outside
-// the filesystem's lock, so fn may call CrashClone: a test can thereby
-// crash after every step of the code under test. nil removes the hook.
-func (m *MemFS) SetHook(fn func(op, name string)) {
-	if fn == nil {
-		m.hook.Store(nil)
-		return
-	}
-	m.hook.Store(&fn)
-}
-
-func (m *MemFS) after(op, name string) {
-	if fn := m.hook.Load(); fn != nil {
-		(*fn)(op, name)
-	}
 }
 
 // SetClock sets the clock used for modification times.
@@ -158,48 +137,42 @@ func (d *inode) set(name string, ino *inode, now time.Time) {
 // OpenFile opens a file; O_CREATE, O_EXCL, O_TRUNC, O_APPEND and the access
 // modes behave as with os.OpenFile.
 func (m *MemFS) OpenFile(name string, flag int, perm fs.FileMode) (vfs.File, error) {
-	if err := m.openFault(); err != nil {
+	if err := m.openFault(name); err != nil {
 		return nil, pathErr("open", name, err)
 	}
-	f, created, err := m.openFile(name, flag)
+	f, err := m.openFile(name, flag)
 	if err != nil {
 		m.released()
-	}
-	if created {
-		m.after("create", name)
 	}
 	return f, err
 }
 
-func (m *MemFS) openFile(name string, flag int) (vfs.File, bool, error) {
+func (m *MemFS) openFile(name string, flag int) (vfs.File, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	created := false
 	d, base, err := m.walk("open", name)
 	if err != nil {
 		if len(split(name)) == 0 {
-			return &memFile{fs: m, ino: m.root, name: name, flag: flag}, false, nil
+			return &memFile{fs: m, ino: m.root, name: name, flag: flag}, nil
 		}
-		return nil, false, err
+		return nil, err
 	}
 	ino := d.ents[base]
 	switch {
 	case ino == nil && flag&os.O_CREATE == 0:
-		return nil, false, pathErr("open", name, syscall.ENOENT)
+		return nil, pathErr("open", name, syscall.ENOENT)
 	case ino == nil:
 		ino = &inode{mtime: m.now()}
 		d.set(base, ino, m.now())
-		created = true
 	case flag&(os.O_CREATE|os.O_EXCL) == os.O_CREATE|os.O_EXCL:
-		return nil, false, pathErr("open", name, syscall.EEXIST)
+		return nil, pathErr("open", name, syscall.EEXIST)
 	case ino.dir && flag&(os.O_WRONLY|os.O_RDWR) != 0:
-		return nil, false, pathErr("open", name, syscall.EISDIR)
+		return nil, pathErr("open", name, syscall.EISDIR)
 	}
 	if flag&os.O_TRUNC != 0 && !ino.dir && flag&(os.O_WRONLY|os.O_RDWR) != 0 {
 		ino.truncate(0, m.now())
-		created = true
 	}
-	return &memFile{fs: m, ino: ino, name: name, flag: flag}, created, nil
+	return &memFile{fs: m, ino: ino, name: name, flag: flag}, nil
 }
 
 func (ino *inode) truncate(size int64, now time.Time) {
@@ -229,11 +202,7 @@ func (ino *inode) writeAt(p []byte, off int64, now time.Time) {
 
 // Remove removes a file or an empty directory.
 func (m *MemFS) Remove(name string) error {
-	err := m.remove(name)
-	if err == nil {
-		m.after("remove", name)
-	}
-	return err
+	return m.remove(name)
 }
 
 func (m *MemFS) remove(name string) error {
@@ -256,7 +225,6 @@ func (m *MemFS) remove(name string) error {
 
 // RemoveAll removes name and everything below it; a missing name is not an error.
 func (m *MemFS) RemoveAll(name string) error {
-	defer m.after("remove", name)
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	d, base, err := m.walk("removeall", name)
@@ -275,14 +243,10 @@ func (m *MemFS) RemoveAll(name string) error {
 // Rename moves oldpath to newpath, replacing a file (or empty directory)
 // already there, as os.Rename does.
 func (m *MemFS) Rename(oldpath, newpath string) error {
-	if err := m.renameFault(); err != nil {
+	if err := m.renameFault(oldpath, newpath); err != nil {
 		return &os.LinkError{Op: "rename", Old: oldpath, New: newpath, Err: err}
 	}
-	err := m.rename(oldpath, newpath)
-	if err == nil {
-		m.after("rename", newpath)
-	}
-	return err
+	return m.rename(oldpath, newpath)
 }
 
 func (m *MemFS) rename(oldpath, newpath string) error {
@@ -335,7 +299,6 @@ func (m *MemFS) rename(oldpath, newpath string) error {
 
 // MkdirAll creates a directory and any missing parents.
 func (m *MemFS) MkdirAll(name string, perm fs.FileMode) error {
-	defer m.after("mkdir", name)
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	d := m.root
@@ -392,10 +355,9 @@ func (m *MemFS) Stat(name string) (fs.FileInfo, error) {
 
 // SyncDir makes the directory's current entries durable.
 func (m *MemFS) SyncDir(dir string) error {
-	if err := m.syncFault(); err != nil {
+	if err := m.syncFault(dir); err != nil {
 		return pathErr("sync", dir, err)
 	}
-	defer m.after("syncdir", dir)
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	ino, err := m.lookup("sync", dir)

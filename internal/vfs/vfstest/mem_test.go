@@ -386,29 +386,68 @@ func TestFaultyOS(t *testing.T) {
 	}
 }
 
-func TestHookSeesEveryStep(t *testing.T) {
+func TestInjectorSeesEveryStep(t *testing.T) {
 	m := NewMem()
+	var sw Switch
+	fsys := Inject(m, &sw)
 	var ops []string
 	var clones []*MemFS
-	m.SetHook(func(op, name string) {
-		ops = append(ops, op+" "+name)
-		clones = append(clones, m.CrashClone()) // allowed from inside the hook
-	})
-	m.MkdirAll("/d", 0o755)
-	f := mustWrite(t, m, "/d/f", []byte("x"), true)
+	sw.Set(InjectorFunc(func(op Op) error {
+		if op.Mutates() {
+			ops = append(ops, op.Kind.String()+" "+op.Path+op.NewPath)
+			clones = append(clones, m.CrashClone()) // the state before op
+		}
+		return nil
+	}))
+	fsys.MkdirAll("/d", 0o755)
+	f := mustWrite(t, fsys, "/d/f", []byte("x"), true)
 	f.Truncate(0)
-	m.Rename("/d/f", "/d/g")
-	m.SyncDir("/d")
-	m.Remove("/d/g")
-	m.SetHook(nil)
-	m.Remove("/d")
-	want := "[mkdir /d create /d/f write /d/f sync /d/f truncate /d/f rename /d/g syncdir /d remove /d/g]"
+	fsys.Rename("/d/f", "/d/g")
+	fsys.SyncDir("/d")
+	fsys.Remove("/d/g")
+	sw.Set(nil)
+	fsys.Remove("/d")
+	want := "[mkdirall /d open /d/f write /d/f sync /d/f truncate /d/f rename /d/f/d/g syncdir /d remove /d/g]"
 	if fmt.Sprint(ops) != want || len(clones) != 8 {
 		t.Fatalf("ops %v", ops)
 	}
-	// The clone taken after SyncDir("/d") has g; "/d" itself was never
-	// made durable in "/", so every clone is empty.
-	if exists(clones[6], "/d/g") {
+	// The clone taken before Remove("/d/g") follows SyncDir("/d"), which
+	// made g durable in /d; "/d" itself was never made durable in "/", so
+	// every clone is empty.
+	if exists(clones[7], "/d/g") {
 		t.Fatal("directory created without SyncDir of its parent survived")
+	}
+	if exists(m, "/d") {
+		t.Fatal("an operation after the injector was removed did not run")
+	}
+}
+
+func TestFailingInjector(t *testing.T) {
+	m := NewMem()
+	var sw Switch
+	fsys := Inject(m, &sw)
+	fsys.MkdirAll("/d", 0o755)
+	// The second and third syncs of a .log file fail; nothing else does.
+	sw.Set(Failing(func(op Op) bool { return op.Kind == OpSync && PathSuffix(".log")(op) }, 1, 2, nil))
+	f := mustWrite(t, fsys, "/d/a.log", []byte("x"), false)
+	g := mustWrite(t, fsys, "/d/a.idx", []byte("y"), false)
+	for i, want := range []bool{true, false, false, true} {
+		err := f.Sync()
+		if (err == nil) != want || err != nil && !errors.Is(err, ErrInjected) {
+			t.Fatalf("sync %d: %v", i, err)
+		}
+		if err := g.Sync(); err != nil {
+			t.Fatalf("sync of another file: %v", err)
+		}
+	}
+	// Every rename fails with the given error and renames nothing.
+	sw.Set(Failing(Kinds(OpRename), 0, -1, syscall.EXDEV))
+	for range 3 {
+		if err := fsys.Rename("/d/a.log", "/d/b.log"); !errors.Is(err, syscall.EXDEV) {
+			t.Fatalf("rename: %v", err)
+		}
+	}
+	if !exists(m, "/d/a.log") {
+		t.Fatal("a failed rename renamed")
 	}
 }
