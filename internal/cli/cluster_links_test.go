@@ -13,6 +13,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
@@ -21,13 +22,13 @@ import (
 )
 
 // Two weir clusters in one process: a cluster link from the source to the
-// destination mirrors a plain and a transactional topic (committed and
-// aborted transactions, markers) with the same offsets and the same bytes,
-// batch for batch; the mirrors are read-only; pause and resume; a
+// destination mirrors a plain, a transactional (committed and aborted
+// transactions, markers) and a compacted topic (offset gaps) with the same
+// offsets and the same bytes, batch for batch; the mirrors are read-only; pause and resume; a
 // promotion waits for the source's high watermark and makes the topic
 // writable in a newer epoch; a failover with the source gone.
 func TestClusterLinkMirrorsTopics(t *testing.T) {
-	src := clustertest.New(t, clustertest.Options{Nodes: 1})
+	src := clustertest.New(t, clustertest.Options{Nodes: 1, Overrides: map[string]string{"log.cleaner.backoff.ms": "50"}})
 	dst := clustertest.New(t, clustertest.Options{Nodes: 3})
 	sb, db := src.Node(0).Addr, dst.Node(0).Addr
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
@@ -55,6 +56,8 @@ func TestClusterLinkMirrorsTopics(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+
+	compacted(t, sadm, scl)
 
 	dir := t.TempDir()
 	props := filepath.Join(dir, "link.properties")
@@ -87,6 +90,8 @@ func TestClusterLinkMirrorsTopics(t *testing.T) {
 
 	sameLogs(t, sb, "plain", db, "plain", 2)
 	sameLogs(t, sb, "txn", db, "txn-copy", 1)
+	mustRun("Created topic compacted.", "mirrors", "--bootstrap-server", db, "--create", "--mirror-topic", "compacted", "--link", "dr")
+	sameLogs(t, sb, "compacted", db, "compacted", 1)
 	out := mustRun("State: ACTIVE", "mirrors", "--bootstrap-server", db, "--describe", "--topics", "plain")
 	if !strings.Contains(out, "Lag: 0") || !strings.Contains(out, "SourceTopic: plain") {
 		t.Fatalf("describe:\n%s", out)
@@ -131,7 +136,7 @@ func TestClusterLinkMirrorsTopics(t *testing.T) {
 	// Failover with the source gone.
 	src.Kill(0)
 	mustFail("use --failover", "mirrors", "--bootstrap-server", db, "--promote", "--topics", "txn-copy")
-	mustRun("Mirror topic txn-copy failed over", "mirrors", "--bootstrap-server", db, "--failover", "--topics", "txn-copy")
+	mustRun("Mirror topic compacted failed over", "mirrors", "--bootstrap-server", db, "--failover", "--topics", "txn-copy,compacted")
 	r, err = pcl.ProduceSync(ctx, &kgo.Record{Topic: "txn-copy", Partition: 0, Value: []byte("after failover")}).First()
 	if err != nil || r.Offset != 33 {
 		t.Fatalf("produce after failover: offset %d (want 33: 30 records, 3 markers): %v", r.Offset, err)
@@ -141,7 +146,7 @@ func TestClusterLinkMirrorsTopics(t *testing.T) {
 
 func newClient(t *testing.T, bootstrap string, opts ...kgo.Opt) *kgo.Client {
 	t.Helper()
-	cl, err := kgo.NewClient(append([]kgo.Opt{kgo.SeedBrokers(bootstrap)}, opts...)...)
+	cl, err := kgo.NewClient(append([]kgo.Opt{kgo.SeedBrokers(seedList(bootstrap)...)}, opts...)...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -262,4 +267,159 @@ func batchesOf(t *testing.T, bootstrap, topic string, p int32) ([][]byte, int64)
 			return out, hw
 		}
 	}
+}
+
+// A mirror follows its source through leader changes on both sides: the
+// source's partition leaders killed one after the other (clean elections,
+// new leader epochs), and the destination's leader killed too; every batch
+// stays identical at the same offset.
+func TestClusterLinkFollowsLeaderChanges(t *testing.T) {
+	if testing.Short() {
+		t.Skip("kills and restarts nodes of two clusters")
+	}
+	src := clustertest.New(t, clustertest.Options{Nodes: 3, Overrides: map[string]string{"min.insync.replicas": "2"}})
+	dst := clustertest.New(t, clustertest.Options{Nodes: 3})
+	sb, db := src.Node(0).Addr+","+src.Node(1).Addr+","+src.Node(2).Addr, dst.Node(0).Addr+","+dst.Node(1).Addr+","+dst.Node(2).Addr
+	ctx := context.Background()
+	scl := newClient(t, sb)
+	if _, err := kadm.NewClient(scl).CreateTopic(ctx, 2, 3, nil, "plain"); err != nil {
+		t.Fatal(err)
+	}
+	produceN(t, scl, "plain", 0, 50)
+	props := filepath.Join(t.TempDir(), "link.properties")
+	os.WriteFile(props, []byte("bootstrap.servers="+sb+"\nlink.fetcher.max.bytes=2048\n"), 0o644)
+	for _, args := range [][]string{
+		{"cluster-links", "--bootstrap-server", db, "--create", "--link", "dr", "--config-file", props},
+		{"mirrors", "--bootstrap-server", db, "--create", "--mirror-topic", "plain", "--link", "dr", "--replication-factor", "2"},
+	} {
+		if r := runTool(t, args...); r.code != 0 {
+			t.Fatalf("weir %v: %s%s", args, r.out, r.err)
+		}
+	}
+	sameLogs(t, sb, "plain", db, "plain", 2)
+	for round := range 2 {
+		// The source's leader of partition 0 goes, then comes back.
+		victim := leaderIndex(t, src, sb, "plain", 0)
+		src.Kill(victim)
+		produceN(t, scl, "plain", 50+100*round, 50)
+		src.Restart(victim, true)
+		// The destination's leader of partition 0 goes too.
+		dv := leaderIndex(t, dst, db, "plain", 0)
+		dst.Kill(dv)
+		produceN(t, scl, "plain", 100+100*round, 50)
+		sameLogs(t, sb, "plain", db, "plain", 2)
+		dst.Restart(dv, true)
+	}
+	sameLogs(t, sb, "plain", db, "plain", 2)
+}
+
+// leaderIndex is the index in c of the node leading topic's partition p.
+func leaderIndex(t *testing.T, c *clustertest.Cluster, bootstrap, topic string, p int32) int {
+	t.Helper()
+	cl := newClient(t, bootstrap)
+	defer cl.Close()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		md, err := kadm.NewClient(cl).Metadata(context.Background(), topic)
+		if err == nil {
+			if pd, ok := md.Topics[topic].Partitions[p]; ok && pd.Leader >= 0 {
+				for i := range c.Size() {
+					if c.Node(i).ID == pd.Leader && c.Node(i).Up() {
+						return i
+					}
+				}
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s-%d has no live leader", topic, p)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// A source that is not weir: franz-go's kfake.
+func TestClusterLinkFromKfake(t *testing.T) {
+	src, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(2, "plain"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer src.Close()
+	sb := src.ListenAddrs()[0]
+	dst := clustertest.New(t, clustertest.Options{Nodes: 1})
+	db := dst.Node(0).Addr
+	produceN(t, newClient(t, sb), "plain", 0, 60)
+	props := filepath.Join(t.TempDir(), "link.properties")
+	os.WriteFile(props, []byte("bootstrap.servers="+sb+"\n"), 0o644)
+	for _, args := range [][]string{
+		{"cluster-links", "--bootstrap-server", db, "--create", "--link", "k", "--config-file", props},
+		{"mirrors", "--bootstrap-server", db, "--create", "--mirror-topic", "plain", "--link", "k"},
+	} {
+		if r := runTool(t, args...); r.code != 0 {
+			t.Fatalf("weir %v: %s%s", args, r.out, r.err)
+		}
+	}
+	sameLogs(t, sb, "plain", db, "plain", 2)
+}
+
+// compacted makes a one-partition topic "compacted" on the source whose
+// log the cleaner compacted (offset gaps), then turns compaction off
+// (cleanup.policy=delete) so that the log stays as it is while mirrored.
+func compacted(t *testing.T, adm *kadm.Client, cl *kgo.Client) {
+	t.Helper()
+	ctx := context.Background()
+	if _, err := adm.CreateTopic(ctx, 1, 1, map[string]*string{
+		"cleanup.policy":            kadm.StringPtr("compact"),
+		"segment.ms":                kadm.StringPtr("1"),
+		"min.cleanable.dirty.ratio": kadm.StringPtr("0.01"),
+	}, "compacted"); err != nil {
+		t.Fatal(err)
+	}
+	const n = 200
+	for i := range n {
+		r := &kgo.Record{Topic: "compacted", Key: []byte("k" + strconv.Itoa(i%5)), Value: []byte("v" + strconv.Itoa(i))}
+		if err := cl.ProduceSync(ctx, r).FirstErr(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	bootstrap := cl.OptValue(kgo.SeedBrokers).([]string)[0]
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		if b, _ := batchesOf(t, bootstrap, "compacted", 0); len(b) > 0 && len(b) < n/2 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the source's cleaner did not compact the topic")
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	res, err := adm.AlterTopicConfigs(ctx, []kadm.AlterConfig{{Name: "cleanup.policy", Value: kadm.StringPtr("delete")},
+		{Name: "retention.ms", Value: kadm.StringPtr("-1")}}, "compacted")
+	for _, r := range res {
+		if err == nil {
+			err = r.Err
+		}
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A cleaning pass under way when compaction was turned off may still
+	// change the log: wait until two reads agree.
+	prev, _ := batchesOf(t, bootstrap, "compacted", 0)
+	for {
+		time.Sleep(200 * time.Millisecond)
+		cur, _ := batchesOf(t, bootstrap, "compacted", 0)
+		if len(cur) == len(prev) && sameBatches(cur, prev) {
+			return
+		}
+		prev = cur
+	}
+}
+
+func sameBatches(a, b [][]byte) bool {
+	for i := range a {
+		if !bytes.Equal(a[i], b[i]) {
+			return false
+		}
+	}
+	return true
 }

@@ -3,6 +3,8 @@ package cli
 import (
 	"context"
 	"fmt"
+	"net"
+	"strconv"
 	"strings"
 	"time"
 
@@ -232,9 +234,10 @@ func describeMirrors(ctx context.Context, cmd *cobra.Command, bootstrap, linkNam
 
 // stopMirrors promotes or fails over mirror topics: for a promotion it
 // waits until each mirror's high watermark reaches its source's as of
-// now; then it pauses them, reads each partition's latest log epoch from
-// its leader, and has the controller stop them with those epochs (see
-// StopMirror in internal/controller).
+// now; then it pauses them, asks each partition's leader, once it has
+// applied the pause, for the latest epoch in its log, and has the
+// controller stop them with those epochs (see StopMirror in
+// internal/controller). A leadership that moved in between is read again.
 func stopMirrors(ctx context.Context, bootstrap string, topics []string, state string) error {
 	mirrors, sources, err := mirrorSources(ctx, bootstrap, "", topics)
 	if err != nil {
@@ -255,30 +258,91 @@ func stopMirrors(ctx context.Context, bootstrap string, topics []string, state s
 			}
 		}
 	}
-	resp, err := linkAdmin(ctx, bootstrap, &link.AdminRequest{Op: "pause-mirrors", Topics: topics})
+	paused, err := linkAdmin(ctx, bootstrap, &link.AdminRequest{Op: "pause-mirrors", Topics: topics})
 	if err == nil {
-		err = topicResults(resp)
+		err = topicResults(paused)
 	}
 	if err != nil {
 		return err
 	}
-	lo, closeDst, err := endOffsets(ctx, bootstrap, topics...)
-	closeDst()
-	if err != nil {
-		return fmt.Errorf("the mirrors are paused, but their leaders' epochs cannot be read (retry, or --resume): %v", err)
-	}
-	epochs := map[string]map[int32]int32{}
-	lo.Each(func(o kadm.ListedOffset) {
-		if epochs[o.Topic] == nil {
-			epochs[o.Topic] = map[int32]int32{}
+	for {
+		epochs, leaders, err := mirrorEpochs(ctx, bootstrap, mirrors, paused.MetadataOffset)
+		if err == nil {
+			var resp *link.AdminResponse
+			resp, err = linkAdmin(ctx, bootstrap, &link.AdminRequest{Op: "stop-mirrors", Topics: topics, State: state,
+				Epochs: epochs, LeaderEpochs: leaders})
+			if err == nil {
+				if err = topicResults(resp); err == nil {
+					return nil
+				}
+			}
+			if !strings.Contains(err.Error(), "read it again") {
+				return err
+			}
 		}
-		epochs[o.Topic][o.Partition] = o.LeaderEpoch
-	})
-	resp, err = linkAdmin(ctx, bootstrap, &link.AdminRequest{Op: "stop-mirrors", Topics: topics, State: state, Epochs: epochs})
-	if err == nil {
-		err = topicResults(resp)
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("the mirrors are paused, but their leaders' epochs could not be read (retry, or --resume): %v", err)
+		case <-time.After(100 * time.Millisecond):
+		}
 	}
-	return err
+}
+
+// mirrorEpochs asks the leader of every partition of mirrors for the
+// latest epoch in its log and its leader epoch, once it has applied the
+// metadata at offset.
+func mirrorEpochs(ctx context.Context, bootstrap string, mirrors []link.MirrorInfo, offset int64) (map[string]map[int32]int32, map[string]map[int32]int32, error) {
+	cl, err := kgo.NewClient(append([]kgo.Opt{kgo.SeedBrokers(seedList(bootstrap)...), kgo.ClientID("weir-mirrors")}, toolClientOpts...)...)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer cl.Close()
+	var topics []string
+	for _, m := range mirrors {
+		topics = append(topics, m.Topic)
+	}
+	md, err := kadm.NewClient(cl).Metadata(ctx, topics...)
+	if err != nil {
+		return nil, nil, err
+	}
+	addrs := map[int32]string{}
+	for _, b := range md.Brokers {
+		addrs[b.NodeID] = net.JoinHostPort(b.Host, strconv.Itoa(int(b.Port)))
+	}
+	epochs, leaders := map[string]map[int32]int32{}, map[string]map[int32]int32{}
+	asked := map[int32]bool{}
+	for _, m := range mirrors {
+		for p := range m.Partitions {
+			pd, ok := md.Topics[m.Topic].Partitions[p]
+			if !ok || pd.Leader < 0 {
+				return nil, nil, fmt.Errorf("%s-%d has no leader", m.Topic, p)
+			}
+			if asked[pd.Leader] {
+				continue
+			}
+			asked[pd.Leader] = true
+			resp, err := linkAdmin(ctx, addrs[pd.Leader], &link.AdminRequest{Op: "mirror-epochs", Topics: topics, MinOffset: offset})
+			if err != nil {
+				return nil, nil, err
+			}
+			for t, es := range resp.Epochs {
+				if epochs[t] == nil {
+					epochs[t], leaders[t] = map[int32]int32{}, map[int32]int32{}
+				}
+				for part, e := range es {
+					epochs[t][part], leaders[t][part] = e, resp.LeaderEpochs[t][part]
+				}
+			}
+		}
+	}
+	for _, m := range mirrors {
+		for p := range m.Partitions {
+			if _, ok := epochs[m.Topic][p]; !ok {
+				return nil, nil, fmt.Errorf("the leader of %s-%d moved: read it again", m.Topic, p)
+			}
+		}
+	}
+	return epochs, leaders, nil
 }
 
 // awaitMirror waits until every partition of mirror m has reached the

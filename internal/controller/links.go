@@ -205,10 +205,11 @@ func (c *Controller) SetMirrorState(topic string, state int8) (int64, error) {
 // StopMirror ends a PAUSED mirror topic's mirroring (state MirrorPromoted
 // or MirrorFailedOver): the topic becomes writable, and each partition's
 // leader epoch rises above logEpochs[partition], the latest (source)
-// epoch in its log, which the caller learnt from its leader while the
-// mirror was paused, so that the topic's own writes start a newer epoch
-// than any in its log.
-func (c *Controller) StopMirror(topic string, state int8, logEpochs map[int32]int32) (int64, error) {
+// epoch in its log, which the caller learnt from its leader once that
+// leader had applied the pause, in leader epoch leaderEpochs[partition];
+// so the topic's own writes start a newer epoch than any in its log. A
+// partition whose leader epoch moved since is refused (read again).
+func (c *Controller) StopMirror(topic string, state int8, logEpochs, leaderEpochs map[int32]int32) (int64, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if err := c.requireActive(); err != nil {
@@ -229,8 +230,12 @@ func (c *Controller) StopMirror(topic string, state int8, logEpochs map[int32]in
 	recs := []metadata.Record{&metadata.MirrorTopicRecord{TopicId: m.TopicID, LinkId: m.LinkID, SourceTopic: m.SourceTopic, State: state}}
 	for _, p := range t.SortedPartitions() {
 		e, ok := logEpochs[p.ID]
-		if !ok {
+		le, lok := leaderEpochs[p.ID]
+		switch {
+		case !ok || !lok:
 			return -1, topicErr(kerr.InvalidRequest, "the latest log epoch of %s-%d is missing", topic, p.ID)
+		case le != p.LeaderEpoch:
+			return -1, topicErr(kerr.FencedLeaderEpoch, "the leader epoch of %s-%d is %d, not %d, since its log epoch was read: read it again", topic, p.ID, p.LeaderEpoch, le)
 		}
 		if e < p.LeaderEpoch {
 			continue

@@ -64,15 +64,18 @@ func TestClusterLinksAndMirrorTopics(t *testing.T) {
 	wantErr(t, err, kerr.InvalidRequest, "still has mirror topics [orders]")
 
 	// Stopping needs a pause first; then the epochs rise above the log's.
-	_, err = h.c.StopMirror("orders", metadata.MirrorFailedOver, map[int32]int32{0: 5, 1: 0})
+	leaders := map[int32]int32{0: 0, 1: 0}
+	_, err = h.c.StopMirror("orders", metadata.MirrorFailedOver, map[int32]int32{0: 5, 1: 0}, leaders)
 	wantErr(t, err, kerr.InvalidRequest, "must be paused")
 	if _, err := h.c.SetMirrorState("orders", metadata.MirrorPaused); err != nil {
 		t.Fatal(err)
 	}
-	_, err = h.c.StopMirror("orders", metadata.MirrorFailedOver, map[int32]int32{0: 5})
+	_, err = h.c.StopMirror("orders", metadata.MirrorFailedOver, map[int32]int32{0: 5}, leaders)
 	wantErr(t, err, kerr.InvalidRequest, "orders-1 is missing")
+	_, err = h.c.StopMirror("orders", metadata.MirrorFailedOver, map[int32]int32{0: 5, 1: 0}, map[int32]int32{0: 0, 1: 3})
+	wantErr(t, err, kerr.FencedLeaderEpoch, "read it again")
 	before := h.c.Image().Topics["orders"].Partitions[0]
-	if _, err := h.c.StopMirror("orders", metadata.MirrorFailedOver, map[int32]int32{0: 5, 1: 0}); err != nil {
+	if _, err := h.c.StopMirror("orders", metadata.MirrorFailedOver, map[int32]int32{0: 5, 1: 0}, leaders); err != nil {
 		t.Fatal(err)
 	}
 	img = h.c.Image()

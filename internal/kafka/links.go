@@ -57,6 +57,8 @@ func (s *Server) linkAdmin(ctx context.Context, r *link.AdminRequest) link.Admin
 		return listLinks(img, r.Link)
 	case "list-mirrors":
 		return listMirrors(img, r.Link, r.Topics)
+	case "mirror-epochs":
+		return s.mirrorEpochs(ctx, r)
 	case "create-mirror":
 		if len(r.Topics) != 1 {
 			return adminErr(kerr.InvalidRequest, "create-mirror names one mirror topic")
@@ -83,6 +85,32 @@ func (s *Server) linkAdmin(ctx context.Context, r *link.AdminRequest) link.Admin
 	}
 	if err := s.awaitMetadata(ctx, offset, linkAdminTimeout); err != nil {
 		return adminErr(kerr.RequestTimedOut, "the change is committed, but this broker's metadata did not catch up with it in time")
+	}
+	resp.MetadataOffset = max(offset, s.deps.Metadata.Image().Offset)
+	return resp
+}
+
+// mirrorEpochs answers, once this broker has applied r.MinOffset, the
+// latest log epoch and the leader epoch of each partition of the paused
+// mirror topics r.Topics that this broker leads. A leader that has applied
+// the pause appends no more mirrored batches (partition.AppendMirrored
+// checks under the leadership lock), so the epochs are final while the
+// leadership lasts.
+func (s *Server) mirrorEpochs(ctx context.Context, r *link.AdminRequest) link.AdminResponse {
+	if err := s.deps.Metadata.WaitFor(ctx, r.MinOffset); err != nil {
+		return adminErr(kerr.RequestTimedOut, "this broker's metadata did not reach the pause in time")
+	}
+	resp := link.AdminResponse{Epochs: map[string]map[int32]int32{}, LeaderEpochs: map[string]map[int32]int32{}}
+	for _, p := range s.deps.Partitions.All() {
+		tp, st := p.TopicPartition(), p.State()
+		if !slices.Contains(r.Topics, tp.Topic) || !p.IsLeader() || !st.Mirror.ReadOnly || st.Mirror.Active {
+			continue
+		}
+		if resp.Epochs[tp.Topic] == nil {
+			resp.Epochs[tp.Topic], resp.LeaderEpochs[tp.Topic] = map[int32]int32{}, map[int32]int32{}
+		}
+		resp.Epochs[tp.Topic][tp.Partition] = p.Log().LatestEpoch()
+		resp.LeaderEpochs[tp.Topic][tp.Partition] = st.LeaderEpoch
 	}
 	return resp
 }
@@ -186,7 +214,7 @@ func (s *Server) linkControllerOp(r *link.AdminRequest) (link.AdminResponse, int
 		default:
 			return adminErr(kerr.InvalidRequest, fmt.Sprintf("stop-mirrors state must be %q or %q", link.StatePromoted, link.StateFailedOver)), -1
 		}
-		resp = perTopic(func(t string) (int64, error) { return c.StopMirror(t, state, r.Epochs[t]) })
+		resp = perTopic(func(t string) (int64, error) { return c.StopMirror(t, state, r.Epochs[t], r.LeaderEpochs[t]) })
 	default:
 		return adminErr(kerr.InvalidRequest, fmt.Sprintf("op %q is not a change", r.Op)), -1
 	}

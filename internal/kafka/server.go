@@ -45,7 +45,7 @@ type Controller interface {
 	DeleteClusterLink(name string) (int64, error)
 	CreateMirrorTopic(m controller.MirrorTopic) (int64, error)
 	SetMirrorState(topic string, state int8) (int64, error)
-	StopMirror(topic string, state int8, logEpochs map[int32]int32) (int64, error)
+	StopMirror(topic string, state int8, logEpochs, leaderEpochs map[int32]int32) (int64, error)
 }
 
 // Groups is the group coordinator.

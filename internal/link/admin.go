@@ -17,13 +17,17 @@ package link
 //	list-mirrors      Mirrors (all, of Link, or of Topics)
 //	pause-mirrors     Topics
 //	resume-mirrors    Topics
-//	stop-mirrors      Topics, State ("promoted" or "failed-over"), Epochs:
-//	                  per topic and partition, the latest leader epoch of
-//	                  the paused mirror's log (see StopMirror in
-//	                  internal/controller)
+//	mirror-epochs     Topics, MinOffset: once this broker's metadata has
+//	                  MinOffset (the pause's MetadataOffset), for each
+//	                  partition of the paused mirrors it leads, the latest
+//	                  epoch in its log (Epochs) and its leader epoch
+//	                  (LeaderEpochs); no mirrored append can follow
+//	stop-mirrors      Topics, State ("promoted" or "failed-over"), Epochs
+//	                  and LeaderEpochs from mirror-epochs for every
+//	                  partition (see StopMirror in internal/controller)
 //
 // Per-topic ops answer one Result per topic; the others ErrorCode and
-// ErrorMessage.
+// ErrorMessage. Changes answer the metadata offset that has them.
 
 // AdminAPIKey is the internal api key of the cluster link admin API.
 const AdminAPIKey int16 = 32002
@@ -40,6 +44,8 @@ type AdminRequest struct {
 	Partitions        int32                      `json:"partitions,omitempty"` // set by the broker for create-mirror
 	State             string                     `json:"state,omitempty"`
 	Epochs            map[string]map[int32]int32 `json:"epochs,omitempty"`
+	LeaderEpochs      map[string]map[int32]int32 `json:"leader_epochs,omitempty"`
+	MinOffset         int64                      `json:"min_offset,omitempty"`
 }
 
 // AdminResponse is the answer to an AdminRequest.
@@ -49,6 +55,10 @@ type AdminResponse struct {
 	Results      []TopicResult `json:"results,omitempty"`
 	Links        []LinkInfo    `json:"links,omitempty"`
 	Mirrors      []MirrorInfo  `json:"mirrors,omitempty"`
+	// MetadataOffset is the metadata log offset that has a change.
+	MetadataOffset int64                      `json:"metadata_offset,omitempty"`
+	Epochs         map[string]map[int32]int32 `json:"epochs,omitempty"`
+	LeaderEpochs   map[string]map[int32]int32 `json:"leader_epochs,omitempty"`
 }
 
 // TopicResult is the outcome of a per-topic op for one topic.

@@ -65,6 +65,7 @@ func NewState() State { return State{Checked: -1} }
 // Result says what a step did.
 type Result struct {
 	Appended  int   // bytes appended
+	Records   int   // records appended
 	Truncated bool  // the log was cut (source divergence) or restarted
 	SourceHW  int64 // the source's high watermark, -1 if not fetched
 }
@@ -143,6 +144,14 @@ func Step(ctx context.Context, p *partition.Partition, sourceTopic string, st *S
 		return res, err
 	}
 	res.Appended, res.SourceHW = len(batches), f.HighWatermark
+	for b := batches; len(b) > 0; {
+		batch, rest, err := record.Next(b)
+		if err != nil {
+			break
+		}
+		res.Records += int(batch.NumRecords())
+		b = rest
+	}
 	if len(batches) == 0 && len(f.Records) > 0 {
 		return res, fmt.Errorf("a batch of %s-%d at %d is larger than link.fetcher.max.bytes (%d)", sourceTopic, part, pos.FetchOffset, maxBytes)
 	}

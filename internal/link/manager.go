@@ -4,8 +4,11 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"slices"
 	"strconv"
+	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"weir/internal/log"
@@ -35,9 +38,14 @@ type linkSource struct {
 }
 
 type loop struct {
-	p      *partition.Partition
-	link   metadata.Uuid
-	cancel context.CancelFunc
+	p    *partition.Partition
+	link metadata.Uuid
+	name string // the link's
+	// Progress, for metrics.
+	lag                    atomic.Int64
+	bytes, records, errors atomic.Uint64
+	failing                atomic.Bool
+	cancel                 context.CancelFunc
 	// restart is signalled when the partition's leadership changed
 	// under the loop: it checks its log against the source again.
 	restart chan struct{}
@@ -89,7 +97,7 @@ func (m *Manager) Mirror(p *partition.Partition, link *metadata.Link, sourceTopi
 	}
 	ls.users++
 	ctx, cancel := context.WithCancel(context.Background())
-	l := &loop{p: p, link: link.ID, cancel: cancel, restart: make(chan struct{}, 1)}
+	l := &loop{p: p, link: link.ID, name: link.Name, cancel: cancel, restart: make(chan struct{}, 1)}
 	m.loops[tp] = l
 	m.wg.Add(1)
 	go func() {
@@ -131,11 +139,32 @@ func (m *Manager) Close() {
 	m.wg.Wait()
 }
 
-// Mirrored is how many partitions this broker copies.
-func (m *Manager) Mirrored() int {
+// PartitionStatus is the progress of one mirror partition's loop.
+type PartitionStatus struct {
+	Link, Topic    string
+	Partition      int32
+	Failing        bool  // its last step failed
+	Lag            int64 // source high watermark minus log end, as of the last fetch
+	Bytes, Records uint64
+	Errors         uint64
+}
+
+// Status returns the progress of every loop, by topic and partition.
+func (m *Manager) Status() []PartitionStatus {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	return len(m.loops)
+	out := make([]PartitionStatus, 0, len(m.loops))
+	for tp, l := range m.loops {
+		out = append(out, PartitionStatus{Link: l.name, Topic: tp.Topic, Partition: tp.Partition, Failing: l.failing.Load(),
+			Lag: l.lag.Load(), Bytes: l.bytes.Load(), Records: l.records.Load(), Errors: l.errors.Load()})
+	}
+	slices.SortFunc(out, func(a, b PartitionStatus) int {
+		if c := strings.Compare(a.Topic, b.Topic); c != 0 {
+			return c
+		}
+		return int(a.Partition - b.Partition)
+	})
+	return out
 }
 
 func (m *Manager) run(ctx context.Context, l *loop, sourceTopic string, ls *linkSource, lg *slog.Logger) {
@@ -148,6 +177,12 @@ func (m *Manager) run(ctx context.Context, l *loop, sourceTopic string, ls *link
 		default:
 		}
 		res, err := Step(ctx, l.p, sourceTopic, &st, ls.src, ls.maxBytes)
+		l.bytes.Add(uint64(res.Appended))
+		l.records.Add(uint64(res.Records))
+		if res.SourceHW >= 0 {
+			l.lag.Store(res.SourceHW - l.p.Log().LogEndOffset())
+		}
+		l.failing.Store(err != nil && !errors.Is(err, partition.ErrNotMirroring))
 		if res.Truncated {
 			lg.Warn("the mirror's log was cut back to follow its source (the source truncated its log, or deleted what the mirror lacked)",
 				"log_end", l.p.Log().LogEndOffset())
@@ -161,8 +196,11 @@ func (m *Manager) run(ctx context.Context, l *loop, sourceTopic string, ls *link
 		}
 		if errors.Is(err, partition.ErrNotMirroring) {
 			st = NewState()
-		} else if failures++; failures == 1 || failures%100 == 0 {
-			lg.Info("copying from the source failed; retrying", "err", err, "failures", failures)
+		} else {
+			l.errors.Add(1)
+			if failures++; failures == 1 || failures%100 == 0 {
+				lg.Info("copying from the source failed; retrying", "err", err, "failures", failures)
+			}
 		}
 		t := time.NewTimer(m.backoff)
 		select {

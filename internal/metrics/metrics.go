@@ -31,6 +31,19 @@
 //	weir_coordinator_loader_skipped_records_total{coordinator}     unreadable records of __consumer_offsets
 //	                                                               (coordinator "group") or __transaction_state
 //	                                                               ("transaction") skipped while loading them
+//	weir_cluster_link_count                                        cluster links of the cluster (this broker's image)
+//	weir_cluster_link_mirror_topic_count                           mirror topics still following their source
+//	weir_cluster_link_mirror_partition_state{link,topic,partition,state}
+//	                                                               1 per mirror partition led here, state
+//	                                                               "active" or "source_unavailable" (fetches failing)
+//	weir_cluster_link_mirror_partition_lag{link,topic,partition}   the source's high watermark minus the mirror's
+//	                                                               log end, as of the last fetch
+//	weir_cluster_link_fetched_bytes_total{link,topic,partition}    bytes of batches copied from the source
+//	weir_cluster_link_fetched_records_total{link,topic,partition}  records copied from the source
+//	weir_cluster_link_fetch_errors_total{link,topic,partition}     failed steps of the copying loop
+//
+// The cluster link series of a partition exist while this broker leads it
+// as an active mirror; its counters start at 0 with each leadership.
 //
 // plus the Go runtime's go_* and the process's process_* metrics. The
 // controller's gauges are 0 on every node but the active controller, so
@@ -57,6 +70,27 @@ type Source interface {
 	// Controller is the controller's view of the cluster; the zero value
 	// on a node that is not the active controller.
 	Controller() ControllerStatus
+	// Links is the cluster links' state on this broker.
+	Links() LinkStatus
+}
+
+// LinkStatus is what a broker knows of cluster links.
+type LinkStatus struct {
+	Links        int // links in the cluster
+	MirrorTopics int // mirror topics still following their source
+	// Partitions are the mirror partitions this broker copies.
+	Partitions []MirrorPartitionStatus
+}
+
+// MirrorPartitionStatus is one mirror partition this broker leads and
+// copies from its source.
+type MirrorPartitionStatus struct {
+	Link, Topic    string
+	Partition      int32
+	Failing        bool // its last step failed (source unavailable)
+	Lag            int64
+	Bytes, Records uint64
+	Errors         uint64
 }
 
 // ReplicaStatus is one local replica as the broker sees it now.
@@ -200,6 +234,13 @@ var (
 	descGlobalTopics     = desc("controller_kafka_controller_global_topic_count", "Topics in the cluster; reported by the active controller only.")
 	descGlobalPartitions = desc("controller_kafka_controller_global_partition_count", "Partitions in the cluster; reported by the active controller only.")
 	descSkippedRecords   = desc("coordinator_loader_skipped_records_total", "Unreadable records a coordinator skipped while loading its partitions.", "coordinator")
+	descLinks            = desc("cluster_link_count", "Cluster links of the cluster.")
+	descMirrorTopics     = desc("cluster_link_mirror_topic_count", "Mirror topics still following their source.")
+	descMirrorState      = desc("cluster_link_mirror_partition_state", "1 per mirror partition this broker copies, by state.", "link", "topic", "partition", "state")
+	descMirrorLag        = desc("cluster_link_mirror_partition_lag", "The source's high watermark minus the mirror's log end, as of the last fetch.", "link", "topic", "partition")
+	descMirrorBytes      = desc("cluster_link_fetched_bytes_total", "Bytes of batches copied from the source.", "link", "topic", "partition")
+	descMirrorRecords    = desc("cluster_link_fetched_records_total", "Records copied from the source.", "link", "topic", "partition")
+	descMirrorErrors     = desc("cluster_link_fetch_errors_total", "Failed steps of the copying loop.", "link", "topic", "partition")
 )
 
 // collector turns one read of the Source into metrics.
@@ -213,7 +254,7 @@ func newCollector(src Source, c *Counters) *collector { return &collector{src: s
 func (c *collector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{descPartitionCount, descOfflineReplicas, descLeaderCount, descUnderReplicated, descUnderMinISR, descAtMinISR,
 		descIsrShrinks, descIsrExpands, descConsumerLag, descMaxLag, descActiveController, descOffline, descGlobalTopics, descGlobalPartitions,
-		descSkippedRecords} {
+		descSkippedRecords, descLinks, descMirrorTopics, descMirrorState, descMirrorLag, descMirrorBytes, descMirrorRecords, descMirrorErrors} {
 		ch <- d
 	}
 }
@@ -258,6 +299,21 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 	ch <- prometheus.MustNewConstMetric(descIsrExpands, prometheus.CounterValue, float64(c.counters.isrExpands.Load()))
 	ch <- prometheus.MustNewConstMetric(descSkippedRecords, prometheus.CounterValue, float64(c.counters.skippedGroupLoads.Load()), "group")
 	ch <- prometheus.MustNewConstMetric(descSkippedRecords, prometheus.CounterValue, float64(c.counters.skippedTxnLoads.Load()), "transaction")
+	ls := c.src.Links()
+	gauge(descLinks, ls.Links)
+	gauge(descMirrorTopics, ls.MirrorTopics)
+	for _, m := range ls.Partitions {
+		labels := []string{m.Link, m.Topic, strconv.Itoa(int(m.Partition))}
+		state := "active"
+		if m.Failing {
+			state = "source_unavailable"
+		}
+		gauge(descMirrorState, 1, append(labels, state)...)
+		ch <- prometheus.MustNewConstMetric(descMirrorLag, prometheus.GaugeValue, float64(max(m.Lag, 0)), labels...)
+		ch <- prometheus.MustNewConstMetric(descMirrorBytes, prometheus.CounterValue, float64(m.Bytes), labels...)
+		ch <- prometheus.MustNewConstMetric(descMirrorRecords, prometheus.CounterValue, float64(m.Records), labels...)
+		ch <- prometheus.MustNewConstMetric(descMirrorErrors, prometheus.CounterValue, float64(m.Errors), labels...)
+	}
 
 	ctl := c.src.Controller()
 	if !ctl.Active {

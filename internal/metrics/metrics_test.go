@@ -12,15 +12,22 @@ import (
 )
 
 type fakeSource struct {
-	mu   sync.Mutex
-	reps []ReplicaStatus
-	ctl  ControllerStatus
+	mu    sync.Mutex
+	reps  []ReplicaStatus
+	ctl   ControllerStatus
+	links LinkStatus
 }
 
 func (f *fakeSource) Replicas() []ReplicaStatus {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return f.reps
+}
+
+func (f *fakeSource) Links() LinkStatus {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.links
 }
 
 func (f *fakeSource) Controller() ControllerStatus {
@@ -187,5 +194,45 @@ func TestRegistriesAreIndependent(t *testing.T) {
 	a.Counters.IsrExpanded()
 	if got := gathered(t, b, "weir_server_replica_manager_isr_expands_total"); got != 0 {
 		t.Fatalf("b counted a's expansion: %v", got)
+	}
+}
+
+func TestClusterLinkMetrics(t *testing.T) {
+	src := &fakeSource{links: LinkStatus{Links: 1, MirrorTopics: 2, Partitions: []MirrorPartitionStatus{
+		{Link: "dr", Topic: "orders", Partition: 0, Lag: 5, Bytes: 1000, Records: 20, Errors: 1},
+		{Link: "dr", Topic: "orders", Partition: 1, Failing: true, Lag: -3, Errors: 4},
+	}}}
+	want := `
+# HELP weir_cluster_link_count Cluster links of the cluster.
+# TYPE weir_cluster_link_count gauge
+weir_cluster_link_count 1
+# HELP weir_cluster_link_fetch_errors_total Failed steps of the copying loop.
+# TYPE weir_cluster_link_fetch_errors_total counter
+weir_cluster_link_fetch_errors_total{link="dr",partition="0",topic="orders"} 1
+weir_cluster_link_fetch_errors_total{link="dr",partition="1",topic="orders"} 4
+# HELP weir_cluster_link_fetched_bytes_total Bytes of batches copied from the source.
+# TYPE weir_cluster_link_fetched_bytes_total counter
+weir_cluster_link_fetched_bytes_total{link="dr",partition="0",topic="orders"} 1000
+weir_cluster_link_fetched_bytes_total{link="dr",partition="1",topic="orders"} 0
+# HELP weir_cluster_link_fetched_records_total Records copied from the source.
+# TYPE weir_cluster_link_fetched_records_total counter
+weir_cluster_link_fetched_records_total{link="dr",partition="0",topic="orders"} 20
+weir_cluster_link_fetched_records_total{link="dr",partition="1",topic="orders"} 0
+# HELP weir_cluster_link_mirror_partition_lag The source's high watermark minus the mirror's log end, as of the last fetch.
+# TYPE weir_cluster_link_mirror_partition_lag gauge
+weir_cluster_link_mirror_partition_lag{link="dr",partition="0",topic="orders"} 5
+weir_cluster_link_mirror_partition_lag{link="dr",partition="1",topic="orders"} 0
+# HELP weir_cluster_link_mirror_partition_state 1 per mirror partition this broker copies, by state.
+# TYPE weir_cluster_link_mirror_partition_state gauge
+weir_cluster_link_mirror_partition_state{link="dr",partition="0",state="active",topic="orders"} 1
+weir_cluster_link_mirror_partition_state{link="dr",partition="1",state="source_unavailable",topic="orders"} 1
+# HELP weir_cluster_link_mirror_topic_count Mirror topics still following their source.
+# TYPE weir_cluster_link_mirror_topic_count gauge
+weir_cluster_link_mirror_topic_count 2
+`
+	if err := testutil.GatherAndCompare(New(src).Registry(), strings.NewReader(want), "weir_cluster_link_count",
+		"weir_cluster_link_fetch_errors_total", "weir_cluster_link_fetched_bytes_total", "weir_cluster_link_fetched_records_total",
+		"weir_cluster_link_mirror_partition_lag", "weir_cluster_link_mirror_partition_state", "weir_cluster_link_mirror_topic_count"); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -147,3 +147,24 @@ func TestFollowerCatchesUpFromInsideTheLeadersFirstBatch(t *testing.T) {
 		t.Fatalf("follower's log start %d", f.Log().LogStartOffset())
 	}
 }
+
+// A compacted leader's log has gaps: whole batches the cleaner removed. A
+// follower whose log ends in such a gap gets the next batch the leader
+// kept, further on, and appends it there, as Kafka's followers do.
+func TestFollowerAppendsAcrossACompactionGap(t *testing.T) {
+	rs := newReplicaSet(t, 2)
+	rs.elect(1, 1, 2)
+	rs.produce(AcksLeader) // offset 0
+	rs.fetch(2)
+	// The leader's records 1-4 are gone (compacted); it kept 5.
+	b := batch(t, ms(0))
+	b.SetBaseOffset(5)
+	b.SetLeaderEpoch(rs.state.LeaderEpoch)
+	if _, err := rs.reps[1].Log().AppendAsFollower(b); err != nil {
+		t.Fatal(err)
+	}
+	rs.fetch(2)
+	if got := rs.reps[2].Log().LogEndOffset(); got != 6 {
+		t.Fatalf("follower's log end %d, want 6", got)
+	}
+}

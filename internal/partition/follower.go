@@ -70,7 +70,8 @@ func (p *Partition) AppendFetched(pos FetchPosition, batches []byte, leaderHW, l
 		switch {
 		case err != nil:
 			return info, fmt.Errorf("partition %s: fetched batches: %w", p.tp, err)
-		case b.BaseOffset() == pos.FetchOffset:
+		case b.BaseOffset() >= pos.FetchOffset:
+			// A gap is records the leader's cleaner removed (compaction).
 		case b.BaseOffset() < pos.FetchOffset && b.LastOffset() >= pos.FetchOffset && pos.FetchOffset == p.log.LogStartOffset():
 			// An empty log starting inside the leader's first batch (its
 			// log start was moved there by DeleteRecords): start it at
@@ -79,7 +80,7 @@ func (p *Partition) AppendFetched(pos FetchPosition, batches []byte, leaderHW, l
 				return info, storageErr(err)
 			}
 		default:
-			return info, fmt.Errorf("partition %s: fetched batches start at %d, not at the fetch offset %d", p.tp, b.BaseOffset(), pos.FetchOffset)
+			return info, fmt.Errorf("partition %s: fetched batches start at %d, before the fetch offset %d", p.tp, b.BaseOffset(), pos.FetchOffset)
 		}
 		if info, err = p.log.AppendAsFollower(batches); err != nil {
 			return info, storageErr(err)

@@ -94,14 +94,15 @@ func (p *Partition) AppendMirrored(pos MirrorPosition, batches []byte, sourceHW,
 		switch {
 		case err != nil:
 			return info, fmt.Errorf("partition %s: mirrored batches: %w", p.tp, err)
-		case b.BaseOffset() == pos.FetchOffset:
+		case b.BaseOffset() >= pos.FetchOffset:
+			// A gap is records the source's cleaner removed (compaction).
 		case b.BaseOffset() < pos.FetchOffset && b.LastOffset() >= pos.FetchOffset && pos.FetchOffset == p.log.LogStartOffset():
 			// An empty log starting inside the source's first batch.
 			if err := p.log.TruncateFullyAndStartAt(b.BaseOffset()); err != nil {
 				return info, storageErr(err)
 			}
 		default:
-			return info, fmt.Errorf("partition %s: mirrored batches start at %d, not at the fetch offset %d", p.tp, b.BaseOffset(), pos.FetchOffset)
+			return info, fmt.Errorf("partition %s: mirrored batches start at %d, before the fetch offset %d", p.tp, b.BaseOffset(), pos.FetchOffset)
 		}
 		if info, err = p.log.AppendAsFollower(batches); err != nil {
 			return info, storageErr(err)

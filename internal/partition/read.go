@@ -147,7 +147,7 @@ func (p *Partition) ListOffset(ts int64, leaderEpoch int32, isolation int8) (off
 	epoch = p.state.LeaderEpoch
 	if p.state.Mirror.ReadOnly {
 		// The lineage is the source's: the latest epoch in the log, as
-		// Kafka answers (the promotion of a mirror reads it here).
+		// Kafka answers from its epoch cache.
 		epoch = p.log.LatestEpoch()
 	}
 	p.mu.Unlock()

@@ -53,6 +53,28 @@ func (m metricsSource) Replicas() []metrics.ReplicaStatus {
 	return out
 }
 
+// Links implements metrics.Source.
+func (m metricsSource) Links() metrics.LinkStatus {
+	s := m.s
+	if s.publisher == nil {
+		return metrics.LinkStatus{}
+	}
+	img := s.publisher.Image()
+	st := metrics.LinkStatus{Links: len(img.Links)}
+	for _, mi := range img.Mirrors {
+		if mi.ReadOnly() {
+			st.MirrorTopics++
+		}
+	}
+	if s.links != nil {
+		for _, p := range s.links.Status() {
+			st.Partitions = append(st.Partitions, metrics.MirrorPartitionStatus{Link: p.Link, Topic: p.Topic, Partition: p.Partition,
+				Failing: p.Failing, Lag: p.Lag, Bytes: p.Bytes, Records: p.Records, Errors: p.Errors})
+		}
+	}
+	return st
+}
+
 // Controller implements metrics.Source.
 func (m metricsSource) Controller() metrics.ControllerStatus {
 	s := m.s
