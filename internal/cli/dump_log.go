@@ -10,8 +10,10 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"math"
 	"os"
 	"path/filepath"
@@ -107,8 +109,13 @@ classes and are not supported; nor are --index-sanity-check,
   weir dump-log --verify-index-only --files 00000000000000000000.index`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if !cmd.Flags().Changed("files") {
-				return usageError(cmd, `Missing required argument "[files]"`)
+			switch {
+			case cmd.Flags().NFlag() == 0: // Kafka's tool prints its help
+				return usageError(cmd, "This tool helps to parse a log file and dump its contents to the console, useful for debugging a seemingly corrupt log segment.")
+			case !cmd.Flags().Changed("files"): // on stdout, as Kafka's tool
+				fmt.Fprintln(cmd.OutOrStdout(), `Missing required argument "[files]"`)
+				fmt.Fprint(cmd.OutOrStdout(), cmd.UsageString())
+				return exitCode(1)
 			}
 			return dumpLog(cmd.OutOrStdout(), cmd.ErrOrStderr(), f)
 		},
@@ -165,7 +172,6 @@ func dumpLog(stdout, stderr io.Writer, f dumpLogFlags) error {
 	opts := dumpOpts{printData: printData, deep: f.deepIteration || printData, parser: parser,
 		skipMeta: f.skipRecordMetadata, maxBytes: int64(f.maxBytes), verifyOnly: f.verifyIndexOnly}
 	var errs dumpErrors
-	failed := false
 	for _, path := range strings.Split(f.files, ",") {
 		fmt.Fprintf(out, "Dumping %s\n", path)
 		var err error
@@ -192,17 +198,18 @@ func dumpLog(stdout, stderr io.Writer, f dumpLogFlags) error {
 		case fn.Type == log.FileProducerSnapshot:
 			err = dumpProducerSnapshot(out, stderr, path)
 		}
-		if err != nil {
+		if err != nil { // Kafka's tool stops at the first file it cannot read
 			out.Flush()
-			fmt.Fprintf(stderr, "Error dumping %s: %v\n", path, err)
-			failed = true
+			if errors.Is(err, fs.ErrNotExist) {
+				fmt.Fprintln(stderr, "java.nio.file.NoSuchFileException: "+path)
+			} else {
+				fmt.Fprintf(stderr, "Error dumping %s: %v\n", path, err)
+			}
+			return exitCode(1)
 		}
 	}
 	out.Flush()
 	errs.print(stderr)
-	if failed {
-		return exitCode(1)
-	}
 	return nil
 }
 
@@ -390,9 +397,10 @@ func printRecords(out *bufio.Writer, b record.Batch, o dumpOpts, abs string, las
 			key, payload := o.parser(off, r)
 			if key != nil {
 				fmt.Fprintf(out, "%skey: %s", prefix, *key)
+				prefix = " "
 			}
 			if payload != nil {
-				fmt.Fprintf(out, " payload: %s", *payload)
+				fmt.Fprintf(out, "%spayload: %s", prefix, *payload)
 			}
 		}
 		out.WriteByte('\n')

@@ -72,7 +72,7 @@ func parseMetadataRecord(offset int64, r *record.Record) (key, payload *string) 
 		Type    string `json:"type"`
 		Version int16  `json:"version"`
 		Data    any    `json:"data"`
-	}{recordTypeName(rec.APIKey()), rec.Version(), metadataJSON(reflect.ValueOf(rec))}))
+	}{recordTypeName(rec.APIKey()), rec.Version(), metadataJSON(reflect.ValueOf(rec), rec.Version())}))
 }
 
 // recordTypeName is Kafka's MetadataRecordType name: TopicRecord is
@@ -92,30 +92,64 @@ func recordTypeName(apiKey int16) string {
 // nil arrays are empty.
 var nullableArrays = map[string]bool{"EligibleLeaderReplicas": true, "LastKnownElr": true}
 
-// metadataJSON is a metadata record as Kafka's MetadataJsonConverters
-// writes it: the schema's fields, named as in Kafka (weir's field names are
-// the schema's), uuids in Kafka's base64 form, bytes in standard base64.
-func metadataJSON(v reflect.Value) any {
+// fieldRule is when Kafka's JSON converter writes a metadata record field
+// that not every version has or that is tagged: from version since, and
+// for a tagged field only when it is not its default (omit).
+type fieldRule struct {
+	since int16
+	omit  func(reflect.Value) bool
+}
+
+var (
+	omitNil   = func(v reflect.Value) bool { return v.IsNil() }
+	omitEmpty = func(v reflect.Value) bool { return v.Len() == 0 }
+	omitInt   = func(def int64) func(reflect.Value) bool { return func(v reflect.Value) bool { return v.Int() == def } }
+)
+
+// metadataFieldRules are the fields of metadata records that are tagged or
+// not in every version, by record type.
+var metadataFieldRules = map[string]map[string]fieldRule{
+	"RegisterBrokerRecord": {"InControlledShutdown": {since: 1}, "IsMigratingZkBroker": {since: 2}, "LogDirs": {since: 3, omit: omitEmpty}},
+	"PartitionRecord": {"Directories": {since: 1}, "LeaderRecoveryState": {omit: omitInt(0)},
+		"EligibleLeaderReplicas": {since: 2, omit: omitNil}, "LastKnownElr": {since: 2, omit: omitNil}},
+	"PartitionChangeRecord": {"Isr": {omit: omitNil}, "Leader": {omit: omitInt(-2)}, "Replicas": {omit: omitNil},
+		"RemovingReplicas": {omit: omitNil}, "AddingReplicas": {omit: omitNil}, "LeaderRecoveryState": {omit: omitInt(-1)},
+		"EligibleLeaderReplicas": {since: 2, omit: omitNil}, "LastKnownElr": {since: 2, omit: omitNil}, "Directories": {since: 1, omit: omitNil}},
+	"BrokerRegistrationChangeRecord": {"Fenced": {omit: omitInt(0)}, "InControlledShutdown": {since: 1, omit: omitInt(0)},
+		"LogDirs": {since: 2, omit: omitEmpty}},
+	"BeginTransactionRecord": {"Name": {omit: omitNil}},
+	"AbortTransactionRecord": {"Reason": {omit: omitNil}},
+}
+
+// metadataJSON is a metadata record of version as Kafka's
+// MetadataJsonConverters writes it: the version's fields, named as in
+// Kafka (weir's field names are the schema's), tagged ones only when not
+// at their default, uuids in Kafka's base64 form, bytes in standard base64.
+func metadataJSON(v reflect.Value, version int16) any {
 	switch v.Kind() {
 	case reflect.Pointer:
 		if v.IsNil() {
 			return nil
 		}
-		return metadataJSON(v.Elem())
+		return metadataJSON(v.Elem(), version)
 	case reflect.Struct:
 		obj := jsonObject{}
 		t := v.Type()
+		rules := metadataFieldRules[t.Name()]
 		for i := 0; i < t.NumField(); i++ {
 			f := t.Field(i)
 			if !f.IsExported() || f.Name == "RecordVersion" || f.Name == "UnknownTags" {
 				continue
 			}
 			fv := v.Field(i)
+			if r, ok := rules[f.Name]; ok && (version < r.since || r.omit != nil && r.omit(fv)) {
+				continue
+			}
 			var val any
 			if fv.Kind() == reflect.Slice && fv.IsNil() && f.Type.Elem().Kind() != reflect.Uint8 && !nullableArrays[f.Name] {
 				val = []any{}
 			} else {
-				val = metadataJSON(fv)
+				val = metadataJSON(fv, version)
 			}
 			obj = append(obj, jsonField{key: strings.ToLower(f.Name[:1]) + f.Name[1:], val: val})
 		}
@@ -133,7 +167,7 @@ func metadataJSON(v reflect.Value) any {
 		}
 		arr := make([]any, v.Len())
 		for i := range arr {
-			arr[i] = metadataJSON(v.Index(i))
+			arr[i] = metadataJSON(v.Index(i), version)
 		}
 		return arr
 	}

@@ -90,7 +90,7 @@ func writeDumpFiles(t *testing.T, dir string) {
 		group.EncodeOffsetCommit("g1", "orders", 0, commit),
 		group.EncodeGroupMetadata("g1", gm),
 		group.EncodeOffsetTombstone("g1", "orders", 1),
-		{Key: []byte{0, 11, 0, 0}, Value: []byte{0, 0}}, // a share group record: unknown to weir
+		{Key: []byte{0, 99, 0, 0}, Value: []byte{0, 0}}, // a record type neither weir nor Kafka knows
 	} {
 		recs = append(recs, record.Record{Key: r.Key, Value: r.Value})
 	}
@@ -187,6 +187,7 @@ func TestDumpLogGolden(t *testing.T) {
 
 	// Bad input.
 	tr.run(t, "dump-log")
+	tr.run(t, "dump-log", "--print-data-log")
 	tr.run(t, "dump-log", "--files", filepath.Join(dir, "orders-0", "leader-epoch-checkpoint"))
 	tr.run(t, "dump-log", "--files", filepath.Join(dir, "orders-0", "00000000000000000099.log"))
 	tr.run(t, "dump-log", "--value-decoder-class", "x", "--files", orders(log.FileLog))

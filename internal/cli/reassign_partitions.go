@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -24,6 +25,7 @@ type reassignFlags struct {
 	topicsFile, reassignmentFile, brokerList string
 	throttle, logDirThrottle, timeout        int64
 	additional, preserveThrottles, noRack    bool
+	wait                                     bool
 }
 
 // Throttle configs the tool sets and clears, as Kafka's.
@@ -57,6 +59,10 @@ against weir or Kafka alike.
       the replication of the moving replicas (leader/follower
       .replication.throttled.rate on the brokers that take part, the topics'
       throttled replicas lists); run --verify until done to remove it.
+      --wait (weir only: Kafka's tool returns at once) then waits until the
+      moves are done, showing the bytes each moving replica has caught up
+      with its partition's largest replica: progress bars redrawn every
+      second on a terminal, plain lines every 10 seconds otherwise.
   --verify --reassignment-json-file F [--preserve-throttles]
       prints each partition's state and, once no reassignment is left in the
       cluster, removes the throttles
@@ -72,6 +78,7 @@ which weir does not serve: they fail against weir.
 ` + commandConfigHelp,
 		Example: `  weir reassign-partitions --bootstrap-server localhost:9092 --generate --topics-to-move-json-file topics.json --broker-list 1,2,3
   weir reassign-partitions --bootstrap-server localhost:9092 --execute --reassignment-json-file plan.json --throttle 50000000
+  weir reassign-partitions --bootstrap-server localhost:9092 --execute --reassignment-json-file plan.json --throttle 50000000 --wait
   weir reassign-partitions --bootstrap-server localhost:9092 --verify --reassignment-json-file plan.json
   weir reassign-partitions --bootstrap-server localhost:9092 --list`,
 		Args: cobra.NoArgs,
@@ -95,6 +102,7 @@ which weir does not serve: they fail against weir.
 	fl.Int64Var(&f.timeout, "timeout", 10000, "how long --execute waits for log directory moves to start, ms")
 	fl.BoolVar(&f.additional, "additional", false, "--execute while other reassignments are in progress")
 	fl.BoolVar(&f.preserveThrottles, "preserve-throttles", false, "--verify and --cancel leave the throttles in place")
+	fl.BoolVar(&f.wait, "wait", false, "--execute waits for the moves to finish, showing each moving replica's progress (weir only)")
 	return cmd
 }
 
@@ -244,7 +252,7 @@ func runReassign(cmd *cobra.Command, f *reassignFlags) error {
 	permitted := map[string][]string{
 		"verify":   {"command-config", "preserve-throttles"},
 		"generate": {"command-config", "disable-rack-aware"},
-		"execute":  {"additional", "command-config", "throttle", "replica-alter-log-dirs-throttle", "timeout"},
+		"execute":  {"additional", "command-config", "throttle", "replica-alter-log-dirs-throttle", "timeout", "wait"},
 		"cancel":   {"command-config", "preserve-throttles", "timeout"},
 		"list":     {"command-config"},
 	}
@@ -393,7 +401,14 @@ func reassignAction(cmd *cobra.Command, f *reassignFlags, action string) error {
 	case "generate":
 		return r.generate(topics, brokers, !f.noRack)
 	case "execute":
-		return r.executeAssignment(parts, f.additional, f.throttle)
+		if err := r.executeAssignment(parts, f.additional, f.throttle); err != nil || !f.wait {
+			return err
+		}
+		parent := cmd.Context()
+		if parent == nil {
+			parent = context.Background()
+		}
+		return r.waitAssignment(parent, order, f.throttle >= 0)
 	case "verify":
 		return r.verifyAssignment(order, parts, f.preserveThrottles)
 	case "cancel":

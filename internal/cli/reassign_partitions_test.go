@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -12,6 +13,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"weir/internal/clustertest"
 )
@@ -176,4 +178,98 @@ func TestReassignPartitionsCommandKfake(t *testing.T) {
 	tr.run(t, "reassign-partitions", "--bootstrap-server", bs, "--list")
 	tr.run(t, "reassign-partitions", "--bootstrap-server", bs, "--execute", "--reassignment-json-file", plan)
 	checkGolden(t, "reassign_partitions_kfake.golden", tr.String())
+}
+
+// --execute --wait on a partition holding 200 MiB, moved under a throttle
+// of 50 MB/s: progress lines until done, then --verify removes the
+// throttle.
+func TestReassignPartitionsWait(t *testing.T) {
+	defer func(w struct{ terminal, plain time.Duration }) { waitIntervals = w }(waitIntervals)
+	waitIntervals.plain = 200 * time.Millisecond
+	c := clustertest.New(t, clustertest.Options{Nodes: 3})
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	bs := c.Node(0).Addr
+	if r := runTool(t, "topics", "--bootstrap-server", bs, "--create", "--topic", "big", "--replica-assignment", "1"); r.code != 0 {
+		t.Fatalf("create: %+v", r)
+	}
+	settled(t, c)
+	cl := c.Client(t, kgo.ProducerBatchCompression(kgo.NoCompression()), kgo.ProducerBatchMaxBytes(1<<20))
+	value := make([]byte, 256<<10)
+	recs := make([]*kgo.Record, 800) // 200 MiB
+	for i := range recs {
+		recs[i] = &kgo.Record{Topic: "big", Value: value}
+	}
+	if err := cl.ProduceSync(ctx, recs...).FirstErr(); err != nil {
+		t.Fatal(err)
+	}
+	plan := filepath.Join(t.TempDir(), "plan.json")
+	if err := os.WriteFile(plan, []byte(`{"version":1,"partitions":[{"topic":"big","partition":0,"replicas":[2]}]}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r := runTool(t, "reassign-partitions", "--bootstrap-server", bs, "--execute", "--reassignment-json-file", plan, "--throttle", "50000000", "--wait")
+	if r.code != 0 {
+		t.Fatalf("--execute --wait: %+v", r)
+	}
+	t.Logf("--execute --wait printed:\n%s", r.out)
+	// Progress lines of the one moving replica, between the start and the
+	// end.
+	line := regexp.MustCompile(`^big-0: broker 2 has [0-9.]+ [KMG]?i?B of 200\.0 MiB \(\d+%\)$`)
+	before, after, ok := strings.Cut(r.out, "Successfully started partition reassignment for big-0\n")
+	progress, done, ok2 := strings.Cut(after, "Reassignment of 1 partition completed.\nRun --verify to remove the throttle.\n")
+	if !ok || !ok2 || done != "" || progress == "" || !strings.Contains(before, "The inter-broker throttle limit was set to 50000000 B/s") {
+		t.Fatalf("--execute --wait printed:\n%s", r.out)
+	}
+	for _, l := range strings.Split(strings.TrimSuffix(progress, "\n"), "\n") {
+		if !line.MatchString(l) {
+			t.Errorf("progress line %q", l)
+		}
+	}
+	adm := kadm.NewClient(cl)
+	throttle := func() string {
+		rc, err := adm.DescribeBrokerConfigs(ctx, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, cfg := range rc[0].Configs {
+			if cfg.Key == "follower.replication.throttled.rate" && cfg.Value != nil && cfg.Source == kmsg.ConfigSourceDynamicBrokerConfig {
+				return *cfg.Value
+			}
+		}
+		return ""
+	}
+	if got := throttle(); got != "50000000" {
+		t.Fatalf("throttle after --wait: %q", got)
+	}
+	r = runTool(t, "reassign-partitions", "--bootstrap-server", bs, "--verify", "--reassignment-json-file", plan)
+	if r.code != 0 || !strings.HasPrefix(r.out, "Status of partition reassignment:\nReassignment of partition big-0 is completed.\n") {
+		t.Fatalf("--verify: %+v", r)
+	}
+	if got := throttle(); got != "" {
+		t.Errorf("throttle after --verify: %q", got)
+	}
+	md, err := adm.ListEndOffsets(ctx, "big")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o, _ := md.Lookup("big", 0); o.Offset != 800 {
+		t.Errorf("end offset after the move: %d, want 800", o.Offset)
+	}
+}
+
+// On a terminal, --wait draws a bar per moving replica over its last
+// drawing.
+func TestReassignProgressBars(t *testing.T) {
+	var b strings.Builder
+	p := []replicaProgress{{topicPart{"big", 0}, 2, 50 << 20, 200 << 20}, {topicPart{"big", 1}, 3, 0, 0}}
+	if n := drawBars(&b, p, 0); n != 2 {
+		t.Fatalf("drew %d lines", n)
+	}
+	drawBars(&b, p[:1], 2)
+	want := "\x1b[2Kbig-0 -> broker 2 [=======>                      ]  25% 50.0 MiB / 200.0 MiB\n" +
+		"\x1b[2Kbig-1 -> broker 3 [==============================] 100% 0 B / 0 B\n" +
+		"\x1b[2A\x1b[2Kbig-0 -> broker 2 [=======>                      ]  25% 50.0 MiB / 200.0 MiB\n\x1b[J"
+	if b.String() != want {
+		t.Errorf("bars:\n%q\nwant\n%q", b.String(), want)
+	}
 }

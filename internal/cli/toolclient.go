@@ -220,12 +220,15 @@ func usageError(cmd *cobra.Command, msg string) error {
 
 // stdinIsTerminal reports whether r is a terminal (a prompt can be
 // answered); tests replace it.
-var stdinIsTerminal = func(r io.Reader) bool {
-	f, ok := r.(*os.File)
+var stdinIsTerminal = func(r io.Reader) bool { return isTerminal(r) }
+
+// isTerminal reports whether the file f (stdin, stdout) is a terminal.
+func isTerminal(f any) bool {
+	file, ok := f.(*os.File)
 	if !ok {
 		return false
 	}
-	_, err := unix.IoctlGetTermios(int(f.Fd()), unix.TCGETS)
+	_, err := unix.IoctlGetTermios(int(file.Fd()), unix.TCGETS)
 	return err == nil
 }
 

@@ -159,12 +159,12 @@ func Describe(r Record) (d Described, ok bool, err error) {
 		ProducerEpoch      int16        `json:"producerEpoch"`
 		NextProducerEpoch  *int16       `json:"nextProducerEpoch,omitempty"` // v1+
 		TimeoutMs          int32        `json:"transactionTimeoutMs"`
-		Status             int8         `json:"transactionStatus"`
+		Status             string       `json:"transactionStatus"`
 		Partitions         []partitions `json:"transactionPartitions"`
 		LastUpdateMs       int64        `json:"transactionLastUpdateTimestampMs"`
 		StartMs            int64        `json:"transactionStartTimestampMs"`
 		ClientTxnVersion   *int16       `json:"clientTransactionVersion,omitempty"` // v1+
-	}{ProducerID: v.ProducerID, ProducerEpoch: v.ProducerEpoch, TimeoutMs: v.TimeoutMillis, Status: int8(v.State),
+	}{ProducerID: v.ProducerID, ProducerEpoch: v.ProducerEpoch, TimeoutMs: v.TimeoutMillis, Status: State(v.State).String(),
 		Partitions: parts, LastUpdateMs: v.LastUpdateTimestamp, StartMs: v.StartTimestamp}
 	if v.Version >= 1 {
 		out.PreviousProducerID, out.NextProducerID = &v.PreviousProducerID, &v.NextProducerID
