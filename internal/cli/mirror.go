@@ -33,15 +33,15 @@ matching topic of A to its remote topic on B (A.topic by default),
 partition N to partition N with keys, values, headers and timestamps,
 creating and growing the remote topics; it writes MM2's offset syncs,
 heartbeats and checkpoints (A's groups' offsets translated as MM2 3.5+ does,
-listed anew at each checkpoint interval), and keeps its positions on the
+listed anew at each checkpoint interval; with sync.group.offsets.enabled
+also committed as the groups' offsets on B when they are empty or absent
+there, only forwards), and keeps its positions on the
 target in
 mm2-offsets.<source>.internal, so a restart resumes where it stopped
 (at least once: records copied after the last stored position are copied
 again).
 
-Not supported yet, and refused when asked for: group offset sync
-(sync.group.offsets.enabled),
-topic config and ACL sync (sync.topic.configs.enabled,
+Not supported yet, and refused when asked for: topic config and ACL sync (sync.topic.configs.enabled,
 sync.topic.acls.enabled), exactly-once (exactly.once.support), TLS and
 SASL (PLAINTEXT only). Those MM2 turns on by default are warned about at
 start-up. Run one process per file: processes do not share work yet.

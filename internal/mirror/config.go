@@ -56,6 +56,9 @@ type FlowConfig struct {
 	CheckpointsInterval   time.Duration
 	RefreshTopicsInterval time.Duration
 	RefreshGroupsInterval time.Duration
+	// SyncGroupOffsetsInterval is sync.group.offsets.interval.seconds
+	// when sync.group.offsets.enabled.
+	SyncGroupOffsetsInterval time.Duration
 
 	HeartbeatsReplication bool
 }
@@ -149,7 +152,7 @@ var flowSettings = map[string]setting{
 	"emit.heartbeats.interval.seconds":                    {def: "1"},
 	"emit.checkpoints.enabled":                            {def: "true"},
 	"emit.checkpoints.interval.seconds":                   {def: "60"},
-	"sync.group.offsets.enabled":                          {def: "false", unimplemented: "true"},
+	"sync.group.offsets.enabled":                          {def: "false"},
 	"sync.group.offsets.interval.seconds":                 {def: "60"},
 	"refresh.topics.enabled":                              {def: "true"},
 	"refresh.topics.interval.seconds":                     {def: "600"},
@@ -167,7 +170,6 @@ var flowSettings = map[string]setting{
 
 // unimplementedWhy says what is missing for each unimplemented key.
 var unimplementedWhy = map[string]string{
-	"sync.group.offsets.enabled": "group offsets are not synced yet",
 	"sync.topic.configs.enabled": "topic configs are not synced yet",
 	"sync.topic.acls.enabled":    "topic ACLs are not synced yet",
 }
@@ -473,7 +475,7 @@ func parseFlow(src, dst string, top, over map[string]string) (*FlowConfig, []str
 	}{
 		{"emit.heartbeats", &f.HeartbeatsInterval},
 		{"emit.checkpoints", &f.CheckpointsInterval},
-		{"sync.group.offsets", nil},
+		{"sync.group.offsets", &f.SyncGroupOffsetsInterval},
 		{"refresh.topics", &f.RefreshTopicsInterval},
 		{"refresh.groups", &f.RefreshGroupsInterval},
 		{"sync.topic.configs", nil},
@@ -499,6 +501,10 @@ func parseFlow(src, dst string, top, over map[string]string) (*FlowConfig, []str
 	if !f.EmitOffsetSyncs && f.CheckpointsInterval > 0 {
 		_, k := get("emit.offset-syncs.enabled")
 		return fail(k, fmt.Errorf("false needs emit.checkpoints.enabled=false: checkpoints are translated through the offset syncs"))
+	}
+	if f.SyncGroupOffsetsInterval > 0 && f.CheckpointsInterval == 0 {
+		_, k := get("sync.group.offsets.enabled")
+		return fail(k, fmt.Errorf("true needs emit.checkpoints.enabled=true: group offsets are synced from the checkpoints"))
 	}
 	v, k = get("tasks.max")
 	n, err := strconv.Atoi(strings.TrimSpace(v))

@@ -160,7 +160,7 @@ func TestParseErrors(t *testing.T) {
 		{map[string]string{"exactly.once.support": "required"}, "exactly.once.support"},
 		{map[string]string{"B.exactly.once.source.support": "enabled"}, "B.exactly.once.source.support"},
 		{map[string]string{"sync.topic.acls.enabled": "true"}, "sync.topic.acls.enabled"},
-		{map[string]string{"A->B.sync.group.offsets.enabled": "true"}, "A->B.sync.group.offsets.enabled"},
+		{map[string]string{"A->B.sync.group.offsets.enabled": "true", "emit.checkpoints.enabled": "false"}, "A->B.sync.group.offsets.enabled"},
 		{map[string]string{"emit.checkpoints.enabled": "true", "A->B.emit.offset-syncs.enabled": "false"}, "A->B.emit.offset-syncs.enabled"},
 		{map[string]string{"tasks.max": "0"}, "tasks.max"},
 		{map[string]string{"replication.policy.class": "IdentityReplicationPolicy", "B->A.enabled": "true"}, "IdentityReplicationPolicy"},
