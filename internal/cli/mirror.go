@@ -28,23 +28,31 @@ replication.policy.class (DefaultReplicationPolicy with
 replication.policy.separator, or IdentityReplicationPolicy), the
 replication factors, offset-syncs.topic.location, offset.lag.max,
 emit.heartbeats.*, emit.checkpoints.*, groups and groups.exclude,
-refresh.topics.*. Each enabled flow A->B copies every
-matching topic of A to its remote topic on B (A.topic by default),
-partition N to partition N with keys, values, headers and timestamps,
-creating and growing the remote topics; it writes MM2's offset syncs,
-heartbeats and checkpoints (A's groups' offsets translated as MM2 3.5+ does,
-listed anew at each checkpoint interval; with sync.group.offsets.enabled
-also committed as the groups' offsets on B when they are empty or absent
-there, only forwards), and keeps its positions on the
-target in
-mm2-offsets.<source>.internal, so a restart resumes where it stopped
-(at least once: records copied after the last stored position are copied
-again).
+refresh.topics.*, sync.group.offsets.*, sync.topic.configs.*,
+config.properties.exclude, use.defaults.from, sync.topic.acls.*.
 
-Not supported yet, and refused when asked for: topic config and ACL sync (sync.topic.configs.enabled,
-sync.topic.acls.enabled), exactly-once (exactly.once.support), TLS and
-SASL (PLAINTEXT only). Those MM2 turns on by default are warned about at
-start-up. Run one process per file: processes do not share work yet.
+Each enabled flow A->B copies every matching topic of A to its remote topic
+on B (A.topic by default), partition N to partition N with keys, values,
+headers and timestamps. Remote topics are created with their source's
+configs and grown with it; new topics are found at each poll of A's
+metadata (every 2 seconds), not only at refresh.topics.interval.seconds.
+Topic configs are synced with IncrementalAlterConfigs (read-only,
+sensitive, static broker and excluded configs left alone; a config at its
+default on A is deleted on B), and literal topic ACLs of mirrored topics
+are created on B (ALLOW WRITE dropped, ALLOW ALL made ALLOW READ; nothing
+deleted; a source without an authorizer is skipped).
+
+It writes MM2's offset syncs, heartbeats and checkpoints (A's groups'
+offsets translated as MM2 3.5+ does, listed anew at each checkpoint
+interval; with sync.group.offsets.enabled also committed as the groups'
+offsets on B when they are empty or absent there, only forwards), and keeps
+its positions on the target in mm2-offsets.<source>.internal, so a restart
+resumes where it stopped (at least once: records copied after the last
+stored position are copied again).
+
+Not supported yet, and refused when asked for: exactly-once
+(exactly.once.support), TLS and SASL (PLAINTEXT only). Run one process per
+file: processes do not share work yet.
 
 SIGTERM or SIGINT stops the mirror after the batch in flight.`,
 		Example: `  weir mirror --config mm2.properties`,

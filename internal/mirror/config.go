@@ -57,8 +57,15 @@ type FlowConfig struct {
 	RefreshTopicsInterval time.Duration
 	RefreshGroupsInterval time.Duration
 	// SyncGroupOffsetsInterval is sync.group.offsets.interval.seconds
-	// when sync.group.offsets.enabled.
+	// when sync.group.offsets.enabled; likewise for topic configs and ACLs.
 	SyncGroupOffsetsInterval time.Duration
+	SyncTopicConfigsInterval time.Duration
+	SyncTopicACLsInterval    time.Duration
+
+	// ConfigExclude is config.properties.exclude (nil: nothing excluded);
+	// DefaultsFromSource is use.defaults.from=source.
+	ConfigExclude      *regexp.Regexp
+	DefaultsFromSource bool
 
 	HeartbeatsReplication bool
 }
@@ -118,14 +125,9 @@ func splitList(v string) []string {
 	return out
 }
 
-// setting describes one connector-level key: its default and whether weir
-// implements it. A key not implemented is refused when set to a value that
-// asks for the feature, and warned about when its default would.
+// setting describes one connector-level key: its default.
 type setting struct {
 	def string
-	// unimplemented, when set, is the value (lower case) asking for a
-	// feature weir's mirror does not have yet.
-	unimplemented string
 }
 
 // flowSettings are the keys a flow reads, at top level or `A->B.`-prefixed.
@@ -158,20 +160,15 @@ var flowSettings = map[string]setting{
 	"refresh.topics.interval.seconds":                     {def: "600"},
 	"refresh.groups.enabled":                              {def: "true"},
 	"refresh.groups.interval.seconds":                     {def: "600"},
-	"sync.topic.configs.enabled":                          {def: "true", unimplemented: "true"},
+	"sync.topic.configs.enabled":                          {def: "true"},
 	"sync.topic.configs.interval.seconds":                 {def: "600"},
-	"sync.topic.acls.enabled":                             {def: "true", unimplemented: "true"},
+	"sync.topic.acls.enabled":                             {def: "true"},
 	"sync.topic.acls.interval.seconds":                    {def: "600"},
 	"config.properties.exclude":                           {def: DefaultConfigPropertiesExclude},
 	"config.properties.blacklist":                         {},
+	"use.defaults.from":                                   {def: "target"},
 	"heartbeats.replication.enabled":                      {def: "true"},
 	"tasks.max":                                           {def: "1"},
-}
-
-// unimplementedWhy says what is missing for each unimplemented key.
-var unimplementedWhy = map[string]string{
-	"sync.topic.configs.enabled": "topic configs are not synced yet",
-	"sync.topic.acls.enabled":    "topic ACLs are not synced yet",
 }
 
 // clientKeys are the `<alias>.` client properties the mirror honours.
@@ -227,10 +224,7 @@ func Parse(props map[string]string) (*Config, []string, error) {
 				return nil, nil, fmt.Errorf("exactly.once.support=%s: exactly-once mirroring is not supported yet (only disabled)", v)
 			}
 		default:
-			if s, ok := flowSettings[k]; ok {
-				if err := checkImplemented(k, v, s); err != nil {
-					return nil, nil, err
-				}
+			if _, ok := flowSettings[k]; ok {
 				continue
 			}
 			warns = append(warns, fmt.Sprintf("unknown key %s ignored", k))
@@ -342,13 +336,6 @@ func (c *ClusterConfig) set(key, rest, v string) ([]string, error) {
 	return nil, nil
 }
 
-func checkImplemented(k, v string, s setting) error {
-	if s.unimplemented != "" && strings.EqualFold(strings.TrimSpace(v), s.unimplemented) {
-		return fmt.Errorf("%s=%s: not supported yet by weir's mirror (%s)", k, v, unimplementedWhy[k])
-	}
-	return nil
-}
-
 // parseFlow builds the effective configuration of flow src->dst.
 func parseFlow(src, dst string, top, over map[string]string) (*FlowConfig, []string, error) {
 	var warns []string
@@ -356,13 +343,8 @@ func parseFlow(src, dst string, top, over map[string]string) (*FlowConfig, []str
 		if k == "enabled" {
 			continue
 		}
-		s, ok := flowSettings[k]
-		if !ok {
+		if _, ok := flowSettings[k]; !ok {
 			warns = append(warns, fmt.Sprintf("unknown key %s->%s.%s ignored", src, dst, k))
-			continue
-		}
-		if err := checkImplemented(src+"->"+dst+"."+k, over[k], s); err != nil {
-			return nil, nil, err
 		}
 	}
 	// get returns the effective value and the key to name in errors.
@@ -411,9 +393,16 @@ func parseFlow(src, dst string, top, over map[string]string) (*FlowConfig, []str
 		return nil, nil, err
 	}
 	if v, k := alias("config.properties.exclude", "config.properties.blacklist"); true {
-		if _, err := compileList(v); err != nil {
+		if f.ConfigExclude, err = compileList(v); err != nil {
 			return fail(k, err)
 		}
+	}
+	switch v, k := get("use.defaults.from"); strings.ToLower(strings.TrimSpace(v)) {
+	case "target":
+	case "source":
+		f.DefaultsFromSource = true
+	default:
+		return fail(k, fmt.Errorf("invalid value %q (target or source)", v))
 	}
 	class, classKey := get("replication.policy.class")
 	sep, _ := get("replication.policy.separator")
@@ -478,8 +467,8 @@ func parseFlow(src, dst string, top, over map[string]string) (*FlowConfig, []str
 		{"sync.group.offsets", &f.SyncGroupOffsetsInterval},
 		{"refresh.topics", &f.RefreshTopicsInterval},
 		{"refresh.groups", &f.RefreshGroupsInterval},
-		{"sync.topic.configs", nil},
-		{"sync.topic.acls", nil},
+		{"sync.topic.configs", &f.SyncTopicConfigsInterval},
+		{"sync.topic.acls", &f.SyncTopicACLsInterval},
 	} {
 		ev, ek := get(iv.prefix + ".enabled")
 		on, err := parseBool(ev)
@@ -490,9 +479,6 @@ func parseFlow(src, dst string, top, over map[string]string) (*FlowConfig, []str
 		secs, err := strconv.ParseInt(strings.TrimSpace(sv), 10, 64)
 		if err != nil || secs == 0 {
 			return fail(sk, fmt.Errorf("invalid value %q (a number of seconds, negative to disable)", sv))
-		}
-		if on && secs > 0 && flowSettings[iv.prefix+".enabled"].unimplemented == "true" {
-			warns = append(warns, fmt.Sprintf("%s is true by default: %s in weir's mirror, set it to false to silence this", ek, unimplementedWhy[iv.prefix+".enabled"]))
 		}
 		if iv.dst != nil && on && secs > 0 {
 			*iv.dst = time.Duration(secs) * time.Second

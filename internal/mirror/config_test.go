@@ -119,17 +119,16 @@ func TestParseOverrides(t *testing.T) {
 
 func TestParseWarnings(t *testing.T) {
 	_, warns, err := parse(t, map[string]string{
-		"sync.topic.acls.enabled": "<unset>",
-		"no.such.key":             "1",
-		"A->B.no.such":            "1",
-		"A.fetch.max.bytes":       "1",
-		"tasks.max":               "4",
+		"no.such.key":       "1",
+		"A->B.no.such":      "1",
+		"A.fetch.max.bytes": "1",
+		"tasks.max":         "4",
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
 	all := strings.Join(warns, "\n")
-	for _, want := range []string{"sync.topic.acls.enabled is true by default", "no.such.key", "A->B.no.such", "A.fetch.max.bytes", "tasks.max=4"} {
+	for _, want := range []string{"no.such.key", "A->B.no.such", "A.fetch.max.bytes", "tasks.max=4"} {
 		if !strings.Contains(all, want) {
 			t.Errorf("no warning about %s in %q", want, all)
 		}
@@ -159,7 +158,8 @@ func TestParseErrors(t *testing.T) {
 		{map[string]string{"A.ssl.truststore.location": "/x"}, "A.ssl.truststore.location"},
 		{map[string]string{"exactly.once.support": "required"}, "exactly.once.support"},
 		{map[string]string{"B.exactly.once.source.support": "enabled"}, "B.exactly.once.source.support"},
-		{map[string]string{"sync.topic.acls.enabled": "true"}, "sync.topic.acls.enabled"},
+		{map[string]string{"A->B.use.defaults.from": "both"}, "A->B.use.defaults.from"},
+		{map[string]string{"config.properties.exclude": "a(?=b)"}, "config.properties.exclude"},
 		{map[string]string{"A->B.sync.group.offsets.enabled": "true", "emit.checkpoints.enabled": "false"}, "A->B.sync.group.offsets.enabled"},
 		{map[string]string{"emit.checkpoints.enabled": "true", "A->B.emit.offset-syncs.enabled": "false"}, "A->B.emit.offset-syncs.enabled"},
 		{map[string]string{"tasks.max": "0"}, "tasks.max"},

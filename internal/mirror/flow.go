@@ -18,11 +18,16 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
 // pollTimeout bounds one poll of the source, as MM2's
 // consumer.poll.timeout.ms default.
 const pollTimeout = time.Second
+
+// metadataPoll is how often the source's metadata is polled for new
+// topics and partitions, when refresh.topics.enabled.
+const metadataPoll = 2 * time.Second
 
 // connectorName names the flow's positions in the target's offset store,
 // as MM2's source connector.
@@ -135,9 +140,20 @@ func (f *flow) run(ctx context.Context) error {
 			}
 		}()
 	}
+	if f.cfg.SyncTopicConfigsInterval > 0 || f.cfg.SyncTopicACLsInterval > 0 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			f.topicSync(ctx)
+		}()
+	}
+	// Topics are refreshed at refresh.topics.interval.seconds, and sooner:
+	// a poll of the source's metadata every metadataPoll picks up new
+	// topics and partitions.
+	every := min(f.cfg.RefreshTopicsInterval, metadataPoll)
 	var lastRefresh time.Time
 	for ctx.Err() == nil {
-		if lastRefresh.IsZero() || (f.cfg.RefreshTopicsInterval > 0 && time.Since(lastRefresh) >= f.cfg.RefreshTopicsInterval) {
+		if lastRefresh.IsZero() || (every > 0 && time.Since(lastRefresh) >= every) {
 			if err := f.refresh(ctx, stored); err != nil {
 				cancel(err)
 				break
@@ -187,6 +203,19 @@ func ensureTopic(ctx context.Context, adm *kadm.Client, topic string, n int32, r
 	return nil
 }
 
+// ensureRemote creates a remote topic with configs, or grows it to n
+// partitions. A target refusing a config gets the topic without the
+// source's configs (the config sync then says which it refuses), rather
+// than no topic at all.
+func (f *flow) ensureRemote(ctx context.Context, remote string, n int32, configs map[string]*string) error {
+	err := ensureTopic(ctx, f.dstAdm, remote, n, f.cfg.ReplicationFactor, configs)
+	if len(configs) > 0 && (errors.Is(err, kerr.InvalidConfig) || errors.Is(err, kerr.PolicyViolation)) {
+		f.log.Warn("the target refused the source's configs: remote topic created with the target's defaults", "topic", remote, "err", err)
+		err = ensureTopic(ctx, f.dstAdm, remote, n, f.cfg.ReplicationFactor, nil)
+	}
+	return err
+}
+
 // refresh finds the source topics to mirror, creates or grows their remote
 // topics and starts consuming new partitions.
 func (f *flow) refresh(ctx context.Context, stored map[topicPartition]int64) error {
@@ -196,6 +225,18 @@ func (f *flow) refresh(ctx context.Context, stored map[topicPartition]int64) err
 	}
 	add := map[string]map[int32]kgo.Offset{}
 	grown := false
+	var fresh []string // topics with no remote topic yet in this process
+	for _, d := range topics.Sorted() {
+		if d.Err == nil && f.cfg.ShouldReplicate(d.Topic) && f.remote[f.cfg.Policy.FormatRemoteTopic(f.cfg.Source, d.Topic)] == 0 {
+			fresh = append(fresh, d.Topic)
+		}
+	}
+	configs := map[string][]kmsg.DescribeConfigsResponseResourceConfig{}
+	if len(fresh) > 0 {
+		if configs, err = f.describeConfigs(ctx, fresh); err != nil {
+			return err
+		}
+	}
 	for _, d := range topics.Sorted() {
 		if d.Err != nil || !f.cfg.ShouldReplicate(d.Topic) {
 			continue
@@ -203,7 +244,7 @@ func (f *flow) refresh(ctx context.Context, stored map[topicPartition]int64) err
 		n := int32(len(d.Partitions))
 		remote := f.cfg.Policy.FormatRemoteTopic(f.cfg.Source, d.Topic)
 		if f.remote[remote] < n {
-			if err := ensureTopic(ctx, f.dstAdm, remote, n, f.cfg.ReplicationFactor, nil); err != nil {
+			if err := f.ensureRemote(ctx, remote, n, f.createConfigs(configs[d.Topic])); err != nil {
 				return err
 			}
 			f.log.Info("mirroring topic", "topic", d.Topic, "remote", remote, "partitions", n)
