@@ -50,13 +50,26 @@ its positions on the target in mm2-offsets.<source>.internal, so a restart
 resumes where it stopped (at least once: records copied after the last
 stored position are copied again).
 
+Several processes with the same file share each flow: its source
+partitions are split into tasks.max tasks, held through the consumer group
+weir-mirror.A->B on B (the tasks are the partitions of mm2-tasks.A.internal
+there). A process that dies is replaced by the others after
+session.timeout.ms (10000; heartbeat.interval.ms 3000, Connect's worker
+keys), which resume from the stored positions. New topics move no task. The
+process holding task 0 also writes the heartbeats and checkpoints and syncs
+group offsets, topic configs and ACLs.
+
 Not supported yet, and refused when asked for: exactly-once
-(exactly.once.support), TLS and SASL (PLAINTEXT only). Run one process per
-file: processes do not share work yet.
+(exactly.once.support), TLS and SASL (PLAINTEXT only).
+
+With weir.metrics.listener (host:port or http://host:port) each process
+serves MM2's metrics on /metrics, plus the lag in records per partition.
+weir mirror status prints what the processes of a file are doing.
 
 SIGTERM or SIGINT stops the mirror after the batch in flight.`,
-		Example: `  weir mirror --config mm2.properties`,
-		Args:    cobra.NoArgs,
+		Example: `  weir mirror --config mm2.properties
+  weir mirror status --config mm2.properties`,
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if configFile == "" {
 				return usageError(cmd, "Missing required option: --config")
@@ -83,5 +96,39 @@ SIGTERM or SIGINT stops the mirror after the batch in flight.`,
 	}
 	cmd.Flags().StringVarP(&configFile, "config", "c", "", "REQUIRED: the MirrorMaker 2 properties file (mm2.properties)")
 	cmd.Flags().StringVar(&logLevel, "log-level", "info", "log level: debug, info, warn or error")
+	cmd.AddCommand(newMirrorStatusCommand())
+	return cmd
+}
+
+func newMirrorStatusCommand() *cobra.Command {
+	var configFile string
+	cmd := &cobra.Command{
+		Use:   "status",
+		Short: "Print what the mirror processes of a properties file are doing",
+		Long: `status reads the clusters of an mm2.properties file and prints, per enabled
+flow and mirrored topic, its partitions, its lag (source records after the
+positions the mirror stored), the age of its latest checkpoint and the
+processes holding its partitions (numbers of the second table); then each
+process of each flow with the tasks it holds.`,
+		Example: `  weir mirror status --config mm2.properties`,
+		Args:    cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if configFile == "" {
+				return usageError(cmd, "Missing required option: --config")
+			}
+			props, err := loadProperties(configFile)
+			if err != nil {
+				return err
+			}
+			cfg, _, err := mirror.Parse(props)
+			if err != nil {
+				return fmt.Errorf("%s: %w", configFile, err)
+			}
+			ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
+			defer stop()
+			return mirror.Status(ctx, cfg, cmd.OutOrStdout())
+		},
+	}
+	cmd.Flags().StringVarP(&configFile, "config", "c", "", "REQUIRED: the MirrorMaker 2 properties file (mm2.properties)")
 	return cmd
 }

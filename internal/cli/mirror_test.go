@@ -27,6 +27,9 @@ func TestMirrorRefusesConfig(t *testing.T) {
 			t.Errorf("%q: exit %d, stderr %q, want %q", extra, r.code, r.err, want)
 		}
 	}
+	if r := runTool(t, "mirror", "status"); r.code != 1 || !strings.Contains(r.err, "Missing required option: --config") {
+		t.Errorf("status without --config: exit %d, stderr %q", r.code, r.err)
+	}
 	if r := runTool(t, "mirror"); r.code != 1 || !strings.Contains(r.err, "Missing required option: --config") {
 		t.Errorf("no --config: exit %d, stderr %q", r.code, r.err)
 	}

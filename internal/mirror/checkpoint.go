@@ -199,6 +199,7 @@ func (c *checkpointer) round(ctx context.Context, topic string) error {
 	if err := c.readSyncs(ctx); err != nil {
 		return err
 	}
+	created := time.Now()
 	listed, err := c.f.srcAdm.ListGroups(ctx)
 	if err != nil {
 		return fmt.Errorf("listing the source's groups: %w", err)
@@ -237,6 +238,7 @@ func (c *checkpointer) round(ctx context.Context, topic string) error {
 	}
 	for _, cp := range due {
 		c.remember(cp)
+		c.f.metrics.checkpointed(cp.Group, topicPartition{cp.Topic, cp.Partition}, created)
 	}
 	return nil
 }

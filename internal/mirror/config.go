@@ -6,6 +6,7 @@ package mirror
 
 import (
 	"fmt"
+	"net"
 	"regexp"
 	"slices"
 	"strconv"
@@ -68,6 +69,14 @@ type FlowConfig struct {
 	DefaultsFromSource bool
 
 	HeartbeatsReplication bool
+
+	// Tasks is tasks.max: the flow's source partitions are split into this
+	// many tasks, which the processes running the flow share.
+	Tasks int
+	// SessionTimeout and HeartbeatInterval are the Connect worker's
+	// session.timeout.ms and heartbeat.interval.ms (top level): a process
+	// that stops heartbeating loses its tasks after SessionTimeout.
+	SessionTimeout, HeartbeatInterval time.Duration
 }
 
 // Name is MM2's name of the flow, "A->B".
@@ -90,6 +99,9 @@ func (f *FlowConfig) PositionsTopic() string { return "mm2-offsets." + f.Source 
 type Config struct {
 	Clusters map[string]*ClusterConfig
 	Flows    []*FlowConfig
+	// MetricsListener is weir.metrics.listener without its http://
+	// prefix: the host:port serving /metrics; "" serves none.
+	MetricsListener string
 }
 
 // Filter is MM2's include/exclude pair of pattern lists, each list joined
@@ -219,12 +231,21 @@ func Parse(props map[string]string) (*Config, []string, error) {
 		v := top[k]
 		switch k {
 		case "clusters":
+		case "weir.metrics.listener":
+			l := strings.TrimPrefix(strings.TrimSpace(v), "http://")
+			if _, _, err := net.SplitHostPort(l); err != nil && l != "" {
+				return nil, nil, fmt.Errorf("%s=%s: not host:port or http://host:port", k, v)
+			}
+			cfg.MetricsListener = l
 		case "exactly.once.support":
 			if !strings.EqualFold(strings.TrimSpace(v), "disabled") {
 				return nil, nil, fmt.Errorf("exactly.once.support=%s: exactly-once mirroring is not supported yet (only disabled)", v)
 			}
 		default:
 			if _, ok := flowSettings[k]; ok {
+				continue
+			}
+			if _, ok := workerDefaults[k]; ok {
 				continue
 			}
 			warns = append(warns, fmt.Sprintf("unknown key %s ignored", k))
@@ -497,11 +518,30 @@ func parseFlow(src, dst string, top, over map[string]string) (*FlowConfig, []str
 	if err != nil || n < 1 {
 		return fail(k, fmt.Errorf("invalid value %q (a positive number)", v))
 	}
-	if n > 1 {
-		warns = append(warns, fmt.Sprintf("%s=%d: weir's mirror copies each flow in one task", k, n))
+	f.Tasks = n
+	for _, d := range []struct {
+		key string
+		dst *time.Duration
+	}{{"session.timeout.ms", &f.SessionTimeout}, {"heartbeat.interval.ms", &f.HeartbeatInterval}} {
+		v := top[d.key]
+		if v == "" {
+			v = workerDefaults[d.key]
+		}
+		ms, err := strconv.ParseInt(strings.TrimSpace(v), 10, 32)
+		if err != nil || ms <= 0 {
+			return fail(d.key, fmt.Errorf("invalid value %q (a positive number of milliseconds)", v))
+		}
+		*d.dst = time.Duration(ms) * time.Millisecond
+	}
+	if f.HeartbeatInterval >= f.SessionTimeout {
+		return fail("heartbeat.interval.ms", fmt.Errorf("must be below session.timeout.ms"))
 	}
 	return f, warns, nil
 }
+
+// workerDefaults are the Connect worker keys weir's mirror honours, at top
+// level, with Connect's defaults.
+var workerDefaults = map[string]string{"session.timeout.ms": "10000", "heartbeat.interval.ms": "3000"}
 
 // parseBool parses a Java ConfigDef BOOLEAN: true or false, any case.
 func parseBool(v string) (bool, error) {

@@ -1,7 +1,8 @@
 package mirror
 
 // One flow A->B: source partition N is copied to partition N of its remote
-// topic, record for record, at least once. After each polled batch is
+// topic, record for record, at least once, for the partitions of the tasks
+// this process holds (tasks.go). After each polled batch is
 // acknowledged by the target, the flow writes its source positions to the
 // target, then its offset syncs. A restart resumes one past the stored
 // position of each partition (the earliest offset when there is none).
@@ -25,6 +26,13 @@ import (
 // consumer.poll.timeout.ms default.
 const pollTimeout = time.Second
 
+// maxBatch bounds the records of one batch: the records a killed process
+// copied but did not store the positions of are copied again.
+const maxBatch = 5000
+
+// batchGrace bounds the copy of a batch polled before the flow stopped.
+const batchGrace = 30 * time.Second
+
 // metadataPoll is how often the source's metadata is polled for new
 // topics and partitions, when refresh.topics.enabled.
 const metadataPoll = 2 * time.Second
@@ -43,14 +51,26 @@ type flow struct {
 	src, dst, out  *kgo.Client
 	srcAdm, dstAdm *kadm.Client
 	newOut         func() (*kgo.Client, error)
+	newGroup       func() (*kgo.Client, error)
 
 	// next is the next source offset to copy of each assigned partition.
 	next map[topicPartition]int64
+	// stored are the positions read when tasks were last taken.
+	stored map[topicPartition]int64
 	// remote is the partition count of each remote topic created.
 	remote map[string]int32
 
 	mu   sync.Mutex // guards rule, fed from produce callbacks
 	rule *syncRule
+
+	// grp is the client in the flow's group on the target; own is what
+	// it holds. runCtx is the flow's context, ended by fail.
+	grp *kgo.Client
+	own ownership
+	// metrics are the flow's MM2 metrics.
+	metrics *flowMetrics
+	runCtx  context.Context
+	fail    func(error)
 }
 
 func newFlow(cfg *FlowConfig, clusters map[string]*ClusterConfig, log *slog.Logger, extra []kgo.Opt) (*flow, error) {
@@ -63,7 +83,8 @@ func newFlow(cfg *FlowConfig, clusters map[string]*ClusterConfig, log *slog.Logg
 		return kgo.NewClient(append(opts, extra...)...)
 	}
 	f := &flow{cfg: cfg, log: log.With("flow", cfg.Name()), next: map[topicPartition]int64{},
-		remote: map[string]int32{}, rule: newSyncRule(cfg.OffsetLagMax)}
+		remote: map[string]int32{}, rule: newSyncRule(cfg.OffsetLagMax), own: ownership{tasks: map[int32]bool{}},
+		metrics: (&metrics{}).flow(cfg.Source, cfg.Target)}
 	var err error
 	if f.src, err = client(clusters[cfg.Source], kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()),
 		kgo.FetchMaxWait(pollTimeout/2), kgo.RecordPartitioner(kgo.ManualPartitioner())); err != nil {
@@ -82,6 +103,7 @@ func newFlow(cfg *FlowConfig, clusters map[string]*ClusterConfig, log *slog.Logg
 		return nil, err
 	}
 	f.srcAdm, f.dstAdm = kadm.NewClient(f.src), kadm.NewClient(f.dst)
+	f.newGroup = func() (*kgo.Client, error) { return client(clusters[cfg.Target], f.groupOpts()...) }
 	return f, nil
 }
 
@@ -111,50 +133,44 @@ func (f *flow) run(ctx context.Context) error {
 			return err
 		}
 	}
-	stored, err := f.loadPositions(ctx)
+	if err := ensureTopic(ctx, f.dstAdm, f.cfg.TasksTopic(), int32(f.cfg.Tasks), f.cfg.PositionsReplicationFactor, nil); err != nil {
+		return err
+	}
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	f.runCtx, f.fail = ctx, cancel
+	defer f.stopDuties()
+	grp, err := f.newGroup()
 	if err != nil {
 		return err
 	}
-	var wg sync.WaitGroup
-	defer wg.Wait()
-	ctx, cancel := context.WithCancelCause(ctx)
-	defer cancel(nil)
-	if f.cfg.HeartbeatsInterval > 0 {
-		if err := ensureTopic(ctx, f.dstAdm, HeartbeatsTopic, 1, f.cfg.HeartbeatsReplicationFactor, compact); err != nil {
-			return err
+	f.grp = grp
+	// Closing the group client (leaving the group) gives up every task;
+	// the copy loop has stopped by then.
+	defer grp.Close()
+	go func() {
+		for ctx.Err() == nil {
+			fs := grp.PollFetches(ctx)
+			if err := fs.Err0(); err != nil && ctx.Err() == nil && !errors.Is(err, context.Canceled) {
+				f.log.Warn("the flow's group client", "err", err)
+				select {
+				case <-ctx.Done():
+				case <-time.After(time.Second):
+				}
+			}
 		}
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			if err := f.heartbeats(ctx); err != nil {
-				cancel(err)
-			}
-		}()
-	}
-	if f.cfg.CheckpointsInterval > 0 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			if err := f.checkpoints(ctx); err != nil {
-				cancel(err)
-			}
-		}()
-	}
-	if f.cfg.SyncTopicConfigsInterval > 0 || f.cfg.SyncTopicACLsInterval > 0 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			f.topicSync(ctx)
-		}()
-	}
+	}()
 	// Topics are refreshed at refresh.topics.interval.seconds, and sooner:
 	// a poll of the source's metadata every metadataPoll picks up new
 	// topics and partitions.
 	every := min(f.cfg.RefreshTopicsInterval, metadataPoll)
 	var lastRefresh time.Time
 	for ctx.Err() == nil {
-		if lastRefresh.IsZero() || (every > 0 && time.Since(lastRefresh) >= every) {
-			if err := f.refresh(ctx, stored); err != nil {
+		f.own.mu.Lock()
+		reassigned := f.own.reassigned
+		f.own.mu.Unlock()
+		if reassigned || lastRefresh.IsZero() || (every > 0 && time.Since(lastRefresh) >= every) {
+			if err := f.refresh(ctx); err != nil {
 				cancel(err)
 				break
 			}
@@ -196,7 +212,8 @@ func ensureTopic(ctx context.Context, adm *kadm.Client, topic string, n int32, r
 		if err == nil {
 			err = r.Error()
 		}
-		if err != nil {
+		// Grown meanwhile by another process of the flow.
+		if err != nil && !errors.Is(err, kerr.InvalidPartitions) {
 			return fmt.Errorf("adding partitions to %s: %w", topic, err)
 		}
 	}
@@ -217,8 +234,21 @@ func (f *flow) ensureRemote(ctx context.Context, remote string, n int32, configs
 }
 
 // refresh finds the source topics to mirror, creates or grows their remote
-// topics and starts consuming new partitions.
-func (f *flow) refresh(ctx context.Context, stored map[topicPartition]int64) error {
+// topics and starts consuming the new partitions of the tasks held. When
+// tasks were taken since the last refresh, the positions are read anew
+// first: their partitions resume from those stored by whoever held them.
+func (f *flow) refresh(ctx context.Context) error {
+	f.own.mu.Lock()
+	defer f.own.mu.Unlock()
+	if f.own.reassigned {
+		stored, err := f.loadPositions(ctx)
+		if err != nil {
+			return err
+		}
+		f.stored = stored
+		f.own.reassigned = false
+	}
+	stored := f.stored
 	topics, err := f.srcAdm.ListTopics(ctx)
 	if err != nil {
 		return fmt.Errorf("listing the source's topics: %w", err)
@@ -253,7 +283,7 @@ func (f *flow) refresh(ctx context.Context, stored map[topicPartition]int64) err
 		}
 		for p := range n {
 			tp := topicPartition{d.Topic, p}
-			if _, ok := f.next[tp]; ok {
+			if _, ok := f.next[tp]; ok || !f.own.tasks[f.cfg.TaskOf(tp.topic, tp.partition)] {
 				continue
 			}
 			o := kgo.NewOffset().AtStart()
@@ -278,6 +308,8 @@ func (f *flow) refresh(ctx context.Context, stored map[topicPartition]int64) err
 	}
 	if len(add) > 0 {
 		f.src.AddConsumePartitions(add)
+		// The client's metadata may not show the new partitions yet.
+		f.src.ForceMetadataRefresh()
 	}
 	return nil
 }
@@ -286,7 +318,7 @@ func (f *flow) refresh(ctx context.Context, stored map[topicPartition]int64) err
 // the offset syncs it produced.
 func (f *flow) copyBatch(ctx context.Context) error {
 	pctx, cancel := context.WithTimeout(ctx, pollTimeout)
-	fetches := f.src.PollFetches(pctx)
+	fetches := f.src.PollRecords(pctx, maxBatch)
 	cancel()
 	if ctx.Err() != nil {
 		return nil
@@ -301,8 +333,18 @@ func (f *flow) copyBatch(ctx context.Context) error {
 		return ferr
 	}
 	if fetches.NumRecords() == 0 {
+		f.own.mu.Lock()
+		f.noteLag(fetches)
+		f.own.mu.Unlock()
 		return nil
 	}
+	// Held until the batch is stored: a task is given up between batches.
+	f.own.mu.Lock()
+	defer f.own.mu.Unlock()
+	// A batch polled is copied and stored even when the flow is stopping,
+	// within batchGrace.
+	ctx, cancelBatch := context.WithTimeout(context.WithoutCancel(ctx), batchGrace)
+	defer cancelBatch()
 	var (
 		wg      sync.WaitGroup
 		errOnce sync.Once
@@ -310,8 +352,13 @@ func (f *flow) copyBatch(ctx context.Context) error {
 	)
 	last := map[topicPartition]int64{}
 	fetches.EachRecord(func(r *kgo.Record) {
+		if next, ok := f.next[topicPartition{r.Topic, r.Partition}]; !ok || r.Offset < next {
+			return // a partition given up, or fetched before it was
+		}
+		remote := topicPartition{f.cfg.Policy.FormatRemoteTopic(f.cfg.Source, r.Topic), r.Partition}
+		f.metrics.polled(remote, r.Timestamp, len(r.Value))
 		out := &kgo.Record{
-			Topic:     f.cfg.Policy.FormatRemoteTopic(f.cfg.Source, r.Topic),
+			Topic:     remote.topic,
 			Partition: r.Partition,
 			Key:       r.Key,
 			Value:     r.Value,
@@ -328,6 +375,7 @@ func (f *flow) copyBatch(ctx context.Context) error {
 				errOnce.Do(func() { perr = fmt.Errorf("producing to %s-%d: %w", out.Topic, out.Partition, err) })
 				return
 			}
+			f.metrics.copied(remote, out.Timestamp)
 			if f.cfg.EmitOffsetSyncs {
 				f.mu.Lock()
 				f.rule.record(src, out.Partition, up, out.Offset)
@@ -339,13 +387,28 @@ func (f *flow) copyBatch(ctx context.Context) error {
 	if perr != nil {
 		return perr
 	}
+	if len(last) == 0 {
+		return nil
+	}
 	if err := f.storePositions(ctx, last); err != nil {
 		return err
 	}
 	for tp, o := range last {
 		f.next[tp] = o + 1
 	}
+	f.noteLag(fetches)
 	return f.writeSyncs(ctx)
+}
+
+// noteLag sets the lag of each partition fetched from its high watermark.
+// Call it with f.own.mu held.
+func (f *flow) noteLag(fetches kgo.Fetches) {
+	fetches.EachPartition(func(p kgo.FetchTopicPartition) {
+		next, ok := f.next[topicPartition{p.Topic, p.Partition}]
+		if ok && p.Err == nil && p.HighWatermark >= 0 {
+			f.metrics.lagged(topicPartition{f.cfg.Policy.FormatRemoteTopic(f.cfg.Source, p.Topic), p.Partition}, p.HighWatermark-next)
+		}
+	})
 }
 
 // writeSyncs writes the offset syncs due now and those delayed until this
@@ -493,6 +556,10 @@ func readTopic(ctx context.Context, cl *kgo.Client, adm *kadm.Client, topic stri
 
 // heartbeats writes a heartbeat to the target at each interval.
 func (f *flow) heartbeats(ctx context.Context) error {
+	compact := map[string]*string{"cleanup.policy": kadm.StringPtr("compact")}
+	if err := ensureTopic(ctx, f.dstAdm, HeartbeatsTopic, 1, f.cfg.HeartbeatsReplicationFactor, compact); err != nil {
+		return err
+	}
 	t := time.NewTicker(f.cfg.HeartbeatsInterval)
 	defer t.Stop()
 	for {
