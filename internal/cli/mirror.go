@@ -59,8 +59,14 @@ keys), which resume from the stored positions. New topics move no task. The
 process holding task 0 also writes the heartbeats and checkpoints and syncs
 group offsets, topic configs and ACLs.
 
-Not supported yet, and refused when asked for: exactly-once
-(exactly.once.support), TLS and SASL (PLAINTEXT only).
+Copying is at least once: a process that dies copies again the records
+after its last stored position. With exactly.once.support=required (or the
+target's exactly.once.source.support=enabled) it is exactly once for
+read_committed consumers: A is read read_committed, and each batch's records
+and positions of a task are written in one transaction (transactional id
+weir-mirror.A->B.<task>); a process taking a task over fences the former
+holder. Not supported yet, and refused when asked for: TLS and SASL
+(PLAINTEXT only).
 
 With weir.metrics.listener (host:port or http://host:port) each process
 serves MM2's metrics on /metrics, plus the lag in records per partition.

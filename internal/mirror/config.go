@@ -30,6 +30,11 @@ type ClusterConfig struct {
 	Alias     string
 	Bootstrap []string
 	ClientID  string
+	// ExactlyOnceSource is exactly.once.source.support=enabled, for this
+	// cluster as a target (<alias>. or top level); exactlyOnceSet is
+	// whether the <alias>. key set it.
+	ExactlyOnceSource bool
+	exactlyOnceSet    bool
 }
 
 // FlowConfig is the effective configuration of one enabled flow A->B: the
@@ -69,6 +74,12 @@ type FlowConfig struct {
 	DefaultsFromSource bool
 
 	HeartbeatsReplication bool
+
+	// ExactlyOnce is exactly.once.support=required, or the target's
+	// exactly.once.source.support=enabled: records and positions are
+	// written in one transaction per task and batch, the source read
+	// read_committed.
+	ExactlyOnce bool
 
 	// Tasks is tasks.max: the flow's source partitions are split into this
 	// many tasks, which the processes running the flow share.
@@ -181,6 +192,7 @@ var flowSettings = map[string]setting{
 	"use.defaults.from":                                   {def: "target"},
 	"heartbeats.replication.enabled":                      {def: "true"},
 	"tasks.max":                                           {def: "1"},
+	"exactly.once.support":                                {def: "requested"},
 }
 
 // clientKeys are the `<alias>.` client properties the mirror honours.
@@ -237,9 +249,15 @@ func Parse(props map[string]string) (*Config, []string, error) {
 				return nil, nil, fmt.Errorf("%s=%s: not host:port or http://host:port", k, v)
 			}
 			cfg.MetricsListener = l
-		case "exactly.once.support":
-			if !strings.EqualFold(strings.TrimSpace(v), "disabled") {
-				return nil, nil, fmt.Errorf("exactly.once.support=%s: exactly-once mirroring is not supported yet (only disabled)", v)
+		case "exactly.once.source.support":
+			on, err := parseSourceSupport(k, v)
+			if err != nil {
+				return nil, nil, err
+			}
+			for _, c := range cfg.Clusters {
+				if !c.exactlyOnceSet {
+					c.ExactlyOnceSource = on
+				}
 			}
 		default:
 			if _, ok := flowSettings[k]; ok {
@@ -272,6 +290,7 @@ func Parse(props map[string]string) (*Config, []string, error) {
 				return nil, nil, err
 			}
 			warns = append(warns, w...)
+			f.ExactlyOnce = f.ExactlyOnce || cfg.Clusters[b].ExactlyOnceSource
 			cfg.Flows = append(cfg.Flows, f)
 		}
 	}
@@ -348,9 +367,11 @@ func (c *ClusterConfig) set(key, rest, v string) ([]string, error) {
 	case rest == "client.id":
 		c.ClientID = strings.TrimSpace(v)
 	case rest == "exactly.once.source.support":
-		if !strings.EqualFold(strings.TrimSpace(v), "disabled") {
-			return nil, fmt.Errorf("%s=%s: exactly-once mirroring is not supported yet (only disabled)", key, v)
+		on, err := parseSourceSupport(key, v)
+		if err != nil {
+			return nil, err
 		}
+		c.ExactlyOnceSource, c.exactlyOnceSet = on, true
 	default:
 		return []string{fmt.Sprintf("%s: client property not applied by weir's mirror, ignored", key)}, nil
 	}
@@ -513,6 +534,13 @@ func parseFlow(src, dst string, top, over map[string]string) (*FlowConfig, []str
 		_, k := get("sync.group.offsets.enabled")
 		return fail(k, fmt.Errorf("true needs emit.checkpoints.enabled=true: group offsets are synced from the checkpoints"))
 	}
+	switch v, k := get("exactly.once.support"); strings.ToLower(strings.TrimSpace(v)) {
+	case "requested":
+	case "required":
+		f.ExactlyOnce = true
+	default:
+		return fail(k, fmt.Errorf("invalid value %q (requested or required)", v))
+	}
 	v, k = get("tasks.max")
 	n, err := strconv.Atoi(strings.TrimSpace(v))
 	if err != nil || n < 1 {
@@ -542,6 +570,18 @@ func parseFlow(src, dst string, top, over map[string]string) (*FlowConfig, []str
 // workerDefaults are the Connect worker keys weir's mirror honours, at top
 // level, with Connect's defaults.
 var workerDefaults = map[string]string{"session.timeout.ms": "10000", "heartbeat.interval.ms": "3000"}
+
+// parseSourceSupport parses Connect's worker key exactly.once.source.support:
+// only enabled turns exactly-once on (preparing is its step before that).
+func parseSourceSupport(key, v string) (bool, error) {
+	switch strings.ToLower(strings.TrimSpace(v)) {
+	case "enabled":
+		return true, nil
+	case "disabled", "preparing":
+		return false, nil
+	}
+	return false, fmt.Errorf("%s=%s: invalid value (disabled, preparing or enabled)", key, v)
+}
 
 // parseBool parses a Java ConfigDef BOOLEAN: true or false, any case.
 func parseBool(v string) (bool, error) {

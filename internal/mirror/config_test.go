@@ -135,6 +135,30 @@ func TestParseWarnings(t *testing.T) {
 	}
 }
 
+func TestParseExactlyOnce(t *testing.T) {
+	for _, c := range []struct {
+		over map[string]string
+		want bool
+	}{
+		{nil, false},
+		{map[string]string{"exactly.once.support": "requested"}, false},
+		{map[string]string{"exactly.once.support": "required"}, true},
+		{map[string]string{"A->B.exactly.once.support": "required"}, true},
+		{map[string]string{"B.exactly.once.source.support": "enabled"}, true},
+		{map[string]string{"A.exactly.once.source.support": "enabled"}, false}, // A is not the target
+		{map[string]string{"exactly.once.source.support": "enabled"}, true},
+		{map[string]string{"exactly.once.source.support": "enabled", "B.exactly.once.source.support": "preparing"}, false},
+	} {
+		cfg, _, err := parse(t, c.over)
+		if err != nil {
+			t.Fatalf("%v: %v", c.over, err)
+		}
+		if got := cfg.Flows[0].ExactlyOnce; got != c.want {
+			t.Errorf("%v: exactly once %v, want %v", c.over, got, c.want)
+		}
+	}
+}
+
 func TestParseErrors(t *testing.T) {
 	cases := []struct {
 		over map[string]string
@@ -156,8 +180,9 @@ func TestParseErrors(t *testing.T) {
 		{map[string]string{"A.security.protocol": "SSL"}, "A.security.protocol"},
 		{map[string]string{"B.consumer.sasl.mechanism": "PLAIN"}, "B.consumer.sasl.mechanism"},
 		{map[string]string{"A.ssl.truststore.location": "/x"}, "A.ssl.truststore.location"},
-		{map[string]string{"exactly.once.support": "required"}, "exactly.once.support"},
-		{map[string]string{"B.exactly.once.source.support": "enabled"}, "B.exactly.once.source.support"},
+		{map[string]string{"exactly.once.support": "always"}, "exactly.once.support"},
+		{map[string]string{"B.exactly.once.source.support": "on"}, "B.exactly.once.source.support"},
+		{map[string]string{"exactly.once.source.support": "yes"}, "exactly.once.source.support"},
 		{map[string]string{"A->B.use.defaults.from": "both"}, "A->B.use.defaults.from"},
 		{map[string]string{"config.properties.exclude": "a(?=b)"}, "config.properties.exclude"},
 		{map[string]string{"A->B.sync.group.offsets.enabled": "true", "emit.checkpoints.enabled": "false"}, "A->B.sync.group.offsets.enabled"},

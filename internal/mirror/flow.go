@@ -13,6 +13,8 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
+	"slices"
 	"sync"
 	"time"
 
@@ -29,6 +31,11 @@ const pollTimeout = time.Second
 // maxBatch bounds the records of one batch: the records a killed process
 // copied but did not store the positions of are copied again.
 const maxBatch = 5000
+
+// txnTimeout is the transaction timeout of exactly-once mode: a process
+// that dies mid-transaction holds the last stable offset of what it wrote
+// at most this long, unless its task is taken over first.
+const txnTimeout = 20 * time.Second
 
 // batchGrace bounds the copy of a batch polled before the flow stopped.
 const batchGrace = 30 * time.Second
@@ -52,6 +59,10 @@ type flow struct {
 	srcAdm, dstAdm *kadm.Client
 	newOut         func() (*kgo.Client, error)
 	newGroup       func() (*kgo.Client, error)
+	// txn are the transactional producers of the tasks held, in
+	// exactly-once mode (guarded by own.mu).
+	txn    map[int32]*kgo.Client
+	newTxn func(task int32) (*kgo.Client, error)
 
 	// next is the next source offset to copy of each assigned partition.
 	next map[topicPartition]int64
@@ -83,11 +94,15 @@ func newFlow(cfg *FlowConfig, clusters map[string]*ClusterConfig, log *slog.Logg
 		return kgo.NewClient(append(opts, extra...)...)
 	}
 	f := &flow{cfg: cfg, log: log.With("flow", cfg.Name()), next: map[topicPartition]int64{},
-		remote: map[string]int32{}, rule: newSyncRule(cfg.OffsetLagMax), own: ownership{tasks: map[int32]bool{}},
+		remote: map[string]int32{}, rule: newSyncRule(cfg.OffsetLagMax), own: ownership{tasks: map[int32]bool{}}, txn: map[int32]*kgo.Client{},
 		metrics: (&metrics{}).flow(cfg.Source, cfg.Target)}
 	var err error
-	if f.src, err = client(clusters[cfg.Source], kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()),
-		kgo.FetchMaxWait(pollTimeout/2), kgo.RecordPartitioner(kgo.ManualPartitioner())); err != nil {
+	srcOpts := []kgo.Opt{kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()),
+		kgo.FetchMaxWait(pollTimeout / 2), kgo.RecordPartitioner(kgo.ManualPartitioner())}
+	if cfg.ExactlyOnce {
+		srcOpts = append(srcOpts, kgo.FetchIsolationLevel(kgo.ReadCommitted()))
+	}
+	if f.src, err = client(clusters[cfg.Source], srcOpts...); err != nil {
 		return nil, err
 	}
 	if f.dst, err = client(clusters[cfg.Target], kgo.RecordPartitioner(kgo.ManualPartitioner())); err != nil {
@@ -104,10 +119,15 @@ func newFlow(cfg *FlowConfig, clusters map[string]*ClusterConfig, log *slog.Logg
 	}
 	f.srcAdm, f.dstAdm = kadm.NewClient(f.src), kadm.NewClient(f.dst)
 	f.newGroup = func() (*kgo.Client, error) { return client(clusters[cfg.Target], f.groupOpts()...) }
+	f.newTxn = func(task int32) (*kgo.Client, error) {
+		return client(clusters[cfg.Target], kgo.RecordPartitioner(kgo.ManualPartitioner()), kgo.ProducerLinger(5*time.Millisecond),
+			kgo.TransactionalID(cfg.TransactionalID(task)), kgo.TransactionTimeout(txnTimeout))
+	}
 	return f, nil
 }
 
 func (f *flow) close() {
+	f.closeTxn(nil)
 	f.src.Close()
 	f.dst.Close()
 	f.out.Close()
@@ -241,6 +261,16 @@ func (f *flow) refresh(ctx context.Context) error {
 	f.own.mu.Lock()
 	defer f.own.mu.Unlock()
 	if f.own.reassigned {
+		if f.cfg.ExactlyOnce {
+			// The transactions a former holder left open are aborted
+			// before the positions are read.
+			for _, t := range f.own.fresh {
+				if err := f.fence(ctx, t); err != nil {
+					return err
+				}
+			}
+		}
+		f.own.fresh = nil
 		stored, err := f.loadPositions(ctx)
 		if err != nil {
 			return err
@@ -305,6 +335,7 @@ func (f *flow) refresh(ctx context.Context) error {
 		}
 		f.out.Close()
 		f.out = out
+		f.closeTxn(nil) // made anew, with the new partitions
 	}
 	if len(add) > 0 {
 		f.src.AddConsumePartitions(add)
@@ -345,16 +376,108 @@ func (f *flow) copyBatch(ctx context.Context) error {
 	// within batchGrace.
 	ctx, cancelBatch := context.WithTimeout(context.WithoutCancel(ctx), batchGrace)
 	defer cancelBatch()
+	// The records of the partitions held, by task in exactly-once mode.
+	byTask := map[int32][]*kgo.Record{}
+	fetches.EachRecord(func(r *kgo.Record) {
+		if next, ok := f.next[topicPartition{r.Topic, r.Partition}]; !ok || r.Offset < next {
+			return // a partition given up, or fetched before it was
+		}
+		task := int32(0)
+		if f.cfg.ExactlyOnce {
+			task = f.cfg.TaskOf(r.Topic, r.Partition)
+		}
+		byTask[task] = append(byTask[task], r)
+	})
+	if len(byTask) == 0 {
+		return nil
+	}
+	last := map[topicPartition]int64{}
+	for task, recs := range byTask {
+		var err error
+		if f.cfg.ExactlyOnce {
+			err = f.copyTxn(ctx, task, recs, last)
+		} else {
+			err = f.copy(ctx, f.out, recs, last)
+			if err == nil {
+				err = f.storePositions(ctx, f.dst, last)
+			}
+		}
+		if err != nil {
+			return err
+		}
+	}
+	for tp, o := range last {
+		f.next[tp] = o + 1
+	}
+	f.noteLag(fetches)
+	return f.writeSyncs(ctx)
+}
+
+// copyTxn copies the records of one task and stores their positions in one
+// transaction of the task's transactional producer.
+func (f *flow) copyTxn(ctx context.Context, task int32, recs []*kgo.Record, last map[topicPartition]int64) error {
+	cl, err := f.txnClient(task)
+	if err != nil {
+		return err
+	}
+	if err := cl.BeginTransaction(); err != nil {
+		return fmt.Errorf("task %d: beginning a transaction: %w", task, err)
+	}
+	mine := map[topicPartition]int64{}
+	err = f.copy(ctx, cl, recs, mine)
+	if err == nil {
+		err = f.storePositions(ctx, cl, mine)
+	}
+	commit := kgo.TryCommit
+	if err != nil {
+		commit = kgo.TryAbort
+	}
+	if eerr := cl.EndTransaction(ctx, commit); eerr != nil && err == nil {
+		// Fenced: another process took the task (this one was thought
+		// dead); stopping loses nothing, the batch was not committed.
+		err = fmt.Errorf("task %d: committing: %w", task, eerr)
+	}
+	if err != nil {
+		return err
+	}
+	maps.Copy(last, mine)
+	return nil
+}
+
+// txnClient returns the transactional producer of a task held, made on
+// first use. Its transactional id is the task's, so the process taking a
+// task over fences the one that held it.
+func (f *flow) txnClient(task int32) (*kgo.Client, error) {
+	if cl, ok := f.txn[task]; ok {
+		return cl, nil
+	}
+	cl, err := f.newTxn(task)
+	if err != nil {
+		return nil, err
+	}
+	f.txn[task] = cl
+	return cl, nil
+}
+
+// closeTxn closes the transactional producers of tasks (all when nil).
+func (f *flow) closeTxn(tasks []int32) {
+	for t, cl := range f.txn {
+		if tasks == nil || slices.Contains(tasks, t) {
+			cl.Close()
+			delete(f.txn, t)
+		}
+	}
+}
+
+// copy writes recs to their remote partitions with cl, waits for them, and
+// notes the last offset copied of each source partition in last.
+func (f *flow) copy(ctx context.Context, cl *kgo.Client, recs []*kgo.Record, last map[topicPartition]int64) error {
 	var (
 		wg      sync.WaitGroup
 		errOnce sync.Once
 		perr    error
 	)
-	last := map[topicPartition]int64{}
-	fetches.EachRecord(func(r *kgo.Record) {
-		if next, ok := f.next[topicPartition{r.Topic, r.Partition}]; !ok || r.Offset < next {
-			return // a partition given up, or fetched before it was
-		}
+	for _, r := range recs {
 		remote := topicPartition{f.cfg.Policy.FormatRemoteTopic(f.cfg.Source, r.Topic), r.Partition}
 		f.metrics.polled(remote, r.Timestamp, len(r.Value))
 		out := &kgo.Record{
@@ -369,7 +492,7 @@ func (f *flow) copyBatch(ctx context.Context) error {
 		src := r.Topic
 		last[topicPartition{r.Topic, r.Partition}] = r.Offset
 		wg.Add(1)
-		f.out.Produce(ctx, out, func(out *kgo.Record, err error) {
+		cl.Produce(ctx, out, func(out *kgo.Record, err error) {
 			defer wg.Done()
 			if err != nil {
 				errOnce.Do(func() { perr = fmt.Errorf("producing to %s-%d: %w", out.Topic, out.Partition, err) })
@@ -382,22 +505,9 @@ func (f *flow) copyBatch(ctx context.Context) error {
 				f.mu.Unlock()
 			}
 		})
-	})
+	}
 	wg.Wait()
-	if perr != nil {
-		return perr
-	}
-	if len(last) == 0 {
-		return nil
-	}
-	if err := f.storePositions(ctx, last); err != nil {
-		return err
-	}
-	for tp, o := range last {
-		f.next[tp] = o + 1
-	}
-	f.noteLag(fetches)
-	return f.writeSyncs(ctx)
+	return perr
 }
 
 // noteLag sets the lag of each partition fetched from its high watermark.
@@ -446,14 +556,15 @@ func (f *flow) positionKey(tp topicPartition) []byte {
 	return b
 }
 
-// storePositions writes the last copied source offset of each partition.
-func (f *flow) storePositions(ctx context.Context, last map[topicPartition]int64) error {
+// storePositions writes the last copied source offset of each partition
+// with cl, a client of the target.
+func (f *flow) storePositions(ctx context.Context, cl *kgo.Client, last map[topicPartition]int64) error {
 	recs := make([]*kgo.Record, 0, len(last))
 	for tp, o := range last {
 		v, _ := json.Marshal(map[string]int64{"offset": o})
 		recs = append(recs, &kgo.Record{Topic: f.cfg.PositionsTopic(), Partition: 0, Key: f.positionKey(tp), Value: v})
 	}
-	if err := f.dst.ProduceSync(ctx, recs...).FirstErr(); err != nil {
+	if err := cl.ProduceSync(ctx, recs...).FirstErr(); err != nil {
 		return fmt.Errorf("storing positions in %s: %w", f.cfg.PositionsTopic(), err)
 	}
 	return nil
@@ -464,6 +575,9 @@ func (f *flow) storePositions(ctx context.Context, last map[topicPartition]int64
 func (f *flow) loadPositions(ctx context.Context) (map[topicPartition]int64, error) {
 	out := map[topicPartition]int64{}
 	topic := f.cfg.PositionsTopic()
+	if err := f.settle(ctx, topic); err != nil {
+		return nil, err
+	}
 	_, err := readTopic(ctx, f.dst, f.dstAdm, topic, nil, func(r *kgo.Record) {
 		var key []json.RawMessage
 		var name string
@@ -497,11 +611,68 @@ func (f *flow) loadPositions(ctx context.Context) (map[topicPartition]int64, err
 	return out, nil
 }
 
-// readTopic reads every partition of topic from the offsets in from (the
-// start for a partition not in it) to the end offsets of the moment, in
-// order, and returns where it stopped. cl gives the connection options.
+// settle waits until the transactions open on topic (one partition) are
+// over: its last stable offset reaches its high watermark of the moment.
+// Those of live processes end with their batch, those of dead ones when
+// their tasks are fenced or at the transaction timeout.
+func (f *flow) settle(ctx context.Context, topic string) error {
+	hw, err := f.dstAdm.ListEndOffsets(ctx, topic)
+	if err != nil {
+		return fmt.Errorf("reading %s: %w", topic, err)
+	}
+	h, _ := hw.Lookup(topic, 0)
+	for {
+		lso, err := f.dstAdm.ListCommittedOffsets(ctx, topic)
+		if err != nil {
+			return fmt.Errorf("reading %s: %w", topic, err)
+		}
+		if l, _ := lso.Lookup(topic, 0); l.Err != nil || l.Offset >= h.Offset {
+			return l.Err
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+}
+
+// fence bumps the epoch of a task's transactional id, which aborts the
+// transaction its former holder left open and fences that holder.
+func (f *flow) fence(ctx context.Context, task int32) error {
+	req := kmsg.NewPtrInitProducerIDRequest()
+	id := f.cfg.TransactionalID(task)
+	req.TransactionalID = &id
+	req.TransactionTimeoutMillis = int32(txnTimeout.Milliseconds())
+	req.ProducerID, req.ProducerEpoch = -1, -1
+	for {
+		resp, err := req.RequestWith(ctx, f.dst)
+		if err == nil {
+			err = kerr.ErrorForCode(resp.ErrorCode)
+		}
+		// The coordinator is still completing the former holder's
+		// transaction: ask again.
+		if errors.Is(err, kerr.ConcurrentTransactions) || errors.Is(err, kerr.CoordinatorLoadInProgress) {
+			select {
+			case <-ctx.Done():
+				return ctx.Err()
+			case <-time.After(50 * time.Millisecond):
+			}
+			continue
+		}
+		if err != nil {
+			return fmt.Errorf("fencing task %d (%s): %w", task, id, err)
+		}
+		return nil
+	}
+}
+
+// readTopic reads the committed records of every partition of topic from
+// the offsets in from (the start for a partition not in it) to the last
+// stable offsets of the moment, in order, and returns where it stopped. cl
+// gives the connection options.
 func readTopic(ctx context.Context, cl *kgo.Client, adm *kadm.Client, topic string, from map[int32]int64, fn func(*kgo.Record)) (map[int32]int64, error) {
-	ends, err := adm.ListEndOffsets(ctx, topic)
+	ends, err := adm.ListCommittedOffsets(ctx, topic)
 	if err != nil {
 		return nil, fmt.Errorf("reading %s: %w", topic, err)
 	}
@@ -526,8 +697,10 @@ func readTopic(ctx context.Context, cl *kgo.Client, adm *kadm.Client, topic stri
 	if len(want) == 0 {
 		return next, nil
 	}
+	// Control records are kept so that the offset before the end is always
+	// seen (a transaction's marker); aborted records are not returned.
 	c, err := kgo.NewClient(append(cl.Opts(), kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{topic: want}),
-		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))...)
+		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()), kgo.FetchIsolationLevel(kgo.ReadCommitted()), kgo.KeepControlRecords())...)
 	if err != nil {
 		return nil, err
 	}
@@ -544,7 +717,9 @@ func readTopic(ctx context.Context, cl *kgo.Client, adm *kadm.Client, topic stri
 			if _, ok := want[r.Partition]; !ok {
 				return
 			}
-			fn(r)
+			if !r.Attrs.IsControl() {
+				fn(r)
+			}
 			next[r.Partition] = r.Offset + 1
 			if r.Offset+1 >= endOf[r.Partition] {
 				delete(want, r.Partition)

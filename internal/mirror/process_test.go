@@ -185,17 +185,17 @@ func (c *cluster) waitGrowth(t *testing.T, topic string, n int64) {
 	}
 }
 
-// checkNoLoss reads remote until it holds every record "orders-<p>-<i>",
-// i < n, of every partition, and returns how many records it holds beyond
-// them (duplicates). Each partition's records must stay in their source
-// partition.
-func (c *cluster) checkNoLoss(t *testing.T, remote, source string, partitions int32, n int) int64 {
+// checkNoLoss reads remote (read_committed) until it holds every record
+// "orders-<p>-<i>", i < n, of every partition. Each partition's records
+// must stay in their source partition.
+func (c *cluster) checkNoLoss(t *testing.T, remote, source string, partitions int32, n int) {
 	t.Helper()
 	parts := map[int32]kgo.Offset{}
 	for p := range partitions {
 		parts[p] = kgo.NewOffset().AtStart()
 	}
-	cl, err := kgo.NewClient(kgo.SeedBrokers(c.node.Addr), kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{remote: parts}))
+	cl, err := kgo.NewClient(kgo.SeedBrokers(c.node.Addr), kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{remote: parts}),
+		kgo.FetchIsolationLevel(kgo.ReadCommitted()))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -227,7 +227,16 @@ func (c *cluster) checkNoLoss(t *testing.T, remote, source string, partitions in
 			seen[string(r.Value)] = true
 		})
 	}
-	return c.total(t, remote) - int64(want)
+}
+
+// committed counts the committed records of topic.
+func (c *cluster) committed(t *testing.T, topic string) int64 {
+	t.Helper()
+	n := int64(0)
+	if _, err := readTopic(context.Background(), c.cl, c.adm, topic, nil, func(*kgo.Record) { n++ }); err != nil {
+		t.Fatal(err)
+	}
+	return n
 }
 
 func processProps(a, b *cluster) map[string]string {
@@ -241,17 +250,27 @@ func processProps(a, b *cluster) map[string]string {
 // A mirror process SIGKILLed three times while records flow loses none:
 // each replacement resumes from the stored positions; the records copied
 // after the last stored position are copied again (counted).
-func TestMirrorKilled(t *testing.T) {
+func TestMirrorKilled(t *testing.T) { killThrice(t, false) }
+
+// In exactly-once mode a mirror process SIGKILLed three times while records
+// flow neither loses nor duplicates any (for read_committed consumers).
+func TestMirrorKilledExactlyOnce(t *testing.T) { killThrice(t, true) }
+
+func killThrice(t *testing.T, exactlyOnce bool) {
 	a, b := startCluster(t), startCluster(t)
 	a.create(t, "orders", 4)
 	props := processProps(a, b)
+	if exactlyOnce {
+		props["exactly.once.support"] = "required"
+		props["tasks.max"] = "2"
+	}
 	feed := a.feed(t, "orders", 4)
 	for kill := range 3 {
 		before := b.total(t, "A.orders")
 		c := startChild(t, props)
 		b.waitGrowth(t, "A.orders", before+400)
 		c.kill()
-		t.Logf("kill %d after %d records mirrored", kill+1, b.total(t, "A.orders"))
+		t.Logf("kill %d after %d offsets written", kill+1, b.total(t, "A.orders"))
 	}
 	c := startChild(t, props)
 	b.waitGrowth(t, "A.orders", b.total(t, "A.orders")+400)
@@ -259,9 +278,13 @@ func TestMirrorKilled(t *testing.T) {
 	if feed.err != nil {
 		t.Fatal(feed.err)
 	}
-	dups := b.checkNoLoss(t, "A.orders", "orders", 4, n)
+	b.checkNoLoss(t, "A.orders", "orders", 4, n)
 	c.terminate(t)
-	t.Logf("%d records per partition, none lost, %d duplicates after 3 SIGKILLs", n, dups)
+	dups := b.committed(t, "A.orders") - int64(4*n)
+	t.Logf("%d records per partition, none lost, %d duplicates after 3 SIGKILLs (exactly once: %v)", n, dups, exactlyOnce)
+	if exactlyOnce && dups != 0 {
+		t.Errorf("%d duplicates in exactly-once mode", dups)
+	}
 }
 
 // groupTasks returns the tasks each member of the flow's group holds, by
@@ -368,7 +391,8 @@ func TestMirrorSharedFailover(t *testing.T) {
 	if feed.err != nil {
 		t.Fatal(feed.err)
 	}
-	dups := b.checkNoLoss(t, "A.orders", "orders", 4, n)
+	b.checkNoLoss(t, "A.orders", "orders", 4, n)
 	p2.terminate(t)
+	dups := b.committed(t, "A.orders") - int64(4*n)
 	t.Logf("%d records per partition, none lost, %d duplicates after one of two processes died", n, dups)
 }

@@ -17,6 +17,7 @@ package mirror
 import (
 	"context"
 	"hash/fnv"
+	"strconv"
 	"sync"
 
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -24,6 +25,11 @@ import (
 
 // TasksTopic is the flow's tasks topic, on the target.
 func (f *FlowConfig) TasksTopic() string { return "mm2-tasks." + f.Source + ".internal" }
+
+// TransactionalID is the transactional id of a task in exactly-once mode.
+func (f *FlowConfig) TransactionalID(task int32) string {
+	return "weir-mirror." + f.Name() + "." + strconv.Itoa(int(task))
+}
 
 // GroupID is the consumer group of the processes running the flow, on the
 // target.
@@ -44,6 +50,8 @@ type ownership struct {
 	// since the copy loop last looked.
 	tasks      map[int32]bool
 	reassigned bool
+	// fresh are the tasks taken since the copy loop last looked.
+	fresh []int32
 
 	dutyMu   sync.Mutex
 	dutyStop func()
@@ -78,6 +86,7 @@ func (f *flow) assign(tasks []int32) {
 		o.tasks[t] = true
 		duties = duties || t == 0
 	}
+	o.fresh = append(o.fresh, tasks...)
 	o.reassigned = true
 	o.mu.Unlock()
 	f.log.Info("tasks assigned", "tasks", tasks)
@@ -107,6 +116,7 @@ func (f *flow) revoke(tasks []int32) {
 		}
 	}
 	f.src.RemoveConsumePartitions(drop)
+	f.closeTxn(tasks)
 	var gone []topicPartition
 	for t, ps := range drop {
 		for _, p := range ps {
