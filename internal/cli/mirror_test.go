@@ -13,10 +13,10 @@ func TestMirrorRefusesConfig(t *testing.T) {
 	dir := t.TempDir()
 	head := "clusters = A, B\nA.bootstrap.servers = 127.0.0.1:1\nB.bootstrap.servers = 127.0.0.1:2\nA->B.enabled = true\n"
 	for extra, want := range map[string]string{
-		"A.security.protocol = SASL_SSL\n":      "A.security.protocol=SASL_SSL: not supported yet",
-		"exactly.once.support = required\n":     "exactly.once.support=required: exactly-once mirroring is not supported yet",
-		"offset.lag.max = many\n":               "offset.lag.max: invalid value",
-		"A->B.sync.topic.acls.enabled = true\n": "A->B.sync.topic.acls.enabled=true: not supported yet",
+		"A.security.protocol = SASL_SSL\n": "A.security.protocol=SASL_SSL: not supported yet",
+		"exactly.once.support = always\n":  "exactly.once.support: invalid value",
+		"offset.lag.max = many\n":          "offset.lag.max: invalid value",
+		"A->B.use.defaults.from = both\n":  "A->B.use.defaults.from: invalid value",
 	} {
 		file := filepath.Join(dir, "mm2.properties")
 		if err := os.WriteFile(file, []byte(head+extra), 0o644); err != nil {
@@ -26,6 +26,9 @@ func TestMirrorRefusesConfig(t *testing.T) {
 		if r.code != 1 || !strings.Contains(r.err, want) {
 			t.Errorf("%q: exit %d, stderr %q, want %q", extra, r.code, r.err, want)
 		}
+	}
+	if r := runTool(t, "mirror", "status"); r.code != 1 || !strings.Contains(r.err, "Missing required option: --config") {
+		t.Errorf("status without --config: exit %d, stderr %q", r.code, r.err)
 	}
 	if r := runTool(t, "mirror"); r.code != 1 || !strings.Contains(r.err, "Missing required option: --config") {
 		t.Errorf("no --config: exit %d, stderr %q", r.code, r.err)

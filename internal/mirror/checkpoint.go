@@ -6,11 +6,17 @@ package mirror
 // to A.checkpoints.internal on B, as MM2's checkpoint task does. A
 // checkpoint is written only when its downstream offset advances or the
 // group went back upstream. The groups are listed again at each interval.
+//
+// With sync.group.offsets.enabled, every sync.group.offsets.interval.seconds
+// the latest checkpoints are also committed as the groups' offsets on B, as
+// MM2's checkpoint task does, but only for groups that are empty or absent
+// there (a group consuming on B is never touched) and only forwards.
 
 import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
@@ -51,20 +57,110 @@ func (f *flow) checkpoints(ctx context.Context) error {
 	c.store.readToEnd = true
 	t := time.NewTicker(f.cfg.CheckpointsInterval)
 	defer t.Stop()
+	var syncC <-chan time.Time
+	if f.cfg.SyncGroupOffsetsInterval > 0 {
+		st := time.NewTicker(f.cfg.SyncGroupOffsetsInterval)
+		defer st.Stop()
+		syncC = st.C
+	}
 	for {
+		var err error
 		select {
 		case <-ctx.Done():
 			return nil
 		case <-t.C:
+			if err = c.round(ctx, topic); err != nil {
+				err = fmt.Errorf("checkpoints not written this round: %w", err)
+			}
+		case <-syncC:
+			if err = c.syncGroupOffsets(ctx); err != nil {
+				err = fmt.Errorf("group offsets not synced this round: %w", err)
+			}
 		}
-		if err := c.round(ctx, topic); err != nil {
+		if err != nil {
 			if ctx.Err() != nil {
 				return nil
 			}
 			// As MM2, a failed round is logged and the next one tries again.
-			f.log.Warn("checkpoints not written this round", "err", err)
+			f.log.Warn(err.Error())
 		}
 	}
+}
+
+// syncGroupOffsets commits the latest checkpoints of each group as its
+// offsets on the target, where offsetsToSync allows it.
+func (c *checkpointer) syncGroupOffsets(ctx context.Context) error {
+	listed, err := c.f.dstAdm.ListGroups(ctx)
+	if err != nil {
+		return fmt.Errorf("listing the target's groups: %w", err)
+	}
+	for _, g := range slices.Sorted(mapKeys(c.last)) {
+		if !c.f.cfg.Groups.Match(g) {
+			continue
+		}
+		state := ""
+		if lg, ok := listed[g]; ok {
+			state = lg.State
+		}
+		committed := map[topicPartition]int64{}
+		if state != "" {
+			offsets, err := c.f.dstAdm.FetchOffsets(ctx, g)
+			if err == nil {
+				err = offsets.Error()
+			}
+			if err != nil {
+				return fmt.Errorf("fetching the target's offsets of group %s: %w", g, err)
+			}
+			offsets.Each(func(o kadm.OffsetResponse) {
+				if o.At >= 0 {
+					committed[topicPartition{o.Topic, o.Partition}] = o.At
+				}
+			})
+		}
+		due := offsetsToSync(c.last[g], state, committed)
+		if len(due) == 0 {
+			continue
+		}
+		offs := kadm.Offsets{}
+		for _, cp := range due {
+			offs.Add(kadm.Offset{Topic: cp.Topic, Partition: cp.Partition, At: cp.DownstreamOffset, LeaderEpoch: -1, Metadata: cp.Metadata})
+		}
+		r, err := c.f.dstAdm.CommitOffsets(ctx, g, offs)
+		if err == nil {
+			err = r.Error()
+		}
+		if err != nil {
+			// The group may have become active since it was listed.
+			c.f.log.Warn("group offsets not synced", "group", g, "err", err)
+			continue
+		}
+		c.f.log.Debug("group offsets synced", "group", g, "partitions", len(due))
+	}
+	return nil
+}
+
+// offsetsToSync returns the checkpoints of a group to commit on the target:
+// none unless the group is empty or absent there (state "", Empty or
+// Dead), and of those only the ones ahead of what the group has committed
+// there (committed, by remote partition).
+func offsetsToSync(cps map[topicPartition]Checkpoint, state string, committed map[topicPartition]int64) []Checkpoint {
+	if state != "" && state != "Empty" && state != "Dead" {
+		return nil
+	}
+	var out []Checkpoint
+	for tp, cp := range cps {
+		if at, ok := committed[tp]; ok && at >= cp.DownstreamOffset {
+			continue
+		}
+		out = append(out, cp)
+	}
+	slices.SortFunc(out, func(a, b Checkpoint) int {
+		if a.Topic != b.Topic {
+			return strings.Compare(a.Topic, b.Topic)
+		}
+		return int(a.Partition - b.Partition)
+	})
+	return out
 }
 
 func (c *checkpointer) remember(cp Checkpoint) {
@@ -103,6 +199,7 @@ func (c *checkpointer) round(ctx context.Context, topic string) error {
 	if err := c.readSyncs(ctx); err != nil {
 		return err
 	}
+	created := time.Now()
 	listed, err := c.f.srcAdm.ListGroups(ctx)
 	if err != nil {
 		return fmt.Errorf("listing the source's groups: %w", err)
@@ -141,6 +238,7 @@ func (c *checkpointer) round(ctx context.Context, topic string) error {
 	}
 	for _, cp := range due {
 		c.remember(cp)
+		c.f.metrics.checkpointed(cp.Group, topicPartition{cp.Topic, cp.Partition}, created)
 	}
 	return nil
 }

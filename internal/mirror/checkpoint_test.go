@@ -158,3 +158,141 @@ func TestCheckpointFailover(t *testing.T) {
 		})
 	}
 }
+
+func TestOffsetsToSync(t *testing.T) {
+	cp := func(p int32, down int64) Checkpoint {
+		return Checkpoint{Group: "g", Topic: "A.t", Partition: p, UpstreamOffset: down + 100, DownstreamOffset: down, Metadata: "m"}
+	}
+	cps := map[topicPartition]Checkpoint{{"A.t", 0}: cp(0, 10), {"A.t", 1}: cp(1, 20), {"A.t", 2}: cp(2, 30)}
+	cases := []struct {
+		name      string
+		state     string
+		committed map[topicPartition]int64
+		want      []int32 // partitions synced
+	}{
+		{"absent", "", nil, []int32{0, 1, 2}},
+		{"dead", "Dead", nil, []int32{0, 1, 2}},
+		{"empty, nothing committed", "Empty", map[topicPartition]int64{}, []int32{0, 1, 2}},
+		{"empty, only forwards", "Empty", map[topicPartition]int64{{"A.t", 0}: 9, {"A.t", 1}: 20, {"A.t", 2}: 31}, []int32{0}},
+		{"stable", "Stable", nil, nil},
+		{"rebalancing", "PreparingRebalance", nil, nil},
+		{"completing", "CompletingRebalance", nil, nil},
+	}
+	for _, c := range cases {
+		var got []int32
+		for _, s := range offsetsToSync(cps, c.state, c.committed) {
+			if s != cps[topicPartition{s.Topic, s.Partition}] {
+				t.Errorf("%s: synced %+v, not the checkpoint", c.name, s)
+			}
+			got = append(got, s.Partition)
+		}
+		if fmt.Sprint(got) != fmt.Sprint(c.want) {
+			t.Errorf("%s: synced partitions %v, want %v", c.name, got, c.want)
+		}
+	}
+}
+
+// waitCommitted waits until group has committed at least at on every
+// partition of topic on c, and returns the offsets.
+func (c *cluster) waitCommitted(t *testing.T, group, topic string, partitions int32, at int64) map[int32]int64 {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	for {
+		got := map[int32]int64{}
+		if offs, err := c.adm.FetchOffsets(ctx, group); err == nil {
+			offs.Each(func(o kadm.OffsetResponse) {
+				if o.Topic == topic && o.Err == nil && o.At >= at {
+					got[o.Partition] = o.At
+				}
+			})
+		}
+		if int32(len(got)) == partitions {
+			return got
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatalf("group %s never committed %d on every partition of %s: %v", group, at, topic, got)
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
+
+// A group fails over from A to B through synced group offsets: absent on
+// B, it gets the translated offsets there; a later commit on A moves them
+// forwards, never back; an active group on B is left alone.
+func TestGroupOffsetSyncFailover(t *testing.T) {
+	a, b := startCluster(t), startCluster(t)
+	a.create(t, "orders", 2)
+	a.produce(t, "orders", 2, 0, 50)
+	a.commit(t, "app", "orders", 2, 50)
+	a.commit(t, "back", "orders", 2, 50)
+	// "back" is ahead on B (it consumed there): its older position on A
+	// must not move it back.
+	b.create(t, "A.orders", 2)
+	b.commit(t, "back", "A.orders", 2, 60)
+	props := mirrorProps(a, b, "A->B")
+	props["emit.checkpoints.enabled"] = "true"
+	props["emit.checkpoints.interval.seconds"] = "1"
+	props["sync.group.offsets.enabled"] = "true"
+	props["sync.group.offsets.interval.seconds"] = "1"
+	startMirror(t, props)
+	b.readAll(t, "A.orders", 2, 50)
+
+	got := b.waitCommitted(t, "app", "A.orders", 2, 50)
+	for p, at := range got {
+		if at != 50 {
+			t.Fatalf("partition %d: synced at %d, want 50", p, at)
+		}
+	}
+
+	// Mid-stream on A: the synced offsets move forwards to the translation,
+	// never past the group's position.
+	a.produce(t, "orders", 2, 50, 30)
+	b.readAll(t, "A.orders", 2, 80)
+	a.commit(t, "app", "orders", 2, 70)
+	got = b.waitCommitted(t, "app", "A.orders", 2, 60)
+	reread := int64(0)
+	for p, at := range got {
+		if at > 70 {
+			t.Fatalf("partition %d: synced at %d, past the group's 70", p, at)
+		}
+		reread += 70 - at
+	}
+	t.Logf("failover through synced offsets re-reads %d records of 2 partitions", reread)
+	if offs, err := b.adm.FetchOffsets(context.Background(), "back"); err != nil {
+		t.Fatal(err)
+	} else {
+		offs.Each(func(o kadm.OffsetResponse) {
+			if o.Topic == "A.orders" && o.At != 60 {
+				t.Errorf("back: partition %d at %d on B, want 60 (never moved back)", o.Partition, o.At)
+			}
+		})
+	}
+
+	// The group fails over: it consumes on B from the synced offsets.
+	cl, err := kgo.NewClient(kgo.SeedBrokers(b.node.Addr), kgo.ConsumerGroup("app"), kgo.ConsumeTopics("A.orders"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	first := map[int32]string{}
+	for len(first) < 2 {
+		fs := cl.PollFetches(ctx)
+		if ctx.Err() != nil {
+			t.Fatalf("the failed-over group read %v", first)
+		}
+		fs.EachRecord(func(r *kgo.Record) {
+			if _, ok := first[r.Partition]; !ok {
+				first[r.Partition] = string(r.Value)
+			}
+		})
+	}
+	for p, v := range first {
+		if want := fmt.Sprintf("orders-%d-%d", p, got[p]); v != want {
+			t.Errorf("partition %d: resumed at %s, want %s", p, v, want)
+		}
+	}
+}

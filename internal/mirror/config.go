@@ -6,6 +6,7 @@ package mirror
 
 import (
 	"fmt"
+	"net"
 	"regexp"
 	"slices"
 	"strconv"
@@ -29,6 +30,11 @@ type ClusterConfig struct {
 	Alias     string
 	Bootstrap []string
 	ClientID  string
+	// ExactlyOnceSource is exactly.once.source.support=enabled, for this
+	// cluster as a target (<alias>. or top level); exactlyOnceSet is
+	// whether the <alias>. key set it.
+	ExactlyOnceSource bool
+	exactlyOnceSet    bool
 }
 
 // FlowConfig is the effective configuration of one enabled flow A->B: the
@@ -56,8 +62,32 @@ type FlowConfig struct {
 	CheckpointsInterval   time.Duration
 	RefreshTopicsInterval time.Duration
 	RefreshGroupsInterval time.Duration
+	// SyncGroupOffsetsInterval is sync.group.offsets.interval.seconds
+	// when sync.group.offsets.enabled; likewise for topic configs and ACLs.
+	SyncGroupOffsetsInterval time.Duration
+	SyncTopicConfigsInterval time.Duration
+	SyncTopicACLsInterval    time.Duration
+
+	// ConfigExclude is config.properties.exclude (nil: nothing excluded);
+	// DefaultsFromSource is use.defaults.from=source.
+	ConfigExclude      *regexp.Regexp
+	DefaultsFromSource bool
 
 	HeartbeatsReplication bool
+
+	// ExactlyOnce is exactly.once.support=required, or the target's
+	// exactly.once.source.support=enabled: records and positions are
+	// written in one transaction per task and batch, the source read
+	// read_committed.
+	ExactlyOnce bool
+
+	// Tasks is tasks.max: the flow's source partitions are split into this
+	// many tasks, which the processes running the flow share.
+	Tasks int
+	// SessionTimeout and HeartbeatInterval are the Connect worker's
+	// session.timeout.ms and heartbeat.interval.ms (top level): a process
+	// that stops heartbeating loses its tasks after SessionTimeout.
+	SessionTimeout, HeartbeatInterval time.Duration
 }
 
 // Name is MM2's name of the flow, "A->B".
@@ -80,6 +110,9 @@ func (f *FlowConfig) PositionsTopic() string { return "mm2-offsets." + f.Source 
 type Config struct {
 	Clusters map[string]*ClusterConfig
 	Flows    []*FlowConfig
+	// MetricsListener is weir.metrics.listener without its http://
+	// prefix: the host:port serving /metrics; "" serves none.
+	MetricsListener string
 }
 
 // Filter is MM2's include/exclude pair of pattern lists, each list joined
@@ -115,14 +148,9 @@ func splitList(v string) []string {
 	return out
 }
 
-// setting describes one connector-level key: its default and whether weir
-// implements it. A key not implemented is refused when set to a value that
-// asks for the feature, and warned about when its default would.
+// setting describes one connector-level key: its default.
 type setting struct {
 	def string
-	// unimplemented, when set, is the value (lower case) asking for a
-	// feature weir's mirror does not have yet.
-	unimplemented string
 }
 
 // flowSettings are the keys a flow reads, at top level or `A->B.`-prefixed.
@@ -149,27 +177,22 @@ var flowSettings = map[string]setting{
 	"emit.heartbeats.interval.seconds":                    {def: "1"},
 	"emit.checkpoints.enabled":                            {def: "true"},
 	"emit.checkpoints.interval.seconds":                   {def: "60"},
-	"sync.group.offsets.enabled":                          {def: "false", unimplemented: "true"},
+	"sync.group.offsets.enabled":                          {def: "false"},
 	"sync.group.offsets.interval.seconds":                 {def: "60"},
 	"refresh.topics.enabled":                              {def: "true"},
 	"refresh.topics.interval.seconds":                     {def: "600"},
 	"refresh.groups.enabled":                              {def: "true"},
 	"refresh.groups.interval.seconds":                     {def: "600"},
-	"sync.topic.configs.enabled":                          {def: "true", unimplemented: "true"},
+	"sync.topic.configs.enabled":                          {def: "true"},
 	"sync.topic.configs.interval.seconds":                 {def: "600"},
-	"sync.topic.acls.enabled":                             {def: "true", unimplemented: "true"},
+	"sync.topic.acls.enabled":                             {def: "true"},
 	"sync.topic.acls.interval.seconds":                    {def: "600"},
 	"config.properties.exclude":                           {def: DefaultConfigPropertiesExclude},
 	"config.properties.blacklist":                         {},
+	"use.defaults.from":                                   {def: "target"},
 	"heartbeats.replication.enabled":                      {def: "true"},
 	"tasks.max":                                           {def: "1"},
-}
-
-// unimplementedWhy says what is missing for each unimplemented key.
-var unimplementedWhy = map[string]string{
-	"sync.group.offsets.enabled": "group offsets are not synced yet",
-	"sync.topic.configs.enabled": "topic configs are not synced yet",
-	"sync.topic.acls.enabled":    "topic ACLs are not synced yet",
+	"exactly.once.support":                                {def: "requested"},
 }
 
 // clientKeys are the `<alias>.` client properties the mirror honours.
@@ -220,15 +243,27 @@ func Parse(props map[string]string) (*Config, []string, error) {
 		v := top[k]
 		switch k {
 		case "clusters":
-		case "exactly.once.support":
-			if !strings.EqualFold(strings.TrimSpace(v), "disabled") {
-				return nil, nil, fmt.Errorf("exactly.once.support=%s: exactly-once mirroring is not supported yet (only disabled)", v)
+		case "weir.metrics.listener":
+			l := strings.TrimPrefix(strings.TrimSpace(v), "http://")
+			if _, _, err := net.SplitHostPort(l); err != nil && l != "" {
+				return nil, nil, fmt.Errorf("%s=%s: not host:port or http://host:port", k, v)
+			}
+			cfg.MetricsListener = l
+		case "exactly.once.source.support":
+			on, err := parseSourceSupport(k, v)
+			if err != nil {
+				return nil, nil, err
+			}
+			for _, c := range cfg.Clusters {
+				if !c.exactlyOnceSet {
+					c.ExactlyOnceSource = on
+				}
 			}
 		default:
-			if s, ok := flowSettings[k]; ok {
-				if err := checkImplemented(k, v, s); err != nil {
-					return nil, nil, err
-				}
+			if _, ok := flowSettings[k]; ok {
+				continue
+			}
+			if _, ok := workerDefaults[k]; ok {
 				continue
 			}
 			warns = append(warns, fmt.Sprintf("unknown key %s ignored", k))
@@ -255,6 +290,7 @@ func Parse(props map[string]string) (*Config, []string, error) {
 				return nil, nil, err
 			}
 			warns = append(warns, w...)
+			f.ExactlyOnce = f.ExactlyOnce || cfg.Clusters[b].ExactlyOnceSource
 			cfg.Flows = append(cfg.Flows, f)
 		}
 	}
@@ -331,20 +367,15 @@ func (c *ClusterConfig) set(key, rest, v string) ([]string, error) {
 	case rest == "client.id":
 		c.ClientID = strings.TrimSpace(v)
 	case rest == "exactly.once.source.support":
-		if !strings.EqualFold(strings.TrimSpace(v), "disabled") {
-			return nil, fmt.Errorf("%s=%s: exactly-once mirroring is not supported yet (only disabled)", key, v)
+		on, err := parseSourceSupport(key, v)
+		if err != nil {
+			return nil, err
 		}
+		c.ExactlyOnceSource, c.exactlyOnceSet = on, true
 	default:
 		return []string{fmt.Sprintf("%s: client property not applied by weir's mirror, ignored", key)}, nil
 	}
 	return nil, nil
-}
-
-func checkImplemented(k, v string, s setting) error {
-	if s.unimplemented != "" && strings.EqualFold(strings.TrimSpace(v), s.unimplemented) {
-		return fmt.Errorf("%s=%s: not supported yet by weir's mirror (%s)", k, v, unimplementedWhy[k])
-	}
-	return nil
 }
 
 // parseFlow builds the effective configuration of flow src->dst.
@@ -354,13 +385,8 @@ func parseFlow(src, dst string, top, over map[string]string) (*FlowConfig, []str
 		if k == "enabled" {
 			continue
 		}
-		s, ok := flowSettings[k]
-		if !ok {
+		if _, ok := flowSettings[k]; !ok {
 			warns = append(warns, fmt.Sprintf("unknown key %s->%s.%s ignored", src, dst, k))
-			continue
-		}
-		if err := checkImplemented(src+"->"+dst+"."+k, over[k], s); err != nil {
-			return nil, nil, err
 		}
 	}
 	// get returns the effective value and the key to name in errors.
@@ -409,9 +435,16 @@ func parseFlow(src, dst string, top, over map[string]string) (*FlowConfig, []str
 		return nil, nil, err
 	}
 	if v, k := alias("config.properties.exclude", "config.properties.blacklist"); true {
-		if _, err := compileList(v); err != nil {
+		if f.ConfigExclude, err = compileList(v); err != nil {
 			return fail(k, err)
 		}
+	}
+	switch v, k := get("use.defaults.from"); strings.ToLower(strings.TrimSpace(v)) {
+	case "target":
+	case "source":
+		f.DefaultsFromSource = true
+	default:
+		return fail(k, fmt.Errorf("invalid value %q (target or source)", v))
 	}
 	class, classKey := get("replication.policy.class")
 	sep, _ := get("replication.policy.separator")
@@ -473,11 +506,11 @@ func parseFlow(src, dst string, top, over map[string]string) (*FlowConfig, []str
 	}{
 		{"emit.heartbeats", &f.HeartbeatsInterval},
 		{"emit.checkpoints", &f.CheckpointsInterval},
-		{"sync.group.offsets", nil},
+		{"sync.group.offsets", &f.SyncGroupOffsetsInterval},
 		{"refresh.topics", &f.RefreshTopicsInterval},
 		{"refresh.groups", &f.RefreshGroupsInterval},
-		{"sync.topic.configs", nil},
-		{"sync.topic.acls", nil},
+		{"sync.topic.configs", &f.SyncTopicConfigsInterval},
+		{"sync.topic.acls", &f.SyncTopicACLsInterval},
 	} {
 		ev, ek := get(iv.prefix + ".enabled")
 		on, err := parseBool(ev)
@@ -489,9 +522,6 @@ func parseFlow(src, dst string, top, over map[string]string) (*FlowConfig, []str
 		if err != nil || secs == 0 {
 			return fail(sk, fmt.Errorf("invalid value %q (a number of seconds, negative to disable)", sv))
 		}
-		if on && secs > 0 && flowSettings[iv.prefix+".enabled"].unimplemented == "true" {
-			warns = append(warns, fmt.Sprintf("%s is true by default: %s in weir's mirror, set it to false to silence this", ek, unimplementedWhy[iv.prefix+".enabled"]))
-		}
 		if iv.dst != nil && on && secs > 0 {
 			*iv.dst = time.Duration(secs) * time.Second
 		}
@@ -500,15 +530,57 @@ func parseFlow(src, dst string, top, over map[string]string) (*FlowConfig, []str
 		_, k := get("emit.offset-syncs.enabled")
 		return fail(k, fmt.Errorf("false needs emit.checkpoints.enabled=false: checkpoints are translated through the offset syncs"))
 	}
+	if f.SyncGroupOffsetsInterval > 0 && f.CheckpointsInterval == 0 {
+		_, k := get("sync.group.offsets.enabled")
+		return fail(k, fmt.Errorf("true needs emit.checkpoints.enabled=true: group offsets are synced from the checkpoints"))
+	}
+	switch v, k := get("exactly.once.support"); strings.ToLower(strings.TrimSpace(v)) {
+	case "requested":
+	case "required":
+		f.ExactlyOnce = true
+	default:
+		return fail(k, fmt.Errorf("invalid value %q (requested or required)", v))
+	}
 	v, k = get("tasks.max")
 	n, err := strconv.Atoi(strings.TrimSpace(v))
 	if err != nil || n < 1 {
 		return fail(k, fmt.Errorf("invalid value %q (a positive number)", v))
 	}
-	if n > 1 {
-		warns = append(warns, fmt.Sprintf("%s=%d: weir's mirror copies each flow in one task", k, n))
+	f.Tasks = n
+	for _, d := range []struct {
+		key string
+		dst *time.Duration
+	}{{"session.timeout.ms", &f.SessionTimeout}, {"heartbeat.interval.ms", &f.HeartbeatInterval}} {
+		v := top[d.key]
+		if v == "" {
+			v = workerDefaults[d.key]
+		}
+		ms, err := strconv.ParseInt(strings.TrimSpace(v), 10, 32)
+		if err != nil || ms <= 0 {
+			return fail(d.key, fmt.Errorf("invalid value %q (a positive number of milliseconds)", v))
+		}
+		*d.dst = time.Duration(ms) * time.Millisecond
+	}
+	if f.HeartbeatInterval >= f.SessionTimeout {
+		return fail("heartbeat.interval.ms", fmt.Errorf("must be below session.timeout.ms"))
 	}
 	return f, warns, nil
+}
+
+// workerDefaults are the Connect worker keys weir's mirror honours, at top
+// level, with Connect's defaults.
+var workerDefaults = map[string]string{"session.timeout.ms": "10000", "heartbeat.interval.ms": "3000"}
+
+// parseSourceSupport parses Connect's worker key exactly.once.source.support:
+// only enabled turns exactly-once on (preparing is its step before that).
+func parseSourceSupport(key, v string) (bool, error) {
+	switch strings.ToLower(strings.TrimSpace(v)) {
+	case "enabled":
+		return true, nil
+	case "disabled", "preparing":
+		return false, nil
+	}
+	return false, fmt.Errorf("%s=%s: invalid value (disabled, preparing or enabled)", key, v)
 }
 
 // parseBool parses a Java ConfigDef BOOLEAN: true or false, any case.

@@ -119,19 +119,42 @@ func TestParseOverrides(t *testing.T) {
 
 func TestParseWarnings(t *testing.T) {
 	_, warns, err := parse(t, map[string]string{
-		"sync.topic.acls.enabled": "<unset>",
-		"no.such.key":             "1",
-		"A->B.no.such":            "1",
-		"A.fetch.max.bytes":       "1",
-		"tasks.max":               "4",
+		"no.such.key":       "1",
+		"A->B.no.such":      "1",
+		"A.fetch.max.bytes": "1",
+		"tasks.max":         "4",
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
 	all := strings.Join(warns, "\n")
-	for _, want := range []string{"sync.topic.acls.enabled is true by default", "no.such.key", "A->B.no.such", "A.fetch.max.bytes", "tasks.max=4"} {
+	for _, want := range []string{"no.such.key", "A->B.no.such", "A.fetch.max.bytes"} {
 		if !strings.Contains(all, want) {
 			t.Errorf("no warning about %s in %q", want, all)
+		}
+	}
+}
+
+func TestParseExactlyOnce(t *testing.T) {
+	for _, c := range []struct {
+		over map[string]string
+		want bool
+	}{
+		{nil, false},
+		{map[string]string{"exactly.once.support": "requested"}, false},
+		{map[string]string{"exactly.once.support": "required"}, true},
+		{map[string]string{"A->B.exactly.once.support": "required"}, true},
+		{map[string]string{"B.exactly.once.source.support": "enabled"}, true},
+		{map[string]string{"A.exactly.once.source.support": "enabled"}, false}, // A is not the target
+		{map[string]string{"exactly.once.source.support": "enabled"}, true},
+		{map[string]string{"exactly.once.source.support": "enabled", "B.exactly.once.source.support": "preparing"}, false},
+	} {
+		cfg, _, err := parse(t, c.over)
+		if err != nil {
+			t.Fatalf("%v: %v", c.over, err)
+		}
+		if got := cfg.Flows[0].ExactlyOnce; got != c.want {
+			t.Errorf("%v: exactly once %v, want %v", c.over, got, c.want)
 		}
 	}
 }
@@ -157,12 +180,16 @@ func TestParseErrors(t *testing.T) {
 		{map[string]string{"A.security.protocol": "SSL"}, "A.security.protocol"},
 		{map[string]string{"B.consumer.sasl.mechanism": "PLAIN"}, "B.consumer.sasl.mechanism"},
 		{map[string]string{"A.ssl.truststore.location": "/x"}, "A.ssl.truststore.location"},
-		{map[string]string{"exactly.once.support": "required"}, "exactly.once.support"},
-		{map[string]string{"B.exactly.once.source.support": "enabled"}, "B.exactly.once.source.support"},
-		{map[string]string{"sync.topic.acls.enabled": "true"}, "sync.topic.acls.enabled"},
-		{map[string]string{"A->B.sync.group.offsets.enabled": "true"}, "A->B.sync.group.offsets.enabled"},
+		{map[string]string{"exactly.once.support": "always"}, "exactly.once.support"},
+		{map[string]string{"B.exactly.once.source.support": "on"}, "B.exactly.once.source.support"},
+		{map[string]string{"exactly.once.source.support": "yes"}, "exactly.once.source.support"},
+		{map[string]string{"A->B.use.defaults.from": "both"}, "A->B.use.defaults.from"},
+		{map[string]string{"config.properties.exclude": "a(?=b)"}, "config.properties.exclude"},
+		{map[string]string{"A->B.sync.group.offsets.enabled": "true", "emit.checkpoints.enabled": "false"}, "A->B.sync.group.offsets.enabled"},
 		{map[string]string{"emit.checkpoints.enabled": "true", "A->B.emit.offset-syncs.enabled": "false"}, "A->B.emit.offset-syncs.enabled"},
 		{map[string]string{"tasks.max": "0"}, "tasks.max"},
+		{map[string]string{"session.timeout.ms": "-5"}, "session.timeout.ms"},
+		{map[string]string{"heartbeat.interval.ms": "20000"}, "heartbeat.interval.ms"},
 		{map[string]string{"replication.policy.class": "IdentityReplicationPolicy", "B->A.enabled": "true"}, "IdentityReplicationPolicy"},
 	}
 	for _, c := range cases {

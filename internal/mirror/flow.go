@@ -1,7 +1,8 @@
 package mirror
 
 // One flow A->B: source partition N is copied to partition N of its remote
-// topic, record for record, at least once. After each polled batch is
+// topic, record for record, at least once, for the partitions of the tasks
+// this process holds (tasks.go). After each polled batch is
 // acknowledged by the target, the flow writes its source positions to the
 // target, then its offset syncs. A restart resumes one past the stored
 // position of each partition (the earliest offset when there is none).
@@ -12,17 +13,36 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
+	"slices"
 	"sync"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
 // pollTimeout bounds one poll of the source, as MM2's
 // consumer.poll.timeout.ms default.
 const pollTimeout = time.Second
+
+// maxBatch bounds the records of one batch: the records a killed process
+// copied but did not store the positions of are copied again.
+const maxBatch = 5000
+
+// txnTimeout is the transaction timeout of exactly-once mode: a process
+// that dies mid-transaction holds the last stable offset of what it wrote
+// at most this long, unless its task is taken over first.
+const txnTimeout = 20 * time.Second
+
+// batchGrace bounds the copy of a batch polled before the flow stopped.
+const batchGrace = 30 * time.Second
+
+// metadataPoll is how often the source's metadata is polled for new
+// topics and partitions, when refresh.topics.enabled.
+const metadataPoll = 2 * time.Second
 
 // connectorName names the flow's positions in the target's offset store,
 // as MM2's source connector.
@@ -38,9 +58,16 @@ type flow struct {
 	src, dst, out  *kgo.Client
 	srcAdm, dstAdm *kadm.Client
 	newOut         func() (*kgo.Client, error)
+	newGroup       func() (*kgo.Client, error)
+	// txn are the transactional producers of the tasks held, in
+	// exactly-once mode (guarded by own.mu).
+	txn    map[int32]*kgo.Client
+	newTxn func(task int32) (*kgo.Client, error)
 
 	// next is the next source offset to copy of each assigned partition.
 	next map[topicPartition]int64
+	// stored are the positions read when tasks were last taken.
+	stored map[topicPartition]int64
 	// remote is the partition count of each remote topic created.
 	remote map[string]int32
 	// positionsPartitions is the partition count of the positions topic,
@@ -50,6 +77,15 @@ type flow struct {
 
 	mu   sync.Mutex // guards rule, fed from produce callbacks
 	rule *syncRule
+
+	// grp is the client in the flow's group on the target; own is what
+	// it holds. runCtx is the flow's context, ended by fail.
+	grp *kgo.Client
+	own ownership
+	// metrics are the flow's MM2 metrics.
+	metrics *flowMetrics
+	runCtx  context.Context
+	fail    func(error)
 }
 
 func newFlow(cfg *FlowConfig, clusters map[string]*ClusterConfig, log *slog.Logger, extra []kgo.Opt) (*flow, error) {
@@ -62,10 +98,15 @@ func newFlow(cfg *FlowConfig, clusters map[string]*ClusterConfig, log *slog.Logg
 		return kgo.NewClient(append(opts, extra...)...)
 	}
 	f := &flow{cfg: cfg, log: log.With("flow", cfg.Name()), next: map[topicPartition]int64{},
-		remote: map[string]int32{}, rule: newSyncRule(cfg.OffsetLagMax)}
+		remote: map[string]int32{}, rule: newSyncRule(cfg.OffsetLagMax), own: ownership{tasks: map[int32]bool{}}, txn: map[int32]*kgo.Client{},
+		metrics: (&metrics{}).flow(cfg.Source, cfg.Target)}
 	var err error
-	if f.src, err = client(clusters[cfg.Source], kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()),
-		kgo.FetchMaxWait(pollTimeout/2), kgo.RecordPartitioner(kgo.ManualPartitioner())); err != nil {
+	srcOpts := []kgo.Opt{kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()),
+		kgo.FetchMaxWait(pollTimeout / 2), kgo.RecordPartitioner(kgo.ManualPartitioner())}
+	if cfg.ExactlyOnce {
+		srcOpts = append(srcOpts, kgo.FetchIsolationLevel(kgo.ReadCommitted()))
+	}
+	if f.src, err = client(clusters[cfg.Source], srcOpts...); err != nil {
 		return nil, err
 	}
 	if f.dst, err = client(clusters[cfg.Target], kgo.RecordPartitioner(kgo.ManualPartitioner())); err != nil {
@@ -81,10 +122,16 @@ func newFlow(cfg *FlowConfig, clusters map[string]*ClusterConfig, log *slog.Logg
 		return nil, err
 	}
 	f.srcAdm, f.dstAdm = kadm.NewClient(f.src), kadm.NewClient(f.dst)
+	f.newGroup = func() (*kgo.Client, error) { return client(clusters[cfg.Target], f.groupOpts()...) }
+	f.newTxn = func(task int32) (*kgo.Client, error) {
+		return client(clusters[cfg.Target], kgo.RecordPartitioner(kgo.ManualPartitioner()), kgo.ProducerLinger(5*time.Millisecond),
+			kgo.TransactionalID(cfg.TransactionalID(task)), kgo.TransactionTimeout(txnTimeout))
+	}
 	return f, nil
 }
 
 func (f *flow) close() {
+	f.closeTxn(nil)
 	f.src.Close()
 	f.dst.Close()
 	f.out.Close()
@@ -110,39 +157,44 @@ func (f *flow) run(ctx context.Context) error {
 			return err
 		}
 	}
-	stored, err := f.loadPositions(ctx)
+	if err := ensureTopic(ctx, f.dstAdm, f.cfg.TasksTopic(), int32(f.cfg.Tasks), f.cfg.PositionsReplicationFactor, nil); err != nil {
+		return err
+	}
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	f.runCtx, f.fail = ctx, cancel
+	defer f.stopDuties()
+	grp, err := f.newGroup()
 	if err != nil {
 		return err
 	}
-	var wg sync.WaitGroup
-	defer wg.Wait()
-	ctx, cancel := context.WithCancelCause(ctx)
-	defer cancel(nil)
-	if f.cfg.HeartbeatsInterval > 0 {
-		if err := ensureTopic(ctx, f.dstAdm, HeartbeatsTopic, 1, f.cfg.HeartbeatsReplicationFactor, compact); err != nil {
-			return err
+	f.grp = grp
+	// Closing the group client (leaving the group) gives up every task;
+	// the copy loop has stopped by then.
+	defer grp.Close()
+	go func() {
+		for ctx.Err() == nil {
+			fs := grp.PollFetches(ctx)
+			if err := fs.Err0(); err != nil && ctx.Err() == nil && !errors.Is(err, context.Canceled) {
+				f.log.Warn("the flow's group client", "err", err)
+				select {
+				case <-ctx.Done():
+				case <-time.After(time.Second):
+				}
+			}
 		}
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			if err := f.heartbeats(ctx); err != nil {
-				cancel(err)
-			}
-		}()
-	}
-	if f.cfg.CheckpointsInterval > 0 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			if err := f.checkpoints(ctx); err != nil {
-				cancel(err)
-			}
-		}()
-	}
+	}()
+	// Topics are refreshed at refresh.topics.interval.seconds, and sooner:
+	// a poll of the source's metadata every metadataPoll picks up new
+	// topics and partitions.
+	every := min(f.cfg.RefreshTopicsInterval, metadataPoll)
 	var lastRefresh time.Time
 	for ctx.Err() == nil {
-		if lastRefresh.IsZero() || (f.cfg.RefreshTopicsInterval > 0 && time.Since(lastRefresh) >= f.cfg.RefreshTopicsInterval) {
-			if err := f.refresh(ctx, stored); err != nil {
+		f.own.mu.Lock()
+		reassigned := f.own.reassigned
+		f.own.mu.Unlock()
+		if reassigned || lastRefresh.IsZero() || (every > 0 && time.Since(lastRefresh) >= every) {
+			if err := f.refresh(ctx); err != nil {
 				cancel(err)
 				break
 			}
@@ -184,22 +236,71 @@ func ensureTopic(ctx context.Context, adm *kadm.Client, topic string, n int32, r
 		if err == nil {
 			err = r.Error()
 		}
-		if err != nil {
+		// Grown meanwhile by another process of the flow.
+		if err != nil && !errors.Is(err, kerr.InvalidPartitions) {
 			return fmt.Errorf("adding partitions to %s: %w", topic, err)
 		}
 	}
 	return nil
 }
 
+// ensureRemote creates a remote topic with configs, or grows it to n
+// partitions. A target refusing a config gets the topic without the
+// source's configs (the config sync then says which it refuses), rather
+// than no topic at all.
+func (f *flow) ensureRemote(ctx context.Context, remote string, n int32, configs map[string]*string) error {
+	err := ensureTopic(ctx, f.dstAdm, remote, n, f.cfg.ReplicationFactor, configs)
+	if len(configs) > 0 && (errors.Is(err, kerr.InvalidConfig) || errors.Is(err, kerr.PolicyViolation)) {
+		f.log.Warn("the target refused the source's configs: remote topic created with the target's defaults", "topic", remote, "err", err)
+		err = ensureTopic(ctx, f.dstAdm, remote, n, f.cfg.ReplicationFactor, nil)
+	}
+	return err
+}
+
 // refresh finds the source topics to mirror, creates or grows their remote
-// topics and starts consuming new partitions.
-func (f *flow) refresh(ctx context.Context, stored map[topicPartition]int64) error {
+// topics and starts consuming the new partitions of the tasks held. When
+// tasks were taken since the last refresh, the positions are read anew
+// first: their partitions resume from those stored by whoever held them.
+func (f *flow) refresh(ctx context.Context) error {
+	f.own.mu.Lock()
+	defer f.own.mu.Unlock()
+	if f.own.reassigned {
+		if f.cfg.ExactlyOnce {
+			// The transactions a former holder left open are aborted
+			// before the positions are read.
+			for _, t := range f.own.fresh {
+				if err := f.fence(ctx, t); err != nil {
+					return err
+				}
+			}
+		}
+		f.own.fresh = nil
+		stored, err := f.loadPositions(ctx)
+		if err != nil {
+			return err
+		}
+		f.stored = stored
+		f.own.reassigned = false
+	}
+	stored := f.stored
 	topics, err := f.srcAdm.ListTopics(ctx)
 	if err != nil {
 		return fmt.Errorf("listing the source's topics: %w", err)
 	}
 	add := map[string]map[int32]kgo.Offset{}
 	grown := false
+	var fresh []string // topics with no remote topic yet in this process
+	for _, d := range topics.Sorted() {
+		if d.Err == nil && f.cfg.ShouldReplicate(d.Topic) && f.remote[f.cfg.Policy.FormatRemoteTopic(f.cfg.Source, d.Topic)] == 0 {
+			fresh = append(fresh, d.Topic)
+		}
+	}
+	configs := map[string][]kmsg.DescribeConfigsResponseResourceConfig{}
+	if len(fresh) > 0 {
+		if configs, err = f.describeConfigs(ctx, fresh); err != nil {
+			return err
+		}
+	}
 	for _, d := range topics.Sorted() {
 		if d.Err != nil || !f.cfg.ShouldReplicate(d.Topic) {
 			continue
@@ -207,7 +308,7 @@ func (f *flow) refresh(ctx context.Context, stored map[topicPartition]int64) err
 		n := int32(len(d.Partitions))
 		remote := f.cfg.Policy.FormatRemoteTopic(f.cfg.Source, d.Topic)
 		if f.remote[remote] < n {
-			if err := ensureTopic(ctx, f.dstAdm, remote, n, f.cfg.ReplicationFactor, nil); err != nil {
+			if err := f.ensureRemote(ctx, remote, n, f.createConfigs(configs[d.Topic])); err != nil {
 				return err
 			}
 			f.log.Info("mirroring topic", "topic", d.Topic, "remote", remote, "partitions", n)
@@ -216,7 +317,7 @@ func (f *flow) refresh(ctx context.Context, stored map[topicPartition]int64) err
 		}
 		for p := range n {
 			tp := topicPartition{d.Topic, p}
-			if _, ok := f.next[tp]; ok {
+			if _, ok := f.next[tp]; ok || !f.own.tasks[f.cfg.TaskOf(tp.topic, tp.partition)] {
 				continue
 			}
 			o := kgo.NewOffset().AtStart()
@@ -238,9 +339,12 @@ func (f *flow) refresh(ctx context.Context, stored map[topicPartition]int64) err
 		}
 		f.out.Close()
 		f.out = out
+		f.closeTxn(nil) // made anew, with the new partitions
 	}
 	if len(add) > 0 {
 		f.src.AddConsumePartitions(add)
+		// The client's metadata may not show the new partitions yet.
+		f.src.ForceMetadataRefresh()
 	}
 	return nil
 }
@@ -249,7 +353,7 @@ func (f *flow) refresh(ctx context.Context, stored map[topicPartition]int64) err
 // the offset syncs it produced.
 func (f *flow) copyBatch(ctx context.Context) error {
 	pctx, cancel := context.WithTimeout(ctx, pollTimeout)
-	fetches := f.src.PollFetches(pctx)
+	fetches := f.src.PollRecords(pctx, maxBatch)
 	cancel()
 	if ctx.Err() != nil {
 		return nil
@@ -264,17 +368,124 @@ func (f *flow) copyBatch(ctx context.Context) error {
 		return ferr
 	}
 	if fetches.NumRecords() == 0 {
+		f.own.mu.Lock()
+		f.noteLag(fetches)
+		f.own.mu.Unlock()
 		return nil
 	}
+	// Held until the batch is stored: a task is given up between batches.
+	f.own.mu.Lock()
+	defer f.own.mu.Unlock()
+	// A batch polled is copied and stored even when the flow is stopping,
+	// within batchGrace.
+	ctx, cancelBatch := context.WithTimeout(context.WithoutCancel(ctx), batchGrace)
+	defer cancelBatch()
+	// The records of the partitions held, by task in exactly-once mode.
+	byTask := map[int32][]*kgo.Record{}
+	fetches.EachRecord(func(r *kgo.Record) {
+		if next, ok := f.next[topicPartition{r.Topic, r.Partition}]; !ok || r.Offset < next {
+			return // a partition given up, or fetched before it was
+		}
+		task := int32(0)
+		if f.cfg.ExactlyOnce {
+			task = f.cfg.TaskOf(r.Topic, r.Partition)
+		}
+		byTask[task] = append(byTask[task], r)
+	})
+	if len(byTask) == 0 {
+		return nil
+	}
+	last := map[topicPartition]int64{}
+	for task, recs := range byTask {
+		var err error
+		if f.cfg.ExactlyOnce {
+			err = f.copyTxn(ctx, task, recs, last)
+		} else {
+			err = f.copy(ctx, f.out, recs, last)
+			if err == nil {
+				err = f.storePositions(ctx, f.dst, last)
+			}
+		}
+		if err != nil {
+			return err
+		}
+	}
+	for tp, o := range last {
+		f.next[tp] = o + 1
+	}
+	f.noteLag(fetches)
+	return f.writeSyncs(ctx)
+}
+
+// copyTxn copies the records of one task and stores their positions in one
+// transaction of the task's transactional producer.
+func (f *flow) copyTxn(ctx context.Context, task int32, recs []*kgo.Record, last map[topicPartition]int64) error {
+	cl, err := f.txnClient(task)
+	if err != nil {
+		return err
+	}
+	if err := cl.BeginTransaction(); err != nil {
+		return fmt.Errorf("task %d: beginning a transaction: %w", task, err)
+	}
+	mine := map[topicPartition]int64{}
+	err = f.copy(ctx, cl, recs, mine)
+	if err == nil {
+		err = f.storePositions(ctx, cl, mine)
+	}
+	commit := kgo.TryCommit
+	if err != nil {
+		commit = kgo.TryAbort
+	}
+	if eerr := cl.EndTransaction(ctx, commit); eerr != nil && err == nil {
+		// Fenced: another process took the task (this one was thought
+		// dead); stopping loses nothing, the batch was not committed.
+		err = fmt.Errorf("task %d: committing: %w", task, eerr)
+	}
+	if err != nil {
+		return err
+	}
+	maps.Copy(last, mine)
+	return nil
+}
+
+// txnClient returns the transactional producer of a task held, made on
+// first use. Its transactional id is the task's, so the process taking a
+// task over fences the one that held it.
+func (f *flow) txnClient(task int32) (*kgo.Client, error) {
+	if cl, ok := f.txn[task]; ok {
+		return cl, nil
+	}
+	cl, err := f.newTxn(task)
+	if err != nil {
+		return nil, err
+	}
+	f.txn[task] = cl
+	return cl, nil
+}
+
+// closeTxn closes the transactional producers of tasks (all when nil).
+func (f *flow) closeTxn(tasks []int32) {
+	for t, cl := range f.txn {
+		if tasks == nil || slices.Contains(tasks, t) {
+			cl.Close()
+			delete(f.txn, t)
+		}
+	}
+}
+
+// copy writes recs to their remote partitions with cl, waits for them, and
+// notes the last offset copied of each source partition in last.
+func (f *flow) copy(ctx context.Context, cl *kgo.Client, recs []*kgo.Record, last map[topicPartition]int64) error {
 	var (
 		wg      sync.WaitGroup
 		errOnce sync.Once
 		perr    error
 	)
-	last := map[topicPartition]int64{}
-	fetches.EachRecord(func(r *kgo.Record) {
+	for _, r := range recs {
+		remote := topicPartition{f.cfg.Policy.FormatRemoteTopic(f.cfg.Source, r.Topic), r.Partition}
+		f.metrics.polled(remote, r.Timestamp, len(r.Value))
 		out := &kgo.Record{
-			Topic:     f.cfg.Policy.FormatRemoteTopic(f.cfg.Source, r.Topic),
+			Topic:     remote.topic,
 			Partition: r.Partition,
 			Key:       r.Key,
 			Value:     r.Value,
@@ -285,30 +496,33 @@ func (f *flow) copyBatch(ctx context.Context) error {
 		src := r.Topic
 		last[topicPartition{r.Topic, r.Partition}] = r.Offset
 		wg.Add(1)
-		f.out.Produce(ctx, out, func(out *kgo.Record, err error) {
+		cl.Produce(ctx, out, func(out *kgo.Record, err error) {
 			defer wg.Done()
 			if err != nil {
 				errOnce.Do(func() { perr = fmt.Errorf("producing to %s-%d: %w", out.Topic, out.Partition, err) })
 				return
 			}
+			f.metrics.copied(remote, out.Timestamp)
 			if f.cfg.EmitOffsetSyncs {
 				f.mu.Lock()
 				f.rule.record(src, out.Partition, up, out.Offset)
 				f.mu.Unlock()
 			}
 		})
-	})
+	}
 	wg.Wait()
-	if perr != nil {
-		return perr
-	}
-	if err := f.storePositions(ctx, last); err != nil {
-		return err
-	}
-	for tp, o := range last {
-		f.next[tp] = o + 1
-	}
-	return f.writeSyncs(ctx)
+	return perr
+}
+
+// noteLag sets the lag of each partition fetched from its high watermark.
+// Call it with f.own.mu held.
+func (f *flow) noteLag(fetches kgo.Fetches) {
+	fetches.EachPartition(func(p kgo.FetchTopicPartition) {
+		next, ok := f.next[topicPartition{p.Topic, p.Partition}]
+		if ok && p.Err == nil && p.HighWatermark >= 0 {
+			f.metrics.lagged(topicPartition{f.cfg.Policy.FormatRemoteTopic(f.cfg.Source, p.Topic), p.Partition}, p.HighWatermark-next)
+		}
+	})
 }
 
 // writeSyncs writes the offset syncs due now and those delayed until this
@@ -358,13 +572,14 @@ func (f *flow) positionRecord(tp topicPartition, o int64) *kgo.Record {
 	return r
 }
 
-// storePositions writes the last copied source offset of each partition.
-func (f *flow) storePositions(ctx context.Context, last map[topicPartition]int64) error {
+// storePositions writes the last copied source offset of each partition
+// with cl, a client of the target.
+func (f *flow) storePositions(ctx context.Context, cl *kgo.Client, last map[topicPartition]int64) error {
 	recs := make([]*kgo.Record, 0, len(last))
 	for tp, o := range last {
 		recs = append(recs, f.positionRecord(tp, o))
 	}
-	if err := f.dst.ProduceSync(ctx, recs...).FirstErr(); err != nil {
+	if err := cl.ProduceSync(ctx, recs...).FirstErr(); err != nil {
 		return fmt.Errorf("storing positions in %s: %w", f.cfg.PositionsTopic(), err)
 	}
 	return nil
@@ -375,6 +590,9 @@ func (f *flow) storePositions(ctx context.Context, last map[topicPartition]int64
 func (f *flow) loadPositions(ctx context.Context) (map[topicPartition]int64, error) {
 	out := map[topicPartition]int64{}
 	topic := f.cfg.PositionsTopic()
+	if err := f.settle(ctx, topic); err != nil {
+		return nil, err
+	}
 	ends, err := readTopic(ctx, f.dst, f.dstAdm, topic, nil, func(r *kgo.Record) {
 		var key []json.RawMessage
 		var name string
@@ -409,11 +627,75 @@ func (f *flow) loadPositions(ctx context.Context) (map[topicPartition]int64, err
 	return out, nil
 }
 
-// readTopic reads every partition of topic from the offsets in from (the
-// start for a partition not in it) to the end offsets of the moment, in
-// order, and returns where it stopped. cl gives the connection options.
+// settle waits until the transactions open on topic are over: on every
+// partition the last stable offset reaches the high watermark of the moment.
+// Those of live processes end with their batch, those of dead ones when
+// their tasks are fenced or at the transaction timeout.
+func (f *flow) settle(ctx context.Context, topic string) error {
+	hw, err := f.dstAdm.ListEndOffsets(ctx, topic)
+	if err != nil {
+		return fmt.Errorf("reading %s: %w", topic, err)
+	}
+	for {
+		lso, err := f.dstAdm.ListCommittedOffsets(ctx, topic)
+		if err != nil {
+			return fmt.Errorf("reading %s: %w", topic, err)
+		}
+		settled := true
+		for _, h := range hw[topic] {
+			l, _ := lso.Lookup(topic, h.Partition)
+			if l.Err != nil {
+				return l.Err
+			}
+			settled = settled && l.Offset >= h.Offset
+		}
+		if settled {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+}
+
+// fence bumps the epoch of a task's transactional id, which aborts the
+// transaction its former holder left open and fences that holder.
+func (f *flow) fence(ctx context.Context, task int32) error {
+	req := kmsg.NewPtrInitProducerIDRequest()
+	id := f.cfg.TransactionalID(task)
+	req.TransactionalID = &id
+	req.TransactionTimeoutMillis = int32(txnTimeout.Milliseconds())
+	req.ProducerID, req.ProducerEpoch = -1, -1
+	for {
+		resp, err := req.RequestWith(ctx, f.dst)
+		if err == nil {
+			err = kerr.ErrorForCode(resp.ErrorCode)
+		}
+		// The coordinator is still completing the former holder's
+		// transaction: ask again.
+		if errors.Is(err, kerr.ConcurrentTransactions) || errors.Is(err, kerr.CoordinatorLoadInProgress) {
+			select {
+			case <-ctx.Done():
+				return ctx.Err()
+			case <-time.After(50 * time.Millisecond):
+			}
+			continue
+		}
+		if err != nil {
+			return fmt.Errorf("fencing task %d (%s): %w", task, id, err)
+		}
+		return nil
+	}
+}
+
+// readTopic reads the committed records of every partition of topic from
+// the offsets in from (the start for a partition not in it) to the last
+// stable offsets of the moment, in order, and returns where it stopped. cl
+// gives the connection options.
 func readTopic(ctx context.Context, cl *kgo.Client, adm *kadm.Client, topic string, from map[int32]int64, fn func(*kgo.Record)) (map[int32]int64, error) {
-	ends, err := adm.ListEndOffsets(ctx, topic)
+	ends, err := adm.ListCommittedOffsets(ctx, topic)
 	if err != nil {
 		return nil, fmt.Errorf("reading %s: %w", topic, err)
 	}
@@ -438,8 +720,10 @@ func readTopic(ctx context.Context, cl *kgo.Client, adm *kadm.Client, topic stri
 	if len(want) == 0 {
 		return next, nil
 	}
+	// Control records are kept so that the offset before the end is always
+	// seen (a transaction's marker); aborted records are not returned.
 	c, err := kgo.NewClient(append(cl.Opts(), kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{topic: want}),
-		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))...)
+		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()), kgo.FetchIsolationLevel(kgo.ReadCommitted()), kgo.KeepControlRecords())...)
 	if err != nil {
 		return nil, err
 	}
@@ -456,7 +740,9 @@ func readTopic(ctx context.Context, cl *kgo.Client, adm *kadm.Client, topic stri
 			if _, ok := want[r.Partition]; !ok {
 				return
 			}
-			fn(r)
+			if !r.Attrs.IsControl() {
+				fn(r)
+			}
 			next[r.Partition] = r.Offset + 1
 			if r.Offset+1 >= endOf[r.Partition] {
 				delete(want, r.Partition)
@@ -468,6 +754,10 @@ func readTopic(ctx context.Context, cl *kgo.Client, adm *kadm.Client, topic stri
 
 // heartbeats writes a heartbeat to the target at each interval.
 func (f *flow) heartbeats(ctx context.Context) error {
+	compact := map[string]*string{"cleanup.policy": kadm.StringPtr("compact")}
+	if err := ensureTopic(ctx, f.dstAdm, HeartbeatsTopic, 1, f.cfg.HeartbeatsReplicationFactor, compact); err != nil {
+		return err
+	}
 	t := time.NewTicker(f.cfg.HeartbeatsInterval)
 	defer t.Stop()
 	for {
