@@ -92,6 +92,18 @@ func TestClusterLinkMirrorsTopics(t *testing.T) {
 	sameLogs(t, sb, "txn", db, "txn-copy", 1)
 	mustRun("Created topic compacted.", "mirrors", "--bootstrap-server", db, "--create", "--mirror-topic", "compacted", "--link", "dr")
 	sameLogs(t, sb, "compacted", db, "compacted", 1)
+	// The mirror took the source topic's log configs.
+	rcs, err := kadm.NewClient(newClient(t, db)).DescribeTopicConfigs(ctx, "compacted")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]string{}
+	for _, c := range rcs[0].Configs {
+		got[c.Key] = c.MaybeValue()
+	}
+	if got["cleanup.policy"] != "delete" || got["retention.ms"] != "-1" || got["segment.ms"] != "1" {
+		t.Fatalf("mirror configs: cleanup.policy=%s retention.ms=%s segment.ms=%s", got["cleanup.policy"], got["retention.ms"], got["segment.ms"])
+	}
 	out := mustRun("State: ACTIVE", "mirrors", "--bootstrap-server", db, "--describe", "--topics", "plain")
 	if !strings.Contains(out, "Lag: 0") || !strings.Contains(out, "SourceTopic: plain") {
 		t.Fatalf("describe:\n%s", out)
@@ -99,7 +111,7 @@ func TestClusterLinkMirrorsTopics(t *testing.T) {
 
 	// Read-only, and the link stays while it has mirrors.
 	dcl := newClient(t, db)
-	err := dcl.ProduceSync(ctx, &kgo.Record{Topic: "plain", Value: []byte("no")}).FirstErr()
+	err = dcl.ProduceSync(ctx, &kgo.Record{Topic: "plain", Value: []byte("no")}).FirstErr()
 	if !errors.Is(err, kerr.InvalidRequest) {
 		t.Fatalf("produce to a mirror: %v", err)
 	}
