@@ -56,6 +56,15 @@ func TestClusterLinkMirrorsTopics(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	// A fourth transaction stays open: offsets 33-37, no marker.
+	if err := tcl.BeginTransaction(); err != nil {
+		t.Fatal(err)
+	}
+	for j := range 5 {
+		if err := tcl.ProduceSync(ctx, kgo.StringRecord("open-"+strconv.Itoa(j))).FirstErr(); err != nil {
+			t.Fatal(err)
+		}
+	}
 
 	compacted(t, sadm, scl)
 
@@ -149,9 +158,15 @@ func TestClusterLinkMirrorsTopics(t *testing.T) {
 	src.Kill(0)
 	mustFail("use --failover", "mirrors", "--bootstrap-server", db, "--promote", "--topics", "txn-copy")
 	mustRun("Mirror topic compacted failed over", "mirrors", "--bootstrap-server", db, "--failover", "--topics", "txn-copy,compacted")
+	// The open transaction went: the mirror is writable at its last
+	// stable offset, after 30 records and 3 markers.
 	r, err = pcl.ProduceSync(ctx, &kgo.Record{Topic: "txn-copy", Partition: 0, Value: []byte("after failover")}).First()
 	if err != nil || r.Offset != 33 {
-		t.Fatalf("produce after failover: offset %d (want 33: 30 records, 3 markers): %v", r.Offset, err)
+		t.Fatalf("produce after failover: offset %d (want 33): %v", r.Offset, err)
+	}
+	lo, err := dadm.ListCommittedOffsets(ctx, "txn-copy") // read_committed: the last stable offset
+	if o, _ := lo.Lookup("txn-copy", 0); err != nil || o.Offset != 34 {
+		t.Fatalf("last stable offset after failover %d: %v", o.Offset, err)
 	}
 	mustRun("deletion successfully completed", "cluster-links", "--bootstrap-server", db, "--delete", "--link", "dr")
 }
