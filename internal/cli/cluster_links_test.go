@@ -56,6 +56,15 @@ func TestClusterLinkMirrorsTopics(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	// A fourth transaction stays open: offsets 33-37, no marker.
+	if err := tcl.BeginTransaction(); err != nil {
+		t.Fatal(err)
+	}
+	for j := range 5 {
+		if err := tcl.ProduceSync(ctx, kgo.StringRecord("open-"+strconv.Itoa(j))).FirstErr(); err != nil {
+			t.Fatal(err)
+		}
+	}
 
 	compacted(t, sadm, scl)
 
@@ -92,6 +101,18 @@ func TestClusterLinkMirrorsTopics(t *testing.T) {
 	sameLogs(t, sb, "txn", db, "txn-copy", 1)
 	mustRun("Created topic compacted.", "mirrors", "--bootstrap-server", db, "--create", "--mirror-topic", "compacted", "--link", "dr")
 	sameLogs(t, sb, "compacted", db, "compacted", 1)
+	// The mirror took the source topic's log configs.
+	rcs, err := kadm.NewClient(newClient(t, db)).DescribeTopicConfigs(ctx, "compacted")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]string{}
+	for _, c := range rcs[0].Configs {
+		got[c.Key] = c.MaybeValue()
+	}
+	if got["cleanup.policy"] != "delete" || got["retention.ms"] != "-1" || got["segment.ms"] != "1" {
+		t.Fatalf("mirror configs: cleanup.policy=%s retention.ms=%s segment.ms=%s", got["cleanup.policy"], got["retention.ms"], got["segment.ms"])
+	}
 	out := mustRun("State: ACTIVE", "mirrors", "--bootstrap-server", db, "--describe", "--topics", "plain")
 	if !strings.Contains(out, "Lag: 0") || !strings.Contains(out, "SourceTopic: plain") {
 		t.Fatalf("describe:\n%s", out)
@@ -99,7 +120,7 @@ func TestClusterLinkMirrorsTopics(t *testing.T) {
 
 	// Read-only, and the link stays while it has mirrors.
 	dcl := newClient(t, db)
-	err := dcl.ProduceSync(ctx, &kgo.Record{Topic: "plain", Value: []byte("no")}).FirstErr()
+	err = dcl.ProduceSync(ctx, &kgo.Record{Topic: "plain", Value: []byte("no")}).FirstErr()
 	if !errors.Is(err, kerr.InvalidRequest) {
 		t.Fatalf("produce to a mirror: %v", err)
 	}
@@ -137,9 +158,15 @@ func TestClusterLinkMirrorsTopics(t *testing.T) {
 	src.Kill(0)
 	mustFail("use --failover", "mirrors", "--bootstrap-server", db, "--promote", "--topics", "txn-copy")
 	mustRun("Mirror topic compacted failed over", "mirrors", "--bootstrap-server", db, "--failover", "--topics", "txn-copy,compacted")
+	// The open transaction went: the mirror is writable at its last
+	// stable offset, after 30 records and 3 markers.
 	r, err = pcl.ProduceSync(ctx, &kgo.Record{Topic: "txn-copy", Partition: 0, Value: []byte("after failover")}).First()
 	if err != nil || r.Offset != 33 {
-		t.Fatalf("produce after failover: offset %d (want 33: 30 records, 3 markers): %v", r.Offset, err)
+		t.Fatalf("produce after failover: offset %d (want 33): %v", r.Offset, err)
+	}
+	lo, err := dadm.ListCommittedOffsets(ctx, "txn-copy") // read_committed: the last stable offset
+	if o, _ := lo.Lookup("txn-copy", 0); err != nil || o.Offset != 34 {
+		t.Fatalf("last stable offset after failover %d: %v", o.Offset, err)
 	}
 	mustRun("deletion successfully completed", "cluster-links", "--bootstrap-server", db, "--delete", "--link", "dr")
 }

@@ -146,6 +146,7 @@ type MirrorTopic struct {
 	SourceTopic       string
 	Partitions        int32 // the source topic's count
 	ReplicationFactor int16 // -1: default.replication.factor
+	Configs           map[string]string
 }
 
 // CreateMirrorTopic creates a topic that mirrors SourceTopic through Link.
@@ -168,6 +169,11 @@ func (c *Controller) CreateMirrorTopic(m MirrorTopic) (int64, error) {
 	}
 	t := kmsg.NewCreateTopicsRequestTopic()
 	t.Topic, t.NumPartitions, t.ReplicationFactor = m.Topic, m.Partitions, m.ReplicationFactor
+	for _, k := range slices.Sorted(maps.Keys(m.Configs)) {
+		c := kmsg.NewCreateTopicsRequestTopicConfig()
+		c.Name, c.Value = k, kmsg.StringPtr(m.Configs[k])
+		t.Configs = append(t.Configs, c)
+	}
 	recs, res, err := c.planTopic(img, t, map[string]bool{})
 	if err != nil {
 		return -1, err

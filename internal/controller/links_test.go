@@ -41,8 +41,15 @@ func TestClusterLinksAndMirrorTopics(t *testing.T) {
 
 	_, err = h.c.CreateMirrorTopic(MirrorTopic{Topic: "orders", Link: "nope", SourceTopic: "orders", Partitions: 2, ReplicationFactor: 2})
 	wantErr(t, err, kerr.InvalidRequest, "does not exist")
-	if _, err := h.c.CreateMirrorTopic(MirrorTopic{Topic: "orders", Link: "dr", SourceTopic: "src-orders", Partitions: 2, ReplicationFactor: 2}); err != nil {
+	_, err = h.c.CreateMirrorTopic(MirrorTopic{Topic: "orders", Link: "dr", SourceTopic: "src-orders", Partitions: 2, ReplicationFactor: 2,
+		Configs: map[string]string{"retention.ms": "-2"}})
+	wantErr(t, err, kerr.InvalidConfig, "retention.ms")
+	if _, err := h.c.CreateMirrorTopic(MirrorTopic{Topic: "orders", Link: "dr", SourceTopic: "src-orders", Partitions: 2, ReplicationFactor: 2,
+		Configs: map[string]string{"cleanup.policy": "compact"}}); err != nil {
 		t.Fatal(err)
+	}
+	if c := h.c.Image().TopicConfig("orders"); c["cleanup.policy"] != "compact" {
+		t.Fatalf("mirror topic configs %v", c)
 	}
 	img := h.c.Image()
 	m := img.MirrorOf("orders")

@@ -70,11 +70,11 @@ func (s *Server) linkAdmin(ctx context.Context, r *link.AdminRequest) link.Admin
 		if l == nil {
 			return adminErr(kerr.InvalidRequest, fmt.Sprintf("Cluster link '%s' does not exist.", r.Link))
 		}
-		n, err := link.SourcePartitions(ctx, l, r.SourceTopic)
+		n, cfg, err := link.SourceTopic(ctx, l, r.SourceTopic)
 		if err != nil {
 			return adminErr(kerr.InvalidRequest, fmt.Sprintf("cannot read source topic %s through cluster link '%s': %v", r.SourceTopic, r.Link, err))
 		}
-		r.Partitions = n
+		r.Partitions, r.Configs = n, cfg
 	case "create-link", "delete-link", "pause-mirrors", "resume-mirrors", "stop-mirrors":
 	default:
 		return adminErr(kerr.InvalidRequest, fmt.Sprintf("unknown cluster link admin op %q", r.Op))
@@ -196,7 +196,7 @@ func (s *Server) linkControllerOp(r *link.AdminRequest) (link.AdminResponse, int
 		}
 		resp = perTopic(func(t string) (int64, error) {
 			return c.CreateMirrorTopic(controller.MirrorTopic{Topic: t, Link: r.Link, SourceTopic: r.SourceTopic,
-				Partitions: r.Partitions, ReplicationFactor: r.ReplicationFactor})
+				Partitions: r.Partitions, ReplicationFactor: r.ReplicationFactor, Configs: r.Configs})
 		})
 	case "pause-mirrors", "resume-mirrors":
 		state := metadata.MirrorPaused

@@ -222,9 +222,9 @@ type sim struct {
 	source *memSource
 	state  State
 	// histories are the logs the source committed, one per unclean
-	// election (an extension of the last one replaces it): the mirror's
-	// committed log must be a prefix of one of them.
-	histories [][][]byte
+	// election (an extension of the last one is merged into it): the
+	// mirror's committed log must be part of one of them.
+	histories []history
 	seq       int
 	trace     []string
 	// truncations counts the mirror's cuts over all seeds.
@@ -292,6 +292,17 @@ func (s *sim) step() {
 		l := out[s.rng.IntN(len(out))]
 		s.do("source UNCLEAN election of %d (ISR was %v)", l, src.state.ISR)
 		src.publish(l, l)
+	case r < 60:
+		l := src.leader()
+		start, hw := l.Log().LogStartOffset(), l.HighWatermark()
+		if hw <= start {
+			return
+		}
+		off := start + s.rng.Int64N(hw-start+1)
+		s.do("source deletes records below %d", off)
+		if _, err := l.DeleteRecords(off); err != nil {
+			s.t.Fatal(err)
+		}
 	case r < 80:
 		s.do("mirror step")
 		res, err := Step(context.Background(), s.dst.leader(), "orders", &s.state, s.source, int32(64+s.rng.IntN(400)))
@@ -346,12 +357,31 @@ func bytesJoin(ss []string) string {
 	return b.String()
 }
 
-func isPrefix(a, b [][]byte) bool {
-	if len(a) > len(b) {
-		return false
+// history is a log the source committed, by batch base offset.
+type history map[int64][]byte
+
+func baseOf(b []byte) int64 { return record.Batch(b).BaseOffset() }
+
+// fits reports whether every batch of log is, byte for byte, the batch h
+// has at its offset.
+func fits(log [][]byte, h history) bool {
+	for _, b := range log {
+		if hb, ok := h[baseOf(b)]; !ok || !bytes.Equal(hb, b) {
+			return false
+		}
 	}
-	for i := range a {
-		if !bytes.Equal(a[i], b[i]) {
+	return true
+}
+
+// extends reports whether cur continues h: its batches are h's, or past
+// h's last.
+func extends(cur [][]byte, h history) bool {
+	end := int64(-1)
+	for o := range h {
+		end = max(end, o)
+	}
+	for _, b := range cur {
+		if hb, ok := h[baseOf(b)]; ok && !bytes.Equal(hb, b) || !ok && baseOf(b) <= end {
 			return false
 		}
 	}
@@ -361,33 +391,55 @@ func isPrefix(a, b [][]byte) bool {
 // check verifies the invariant after a step.
 func (s *sim) check() {
 	cur := committed(s.t, s.src.leader())
-	last := s.histories[len(s.histories)-1]
-	if isPrefix(last, cur) {
-		s.histories[len(s.histories)-1] = cur
+	if last := s.histories[len(s.histories)-1]; extends(cur, last) {
+		for _, b := range cur {
+			last[baseOf(b)] = b
+		}
 	} else {
-		s.histories = append(s.histories, cur)
+		h := history{}
+		for _, b := range cur {
+			h[baseOf(b)] = b
+		}
+		s.histories = append(s.histories, h)
 	}
 	// Consumers read the leader; a follower's high watermark may lag
 	// behind a truncation until its next fetch, as in any partition.
 	m := committed(s.t, s.dst.leader())
 	ok := false
 	for _, h := range s.histories {
-		ok = ok || isPrefix(m, h)
+		ok = ok || fits(m, h)
 	}
 	if !ok {
-		s.t.Fatalf("%s\nthe mirror leader's committed log (%d batches, HW %d) is no prefix of any log the source committed",
+		s.t.Fatalf("%s\nthe mirror leader's committed log (%d batches, HW %d) is not part of any log the source committed",
 			s.dump(), len(m), s.dst.leader().Log().HighWatermark())
 	}
 	// Once the mirror checked its log at the source's current epoch, its
-	// whole log is a prefix of the source leader's.
-	if s.state.Checked == s.src.state.LeaderEpoch && s.dst.state.Leader > 0 {
-		all := batchesUpTo(s.t, s.dst.leader(), s.dst.leader().Log().LogEndOffset())
-		srcAll := batchesUpTo(s.t, s.src.leader(), s.src.leader().Log().LogEndOffset())
-		if !isPrefix(all, srcAll) {
-			s.t.Fatalf("%s\nthe mirror leader's log (%d batches) is no prefix of the source leader's (%d) in the epoch it checked",
-				s.dump(), len(all), len(srcAll))
+	// whole log is part of the source leader's (from the source's log
+	// start: below it the source deleted what would tell).
+	if s.state.Checked == s.src.state.LeaderEpoch {
+		srcLog := s.src.leader().Log()
+		src := history{}
+		for _, b := range batchesUpTo(s.t, s.src.leader(), srcLog.LogEndOffset()) {
+			src[baseOf(b)] = b
+		}
+		for _, b := range batchesUpTo(s.t, s.dst.leader(), s.dst.leader().Log().LogEndOffset()) {
+			if record.Batch(b).LastOffset() >= srcLog.LogStartOffset() && !bytes.Equal(src[baseOf(b)], b) {
+				s.t.Fatalf("%s\nthe mirror leader's batch at %d is not the source leader's, in the epoch it checked", s.dump(), baseOf(b))
+			}
 		}
 	}
+}
+
+func equalLogs(a, b [][]byte) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if !bytes.Equal(a[i], b[i]) {
+			return false
+		}
+	}
+	return true
 }
 
 func TestMirrorFollowsSourceSimulation(t *testing.T) {
@@ -403,7 +455,7 @@ func TestMirrorFollowsSourceSimulation(t *testing.T) {
 	}()
 	for seed := range uint64(seeds) {
 		t.Run(fmt.Sprint("seed", seed), func(t *testing.T) {
-			s := &sim{t: t, rng: rand.New(rand.NewPCG(seed, 14)), state: NewState(), histories: [][][]byte{nil},
+			s := &sim{t: t, rng: rand.New(rand.NewPCG(seed, 14)), state: NewState(), histories: []history{{}},
 				truncations: &truncations}
 			s.src = newReplicas(t, "src", 3, partition.MirrorState{})
 			s.dst = newReplicas(t, "orders", 2, partition.MirrorState{Link: "dr", ReadOnly: true, Active: true})
@@ -428,10 +480,16 @@ func TestMirrorFollowsSourceSimulation(t *testing.T) {
 				}
 				s.check()
 			}
-			want := committed(t, s.src.leader())
+			all := committed(t, s.src.leader())
 			for id, p := range s.dst.reps {
 				got := committed(t, p)
-				if len(got) != len(want) || !isPrefix(got, want) {
+				// The source's log start is its leader's: an older
+				// leader may have deleted more, which the mirror followed.
+				want := all
+				for len(want) > 0 && record.Batch(want[0]).LastOffset() < p.Log().LogStartOffset() {
+					want = want[1:]
+				}
+				if !equalLogs(got, want) {
 					t.Fatalf("%s\nmirror replica %d has %d committed batches (HW %d), the source %d (HW %d)", s.dump(), id,
 						len(got), p.Log().HighWatermark(), len(want), s.src.leader().Log().HighWatermark())
 				}

@@ -4,10 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -179,13 +181,44 @@ func (s *clientSource) EpochEnd(ctx context.Context, topic string, part, epoch, 
 	return op.LeaderEpoch, op.EndOffset, nil
 }
 
-// SourcePartitions asks the source cluster of l for the partition count
-// of topic.
-func SourcePartitions(ctx context.Context, l *metadata.Link, topic string) (int32, error) {
+// SyncedTopicConfigs are the topic configs a mirror topic takes from its
+// source topic when it is created: those that shape the log and its
+// records. The destination's own business (replica placement,
+// min.insync.replicas, throttles, flushing) is not copied. Changes at the
+// source after the creation are not followed yet.
+var SyncedTopicConfigs = []string{
+	"cleanup.policy", "compression.type", "delete.retention.ms", "max.compaction.lag.ms", "max.message.bytes",
+	"message.timestamp.after.max.ms", "message.timestamp.before.max.ms", "message.timestamp.type",
+	"min.cleanable.dirty.ratio", "min.compaction.lag.ms", "retention.bytes", "retention.ms", "segment.bytes", "segment.ms",
+}
+
+// SourceTopic asks the source cluster of l for topic's partition count
+// and the configs among SyncedTopicConfigs set on it.
+func SourceTopic(ctx context.Context, l *metadata.Link, topic string) (int32, map[string]string, error) {
 	src, err := newClientSource(l.Configs["bootstrap.servers"], "weir-cluster-link-admin-"+l.Name)
 	if err != nil {
-		return 0, err
+		return 0, nil, err
 	}
 	defer src.Close()
-	return src.Partitions(ctx, topic)
+	n, err := src.Partitions(ctx, topic)
+	if err != nil {
+		return 0, nil, err
+	}
+	rcs, err := kadm.NewClient(src.cl).DescribeTopicConfigs(ctx, topic)
+	if err == nil && len(rcs) != 1 {
+		err = errors.New("malformed DescribeConfigs answer from the source")
+	}
+	if err == nil {
+		err = rcs[0].Err
+	}
+	if err != nil {
+		return 0, nil, fmt.Errorf("source topic %s's configs: %w", topic, err)
+	}
+	cfg := map[string]string{}
+	for _, c := range rcs[0].Configs {
+		if c.Source == kmsg.ConfigSourceDynamicTopicConfig && c.Value != nil && slices.Contains(SyncedTopicConfigs, c.Key) {
+			cfg[c.Key] = *c.Value
+		}
+	}
+	return n, cfg, nil
 }

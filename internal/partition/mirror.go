@@ -161,3 +161,24 @@ func (p *Partition) RestartMirrored(pos MirrorPosition, sourceLogStart int64) er
 	p.mu.Unlock()
 	return nil
 }
+
+// endMirrorLocked cuts the log of a leader whose mirror was just promoted
+// or failed over at its last stable offset: transactions open at the
+// source would never get their markers here (the source's coordinator
+// does not know this cluster), and would hold the last stable offset back
+// for good. What follows the first of them goes with it, as the issue's
+// "writable at the mirror's last stable offset" says. Followers cut their
+// logs the same way when they fetch (the leader's next epoch starts
+// there). Called with leaderMu held exclusively.
+func (p *Partition) endMirrorLocked() error {
+	lso, leo := p.log.LastStableOffset(), p.log.LogEndOffset()
+	if lso >= leo {
+		return nil
+	}
+	p.lg.Warn("mirroring ended: cutting the log at its last stable offset (transactions the source had not completed)",
+		"last_stable_offset", lso, "log_end", leo, "high_watermark", p.log.HighWatermark())
+	if err := p.log.TruncateTo(lso); err != nil {
+		return storageErr(err)
+	}
+	return nil
+}

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"strings"
 	"testing"
+
+	"weir/internal/record"
 )
 
 // A mirror leader takes no produce, keeps the source's epochs in its
@@ -66,5 +68,40 @@ func TestMirrorLeader(t *testing.T) {
 	res := appendOK(t, m, AcksAll, batch(t, ms(0)))
 	if res.BaseOffset != 3 || m.Log().LatestEpoch() != 8 {
 		t.Fatalf("after promotion: offset %d epoch %d", res.BaseOffset, m.Log().LatestEpoch())
+	}
+}
+
+// A mirror that stops with a transaction the source had not completed
+// cuts its log at the last stable offset: no marker would ever come.
+func TestMirrorStopsAtItsLastStableOffset(t *testing.T) {
+	m := newPartition(t, topicConfig(t))
+	mirror := MirrorState{Link: "dr", ReadOnly: true, Active: true}
+	st := State{Leader: 1, LeaderEpoch: 2, Replicas: []int32{1}, ISR: []int32{1}, Mirror: mirror}
+	if err := m.Apply(st); err != nil {
+		t.Fatal(err)
+	}
+	var raw []byte
+	for i, b := range []record.Batch{batch(t, ms(0)), txnBatch(t, 9, 0, 0, 2), batch(t, ms(0))} {
+		b.SetBaseOffset([]int64{0, 1, 3}[i])
+		b.SetLeaderEpoch(4)
+		raw = append(raw, b...)
+	}
+	pos, _ := m.MirrorPosition()
+	if _, err := m.AppendMirrored(pos, raw, 4, 0); err != nil {
+		t.Fatal(err)
+	}
+	if m.HighWatermark() != 4 || m.Log().LastStableOffset() != 1 {
+		t.Fatalf("HW %d LSO %d", m.HighWatermark(), m.Log().LastStableOffset())
+	}
+	st.Mirror, st.LeaderEpoch, st.PartitionEpoch = MirrorState{}, 5, 1
+	if err := m.Apply(st); err != nil {
+		t.Fatal(err)
+	}
+	if m.Log().LogEndOffset() != 1 || m.Log().LastStableOffset() != 1 || m.Log().LatestEpoch() != 5 {
+		t.Fatalf("after the failover: log end %d, LSO %d, epoch %d", m.Log().LogEndOffset(), m.Log().LastStableOffset(), m.Log().LatestEpoch())
+	}
+	res := appendOK(t, m, AcksAll, batch(t, ms(0)))
+	if res.BaseOffset != 1 {
+		t.Fatalf("first write at %d", res.BaseOffset)
 	}
 }

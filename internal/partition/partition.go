@@ -174,6 +174,7 @@ func (p *Partition) Apply(st State) error {
 		return nil // stale
 	}
 	wasLeader, oldEpoch, oldPartitionEpoch, oldISR := p.leader, p.state.LeaderEpoch, p.state.PartitionEpoch, p.state.ISR
+	wasMirror := p.applied && p.state.Mirror.ReadOnly
 	p.state, p.applied = st, true
 	p.leader = st.Leader == p.self
 	newLeadership := p.leader && (!wasLeader || st.LeaderEpoch != oldEpoch)
@@ -181,6 +182,11 @@ func (p *Partition) Apply(st State) error {
 		// A new mirror leader exposes nothing past what was committed
 		// until the source's high watermark is known again.
 		p.sourceHW = p.log.HighWatermark()
+	}
+	if p.leader && wasMirror && !st.Mirror.ReadOnly {
+		if err := p.endMirrorLocked(); err != nil {
+			return err
+		}
 	}
 	// A read-only mirror's lineage is the source's epochs (mirror.go).
 	if p.leader && !st.Mirror.ReadOnly && (!wasLeader || st.LeaderEpoch > p.log.LatestEpoch()) {
