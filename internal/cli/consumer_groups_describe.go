@@ -197,9 +197,12 @@ func describeGroups(ctx context.Context, tc *toolClient, out io.Writer, f *consu
 				continue
 			}
 			coordinator := fmt.Sprintf("%s:%d  (%d)", g.coordinator.Host, g.coordinator.Port, g.coordinator.NodeID)
-			w := max(25, len(coordinator))
-			cells := [][2]string{{"GROUP", g.group}, {"COORDINATOR (ID)", coordinator}, {"ASSIGNMENT-STRATEGY", g.assignor}, {"STATE", g.state}}
-			widths := []int{w, 25, 20, 15}
+			assignor := g.assignor
+			if assignor == "" {
+				assignor = missingColumn
+			}
+			cells := [][2]string{{"GROUP", g.group}, {"COORDINATOR (ID)", coordinator}, {"ASSIGNMENT-STRATEGY", assignor}, {"STATE", g.state}}
+			widths := []int{max(15, len(g.group)), max(25, len(coordinator)), 20, 20}
 			if f.verbose {
 				epoch, target := missingColumn, missingColumn
 				if g.consumer {
@@ -359,32 +362,45 @@ func assignmentString(s kadm.TopicsSet) string {
 	return strings.Join(parts, ";")
 }
 
+// printMembers prints a group's members as Kafka's tool: the header even
+// when there is no member to show (with the default widths then).
 func printMembers(b *strings.Builder, stderr io.Writer, g groupDesc, verbose bool) {
-	if !printableState(b, stderr, g, len(g.members)) {
-		return
+	printable := printableState(b, stderr, g, len(g.members))
+	gw, cw, iw, hw, clw := 15, 15, 17, 15, 15
+	aw, tw := 20, 20
+	withInstance, hasClassic, hasConsumer := false, false, false
+	if printable {
+		gw = max(gw, len(g.group))
+		for _, m := range g.members {
+			cw, iw, hw, clw = max(cw, len(m.id)), max(iw, len(m.instanceID)), max(hw, len(m.host)), max(clw, len(m.clientID))
+			withInstance = withInstance || m.instanceID != ""
+			hasClassic = hasClassic || (g.consumer && m.classic)
+			hasConsumer = hasConsumer || (g.consumer && !m.classic)
+			aw, tw = max(aw, len(assignmentString(m.assignment))), max(tw, len(assignmentString(m.target)))
+		}
 	}
-	gw, cw, iw, hw, clw := max(15, len(g.group)), 15, 17, 15, 15
-	withInstance, withUpgraded := false, false
-	aw, tw := len("CURRENT-ASSIGNMENT"), len("TARGET-ASSIGNMENT")
-	for _, m := range g.members {
-		cw, iw, hw, clw = max(cw, len(m.id)), max(iw, len(m.instanceID)), max(hw, len(m.host)), max(clw, len(m.clientID))
-		withInstance = withInstance || m.instanceID != ""
-		withUpgraded = withUpgraded || (g.consumer && m.classic)
-		aw, tw = max(aw, len(assignmentString(m.assignment))), max(tw, len(assignmentString(m.target)))
-	}
-	line := func(cells []string) {
+	withUpgraded := hasClassic && hasConsumer
+	// line prints the cells of a row: the member's, each padded and
+	// followed by a space, then with --verbose the epochs and assignments
+	// (the last padded, without a space) and UPGRADED.
+	line := func(cells, verboseCells []string) {
 		widths := []int{gw, cw, hw, clw, 15}
 		if withInstance {
 			widths = []int{gw, cw, iw, hw, clw, 15}
 		}
-		if verbose {
-			widths = append(widths, 15, aw, 15, tw)
-		}
 		for i, c := range cells {
-			if i < len(widths) {
-				b.WriteString(padRight(c, widths[i]) + " ")
-			} else {
-				b.WriteString(c)
+			b.WriteString(padRight(c, widths[i]) + " ")
+		}
+		if verbose {
+			vw := []int{15, aw, 15, tw}
+			for i, c := range verboseCells[:4] {
+				if i > 0 {
+					b.WriteString(" ")
+				}
+				b.WriteString(padRight(c, vw[i]))
+			}
+			if withUpgraded {
+				b.WriteString(" " + verboseCells[4])
 			}
 		}
 		b.WriteString("\n")
@@ -394,31 +410,22 @@ func printMembers(b *strings.Builder, stderr io.Writer, g groupDesc, verbose boo
 		header = append(header, "GROUP-INSTANCE-ID")
 	}
 	header = append(header, "HOST", "CLIENT-ID", "#PARTITIONS")
-	if verbose {
-		header = append(header, "CURRENT-EPOCH", "CURRENT-ASSIGNMENT", "TARGET-EPOCH", "TARGET-ASSIGNMENT")
-		if withUpgraded {
-			header = append(header, "UPGRADED")
-		}
-	}
 	b.WriteString("\n")
-	line(header)
+	line(header, []string{"CURRENT-EPOCH", "CURRENT-ASSIGNMENT", "TARGET-EPOCH", "TARGET-ASSIGNMENT", "UPGRADED"})
+	if !printable {
+		return
+	}
 	for _, m := range g.members {
 		cells := []string{g.group, m.id}
 		if withInstance {
 			cells = append(cells, m.instanceID)
 		}
 		cells = append(cells, m.host, m.clientID, itoa(int64(len(sortedPartitions(m.assignment)))))
-		if verbose {
-			epoch, target, targetEpoch := missingColumn, missingColumn, missingColumn
-			if g.consumer {
-				epoch, target, targetEpoch = itoa(int64(m.epoch)), assignmentString(m.target), itoa(int64(g.assignmentEpoch))
-			}
-			cells = append(cells, epoch, assignmentString(m.assignment), targetEpoch, target)
-			if withUpgraded {
-				cells = append(cells, strconv.FormatBool(!m.classic))
-			}
+		epoch, target, targetEpoch := missingColumn, missingColumn, missingColumn
+		if g.consumer {
+			epoch, target, targetEpoch = itoa(int64(m.epoch)), assignmentString(m.target), itoa(int64(g.assignmentEpoch))
 		}
-		line(cells)
+		line(cells, []string{epoch, assignmentString(m.assignment), targetEpoch, target, strconv.FormatBool(!m.classic)})
 	}
 }
 

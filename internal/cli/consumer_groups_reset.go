@@ -443,14 +443,27 @@ func resetOffsets(ctx context.Context, tc *toolClient, out io.Writer, f *consume
 		}
 		b.WriteString("\n")
 	} else {
+		// Kafka 4.4's layout: columns as wide as their longest cell (15 at
+		// least), groups and partitions in the order of Java's HashMaps of
+		// them.
+		gw, tw := 15, 15
+		for _, g := range groups {
+			gw = max(gw, len(g))
+			for p := range result[g] {
+				tw = max(tw, len(p.Topic))
+			}
+		}
 		row := func(g, t, p, o string) {
-			fmt.Fprintf(&b, "\n%s %s %s %s", padRight(g, 30), padRight(t, 30), padRight(p, 10), padRight(o, 15))
+			fmt.Fprintf(&b, "\n%s %s %s %s", padRight(g, gw), padRight(t, tw), padRight(p, 10), o)
 		}
 		if len(result) > 0 {
 			row("GROUP", "TOPIC", "PARTITION", "NEW-OFFSET")
 		}
+		javaOrder(groups, javaStringHash)
 		for _, g := range groups {
-			for _, p := range sortPartitions(keys(result[g])) {
+			parts := sortPartitions(keys(result[g]))
+			javaOrder(parts, func(p kadm.Partition) int32 { return javaTopicPartitionHash(p.Topic, p.Partition) })
+			for _, p := range parts {
 				row(g, p.Topic, itoa(int64(p.Partition)), itoa(result[g][p]))
 			}
 		}

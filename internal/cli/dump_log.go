@@ -432,6 +432,27 @@ func printControl(out *bufio.Writer, b record.Batch, r *record.Record) {
 			fmt.Fprintf(out, " endTxnMarker: %s coordinatorEpoch: %d", controlTypes[typ], m.CoordinatorEpoch)
 			return
 		}
+	case 2:
+		var lc kmsg.LeaderChangeMessage
+		if err := lc.ReadFrom(r.Value); err == nil {
+			type voter struct {
+				VoterID int32 `json:"voterId"`
+			}
+			voters := func(vs []kmsg.LeaderChangeMessageVoter) []voter {
+				out := []voter{}
+				for _, v := range vs {
+					out = append(out, voter{v.VoterID})
+				}
+				return out
+			}
+			fmt.Fprintf(out, " LeaderChange: %s", jsonText(struct {
+				Version        int16   `json:"version"`
+				LeaderID       int32   `json:"leaderId"`
+				Voters         []voter `json:"voters"`
+				GrantingVoters []voter `json:"grantingVoters"`
+			}{lc.Version, lc.LeaderID, voters(lc.Voters), voters(lc.GrantingVoters)}))
+			return
+		}
 	case 3:
 		if h, err := dumpSnapshotHeader(r.Value); err == nil {
 			fmt.Fprintf(out, " SnapshotHeader %s", h)

@@ -128,6 +128,12 @@ func writeDumpFiles(t *testing.T, dir string) {
 		t.Fatal(err)
 	}
 	l = openTestLog(t, dir, log.TopicPartition{Topic: metadata.LogTopic, Partition: 0})
+	// A new Raft leader's first entry: a LeaderChange control record.
+	lc := kmsg.NewLeaderChangeMessage()
+	lc.LeaderID, lc.Voters, lc.GrantingVoters = 1, []kmsg.LeaderChangeMessageVoter{{VoterID: 1}, {VoterID: 2}}, []kmsg.LeaderChangeMessageVoter{{VoterID: 2}}
+	h = record.NewBatchHeader()
+	h.Attributes = record.ControlAttributes
+	appendBatch(t, l, h, []record.Record{{Key: (&kmsg.ControlRecordKey{Type: 2}).AppendTo(nil), Value: lc.AppendTo(nil)}}, log.OriginCoordinator)
 	if _, err := l.AppendWith(b, log.LeaderAppend{LeaderEpoch: 2}); err != nil {
 		t.Fatal(err)
 	}

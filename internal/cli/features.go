@@ -46,7 +46,8 @@ flags, output and exit codes of Apache Kafka's kafka-features.sh, against
 weir or Kafka alike:
 
   describe    one line per feature the brokers support:
-              Feature: metadata.version	SupportedMinVersion: 3.3-IV3	SupportedMaxVersion: 4.0-IV3	FinalizedVersionLevel: 4.0-IV3	Epoch: 42
+              Feature: metadata.version  SupportedMinVersion: 3.3-IV3  SupportedMaxVersion: 4.0-IV3  ...
+              (in columns of 40 and 15 characters, as Kafka 4.4 prints them)
   upgrade     --metadata VERSION and/or --feature NAME=LEVEL (repeatable) [--dry-run]
   downgrade   the same, [--unsafe] to allow a downgrade that loses metadata
   disable     --feature NAME (repeatable): downgrade to level 0
@@ -205,7 +206,7 @@ func runFeatures(cmd *cobra.Command, f *featuresFlags, op string) error {
 		}
 		for _, name := range slices.Sorted(maps.Keys(supported)) {
 			sf := supported[name]
-			fmt.Fprintf(out, "Feature: %s\tSupportedMinVersion: %s\tSupportedMaxVersion: %s\tFinalizedVersionLevel: %s\tEpoch: %s\n",
+			fmt.Fprintf(out, "Feature: %-40s  SupportedMinVersion: %-15s  SupportedMaxVersion: %-15s  FinalizedVersionLevel: %-15s  Epoch: %s\n",
 				name, levelString(name, sf.MinVersion), levelString(name, sf.MaxVersion), levelString(name, finalized[name]), epoch)
 		}
 		return nil

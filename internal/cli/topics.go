@@ -293,10 +293,10 @@ func filterTopics(md kadm.Metadata, f *topicsFlags, filter bool) ([]string, erro
 }
 
 // ensureTopicExists fails when --topic matched nothing and the command
-// needs a topic. Kafka's tool prints the topic inside "Optional[...]".
+// needs a topic, with Kafka 4.4's message.
 func ensureTopicExists(found []string, f *topicsFlags, require bool) error {
 	if f.topic != "" && require && len(found) == 0 {
-		return fmt.Errorf("Topic 'Optional[%s]' does not exist as expected", f.topic)
+		return fmt.Errorf("Topic '%s' does not exist as expected", f.topic)
 	}
 	return nil
 }

@@ -53,6 +53,16 @@ final class Weir {
         return bs;
     }
 
+    /** The weir binary the script built and runs the nodes with. */
+    static String bin() {
+        return env("WEIR_BIN");
+    }
+
+    /** The single node's log directory. */
+    static String singleData() {
+        return env("WEIR_SINGLE_DATA");
+    }
+
     private static String env(String name) {
         String v = System.getenv(name);
         if (v == null || v.isEmpty()) {

@@ -1,0 +1,132 @@
+package weir.interop;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+
+import java.io.File;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.junit.jupiter.api.Test;
+
+/**
+ * weir's own tools (weir topics, weir configs, ... the binary the script
+ * built) and Kafka's (kafka-tools 4.4.0) run with the same arguments
+ * against the same node: their output and exit code must be the same.
+ */
+class ToolsCompareTest {
+
+    /** Runs `weir NOUN ARGS...` and waits for it. */
+    static ToolsTest.Run weir(String noun, String... args) throws Exception {
+        List<String> cmd = new ArrayList<>(List.of(Weir.bin(), noun));
+        cmd.addAll(List.of(args));
+        File out = File.createTempFile("weir", ".out");
+        File err = File.createTempFile("weir", ".err");
+        try {
+            Process p = new ProcessBuilder(cmd).redirectInput(ProcessBuilder.Redirect.from(new File("/dev/null")))
+                    .redirectOutput(out).redirectError(err).start();
+            if (!p.waitFor(2, TimeUnit.MINUTES)) {
+                p.destroyForcibly().waitFor();
+                throw new AssertionError("weir " + noun + " " + String.join(" ", args) + " did not finish");
+            }
+            return new ToolsTest.Run(p.exitValue(), Files.readString(out.toPath()), Files.readString(err.toPath()));
+        } finally {
+            out.delete();
+            err.delete();
+        }
+    }
+
+    /** Runs Kafka's tool mainClass and weir's noun with args and compares stdout and exit code. */
+    static void same(String mainClass, String noun, String... args) throws Exception {
+        ToolsTest.Run k = ToolsTest.tool(mainClass, args);
+        ToolsTest.Run w = weir(noun, args);
+        String what = noun + " " + String.join(" ", args);
+        assertEquals(k.out(), w.out(), what + ": stdout differs; Kafka's stderr:\n" + k.err() + "\nweir's stderr:\n" + w.err());
+        assertEquals(k.exit(), w.exit(), what + ": exit code differs; Kafka's stderr:\n" + k.err() + "\nweir's stderr:\n" + w.err());
+    }
+
+    static final String DUMP_LOG = "org.apache.kafka.tools.DumpLogSegments";
+
+    /** A topic with keyed records and a group that read them, then the same views of them from both. */
+    @Test
+    void sameOutput() throws Exception {
+        String bs = Weir.single();
+        String t = Weir.name("cmp-topic");
+        String g = Weir.name("cmp-group");
+        ToolsTest.tool(ToolsTest.TOPICS, "--bootstrap-server", bs, "--create", "--topic", t, "--partitions", "2",
+                "--replication-factor", "1", "--config", "retention.ms=100000", "--config", "cleanup.policy=delete").ok();
+        try (KafkaProducer<String, String> p = Weir.producer(bs, Map.of())) {
+            for (int i = 0; i < 6; i++) {
+                p.send(new ProducerRecord<>(t, i % 2, "k" + i, "value " + i)).get();
+            }
+        }
+        ToolsTest.tool(ToolsTest.CONSOLE_CONSUMER, "--bootstrap-server", bs, "--topic", t, "--from-beginning",
+                "--max-messages", "6", "--group", g).ok();
+
+        same(ToolsTest.TOPICS, "topics", "--bootstrap-server", bs, "--describe", "--topic", t);
+        same(ToolsTest.TOPICS, "topics", "--bootstrap-server", bs, "--describe", "--topic", t, "--topics-with-overrides");
+        same(ToolsTest.CONFIGS, "configs", "--bootstrap-server", bs, "--entity-type", "topics", "--entity-name", t, "--describe");
+        same(ToolsTest.GROUPS, "consumer-groups", "--bootstrap-server", bs, "--describe", "--group", g);
+        same(ToolsTest.GROUPS, "consumer-groups", "--bootstrap-server", bs, "--describe", "--group", g, "--state");
+        same(ToolsTest.GROUPS, "consumer-groups", "--bootstrap-server", bs, "--describe", "--group", g, "--members");
+        same(ToolsTest.GROUPS, "consumer-groups", "--bootstrap-server", bs, "--reset-offsets", "--to-earliest",
+                "--dry-run", "--group", g, "--topic", t);
+        same(ToolsTest.CONFIGS, "configs", "--bootstrap-server", bs, "--entity-type", "topics", "--entity-name", t, "--describe", "--all");
+        same(ToolsTest.TRANSACTIONS, "transactions", "--bootstrap-server", bs, "describe-producers", "--topic", t, "--partition", "0");
+        same(ToolsTest.LOG_DIRS, "log-dirs", "--bootstrap-server", bs, "--describe", "--topic-list", t);
+        same(ToolsTest.FEATURES, "features", "--bootstrap-server", bs, "describe");
+        same(ToolsTest.ELECTION, "leader-election", "--bootstrap-server", bs, "--election-type", "PREFERRED",
+                "--topic", t, "--partition", "0");
+
+        Path dir = Path.of(Weir.singleData(), t + "-0");
+        String segment = dir.resolve("00000000000000000000.log").toString();
+        same(DUMP_LOG, "dump-log", "--files", segment);
+        same(DUMP_LOG, "dump-log", "--deep-iteration", "--print-data-log", "--files", segment);
+        same(DUMP_LOG, "dump-log", "--files", dir.resolve("00000000000000000000.index") + ","
+                + dir.resolve("00000000000000000000.timeindex"));
+        // The start of the metadata log does not change as other tests add to it.
+        same(DUMP_LOG, "dump-log", "--cluster-metadata-decoder", "--max-bytes", "20000", "--files",
+                Path.of(Weir.singleData(), "__cluster_metadata-0", "00000000000000000000.log").toString());
+    }
+
+    /**
+     * Bad input: the same first line of output and the same exit code, but
+     * for kafka-consumer-groups, which exits 0 after printing its error
+     * where weir exits 1 (deliberately: a script must see the failure).
+     */
+    @Test
+    void sameErrors() throws Exception {
+        String bs = Weir.single();
+        String[][] cases = {
+            {ToolsTest.TOPICS, "topics", "--bootstrap-server", bs, "--describe", "--topic", Weir.name("missing")},
+            {ToolsTest.CONFIGS, "configs", "--bootstrap-server", bs, "--entity-type", "topics", "--entity-name", Weir.name("missing"),
+                "--alter", "--add-config", "no.such.config=1"},
+            {ToolsTest.REASSIGN, "reassign-partitions", "--bootstrap-server", bs, "--verify"},
+            {ToolsTest.GROUPS, "consumer-groups", "--bootstrap-server", bs, "--describe", "--group", Weir.name("missing")},
+            {DUMP_LOG, "dump-log"},
+            {DUMP_LOG, "dump-log", "--print-data-log"},
+        };
+        for (String[] c : cases) {
+            String[] args = Arrays.copyOfRange(c, 2, c.length);
+            ToolsTest.Run k = ToolsTest.tool(c[0], args);
+            ToolsTest.Run w = weir(c[1], args);
+            String what = c[1] + " " + String.join(" ", args);
+            if (c[1].equals("consumer-groups")) {
+                assertEquals(List.of(0, 1), List.of(k.exit(), w.exit()), what + ": exit codes");
+            } else {
+                assertEquals(k.exit(), w.exit(), what + ": exit code; Kafka:\n" + k.out() + k.err() + "\nweir:\n" + w.out() + w.err());
+            }
+            assertEquals(firstLine(k.out() + k.err()), firstLine(w.out() + w.err()), what);
+        }
+    }
+
+    static String firstLine(String s) {
+        return s.lines().filter(l -> !l.isBlank()).findFirst().orElse("");
+    }
+}
