@@ -57,6 +57,9 @@ type Source interface {
 	// Controller is the controller's view of the cluster; the zero value
 	// on a node that is not the active controller.
 	Controller() ControllerStatus
+	// OpenSegmentFiles is how many segment files the broker's logs have
+	// open (at most log.open.files.max while none is in use).
+	OpenSegmentFiles() int
 }
 
 // ReplicaStatus is one local replica as the broker sees it now.
@@ -199,6 +202,7 @@ var (
 	descOffline          = desc("controller_kafka_controller_offline_partitions_count", "Partitions without a leader; reported by the active controller only.")
 	descGlobalTopics     = desc("controller_kafka_controller_global_topic_count", "Topics in the cluster; reported by the active controller only.")
 	descGlobalPartitions = desc("controller_kafka_controller_global_partition_count", "Partitions in the cluster; reported by the active controller only.")
+	descOpenSegments     = desc("log_open_segment_files", "Segment files (.log, .index, .timeindex) the broker keeps open; weir closes idle ones past log.open.files.max.")
 	descSkippedRecords   = desc("coordinator_loader_skipped_records_total", "Unreadable records a coordinator skipped while loading its partitions.", "coordinator")
 )
 
@@ -213,7 +217,7 @@ func newCollector(src Source, c *Counters) *collector { return &collector{src: s
 func (c *collector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{descPartitionCount, descOfflineReplicas, descLeaderCount, descUnderReplicated, descUnderMinISR, descAtMinISR,
 		descIsrShrinks, descIsrExpands, descConsumerLag, descMaxLag, descActiveController, descOffline, descGlobalTopics, descGlobalPartitions,
-		descSkippedRecords} {
+		descSkippedRecords, descOpenSegments} {
 		ch <- d
 	}
 }
@@ -253,6 +257,7 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 	gauge(descUnderReplicated, under)
 	gauge(descUnderMinISR, underMin)
 	gauge(descAtMinISR, atMin)
+	gauge(descOpenSegments, c.src.OpenSegmentFiles())
 	ch <- prometheus.MustNewConstMetric(descMaxLag, prometheus.GaugeValue, float64(maxLag))
 	ch <- prometheus.MustNewConstMetric(descIsrShrinks, prometheus.CounterValue, float64(c.counters.isrShrinks.Load()))
 	ch <- prometheus.MustNewConstMetric(descIsrExpands, prometheus.CounterValue, float64(c.counters.isrExpands.Load()))
