@@ -91,7 +91,13 @@ func startServer(t *testing.T, dir string, extra ...string) *proc {
 // launch runs weir with args and waits until it listens on addr.
 func launch(t *testing.T, addr string, args ...string) *proc {
 	t.Helper()
-	p := &proc{cmd: exec.Command(binary, args...), addr: addr}
+	return launchCmd(t, addr, exec.Command(binary, args...))
+}
+
+// launchCmd runs cmd, which starts weir, and waits until it listens on addr.
+func launchCmd(t *testing.T, addr string, cmd *exec.Cmd) *proc {
+	t.Helper()
+	p := &proc{cmd: cmd, addr: addr}
 	p.cmd.Stdout, p.cmd.Stderr = &p.stdout, &p.stderr
 	if err := p.cmd.Start(); err != nil {
 		t.Fatal(err)

@@ -112,6 +112,10 @@ type Broker struct {
 	MetricsListener string
 	// FastFencing is weir.fast.fencing.enable.
 	FastFencing bool
+	// LogOpenFilesMax is log.open.files.max.
+	LogOpenFilesMax int32
+	// NumRecoveryThreadsPerDataDir is num.recovery.threads.per.data.dir.
+	NumRecoveryThreadsPerDataDir int32
 
 	// Values holds the normalized value of every known broker key that has
 	// a value: explicitly set keys and keys with a non-null default. Keys
@@ -303,6 +307,8 @@ func (b *Broker) fill() {
 	b.ReplicationQuotaWindowSize = g.dur("replication.quota.window.size.seconds", time.Second)
 	b.MetricsListener, _ = ParseMetricsListener(g.str(KeyMetricsListener))
 	b.FastFencing = g.bool(KeyFastFencing)
+	b.LogOpenFilesMax = g.i32(KeyLogOpenFilesMax)
+	b.NumRecoveryThreadsPerDataDir = g.i32("num.recovery.threads.per.data.dir")
 }
 
 // getter reads normalized values. Values are validated before use, so

@@ -24,6 +24,7 @@ const (
 	KeyMetricsListener         = "weir.metrics.listener"
 	KeyProducerIDExpiration    = "producer.id.expiration.ms"
 	KeyFastFencing             = "weir.fast.fencing.enable"
+	KeyLogOpenFilesMax         = "log.open.files.max"
 )
 
 // Weir defaults that differ from Kafka (where Kafka has no default or a
@@ -62,7 +63,6 @@ const (
 	reasonOffsetsUncompressed = "weir writes __consumer_offsets batches uncompressed; readers accept any codec"
 	reasonLoadBuffer          = "loading a coordinator's partition reads its batches straight from the log; there is no load buffer to size"
 	reasonNoClientQuotas      = "weir implements no client quotas (DescribeClientQuotas and AlterClientQuotas are not served), so there is nothing to measure"
-	reasonRecoveryThreads     = "weir opens and recovers up to 8 logs at a time, whatever the number of log directories"
 	reasonPreallocate         = "weir does not preallocate segment files; preallocation only affects file-system fragmentation, never the data"
 	reasonTiered              = "weir implements no tiered storage (remote.storage.enable is refused), so no topic is tiered"
 	reasonCleanerThreads      = "weir runs one log cleaner per broker whatever the count (0, with which Kafka never compacts, is refused)"
@@ -201,5 +201,6 @@ var brokerCoreDefs = []Def{
 
 	// weir-specific keys (no Kafka equivalent).
 	def(KeyMetricsListener, TypeString, "", metricsListenerValidator, ReadOnly, "weir: address of the Prometheus /metrics endpoint, host:port or http://host:port; empty disables it."),
+	def(KeyLogOpenFilesMax, TypeInt, "8192", atLeast(16), ReadOnly, "weir: most segment files (.log, .index, .timeindex) the broker keeps open; files of idle segments are closed, least recently used first, and opened again on use. When RLIMIT_NOFILE cannot hold it and 1,024 more files (connections, checkpoints), the broker keeps fewer and warns."),
 	def(KeyFastFencing, TypeBoolean, "true", nil, ReadOnly, "weir: the active controller fences a broker at once, without waiting for broker.session.timeout.ms, when the connection its heartbeats come on closes (or when the controller takes over) and nothing listens at its address; false waits for the session, as Kafka does."),
 }

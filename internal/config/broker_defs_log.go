@@ -31,7 +31,7 @@ var brokerLogDefs = []Def{
 	// Directories and recovery.
 	def(KeyLogDirs, TypeList, nullDefault, nonDuplicateList(false), ReadOnly, "Data directories; when set, log.dir is ignored."),
 	def(KeyLogDir, TypeList, DefaultLogDir, nonDuplicateList(false), ReadOnly, "Data directories used when log.dirs is not set (weir: ./data)."),
-	ignored(def("num.recovery.threads.per.data.dir", TypeInt, "2", atLeast(1), ClusterWide, "Threads per data directory for log recovery at startup and flushing at shutdown."), reasonRecoveryThreads),
+	startupOnly(def("num.recovery.threads.per.data.dir", TypeInt, "2", atLeast(1), ClusterWide, "Threads per data directory for log recovery at startup and flushing at shutdown.")),
 
 	// Segments and indexes.
 	def("log.segment.bytes", TypeInt, "1073741824", atLeast(1024*1024), ClusterWide, "Maximum size of one log segment."),

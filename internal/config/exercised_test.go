@@ -72,6 +72,7 @@ var brokerExercisedBy = map[string][]string{
 	"metadata.log.segment.bytes":            {"internal/clustertest.TestSnapshotPlusLogReplayEqualsLiveImage"},
 	"node.id":                               {"internal/config.TestBrokerIDAlias", "cmd/weir.TestStartRefusesAControllerThatIsNotAVoter"},
 	"num.partitions":                        {"internal/kafka.TestAutoCreateTopic"},
+	"num.recovery.threads.per.data.dir":     {"internal/server.TestLogOpenFilesMax"},
 	"num.replica.fetchers":                  {"internal/clustertest.TestLeaderKilledFollowerTakesOver"},
 	"offset.metadata.max.bytes":             {"internal/group.TestSimpleCommitWithoutGroup"},
 	"offsets.commit.timeout.ms":             {"internal/server.TestGroupOffsetsSurviveRestart"},
@@ -106,6 +107,7 @@ var brokerExercisedBy = map[string][]string{
 	"transaction.state.log.replication.factor":                    {"internal/clustertest.TestTxnCoordinatorFailoverMidCommit"},
 	"transaction.state.log.segment.bytes":                         {"internal/kafka.TestTxnFranzCommitAbort"},
 	"transactional.id.expiration.ms":                              {"internal/txn.TestExpiration"},
+	"log.open.files.max":                                          {"internal/server.TestLogOpenFilesMax", "internal/log.TestFileCacheBoundsOpenFiles"},
 	"weir.fast.fencing.enable":                                    {"internal/clustertest.TestLeaderKilledSoonAfterCreation", "internal/clustertest.TestCrashedBrokerIsFencedBeforeItsSessionRunsOut", "cmd/weir.TestFailoverAfterSIGKILL"},
 	"weir.metrics.listener":                                       {"internal/server.TestMetricsEndpoint", "internal/server.TestMetricsDisabledByDefault"},
 }

@@ -175,8 +175,13 @@ func (s *Server) internalTopic(ctx context.Context, name string, partitions int3
 	if errs[0] != nil && errorCode(errs[0]) != kerr.TopicAlreadyExists.Code {
 		return nil, errs[0]
 	}
-	if t := s.deps.Metadata.Image().Topics[name]; t != nil {
-		return t, nil
+	// Created by a concurrent request (TOPIC_ALREADY_EXISTS) the topic may
+	// be in the image before this broker's replicas have caught up with it.
+	if img := s.deps.Metadata.Image(); img.Topics[name] != nil {
+		if err := s.awaitMetadata(ctx, img.Offset, 10*time.Second); err != nil {
+			return nil, err
+		}
+		return img.Topics[name], nil
 	}
 	return nil, fmt.Errorf("%s was created but is not in the metadata", name)
 }

@@ -28,10 +28,16 @@ import (
 // rejected rather than sent wrong.
 
 // section is a range of a segment file to splice into a response.
+// file is a vfs.File, or a log.SegmentFile, which is pinned open while
+// it is sent (its Pin gives an *os.File on the real filesystem).
 type section struct {
-	file vfs.File
+	file io.ReaderAt
 	pos  int64
 	size int
+}
+
+type pinnable interface {
+	Pin() (vfs.File, func(), error)
 }
 
 const markerSize = 16
@@ -112,7 +118,16 @@ func writeWithSections(bw *bufio.Writer, nc net.Conn, buf []byte, sections []sec
 // under the read) is an error: the connection must close, since the frame
 // length is already promised.
 func writeSection(bw *bufio.Writer, nc net.Conn, s section) error {
-	if f, ok := s.file.(*os.File); ok {
+	var r io.ReaderAt = s.file
+	if p, ok := s.file.(pinnable); ok {
+		f, release, err := p.Pin()
+		if err != nil {
+			return fmt.Errorf("opening segment for fetch: %w", err)
+		}
+		defer release()
+		r = f
+	}
+	if f, ok := r.(*os.File); ok {
 		if tc, ok := nc.(*net.TCPConn); ok && s.size >= 16<<10 {
 			if err := bw.Flush(); err != nil {
 				return err
@@ -124,7 +139,7 @@ func writeSection(bw *bufio.Writer, nc net.Conn, s section) error {
 	pos, left := s.pos, s.size
 	for left > 0 {
 		n := min(left, len(buf))
-		got, err := s.file.ReadAt(buf[:n], pos)
+		got, err := r.ReadAt(buf[:n], pos)
 		if got < n {
 			if err == nil || err == io.EOF {
 				err = io.ErrUnexpectedEOF

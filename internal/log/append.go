@@ -218,7 +218,7 @@ func (l *Log) Roll() error {
 // failure nothing of it stays open or on disk (the next open would take
 // a leftover .log for the last segment).
 func (l *Log) newEmptySegment(base int64) (*segment, error) {
-	s, err := openSegment(l.fs, l.dir, base, l.nowMs())
+	s, err := openSegment(l.files, l.dir, base, l.nowMs())
 	if err != nil {
 		return nil, err
 	}
@@ -236,10 +236,10 @@ func (l *Log) newEmptySegment(base int64) (*segment, error) {
 
 func (l *Log) initEmptySegment(s *segment) error {
 	var err error
-	if s.index, _, err = loadOffsetIndex(l.fs, segmentPath(l.dir, s.base, FileIndex), s.base, 0); err != nil {
+	if s.index, _, err = loadOffsetIndex(l.files, segmentPath(l.dir, s.base, FileIndex), s.base, 0); err != nil {
 		return err
 	}
-	if s.timeIndex, _, err = loadTimeIndex(l.fs, segmentPath(l.dir, s.base, FileTimeIndex), s.base, s.base); err != nil {
+	if s.timeIndex, _, err = loadTimeIndex(l.files, segmentPath(l.dir, s.base, FileTimeIndex), s.base, s.base); err != nil {
 		return err
 	}
 	// A leftover transaction index describes batches that are gone.

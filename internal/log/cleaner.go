@@ -722,15 +722,15 @@ func newCleanedSegment(l *Log, base, now int64) (*cleanedSegment, error) {
 			return nil, err
 		}
 	}
-	f, err := l.fs.OpenFile(statePath(l.dir, base, FileLog, Cleaned), os.O_CREATE|os.O_TRUNC|os.O_RDWR, 0o644)
+	f, err := l.files.create(statePath(l.dir, base, FileLog, Cleaned))
 	if err != nil {
 		return nil, err
 	}
 	s := &segment{base: base, file: f, nextOffset: base, maxTimestamp: -1, maxTSOffset: -1, firstTimestamp: -1, created: now,
 		txns: &txnIndex{fs: l.fs, path: statePath(l.dir, base, FileTxnIndex, Cleaned)}}
 	w := &cleanedSegment{l: l, seg: s}
-	if s.index, _, err = loadOffsetIndex(l.fs, statePath(l.dir, base, FileIndex, Cleaned), base, 0); err == nil {
-		s.timeIndex, _, err = loadTimeIndex(l.fs, statePath(l.dir, base, FileTimeIndex, Cleaned), base, base)
+	if s.index, _, err = loadOffsetIndex(l.files, statePath(l.dir, base, FileIndex, Cleaned), base, 0); err == nil {
+		s.timeIndex, _, err = loadTimeIndex(l.files, statePath(l.dir, base, FileTimeIndex, Cleaned), base, base)
 	}
 	if err != nil {
 		w.discard()
@@ -872,7 +872,7 @@ func (c *cleaner) swap(l *Log, w *cleanedSegment) error {
 	}
 	dir, base := l.dir, s.base
 	logPath, swapPath := segmentPath(dir, base, FileLog), statePath(dir, base, FileLog, Swap)
-	if err := l.fs.Rename(statePath(dir, base, FileLog, Cleaned), swapPath); err != nil {
+	if err := s.file.rename(swapPath); err != nil {
 		w.discard()
 		return err
 	}
@@ -883,18 +883,23 @@ func (c *cleaner) swap(l *Log, w *cleanedSegment) error {
 	}
 	var errs []error
 	for _, si := range w.sources[1:] {
-		for _, t := range segmentTypes {
-			if err := l.fs.Rename(segmentPath(dir, si.base, t), statePath(dir, si.base, t, Deleted)); err != nil && !os.IsNotExist(err) {
-				errs = append(errs, err)
-			}
-		}
+		errs = append(errs, l.renameSegment(si.s, Deleted)...)
 	}
 	for _, t := range []FileType{FileIndex, FileTimeIndex, FileTxnIndex} {
 		p := segmentPath(dir, base, t)
 		if err := l.fs.Remove(p); err != nil && !os.IsNotExist(err) {
 			errs = append(errs, err)
 		}
-		if err := l.fs.Rename(statePath(dir, base, t, Cleaned), p); err != nil && !(t == FileTxnIndex && os.IsNotExist(err)) {
+		var err error
+		switch t {
+		case FileIndex:
+			err = s.index.file.rename(p)
+		case FileTimeIndex:
+			err = s.timeIndex.file.rename(p)
+		default:
+			err = l.fs.Rename(statePath(dir, base, t, Cleaned), p)
+		}
+		if err != nil && !(t == FileTxnIndex && os.IsNotExist(err)) {
 			errs = append(errs, err)
 		}
 	}
@@ -905,7 +910,7 @@ func (c *cleaner) swap(l *Log, w *cleanedSegment) error {
 	// Only with the merged segments and the old indexes gone may the .log
 	// take its name; otherwise the .swap stays for open to finish.
 	if len(errs) == 0 {
-		if err := l.fs.Rename(swapPath, logPath); err != nil {
+		if err := s.file.rename(logPath); err != nil {
 			errs = append(errs, err)
 		} else if err := l.fs.SyncDir(dir); err != nil {
 			errs = append(errs, err)
@@ -973,11 +978,10 @@ func scanNextOffset(fsys vfs.FS, path string, base int64) (int64, error) {
 	if err != nil {
 		return 0, err
 	}
-	s := &segment{base: base, file: f}
 	next := base
 	var hdr [record.HeaderSize]byte
 	for pos := int64(0); pos < st.Size(); {
-		h, err := s.header(pos, &hdr)
+		h, err := readHeader(f, pos, &hdr)
 		if err != nil {
 			break
 		}

@@ -2,6 +2,7 @@ package log
 
 import (
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"os"
 	"sort"
@@ -40,14 +41,14 @@ type timeEntry struct {
 // offsetIndex maps offsets to file positions. Appends happen under the log's
 // lock; lookups may run concurrently, so the entries have their own lock.
 type offsetIndex struct {
-	file vfs.File
+	file *SegmentFile
 	base int64
 	mu   sync.RWMutex
 	ents []offsetEntry
 }
 
 type timeIndex struct {
-	file vfs.File
+	file *SegmentFile
 	base int64
 	mu   sync.RWMutex
 	ents []timeEntry
@@ -71,10 +72,28 @@ func openIndexFile(fsys vfs.FS, path string) (vfs.File, []byte, error) {
 	return f, buf, nil
 }
 
+// loadIndexFile opens (creating it if needed) an index file under files
+// and reads it whole.
+func loadIndexFile(files *FileCache, path string) (*SegmentFile, []byte, error) {
+	f, err := files.create(path)
+	if err != nil {
+		return nil, nil, err
+	}
+	st, err := f.Stat()
+	if err != nil {
+		return nil, nil, errors.Join(err, f.Close())
+	}
+	buf := make([]byte, st.Size())
+	if _, err := f.ReadAt(buf, 0); err != nil && len(buf) > 0 {
+		return nil, nil, errors.Join(err, f.Close())
+	}
+	return f, buf, nil
+}
+
 // loadOffsetIndex opens the index; sane reports whether its contents could
 // be trusted (otherwise it is empty and must be rebuilt).
-func loadOffsetIndex(fsys vfs.FS, path string, base int64, logSize int64) (*offsetIndex, bool, error) {
-	f, buf, err := openIndexFile(fsys, path)
+func loadOffsetIndex(files *FileCache, path string, base int64, logSize int64) (*offsetIndex, bool, error) {
+	f, buf, err := loadIndexFile(files, path)
 	if err != nil {
 		return nil, false, err
 	}
@@ -163,8 +182,8 @@ func (x *offsetIndex) truncateTo(pos int64) error {
 
 func (x *offsetIndex) reset() error { return x.truncateTo(0) }
 
-func loadTimeIndex(fsys vfs.FS, path string, base, nextOffset int64) (*timeIndex, bool, error) {
-	f, buf, err := openIndexFile(fsys, path)
+func loadTimeIndex(files *FileCache, path string, base, nextOffset int64) (*timeIndex, bool, error) {
+	f, buf, err := loadIndexFile(files, path)
 	if err != nil {
 		return nil, false, err
 	}

@@ -75,7 +75,7 @@ func (l *Log) load(recoveryPoint, logStart int64) error {
 	cfg := l.config()
 	var segs []*segment
 	for _, b := range bases {
-		s, err := openSegment(l.fs, l.dir, b, now)
+		s, err := openSegment(l.files, l.dir, b, now)
 		if err != nil {
 			return errors.Join(err, closeAll(segs))
 		}
@@ -83,7 +83,7 @@ func (l *Log) load(recoveryPoint, logStart int64) error {
 	}
 	if len(segs) == 0 {
 		base := max(logStart, 0)
-		s, err := openSegment(l.fs, l.dir, base, now)
+		s, err := openSegment(l.files, l.dir, base, now)
 		if err != nil {
 			return err
 		}
@@ -167,10 +167,10 @@ func contains(s []int64, v int64) bool {
 func (l *Log) loadIndexes(s *segment, recovering bool, nextBase int64, interval int64) error {
 	var ok1, ok2 bool
 	var err error
-	if s.index, ok1, err = loadOffsetIndex(l.fs, segmentPath(l.dir, s.base, FileIndex), s.base, s.size.Load()); err != nil {
+	if s.index, ok1, err = loadOffsetIndex(l.files, segmentPath(l.dir, s.base, FileIndex), s.base, s.size.Load()); err != nil {
 		return err
 	}
-	if s.timeIndex, ok2, err = loadTimeIndex(l.fs, segmentPath(l.dir, s.base, FileTimeIndex), s.base, nextBase); err != nil {
+	if s.timeIndex, ok2, err = loadTimeIndex(l.files, segmentPath(l.dir, s.base, FileTimeIndex), s.base, nextBase); err != nil {
 		return err
 	}
 	if s.txns, err = loadTxnIndex(l.fs, segmentPath(l.dir, s.base, FileTxnIndex)); err != nil {

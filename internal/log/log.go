@@ -85,6 +85,9 @@ type Options struct {
 	// AfterDelay runs fn after d; it defers closing and removing files of
 	// deleted segments so in-flight reads finish. Defaults to time.AfterFunc.
 	AfterDelay func(d time.Duration, fn func())
+	// Files keeps the segment files open; nil gives the log a cache of
+	// its own without a bound.
+	Files *FileCache
 	// Background starts fn, work the log does not wait for (the flush of
 	// a rolled segment); it must not run fn before returning, since the
 	// caller may hold the log's locks. Defaults to a new goroutine; a
@@ -94,13 +97,14 @@ type Options struct {
 
 // Log is one partition's log. See the package comment.
 type Log struct {
-	dir  string
-	tp   TopicPartition
-	fs   vfs.FS
-	now  func() time.Time
-	lg   *slog.Logger
-	cfg  atomic.Pointer[Config]
-	wait func(time.Duration, func())
+	dir   string
+	tp    TopicPartition
+	fs    vfs.FS
+	files *FileCache
+	now   func() time.Time
+	lg    *slog.Logger
+	cfg   atomic.Pointer[Config]
+	wait  func(time.Duration, func())
 	// background starts work nobody waits for (Options.Background).
 	background func(func())
 
@@ -148,7 +152,11 @@ func Open(dir string, tp TopicPartition, cfg Config, opts Options) (*Log, error)
 	if opts.Background == nil {
 		opts.Background = func(fn func()) { go fn() }
 	}
-	l := &Log{dir: dir, tp: tp, fs: opts.FS, now: opts.Now, wait: opts.AfterDelay, background: opts.Background,
+	if opts.Files == nil {
+		opts.Files = NewFileCache(opts.FS, 0)
+	}
+	opts.FS = opts.Files.withFS(opts.FS)
+	l := &Log{dir: dir, tp: tp, fs: opts.FS, files: opts.Files, now: opts.Now, wait: opts.AfterDelay, background: opts.Background,
 		lg: opts.Logger.With("partition", tp.String()), truncatedTo: math.MaxInt64}
 	l.cfg.Store(&cfg)
 	if _, err := l.fs.Stat(dir); os.IsNotExist(err) {
@@ -293,7 +301,7 @@ func (l *Log) Delete(suffix string) error {
 	segs := l.segments()
 	l.mu.Unlock()
 	target := filepath.Join(filepath.Dir(l.dir), deleteDirName(l.tp, suffix))
-	if err := l.fs.Rename(l.dir, target); err != nil {
+	if err := moveDir(l.fs, l.dir, target, segs); err != nil {
 		return err
 	}
 	delay := time.Duration(l.config().FileDeleteDelayMs) * time.Millisecond

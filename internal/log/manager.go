@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -33,7 +34,23 @@ type ManagerConfig struct {
 	// SkipDirs are partition directory names that other components own
 	// (the metadata log, __cluster_metadata-0).
 	SkipDirs []string
+	// RecoveryThreadsPerDir is num.recovery.threads.per.data.dir: the logs
+	// of each log dir opened (recovered) at once at start-up, and closed
+	// (flushed) at once at shutdown; 0 picks Kafka's default, 2.
+	RecoveryThreadsPerDir int
+	// CreateWorkers is how many new logs are created at once (CreateAll),
+	// and how many partitions the partition manager brings in step with a
+	// metadata change at once; 0 picks DefaultCreateWorkers, 1 works in
+	// order, as a deterministic simulation needs.
+	CreateWorkers int
+	// OpenFilesMax is log.open.files.max: how many segment files all the
+	// logs keep open (see FileCache); 0: no bound.
+	OpenFilesMax int
 }
+
+// DefaultCreateWorkers is ManagerConfig.CreateWorkers's default: creating
+// a log is mostly waiting on fsyncs, which overlap well.
+const DefaultCreateWorkers = 16
 
 // Manager owns every partition log in the broker's log directories: it
 // opens them at start-up, places new ones, and runs the background work
@@ -44,11 +61,13 @@ type Manager struct {
 	opts Options
 	lg   *slog.Logger
 
-	mu      sync.Mutex
-	logs    map[TopicPartition]*Log
-	dirOf   map[TopicPartition]string // the log dir (root) holding each log
-	failed  map[TopicPartition]failedLog
-	cleaner *cleaner
+	mu     sync.Mutex
+	logs   map[TopicPartition]*Log
+	dirOf  map[TopicPartition]string // the log dir (root) holding each log
+	failed map[TopicPartition]failedLog
+	// creating holds the partitions CreateAll is creating.
+	creating map[TopicPartition]bool
+	cleaner  *cleaner
 }
 
 // A failedLog is a partition whose log could not be opened or created. It
@@ -74,8 +93,12 @@ func NewManager(cfg ManagerConfig, opts Options) *Manager {
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
 	}
+	if opts.Files == nil {
+		opts.Files = NewFileCache(opts.FS, cfg.OpenFilesMax)
+	}
+	opts.FS = opts.Files.withFS(opts.FS)
 	m := &Manager{cfg: cfg, opts: opts, lg: opts.Logger, logs: map[TopicPartition]*Log{}, dirOf: map[TopicPartition]string{},
-		failed: map[TopicPartition]failedLog{}}
+		failed: map[TopicPartition]failedLog{}, creating: map[TopicPartition]bool{}}
 	m.cleaner = newCleaner(m)
 	return m
 }
@@ -96,11 +119,13 @@ func ParseDirName(name string) (TopicPartition, bool) {
 // Load opens every partition log found in the log directories, using the
 // checkpoints for recovery points, log start offsets and high watermarks,
 // and finishes deletions of removed partitions. configFor supplies each
-// log's configuration. Logs are opened in parallel. A log that cannot be
+// log's configuration. Each log dir's logs are opened (recovered)
+// RecoveryThreadsPerDir at a time, the dirs in parallel. A log that cannot be
 // opened is logged and left offline (Failed); Load fails only when a log
 // directory itself cannot be read.
 func (m *Manager) Load(configFor func(TopicPartition) Config) error {
 	fsys := m.opts.FS
+	start := m.opts.Now()
 	type job struct {
 		root, dir string
 		tp        TopicPartition
@@ -141,20 +166,12 @@ func (m *Manager) Load(configFor func(TopicPartition) Config) error {
 			jobs = append(jobs, job{root, dir, tp, o})
 		}
 	}
-	var wg sync.WaitGroup
 	errs := make([]error, len(jobs))
 	opened := make([]*Log, len(jobs))
-	sem := make(chan struct{}, 8)
-	for i, j := range jobs {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			sem <- struct{}{}
-			defer func() { <-sem }()
-			opened[i], errs[i] = Open(j.dir, j.tp, configFor(j.tp), j.opts)
-		}()
-	}
-	wg.Wait()
+	m.perDir(len(jobs), func(i int) string { return jobs[i].root }, func(i int) {
+		j := jobs[i]
+		opened[i], errs[i] = Open(j.dir, j.tp, configFor(j.tp), j.opts)
+	})
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	for i, j := range jobs {
@@ -165,7 +182,7 @@ func (m *Manager) Load(configFor func(TopicPartition) Config) error {
 		m.logs[j.tp] = opened[i]
 		m.dirOf[j.tp] = j.root
 	}
-	m.lg.Info("loaded logs", "count", len(m.logs), "offline", len(m.failed))
+	m.lg.Info("loaded logs", "count", len(m.logs), "offline", len(m.failed), "took", m.opts.Now().Sub(start))
 	return nil
 }
 
@@ -225,12 +242,14 @@ func (m *Manager) All() []*Log {
 	return out
 }
 
-// GetOrCreate returns tp's log, creating it in the log directory holding
-// the fewest partitions. topicID is recorded in partition.metadata. A
-// partition whose directory is one of SkipDirs is refused. A log that
-// cannot be created is left offline (Failed) and its error returned, as
-// it is again for later calls.
+// GetOrCreate returns tp's log, creating it (see CreateAll) when it has
+// none. A log that cannot be created is left offline (Failed) and its
+// error returned, as it is again for later calls.
 func (m *Manager) GetOrCreate(tp TopicPartition, topicID [16]byte, cfg Config) (*Log, error) {
+	if l := m.Get(tp); l != nil {
+		return l, nil
+	}
+	m.CreateAll([]NewLog{{TopicPartition: tp, TopicID: topicID, Config: cfg}})
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if l := m.logs[tp]; l != nil {
@@ -239,20 +258,121 @@ func (m *Manager) GetOrCreate(tp TopicPartition, topicID [16]byte, cfg Config) (
 	if f, ok := m.failed[tp]; ok {
 		return nil, f.err
 	}
-	if m.skip(tp.String()) {
-		return nil, fmt.Errorf("log: the directory of %s belongs to another component", tp)
-	}
-	root := m.leastLoadedDir()
-	l, err := m.create(root, tp, topicID, cfg)
-	if err != nil {
-		m.failLocked(tp, root, err)
-		return nil, m.failed[tp].err
-	}
-	m.logs[tp] = l
-	m.dirOf[tp] = root
-	return l, nil
+	return nil, fmt.Errorf("log: the directory of %s belongs to another component", tp)
 }
 
+// A NewLog is a log CreateAll is to create.
+type NewLog struct {
+	TopicPartition
+	TopicID [16]byte // recorded in partition.metadata
+	Config  Config
+}
+
+// CreateAll creates the logs of ls that do not exist yet, each in the log
+// directory holding the fewest partitions, CreateWorkers at a time: every
+// partition directory is made durable with one fsync once its files are
+// created, and each log directory with one fsync for the whole batch. A
+// log that cannot be created is left offline (Failed); a partition whose
+// directory is one of SkipDirs is not created. The manager's lock is not held while
+// the disk works, so the logs that exist stay available.
+func (m *Manager) CreateAll(ls []NewLog) {
+	type job struct {
+		NewLog
+		root string
+		log  *Log
+		err  error
+	}
+	var jobs []*job
+	m.mu.Lock()
+	count := map[string]int{}
+	for _, d := range m.dirOf {
+		count[d]++
+	}
+	for _, nl := range ls {
+		tp := nl.TopicPartition
+		if m.logs[tp] != nil || m.failed[tp].err != nil || m.creating[tp] {
+			continue
+		}
+		if m.skip(tp.String()) {
+			continue
+		}
+		root := m.cfg.Dirs[0]
+		for _, d := range m.cfg.Dirs[1:] {
+			if count[d] < count[root] {
+				root = d
+			}
+		}
+		count[root]++
+		m.creating[tp] = true
+		jobs = append(jobs, &job{NewLog: nl, root: root})
+	}
+	m.mu.Unlock()
+	if len(jobs) == 0 {
+		return
+	}
+	parallel(len(jobs), m.createWorkers(), func(i int) {
+		j := jobs[i]
+		j.log, j.err = m.create(j.root, j.TopicPartition, j.TopicID, j.Config)
+	})
+	// One fsync per log dir makes the batch's partition directories durable.
+	rootErr := map[string]error{}
+	for _, j := range jobs {
+		if _, done := rootErr[j.root]; !done {
+			rootErr[j.root] = m.opts.FS.SyncDir(j.root)
+		}
+		if j.err == nil && rootErr[j.root] != nil {
+			j.err = errors.Join(rootErr[j.root], j.log.Abandon())
+			j.log = nil
+		}
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for _, j := range jobs {
+		delete(m.creating, j.TopicPartition)
+		if j.err != nil {
+			m.failLocked(j.TopicPartition, j.root, j.err)
+			continue
+		}
+		m.logs[j.TopicPartition] = j.log
+		m.dirOf[j.TopicPartition] = j.root
+	}
+}
+
+// Parallel runs fn(0) ... fn(n-1), CreateWorkers at a time.
+func (m *Manager) Parallel(n int, fn func(i int)) { parallel(n, m.createWorkers(), fn) }
+
+func (m *Manager) createWorkers() int {
+	if m.cfg.CreateWorkers > 0 {
+		return m.cfg.CreateWorkers
+	}
+	return DefaultCreateWorkers
+}
+
+// parallel runs fn(0) ... fn(n-1) on at most workers goroutines; with one
+// worker, in order on the caller's goroutine.
+func parallel(n, workers int, fn func(i int)) {
+	if workers <= 1 || n <= 1 {
+		for i := range n {
+			fn(i)
+		}
+		return
+	}
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range min(workers, n) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := int(next.Add(1) - 1); i < n; i = int(next.Add(1) - 1) {
+				fn(i)
+			}
+		}()
+	}
+	wg.Wait()
+}
+
+// create makes tp's directory, partition.metadata and log files in root
+// and fsyncs the directory; the caller fsyncs root.
 func (m *Manager) create(root string, tp TopicPartition, topicID [16]byte, cfg Config) (*Log, error) {
 	dir := filepath.Join(root, tp.String())
 	if err := m.opts.FS.MkdirAll(dir, 0o755); err != nil {
@@ -265,30 +385,19 @@ func (m *Manager) create(root string, tp TopicPartition, topicID [16]byte, cfg C
 	if err != nil {
 		return nil, err
 	}
-	if err := m.opts.FS.SyncDir(root); err != nil {
+	if err := m.opts.FS.SyncDir(dir); err != nil {
 		return nil, errors.Join(err, l.Abandon())
 	}
+	l.dirUnsynced.Store(false)
 	return l, nil
 }
 
-func (m *Manager) leastLoadedDir() string {
-	count := map[string]int{}
-	for _, d := range m.dirOf {
-		count[d]++
-	}
-	best := m.cfg.Dirs[0]
-	for _, d := range m.cfg.Dirs[1:] {
-		if count[d] < count[best] {
-			best = d
-		}
-	}
-	return best
-}
-
 // partition.metadata is Kafka's: "version: 0" and "topic_id: <base64 id>".
+// It is written to a temporary file, synced and renamed into place; the
+// caller syncs dir.
 func writePartitionMetadata(fsys vfs.FS, dir string, id [16]byte) error {
 	body := fmt.Sprintf("version: 0\ntopic_id: %s\n", base64.RawURLEncoding.EncodeToString(id[:]))
-	return vfs.WriteFileAtomic(fsys, filepath.Join(dir, partitionMetaFile), []byte(body))
+	return vfs.WriteFileSynced(fsys, filepath.Join(dir, partitionMetaFile), []byte(body))
 }
 
 // ReadTopicID returns the topic id recorded in a log's partition.metadata.
@@ -451,13 +560,42 @@ func (m *Manager) CheckpointHighWatermarks() error {
 	return m.checkpoint(HighWatermarkFile, (*Log).HighWatermark)
 }
 
-// Close flushes and closes every log and writes all checkpoints, so the
-// next start recovers nothing.
-func (m *Manager) Close() error {
-	var errs []error
-	for _, l := range m.All() {
-		errs = append(errs, l.Close())
+// perDir runs fn(0) ... fn(n-1), dirOf(i) naming the log dir of item i:
+// RecoveryThreadsPerDir at a time in each dir, the dirs in parallel.
+func (m *Manager) perDir(n int, dirOf func(int) string, fn func(int)) {
+	byDir := map[string][]int{}
+	for i := range n {
+		byDir[dirOf(i)] = append(byDir[dirOf(i)], i)
 	}
+	threads := m.cfg.RecoveryThreadsPerDir
+	if threads <= 0 {
+		threads = 2
+	}
+	var wg sync.WaitGroup
+	for _, items := range byDir {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			parallel(len(items), threads, func(k int) { fn(items[k]) })
+		}()
+	}
+	wg.Wait()
+}
+
+// Close flushes and closes every log, RecoveryThreadsPerDir at a time in
+// each log dir, and writes all checkpoints, so the next start recovers
+// nothing.
+func (m *Manager) Close() error {
+	m.mu.Lock()
+	logs := make([]*Log, 0, len(m.logs))
+	var dirs []string
+	for tp, l := range m.logs {
+		logs = append(logs, l)
+		dirs = append(dirs, m.dirOf[tp])
+	}
+	m.mu.Unlock()
+	errs := make([]error, len(logs))
+	m.perDir(len(logs), func(i int) string { return dirs[i] }, func(i int) { errs[i] = logs[i].Close() })
 	errs = append(errs, m.CheckpointRecoveryPoints(), m.CheckpointLogStartOffsets(), m.CheckpointHighWatermarks())
 	return errors.Join(errs...)
 }
@@ -477,3 +615,6 @@ func (m *Manager) DirOf(tp TopicPartition) string {
 	defer m.mu.Unlock()
 	return m.dirOf[tp]
 }
+
+// OpenFiles is how many segment files the logs have open.
+func (m *Manager) OpenFiles() int { return m.opts.Files.Open() }

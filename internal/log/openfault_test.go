@@ -115,12 +115,12 @@ func TestOpenFaultOnRoll(t *testing.T) {
 			// Fill the active segment up to the next roll.
 			segs := l.NumSegments()
 			before := e.fs.OpenFiles()
-			e.fs.FailOpens(skip, 1, nil)
+			e.fs.FailOpens(skip, 1, syscall.EIO)
 			var failed bool
 			for i := 0; i < 100 && l.NumSegments() == segs; i++ {
 				b := valueBatch(t, 1, 200, e.clock.Ms())
 				if _, err := l.AppendAsLeader(b, 0); err != nil {
-					if !errors.Is(err, syscall.EMFILE) {
+					if !errors.Is(err, syscall.EIO) {
 						t.Fatalf("append error %v", err)
 					}
 					failed = true
@@ -143,9 +143,11 @@ func TestOpenFaultOnRoll(t *testing.T) {
 	}
 }
 
-// With too few file handles for every log, the manager opens what fits,
-// reports the rest offline with the cause (at load and at creation), and
-// deleting an offline partition removes its directory.
+// With too few file handles for every log's files, the manager opens them
+// all, closing idle files to open others. Logs whose files cannot be
+// opened for another reason are reported offline with the cause (at load
+// and at creation), and deleting an offline partition removes its
+// directory.
 func TestManagerOfflineLogs(t *testing.T) {
 	e := newEnv(t)
 	m := newTestManager(e, "/d1")
@@ -167,12 +169,30 @@ func TestManagerOfflineLogs(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	// Each log keeps 3 files open (.log, .index, .timeindex).
+	// Each log has 3 segment files (.log, .index, .timeindex): not all fit.
 	e.fs.SetOpenLimit(3 * 6)
+	m = newTestManager(e, "/d1")
+	if err := m.Load(func(TopicPartition) Config { return smallConfig() }); err != nil {
+		t.Fatal(err)
+	}
+	if len(m.All()) != len(tps) || len(m.AllFailed()) != 0 {
+		t.Fatalf("%d logs online and %d offline under the open-file limit, want all %d online", len(m.All()), len(m.AllFailed()), len(tps))
+	}
+	for _, tp := range tps {
+		mustAppend(t, m.Get(tp), valueBatch(t, 1, 10, e.clock.Ms()))
+	}
+	if err := m.Close(); err != nil {
+		t.Fatal(err)
+	}
+	e.fs.SetOpenLimit(0)
+
+	// Opens failing with EIO take logs offline.
+	e.fs.FailOpens(12, 1000, syscall.EIO)
 	m = newTestManager(e, "/d1")
 	if err := m.Load(func(TopicPartition) Config { return smallConfig() }); err != nil {
 		t.Fatalf("load failed instead of leaving logs offline: %v", err)
 	}
+	e.fs.FailOpens(0, 0, nil)
 	online, offline := len(m.All()), len(m.AllFailed())
 	if online == 0 || offline == 0 || online+offline != len(tps) {
 		t.Fatalf("%d logs online, %d offline, of %d", online, offline, len(tps))
@@ -184,7 +204,7 @@ func TestManagerOfflineLogs(t *testing.T) {
 			t.Fatalf("%s is neither open nor offline", tp)
 		case l != nil && ferr != nil:
 			t.Fatalf("%s is both open and offline", tp)
-		case ferr != nil && (!errors.Is(ferr, ErrOffline) || !errors.Is(ferr, syscall.EMFILE) || !strings.Contains(ferr.Error(), tp.String())):
+		case ferr != nil && (!errors.Is(ferr, ErrOffline) || !errors.Is(ferr, syscall.EIO) || !strings.Contains(ferr.Error(), tp.String())):
 			t.Fatalf("offline error of %s: %v", tp, ferr)
 		case ferr != nil:
 			// Offline stays offline, without touching the disk.
@@ -195,12 +215,13 @@ func TestManagerOfflineLogs(t *testing.T) {
 			mustAppend(t, l, valueBatch(t, 1, 10, e.clock.Ms()))
 		}
 	}
-	// A new partition that does not fit goes offline too.
-	e.fs.SetOpenLimit(e.fs.OpenFiles())
+	// A new partition whose files cannot be created goes offline too.
+	e.fs.FailOpens(0, 1000, syscall.EIO)
 	fresh := TopicPartition{"fresh", 0}
-	if _, err := m.GetOrCreate(fresh, id, smallConfig()); !errors.Is(err, ErrOffline) || !errors.Is(err, syscall.EMFILE) {
-		t.Fatalf("creating past the limit: %v", err)
+	if _, err := m.GetOrCreate(fresh, id, smallConfig()); !errors.Is(err, ErrOffline) || !errors.Is(err, syscall.EIO) {
+		t.Fatalf("creating with failing opens: %v", err)
 	}
+	e.fs.FailOpens(0, 0, nil)
 	if m.Failed(fresh) == nil {
 		t.Fatal("the new partition is not reported offline")
 	}
@@ -216,7 +237,6 @@ func TestManagerOfflineLogs(t *testing.T) {
 			t.Fatalf("directory of deleted %s is still there", tp)
 		}
 	}
-	e.fs.SetOpenLimit(0)
 	if err := m.Close(); err != nil {
 		t.Fatal(err)
 	}

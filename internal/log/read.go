@@ -6,14 +6,14 @@ import (
 	"sort"
 
 	"weir/internal/record"
-	"weir/internal/vfs"
 )
 
 // Slice is a range of a segment file holding whole batches from the one
 // that contains the requested offset (the last may be cut by maxBytes, as
-// Kafka does). File is an *os.File on the real filesystem, for sendfile.
+// Kafka does). File.Pin gives an *os.File on the real filesystem, for
+// sendfile.
 type Slice struct {
-	File vfs.File
+	File *SegmentFile
 	Pos  int64
 	Size int
 }

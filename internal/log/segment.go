@@ -4,11 +4,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"sync/atomic"
 
 	"weir/internal/record"
-	"weir/internal/vfs"
 )
 
 // A segment is one .log file holding whole batches back to back, starting
@@ -17,7 +15,7 @@ import (
 // write, so concurrent readers never see a partial batch.
 type segment struct {
 	base      int64
-	file      vfs.File
+	file      *SegmentFile
 	index     *offsetIndex
 	timeIndex *timeIndex
 	txns      *txnIndex // aborted transactions whose marker is here
@@ -36,8 +34,8 @@ type segment struct {
 
 // openSegment opens (creating if needed) the segment at base. It does not
 // validate contents: recover or loadIndexes does.
-func openSegment(fsys vfs.FS, dir string, base int64, now int64) (*segment, error) {
-	f, err := fsys.OpenFile(segmentPath(dir, base, FileLog), os.O_CREATE|os.O_RDWR, 0o644)
+func openSegment(files *FileCache, dir string, base int64, now int64) (*segment, error) {
+	f, err := files.create(segmentPath(dir, base, FileLog))
 	if err != nil {
 		return nil, err
 	}
@@ -52,7 +50,11 @@ func openSegment(fsys vfs.FS, dir string, base int64, now int64) (*segment, erro
 
 // header reads the fixed batch header at pos. io.EOF means pos is the end.
 func (s *segment) header(pos int64, buf *[record.HeaderSize]byte) (record.Batch, error) {
-	n, err := s.file.ReadAt(buf[:], pos)
+	return readHeader(s.file, pos, buf)
+}
+
+func readHeader(r io.ReaderAt, pos int64, buf *[record.HeaderSize]byte) (record.Batch, error) {
+	n, err := r.ReadAt(buf[:], pos)
 	if n == 0 && (err == io.EOF || err == nil) {
 		return nil, io.EOF
 	}

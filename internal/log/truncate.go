@@ -124,14 +124,35 @@ func (l *Log) truncateFullyLocked(offset int64) error {
 // deleteSegmentLater renames a segment's files to *.deleted and closes and
 // removes them after file.delete.delay.ms, so reads in flight complete.
 func (l *Log) deleteSegmentLater(s *segment) {
-	for _, t := range segmentTypes {
-		p := segmentPath(l.dir, s.base, t)
-		if err := l.fs.Rename(p, statePath(l.dir, s.base, t, Deleted)); err != nil && !os.IsNotExist(err) {
-			l.lg.Warn("renaming deleted segment", "file", p, "err", err)
-		}
+	for _, err := range l.renameSegment(s, Deleted) {
+		l.lg.Warn("renaming deleted segment", "segment", s.base, "err", err)
 	}
 	delay := time.Duration(l.config().FileDeleteDelayMs) * time.Millisecond
 	l.wait(delay, func() { l.removeDeletedFiles(s) })
+}
+
+// renameSegment renames the live files of s to their names in state st,
+// returning the errors (a missing file is none).
+func (l *Log) renameSegment(s *segment, st FileState) []error {
+	var errs []error
+	for _, t := range segmentTypes {
+		to := statePath(l.dir, s.base, t, st)
+		var err error
+		switch t {
+		case FileLog:
+			err = s.file.rename(to)
+		case FileIndex:
+			err = s.index.file.rename(to)
+		case FileTimeIndex:
+			err = s.timeIndex.file.rename(to)
+		default:
+			err = l.fs.Rename(segmentPath(l.dir, s.base, t), to)
+		}
+		if err != nil && !os.IsNotExist(err) {
+			errs = append(errs, err)
+		}
+	}
+	return errs
 }
 
 // removeDeletedFiles closes a segment deleted by deleteSegmentLater and

@@ -72,6 +72,9 @@ type Source interface {
 	Controller() ControllerStatus
 	// Links is the cluster links' state on this broker.
 	Links() LinkStatus
+	// OpenSegmentFiles is how many segment files the broker's logs have
+	// open (at most log.open.files.max while none is in use).
+	OpenSegmentFiles() int
 }
 
 // LinkStatus is what a broker knows of cluster links.
@@ -233,6 +236,7 @@ var (
 	descOffline          = desc("controller_kafka_controller_offline_partitions_count", "Partitions without a leader; reported by the active controller only.")
 	descGlobalTopics     = desc("controller_kafka_controller_global_topic_count", "Topics in the cluster; reported by the active controller only.")
 	descGlobalPartitions = desc("controller_kafka_controller_global_partition_count", "Partitions in the cluster; reported by the active controller only.")
+	descOpenSegments     = desc("log_open_segment_files", "Segment files (.log, .index, .timeindex) the broker keeps open; weir closes idle ones past log.open.files.max.")
 	descSkippedRecords   = desc("coordinator_loader_skipped_records_total", "Unreadable records a coordinator skipped while loading its partitions.", "coordinator")
 	descLinks            = desc("cluster_link_count", "Cluster links of the cluster.")
 	descMirrorTopics     = desc("cluster_link_mirror_topic_count", "Mirror topics still following their source.")
@@ -254,7 +258,7 @@ func newCollector(src Source, c *Counters) *collector { return &collector{src: s
 func (c *collector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{descPartitionCount, descOfflineReplicas, descLeaderCount, descUnderReplicated, descUnderMinISR, descAtMinISR,
 		descIsrShrinks, descIsrExpands, descConsumerLag, descMaxLag, descActiveController, descOffline, descGlobalTopics, descGlobalPartitions,
-		descSkippedRecords, descLinks, descMirrorTopics, descMirrorState, descMirrorLag, descMirrorBytes, descMirrorRecords, descMirrorErrors} {
+		descSkippedRecords, descOpenSegments, descLinks, descMirrorTopics, descMirrorState, descMirrorLag, descMirrorBytes, descMirrorRecords, descMirrorErrors} {
 		ch <- d
 	}
 }
@@ -294,6 +298,7 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 	gauge(descUnderReplicated, under)
 	gauge(descUnderMinISR, underMin)
 	gauge(descAtMinISR, atMin)
+	gauge(descOpenSegments, c.src.OpenSegmentFiles())
 	ch <- prometheus.MustNewConstMetric(descMaxLag, prometheus.GaugeValue, float64(maxLag))
 	ch <- prometheus.MustNewConstMetric(descIsrShrinks, prometheus.CounterValue, float64(c.counters.isrShrinks.Load()))
 	ch <- prometheus.MustNewConstMetric(descIsrExpands, prometheus.CounterValue, float64(c.counters.isrExpands.Load()))

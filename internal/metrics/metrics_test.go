@@ -16,6 +16,13 @@ type fakeSource struct {
 	reps  []ReplicaStatus
 	ctl   ControllerStatus
 	links LinkStatus
+	files int
+}
+
+func (f *fakeSource) OpenSegmentFiles() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.files
 }
 
 func (f *fakeSource) Replicas() []ReplicaStatus {
@@ -50,6 +57,7 @@ var weirNames = []string{
 	"weir_controller_kafka_controller_offline_partitions_count",
 	"weir_controller_kafka_controller_global_topic_count",
 	"weir_controller_kafka_controller_global_partition_count",
+	"weir_log_open_segment_files",
 }
 
 func TestCollectorReadsSourceAtScrape(t *testing.T) {
@@ -61,7 +69,8 @@ func TestCollectorReadsSourceAtScrape(t *testing.T) {
 			{Topic: "b", Partition: 0, Leader: false, Replicas: 3, ISR: 3, MinISR: 2, Lag: 7},
 			{Topic: "b", Partition: 1, Leader: false, Replicas: 3, ISR: 3, MinISR: 2, Lag: -1}, // clamped to 0
 		},
-		ctl: ControllerStatus{Active: true, OfflinePartitions: 2, Topics: 4, Partitions: 9},
+		ctl:   ControllerStatus{Active: true, OfflinePartitions: 2, Topics: 4, Partitions: 9},
+		files: 12,
 	}
 	m := New(src)
 	m.Counters.IsrShrunk()
@@ -81,6 +90,9 @@ weir_controller_kafka_controller_global_topic_count 4
 # HELP weir_controller_kafka_controller_offline_partitions_count Partitions without a leader; reported by the active controller only.
 # TYPE weir_controller_kafka_controller_offline_partitions_count gauge
 weir_controller_kafka_controller_offline_partitions_count 2
+# HELP weir_log_open_segment_files Segment files (.log, .index, .timeindex) the broker keeps open; weir closes idle ones past log.open.files.max.
+# TYPE weir_log_open_segment_files gauge
+weir_log_open_segment_files 12
 # HELP weir_server_fetcher_lag_metrics_consumer_lag Messages a follower replica on this broker is behind its leader (Kafka's FetcherLagMetrics ConsumerLag).
 # TYPE weir_server_fetcher_lag_metrics_consumer_lag gauge
 weir_server_fetcher_lag_metrics_consumer_lag{partition="0",topic="b"} 7

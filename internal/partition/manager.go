@@ -168,11 +168,41 @@ func (m *Manager) Load(img *metadata.Image) error {
 			errs = append(errs, m.logs.Delete(tp))
 		}
 	}
+	var changed []*metadata.Partition
+	var topics []*metadata.Topic
 	for _, t := range img.Topics {
 		for _, p := range t.Partitions {
-			errs = append(errs, m.applyPartition(img, t, p))
+			changed, topics = append(changed, p), append(topics, t)
 		}
 	}
+	return errors.Join(append(errs, m.applyPartitions(img, topics, changed))...)
+}
+
+// applyPartitions brings the local replicas of the given partitions
+// (parts[i] of topics[i]) in step with img: the logs of new replicas are
+// created in one batch (log.Manager.CreateAll), then the partitions are
+// applied, the log manager's CreateWorkers at a time.
+func (m *Manager) applyPartitions(img *metadata.Image, topics []*metadata.Topic, parts []*metadata.Partition) error {
+	var create []log.NewLog
+	configs := map[string]config.Topic{}
+	for i, mp := range parts {
+		t := topics[i]
+		tp := log.TopicPartition{Topic: t.Name, Partition: mp.ID}
+		if !mp.HasReplica(m.self) || m.Get(tp) != nil || m.logs.Get(tp) != nil {
+			continue
+		}
+		cfg, ok := configs[t.Name]
+		if !ok {
+			cfg = m.TopicConfig(img, t.Name)
+			configs[t.Name] = cfg
+		}
+		create = append(create, log.NewLog{TopicPartition: tp, TopicID: t.ID, Config: LogConfig(cfg)})
+	}
+	m.logs.CreateAll(create)
+	errs := make([]error, len(parts))
+	m.logs.Parallel(len(parts), func(i int) {
+		errs[i] = m.applyPartition(img, topics[i], parts[i])
+	})
 	return errors.Join(errs...)
 }
 
@@ -184,15 +214,18 @@ func (m *Manager) Apply(img *metadata.Image, d *metadata.Delta) error {
 			errs = append(errs, m.remove(log.TopicPartition{Topic: t.Name, Partition: id}))
 		}
 	}
+	var changed []*metadata.Partition
+	var topics []*metadata.Topic
 	for id, parts := range d.ChangedPartitions {
 		t := img.TopicsByID[id]
 		if t == nil {
 			continue
 		}
 		for pid := range parts {
-			errs = append(errs, m.applyPartition(img, t, t.Partitions[pid]))
+			changed, topics = append(changed, t.Partitions[pid]), append(topics, t)
 		}
 	}
+	errs = append(errs, m.applyPartitions(img, topics, changed))
 	brokerWide := false
 	for res := range d.ChangedConfigs {
 		switch {

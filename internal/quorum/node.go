@@ -173,8 +173,12 @@ func (n *Node) Subscribe(fn func(Committed) error) { n.subs = append(n.subs, fn)
 // the snapshot (as one Snapshot batch) and the committed entries after it.
 func (n *Node) Replay() error {
 	s := n.rl.snap
+	start := time.Now()
 	if err := n.deliver(Committed{Records: s.Records, LastOffset: s.EndOffset - 1, Snapshot: true}); err != nil {
 		return err
+	}
+	if s.EndOffset > 0 {
+		n.lg.Info("applied metadata snapshot", "end_offset", s.EndOffset, "records", len(s.Records), "took", time.Since(start))
 	}
 	hs, _, _ := n.rl.mem.InitialState()
 	n.applied = s.Index
@@ -449,6 +453,7 @@ func (n *Node) maybeSnapshot() error {
 		return err
 	}
 	_, cs, _ := n.rl.mem.InitialState()
+	start := time.Now()
 	s := &snapshot{Index: n.applied, Term: term, EndOffset: n.rl.endOffset(n.applied), Records: n.cfg.State()}
 	for _, v := range cs.GetVoters() {
 		s.Voters = append(s.Voters, nodeID(v))
@@ -457,7 +462,7 @@ func (n *Node) maybeSnapshot() error {
 		return err
 	}
 	n.sinceSnap, n.lastSnap = 0, n.cfg.Now()
-	n.lg.Info("wrote metadata snapshot", "index", s.Index, "end_offset", s.EndOffset, "records", len(s.Records))
+	n.lg.Info("wrote metadata snapshot", "index", s.Index, "end_offset", s.EndOffset, "records", len(s.Records), "took", time.Since(start))
 	return nil
 }
 

@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"math"
 	"path/filepath"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 	"go.etcd.io/raft/v3"
@@ -54,6 +55,7 @@ func openRaftLog(fsys vfs.FS, metadataDir string, voters []int32, segmentBytes i
 		return nil, err
 	}
 	rl := &raftLog{fs: fsys, dir: dir, log: l, mem: raft.NewMemoryStorage(), lg: lg}
+	start := time.Now()
 	snap, data, err := loadNewestSnapshot(fsys, dir, func(name string, err error) {
 		lg.Error("skipping unreadable metadata snapshot", "file", name, "err", err)
 	})
@@ -61,7 +63,9 @@ func openRaftLog(fsys vfs.FS, metadataDir string, voters []int32, segmentBytes i
 		l.Close()
 		return nil, err
 	}
-	if snap == nil {
+	if snap != nil {
+		lg.Info("read metadata snapshot", "end_offset", snap.EndOffset, "records", len(snap.Records), "bytes", len(data), "took", time.Since(start))
+	} else {
 		snap = &snapshot{Index: 1, Term: 1, EndOffset: 0, Voters: voters}
 		if data, err = snap.encode(); err != nil {
 			return nil, err

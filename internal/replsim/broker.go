@@ -96,7 +96,7 @@ func (b *broker) part() *partition.Partition {
 // start boots the process on whatever its disk holds.
 func (b *broker) start() {
 	b.up, b.pausedUntil = true, time.Time{}
-	b.logs = log.NewManager(log.ManagerConfig{Dirs: []string{dataDir}},
+	b.logs = log.NewManager(log.ManagerConfig{Dirs: []string{dataDir}, RecoveryThreadsPerDir: 1, CreateWorkers: 1},
 		log.Options{FS: b.fs, Now: b.s.clock, Logger: b.s.lg.With("node", b.id), AfterDelay: b.afterDelay, Background: b.background})
 	b.parts = partition.NewManager(b.id, b.logs, b.static, b.s.lg.With("node", b.id), b.s.clock)
 	b.parts.SetReplication(&partition.Replication{

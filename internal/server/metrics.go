@@ -75,6 +75,14 @@ func (m metricsSource) Links() metrics.LinkStatus {
 	return st
 }
 
+// OpenSegmentFiles implements metrics.Source.
+func (m metricsSource) OpenSegmentFiles() int {
+	if m.s.logs == nil {
+		return 0
+	}
+	return m.s.logs.OpenFiles()
+}
+
 // Controller implements metrics.Source.
 func (m metricsSource) Controller() metrics.ControllerStatus {
 	s := m.s

@@ -4,6 +4,7 @@ import (
 	"context"
 	"io"
 	"net/http"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -87,4 +88,57 @@ func TestMetricsDisabledByDefault(t *testing.T) {
 	if a := n.Server.MetricsAddr(); a != nil {
 		t.Fatalf("metrics listening on %v without weir.metrics.listener", a)
 	}
+}
+
+// With log.open.files.max=16, a broker with 40 partitions that were all
+// written and read keeps at most 16 segment files open, and a restart
+// (opening the logs with num.recovery.threads.per.data.dir=4) serves
+// them all again.
+func TestLogOpenFilesMax(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	n := servertest.Start(t, servertest.Options{Overrides: map[string]string{
+		config.KeyMetricsListener: "http://127.0.0.1:0", config.KeyLogOpenFilesMax: "16",
+		"num.recovery.threads.per.data.dir": "4",
+	}})
+	const parts = 40
+	// round produces one record to every partition and reads all the
+	// records from the start: want per partition.
+	round := func(want int) {
+		t.Helper()
+		cl, err := kgo.NewClient(kgo.SeedBrokers(n.Addr), kgo.RecordPartitioner(kgo.ManualPartitioner()),
+			kgo.ConsumeTopics("files"), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer cl.Close()
+		for p := range int32(parts) {
+			if err := cl.ProduceSync(ctx, &kgo.Record{Topic: "files", Partition: p, Value: []byte("v")}).FirstErr(); err != nil {
+				t.Fatalf("produce to partition %d: %v", p, err)
+			}
+		}
+		seen := 0
+		for seen < want*parts {
+			fs := cl.PollFetches(ctx)
+			if err := fs.Err0(); err != nil {
+				t.Fatalf("after %d of %d records: %v", seen, want*parts, err)
+			}
+			seen += fs.NumRecords()
+		}
+		open, err := strconv.Atoi(scrape(t, n.Server.MetricsAddr().String())["weir_log_open_segment_files"])
+		if err != nil || open > 16 || open == 0 {
+			t.Fatalf("weir_log_open_segment_files = %d (%v), want 1 to 16", open, err)
+		}
+	}
+	cl, err := kgo.NewClient(kgo.SeedBrokers(n.Addr))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := kadm.NewClient(cl).CreateTopic(ctx, parts, 1, nil, "files"); err != nil {
+		t.Fatal(err)
+	}
+	cl.Close()
+	round(1)
+	n.Restart()
+	round(2)
 }

@@ -1,34 +1,23 @@
 package server
 
-import (
-	"path/filepath"
-	"testing"
+import "testing"
 
-	"weir/internal/vfs"
-	"weir/internal/vfs/vfstest"
-)
-
-// The open-file estimate counts each segment's files in every partition
-// directory, and skips directories being deleted.
-func TestSegmentFiles(t *testing.T) {
-	fs := vfstest.NewMem()
-	files := []string{
-		"/d1/a-0/00000000000000000000.log", "/d1/a-0/00000000000000000000.index", "/d1/a-0/00000000000000000000.timeindex",
-		"/d1/a-0/00000000000000000007.log", "/d1/a-0/00000000000000000007.index", "/d1/a-0/00000000000000000007.timeindex",
-		"/d1/a-0/00000000000000000007.txnindex", "/d1/a-0/00000000000000000007.snapshot", "/d1/a-0/partition.metadata",
-		"/d2/b-3/00000000000000000000.log", "/d2/b-3/00000000000000000000.index", "/d2/b-3/00000000000000000000.timeindex",
-		"/d2/b-1.x-delete/00000000000000000000.log", "/d2/recovery-point-offset-checkpoint",
-	}
-	for _, f := range files {
-		if err := fs.MkdirAll(filepath.Dir(f), 0o755); err != nil {
-			t.Fatal(err)
+// The segment file cache keeps the headroom under the open-file limit,
+// but at most half of a small limit.
+func TestSegmentFilesWithin(t *testing.T) {
+	for _, c := range []struct {
+		limit uint64
+		want  int
+		got   int
+	}{
+		{1 << 20, 8192, 8192},
+		{8192 + openFileHeadroom, 8192, 8192},
+		{8192, 8192, 8192 - openFileHeadroom},
+		{1024, 8192, 512},
+		{20, 8192, 16},
+	} {
+		if got := segmentFilesWithin(c.limit, c.want); got != c.got {
+			t.Errorf("limit %d, log.open.files.max %d: %d segment files, want %d", c.limit, c.want, got, c.got)
 		}
-		if err := vfs.WriteFileAtomic(fs, f, nil); err != nil {
-			t.Fatal(err)
-		}
-	}
-	n, err := segmentFiles(fs, []string{"/d1", "/d2", "/missing"})
-	if err != nil || n != 10 {
-		t.Fatalf("segmentFiles = %d, %v; want 10", n, err)
 	}
 }

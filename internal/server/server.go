@@ -153,7 +153,7 @@ func (s *Server) Start() (err error) {
 	if isBroker {
 		s.openBroker()
 	} else {
-		s.publisher = newPublisher(nil)
+		s.publisher = newPublisher(nil, s.lg)
 	}
 	// Replay the committed metadata, then follow new commits: through the
 	// Raft quorum on a controller, as an observer of it on a broker-only
@@ -229,7 +229,7 @@ func (s *Server) Start() (err error) {
 		return err
 	}
 	if !isBroker {
-		if err := s.publisher.startReconciling(); err != nil {
+		if err := s.publisher.startReconciling(ctx, &s.wg); err != nil {
 			return err
 		}
 		s.lg.Info("weir started", "node_id", s.cfg.NodeID, "roles", "controller", "cluster_id", s.clusterID, "listeners", s.describeListeners())
@@ -252,18 +252,22 @@ func (s *Server) Start() (err error) {
 		return fmt.Errorf("catching up with the metadata log: %w", err)
 	}
 	img := s.publisher.Image()
-	s.checkOpenFileLimit()
 	if err := s.logs.Load(func(tp log.TopicPartition) log.Config {
 		return partition.LogConfig(s.partitions.TopicConfig(img, tp.Topic))
 	}); err != nil {
 		return fmt.Errorf("loading logs: %w", err)
 	}
 	s.groups.SetTopics(groupTopics(img))
-	if err := s.publisher.startReconciling(); err != nil {
+	if err := s.publisher.startReconciling(ctx, &s.wg); err != nil {
 		return fmt.Errorf("loading partitions: %w", err)
 	}
 	if err := s.lifecycle.awaitUnfenced(startup); err != nil {
 		return err
+	}
+	// Serve once the replicas have caught up with the image that unfenced
+	// this broker (it elects the broker's leaders), as they did before.
+	if err := s.publisher.awaitUnfencedApplied(startup, s.cfg.NodeID); err != nil {
+		return fmt.Errorf("applying the metadata that unfenced the broker: %w", err)
 	}
 	s.runReplication(ctx)
 	s.wg.Add(3)
@@ -300,6 +304,8 @@ func (s *Server) openBroker() {
 		RecoveryCheckpointEvery:      s.cfg.OffsetCheckpointInterval,
 		StartOffsetCheckpointEvery:   s.cfg.LogStartOffsetCheckpointInterval,
 		HighWatermarkCheckpointEvery: s.cfg.ReplicaHighWatermarkCheckpointInterval,
+		RecoveryThreadsPerDir:        int(s.cfg.NumRecoveryThreadsPerDataDir),
+		OpenFilesMax:                 s.segmentFilesMax(),
 		CleanerBackoff:               s.cfg.LogCleanerBackoff,
 		CleanerEnabled:               s.cfg.LogCleanerEnable,
 		CleanerMaxKeys:               max(1, log.CleanerMaxKeys(s.cfg.LogCleanerDedupeBufferSize, s.cfg.LogCleanerIOBufferLoadFactor)),
@@ -307,7 +313,7 @@ func (s *Server) openBroker() {
 	}, log.Options{Logger: s.lg, FS: s.opts.FS})
 	s.partitions = partition.NewManager(s.cfg.NodeID, s.logs, s.cfg, s.lg, time.Now)
 	s.openReplication()
-	s.publisher = newPublisher(s.partitions)
+	s.publisher = newPublisher(s.partitions, s.lg.With("component", "publisher"))
 	s.groups = group.NewService(groupConfig(s.cfg),
 		&offsetsLog{parts: s.partitions, commitTimeout: s.cfg.OffsetsCommitTimeout, now: time.Now},
 		s.lg.With("component", "group-coordinator"), time.Now, s.metrics.Counters.GroupRecordsSkipped)

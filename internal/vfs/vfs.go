@@ -90,6 +90,15 @@ func ReadFile(fsys FS, name string) ([]byte, error) {
 // file, syncs it, renames it over name and syncs the directory. Checkpoint
 // files are written this way so a crash leaves the old or the new one.
 func WriteFileAtomic(fsys FS, name string, data []byte) error {
+	if err := WriteFileSynced(fsys, name, data); err != nil {
+		return err
+	}
+	return fsys.SyncDir(filepath.Dir(name))
+}
+
+// WriteFileSynced is WriteFileAtomic without the final SyncDir: the
+// caller makes the rename durable, with one SyncDir after several writes.
+func WriteFileSynced(fsys FS, name string, data []byte) error {
 	tmp := name + ".tmp"
 	f, err := fsys.OpenFile(tmp, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o644)
 	if err != nil {
@@ -106,8 +115,5 @@ func WriteFileAtomic(fsys FS, name string, data []byte) error {
 	if err := f.Close(); err != nil {
 		return err
 	}
-	if err := fsys.Rename(tmp, name); err != nil {
-		return err
-	}
-	return fsys.SyncDir(filepath.Dir(name))
+	return fsys.Rename(tmp, name)
 }
