@@ -44,6 +44,9 @@ type Broker struct {
 	SocketReceiveBufferBytes  int32
 	SocketRequestMaxBytes     int32
 	RequestTimeout            time.Duration
+	// SSL is the TLS settings of SSL listeners and of the node's own
+	// connections to them.
+	SSL SSL
 
 	// Requests and topic creation.
 	MessageMaxBytes          int32
@@ -303,6 +306,7 @@ func (b *Broker) fill() {
 	b.ReplicationQuotaWindowSize = g.dur("replication.quota.window.size.seconds", time.Second)
 	b.MetricsListener, _ = ParseMetricsListener(g.str(KeyMetricsListener))
 	b.FastFencing = g.bool(KeyFastFencing)
+	b.fillSSL()
 }
 
 // getter reads normalized values. Values are validated before use, so

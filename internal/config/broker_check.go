@@ -21,6 +21,7 @@ func (b *Broker) check() []error {
 
 	b.resolveListeners(add)
 	errs = append(errs, b.checkProtocols()...)
+	errs = append(errs, b.checkSSL()...)
 	b.checkRoles(add)
 	b.checkLog(add)
 
@@ -55,9 +56,9 @@ func (b *Broker) check() []error {
 }
 
 // checkProtocols refuses every listener weir would serve or dial with a
-// security protocol other than PLAINTEXT: the node's listeners, the
-// controller listeners a broker-only node connects to, and
-// security.inter.broker.protocol.
+// security protocol it does not implement (other than PLAINTEXT and SSL):
+// the node's listeners, the controller listeners a broker-only node
+// connects to, and security.inter.broker.protocol.
 func (b *Broker) checkProtocols() []error {
 	var errs []error
 	refuse := func(key, value, what, proto string) {
@@ -65,23 +66,26 @@ func (b *Broker) checkProtocols() []error {
 			what, proto, KeyListenerSecurityMap, reasonProtocol), false))
 	}
 	for _, l := range b.Listeners {
-		if p := l.SecurityProtocol; p != "" && p != "PLAINTEXT" {
+		if p := l.SecurityProtocol; p != "" && !implementedProtocol(p) {
 			refuse(KeyListeners, l.String(), "listener "+l.String(), p)
 		}
 	}
 	if !b.HasRole("controller") {
 		for _, n := range b.ControllerListenerNames {
-			if p, ok := b.ListenerSecurityProtocols[n]; ok && p != "PLAINTEXT" {
+			if p, ok := b.ListenerSecurityProtocols[n]; ok && !implementedProtocol(p) {
 				refuse(KeyListenerSecurityMap, n+":"+p, "controller listener "+n, p)
 			}
 		}
 	}
-	if p := b.Values[KeyInterBrokerProtocol]; b.Set[KeyInterBrokerProtocol] && p != "PLAINTEXT" {
+	if p := b.Values[KeyInterBrokerProtocol]; b.Set[KeyInterBrokerProtocol] && !implementedProtocol(p) {
 		errs = append(errs, unsupported(KeyInterBrokerProtocol, p,
-			"security protocol "+p+" is not implemented yet; weir brokers talk to each other over PLAINTEXT listeners only", false))
+			"security protocol "+p+" is not implemented yet; weir brokers talk to each other over PLAINTEXT or SSL listeners only", false))
 	}
 	return errs
 }
+
+// implementedProtocol reports whether weir serves security protocol p.
+func implementedProtocol(p string) bool { return p == "PLAINTEXT" || p == "SSL" }
 
 // effectiveProtocolMap returns listener.security.protocol.map; when the key
 // was not set explicitly, controller listeners without a mapping default to

@@ -2,26 +2,28 @@ package config
 
 import "strings"
 
-// Broker key registry, part 3: security. weir implements no security yet:
-// every listener is PLAINTEXT, no client is authenticated and every client
-// may do everything. These keys carry Kafka's types and defaults so that a
-// file holding Kafka's defaults still loads (with a warning), but they are
-// all Refused: an operator must never believe a weir cluster is protected
-// when it is not. Keys of these families that are not defined here (for
-// example listener.name.<listener>.ssl.keystore.location or super.users)
-// are refused too, whatever their value; see refusedFamily.
+// Broker key registry, part 3: security. weir serves PLAINTEXT and SSL
+// listeners (TLS 1.2 and 1.3 with PEM key and trust stores, optional or
+// required client certificates); the keys of those features are honoured
+// and read at start-up (the PEM files are reloaded when they change, see
+// internal/tlsconf). Every other security key carries Kafka's type and
+// default so that a file holding Kafka's defaults still loads (with a
+// warning), but is Refused: an operator must never believe a weir cluster
+// is protected when it is not. Keys of these families that are not defined
+// here (for example listener.name.<listener>.ssl.keystore.location or
+// super.users) are refused too, whatever their value; see refusedFamily.
 
 // Why each family of security settings is refused, and what weir does
 // instead.
 const (
-	reasonTLS         = "weir does not implement TLS yet; it serves only PLAINTEXT listeners"
+	reasonTLS         = "weir does not implement this TLS setting; it serves TLS from PEM key and trust stores (ssl.keystore.type=PEM), configured with the ssl.* keys documented as honoured"
 	reasonSASL        = "weir does not implement SASL yet; it serves only PLAINTEXT listeners and authenticates no client"
 	reasonAuthn       = "weir does not authenticate clients yet; it serves only PLAINTEXT listeners"
 	reasonAuthz       = "weir implements no authorizer or ACLs yet; every client may perform every operation"
 	reasonToken       = "weir does not implement delegation tokens (they need SASL); it serves only PLAINTEXT listeners"
 	reasonPerListener = "listener-prefixed settings (listener.name.<listener>.<key>) are not implemented; " +
-		"weir serves only PLAINTEXT listeners and applies the broker-wide settings to each of them"
-	reasonProtocol = "weir does not implement yet; it serves only PLAINTEXT listeners"
+		"weir applies the broker-wide settings to each listener"
+	reasonProtocol = "weir does not implement yet; it serves only PLAINTEXT and SSL listeners"
 )
 
 // DefaultPrincipalBuilder is Kafka's principal.builder.class default.
@@ -58,6 +60,12 @@ func tls(name string, t Type, dflt string, v validator, doc string) Def {
 	return security(name, t, dflt, v, reasonTLS, doc)
 }
 
+// honouredTLS defines an ssl.* key weir implements; weir reads it at
+// start-up only (Kafka can change it at runtime per broker).
+func honouredTLS(name string, t Type, dflt string, v validator, doc string) Def {
+	return startupOnly(def(name, t, dflt, v, PerBroker, doc))
+}
+
 func sasl(name string, t Type, dflt string, doc string) Def {
 	return security(name, t, dflt, nil, reasonSASL, doc)
 }
@@ -66,27 +74,27 @@ var brokerSecurityDefs = []Def{
 	// TLS (Kafka's SslConfigs and BrokerSecurityConfigs).
 	tls("ssl.protocol", TypeString, "TLSv1.3", nil, "TLS protocol used to build the SSLContext."),
 	tls("ssl.provider", TypeString, nullDefault, nil, "Security provider of the SSLContext."),
-	tls("ssl.enabled.protocols", TypeList, "TLSv1.2,TLSv1.3", nil, "TLS protocols enabled for connections."),
+	honouredTLS("ssl.enabled.protocols", TypeList, "TLSv1.2,TLSv1.3", nil, "TLS protocols enabled for connections."),
 	tls("ssl.cipher.suites", TypeList, "", nil, "Cipher suites enabled for TLS connections."),
-	tls("ssl.keystore.type", TypeString, "JKS", nil, "File format of the key store."),
-	tls("ssl.keystore.location", TypeString, nullDefault, nil, "Path of the key store."),
+	honouredTLS("ssl.keystore.type", TypeString, "JKS", nil, "File format of the key store."),
+	honouredTLS("ssl.keystore.location", TypeString, nullDefault, nil, "Path of the key store."),
 	tls("ssl.keystore.password", TypePassword, nullDefault, nil, "Password of the key store."),
 	tls("ssl.key.password", TypePassword, nullDefault, nil, "Password of the private key in the key store."),
-	tls("ssl.keystore.key", TypePassword, nullDefault, nil, "Private key in PEM format."),
-	tls("ssl.keystore.certificate.chain", TypePassword, nullDefault, nil, "Certificate chain in PEM format."),
-	tls("ssl.truststore.type", TypeString, "JKS", nil, "File format of the trust store."),
-	tls("ssl.truststore.location", TypeString, nullDefault, nil, "Path of the trust store."),
+	honouredTLS("ssl.keystore.key", TypePassword, nullDefault, nil, "Private key in PEM format."),
+	honouredTLS("ssl.keystore.certificate.chain", TypePassword, nullDefault, nil, "Certificate chain in PEM format."),
+	honouredTLS("ssl.truststore.type", TypeString, "JKS", nil, "File format of the trust store."),
+	honouredTLS("ssl.truststore.location", TypeString, nullDefault, nil, "Path of the trust store."),
 	tls("ssl.truststore.password", TypePassword, nullDefault, nil, "Password of the trust store."),
-	tls("ssl.truststore.certificates", TypePassword, nullDefault, nil, "Trusted certificates in PEM format."),
+	honouredTLS("ssl.truststore.certificates", TypePassword, nullDefault, nil, "Trusted certificates in PEM format."),
 	tls("ssl.keymanager.algorithm", TypeString, "SunX509", nil, "Key manager factory algorithm."),
 	tls("ssl.trustmanager.algorithm", TypeString, "PKIX", nil, "Trust manager factory algorithm."),
-	tls("ssl.endpoint.identification.algorithm", TypeString, "https", nil, "Endpoint identification algorithm checking the server host name."),
+	honouredTLS("ssl.endpoint.identification.algorithm", TypeString, "https", nil, "Endpoint identification algorithm checking the server host name."),
 	tls("ssl.secure.random.implementation", TypeString, nullDefault, nil, "SecureRandom implementation of TLS."),
 	tls("ssl.engine.factory.class", TypeClass, nullDefault, nil, "Class that builds SSLEngine objects."),
-	tls("ssl.client.auth", TypeString, "none", in("required", "requested", "none"), "Whether TLS clients must present certificates: required, requested or none."),
+	honouredTLS("ssl.client.auth", TypeString, "none", in("required", "requested", "none"), "Whether TLS clients must present certificates: required, requested or none."),
 	tls("ssl.principal.mapping.rules", TypeString, "DEFAULT", nil, "Rules mapping certificate names to principals."),
-	tls("ssl.allow.dn.changes", TypeBoolean, "false", nil, "Allow a reconfigured key store to change the certificate's DN."),
-	tls("ssl.allow.san.changes", TypeBoolean, "false", nil, "Allow a reconfigured key store to change the certificate's SAN."),
+	honouredTLS("ssl.allow.dn.changes", TypeBoolean, "false", nil, "Allow a reloaded key store to change the certificate's DN."),
+	honouredTLS("ssl.allow.san.changes", TypeBoolean, "false", nil, "Allow a reloaded key store to change the certificate's SAN."),
 
 	// SASL (Kafka's SaslConfigs, BrokerSecurityConfigs and KRaftConfigs).
 	sasl("sasl.enabled.mechanisms", TypeList, "GSSAPI", "SASL mechanisms enabled on the broker."),

@@ -3,6 +3,7 @@ package kafka
 import (
 	"bufio"
 	"context"
+	"crypto/tls"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -13,6 +14,8 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kbin"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"weir/internal/tlsconf"
 )
 
 // Request is one decoded request and what a handler needs to know about
@@ -82,6 +85,9 @@ type conn struct {
 	// heartbeats is the broker whose heartbeats the controller accepted
 	// on this connection, if any (see Deps.BrokerConnLost).
 	heartbeats atomic.Pointer[brokerPeer]
+	// principal is who the connection authenticated as (User:ANONYMOUS
+	// on a PLAINTEXT listener).
+	principal string
 }
 
 // brokerPeer is a broker registration: its id and broker epoch.
@@ -96,6 +102,15 @@ const maxInFlight = 100
 
 func (c *conn) serve() {
 	defer c.close()
+	c.principal = "User:ANONYMOUS"
+	if tc, ok := c.nc.(*tls.Conn); ok {
+		if err := tc.HandshakeContext(c.ctx); err != nil {
+			c.srv.lg.Info("failed authentication (SSL handshake failed)", "remote", c.nc.RemoteAddr().String(), "err", err)
+			return
+		}
+		c.principal = tlsconf.Principal(tc.ConnectionState())
+		c.srv.lg.Debug("TLS connection", "remote", c.nc.RemoteAddr().String(), "principal", c.principal)
+	}
 	writerDone := make(chan struct{})
 	go func() {
 		defer close(writerDone)

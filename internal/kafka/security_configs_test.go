@@ -37,9 +37,10 @@ func TestSecurityConfigsRefusedChangeNothing(t *testing.T) {
 		key  string // the refused key the message names
 		says string // and what it says
 	}{
-		{kmsg.ConfigResourceTypeBroker, "1", []op{set("log.retention.ms", "5000"), set("ssl.keystore.location", "/etc/ks.jks")},
-			"ssl.keystore.location", "weir does not implement TLS yet; it serves only PLAINTEXT listeners"},
-		{kmsg.ConfigResourceTypeBroker, "1", []op{set("ssl.client.auth", "required")}, "ssl.client.auth", "TLS"},
+		{kmsg.ConfigResourceTypeBroker, "1", []op{set("log.retention.ms", "5000"), set("ssl.keymanager.algorithm", "PKIX")},
+			"ssl.keymanager.algorithm", "weir does not implement this TLS setting"},
+		{kmsg.ConfigResourceTypeBroker, "1", []op{set("ssl.keystore.location", "/etc/ks.pem")}, "ssl.keystore.location", "weir reads it only at start-up"},
+		{kmsg.ConfigResourceTypeBroker, "1", []op{set("ssl.client.auth", "required")}, "ssl.client.auth", "weir reads it only at start-up"},
 		{kmsg.ConfigResourceTypeBroker, "", []op{set("authorizer.class.name", "org.apache.kafka.metadata.authorizer.StandardAuthorizer")},
 			"authorizer.class.name", "weir implements no authorizer or ACLs yet"},
 		{kmsg.ConfigResourceTypeBroker, "", []op{set("super.users", "User:admin")}, "super.users", "no authorizer"},
