@@ -45,8 +45,9 @@ type Broker struct {
 	SocketRequestMaxBytes     int32
 	RequestTimeout            time.Duration
 	// SSL is the TLS settings of SSL listeners and of the node's own
-	// connections to them.
-	SSL SSL
+	// connections to them; SASL the settings of SASL listeners.
+	SSL  SSL
+	SASL SASL
 
 	// Requests and topic creation.
 	MessageMaxBytes          int32
@@ -157,6 +158,12 @@ func LoadBroker(props map[string]string) (*Broker, []string, error) {
 	var refusals []error
 	for _, k := range sortedKeys(props) {
 		d, ok := brokerRegistry.byName[k]
+		if l, mech, isJAAS := jaasKey(k); !ok && isJAAS {
+			if err := b.loadJAAS(k, props[k], l, mech); err != nil {
+				errs = append(errs, err)
+			}
+			continue
+		}
 		if !ok {
 			if err := checkUnknownBroker(k, props[k]); err != nil {
 				refusals = append(refusals, err)

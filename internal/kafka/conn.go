@@ -15,6 +15,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kbin"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"weir/internal/sasl"
 	"weir/internal/tlsconf"
 )
 
@@ -86,8 +87,12 @@ type conn struct {
 	// on this connection, if any (see Deps.BrokerConnLost).
 	heartbeats atomic.Pointer[brokerPeer]
 	// principal is who the connection authenticated as (User:ANONYMOUS
-	// on a PLAINTEXT listener).
-	principal string
+	// on a PLAINTEXT listener). The SASL fields below, like principal,
+	// belong to the reader goroutine (see sasl.go).
+	principal     string
+	sasl          saslState
+	saslMechanism string
+	saslServer    sasl.Server
 }
 
 // brokerPeer is a broker registration: its id and broker epoch.
@@ -110,6 +115,9 @@ func (c *conn) serve() {
 		}
 		c.principal = tlsconf.Principal(tc.ConnectionState())
 		c.srv.lg.Debug("TLS connection", "remote", c.nc.RemoteAddr().String(), "principal", c.principal)
+	}
+	if c.srv.cfg.SASL == nil {
+		c.sasl = saslDone
 	}
 	writerDone := make(chan struct{})
 	go func() {
@@ -136,6 +144,11 @@ func (c *conn) serve() {
 		req, err := c.decode(frame)
 		if err != nil {
 			c.srv.lg.Info("closing connection on bad request", "remote", c.nc.RemoteAddr().String(), "err", err)
+			return
+		}
+		if c.sasl != saslDone && !beforeAuthentication[req.Key] {
+			c.srv.lg.Info("closing connection: unexpected request during SASL authentication", "remote", c.nc.RemoteAddr().String(),
+				"api", kmsg.NameForKey(req.Key))
 			return
 		}
 		var rep *Reply
@@ -173,6 +186,9 @@ func (c *conn) readFrame(r *bufio.Reader) ([]byte, error) {
 	n := int32(binary.BigEndian.Uint32(sz[:]))
 	if n < 8 || n > c.srv.cfg.MaxRequestSize {
 		return nil, fmt.Errorf("request size %d outside [8, socket.request.max.bytes=%d]", n, c.srv.cfg.MaxRequestSize)
+	}
+	if c.srv.cfg.SASL != nil && c.sasl != saslDone && n > c.srv.cfg.SASL.MaxReceive {
+		return nil, fmt.Errorf("request size %d before SASL authentication exceeds sasl.server.max.receive.size=%d", n, c.srv.cfg.SASL.MaxReceive)
 	}
 	frame := getFrame(int(n))
 	if _, err := io.ReadFull(r, frame); err != nil {

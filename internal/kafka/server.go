@@ -40,6 +40,7 @@ type Controller interface {
 	AlterPartitionReassignments(req *kmsg.AlterPartitionAssignmentsRequest) ([]controller.TopicResult, int64, error)
 	ListPartitionReassignments(topics []kmsg.ListPartitionReassignmentsRequestTopic) ([]controller.Reassignment, error)
 	UpdateFeatures(req *kmsg.UpdateFeaturesRequest) ([]error, int64, error)
+	AlterUserScramCredentials(req *kmsg.AlterUserSCRAMCredentialsRequest) ([]controller.ScramResult, int64, error)
 }
 
 // Groups is the group coordinator.
@@ -94,6 +95,9 @@ type Config struct {
 	// connection runs TLS. Fetch responses are then copied through the
 	// TLS record layer instead of sent by sendfile(2).
 	TLS *tls.Config
+	// SASL, when set, makes every connection authenticate with SASL
+	// first (SASL_PLAINTEXT and SASL_SSL listeners; see sasl.go).
+	SASL *SASLConfig
 }
 
 // Deps are the broker services the handlers call.

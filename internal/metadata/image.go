@@ -95,12 +95,15 @@ type Image struct {
 	Configs        map[ConfigResource]map[string]string
 	Features       map[string]int16
 	NextProducerID int64
+	// Scram holds the users' SCRAM credentials (image_scram.go).
+	Scram map[ScramKey]ScramCredential
 }
 
 // Empty is the image before any record.
 func Empty() *Image {
 	return &Image{Offset: -1, Topics: map[string]*Topic{}, TopicsByID: map[Uuid]*Topic{},
-		Brokers: map[int32]*Broker{}, Configs: map[ConfigResource]map[string]string{}, Features: map[string]int16{}}
+		Brokers: map[int32]*Broker{}, Configs: map[ConfigResource]map[string]string{}, Features: map[string]int16{},
+		Scram: map[ScramKey]ScramCredential{}}
 }
 
 // TopicConfig returns a topic's dynamic config overrides (never nil).
@@ -144,6 +147,7 @@ type builder struct {
 	topicsCopied  bool
 	brokersCopied bool
 	configsCopied bool
+	scramCopied   bool
 	ownTopics     map[Uuid]bool // topics already copied in this build
 	delta         *Delta
 }
@@ -323,10 +327,12 @@ func (b *builder) apply(r Record) error {
 		} else {
 			b.im.Features[r.Name] = r.FeatureLevel
 		}
+	case *UserScramCredentialRecord, *RemoveUserScramCredentialRecord:
+		b.applyScram(r)
 	case *NoOpRecord:
 	default:
-		// ACLs, quotas, SCRAM credentials and delegation tokens are
-		// carried by the log; weir does not act on them yet.
+		// ACLs, quotas and delegation tokens are carried by the log;
+		// weir does not act on them yet.
 	}
 	return nil
 }

@@ -48,6 +48,7 @@ func (im *Image) Records() []Record {
 			out = append(out, &ConfigRecord{ResourceType: rc.Type, ResourceName: rc.Name, Name: k, Value: &v})
 		}
 	}
+	out = append(out, im.scramRecords()...)
 	if im.NextProducerID > 0 {
 		r := NewProducerIdsRecord()
 		r.NextProducerId = im.NextProducerID

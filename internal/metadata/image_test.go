@@ -1,6 +1,7 @@
 package metadata
 
 import (
+	"maps"
 	"reflect"
 	"slices"
 	"strings"
@@ -74,7 +75,7 @@ func mustClone(t *testing.T, im *Image) *Image {
 	t.Helper()
 	c := &Image{Offset: im.Offset, NextProducerID: im.NextProducerID, Topics: map[string]*Topic{},
 		TopicsByID: map[Uuid]*Topic{}, Brokers: map[int32]*Broker{}, Configs: map[ConfigResource]map[string]string{},
-		Features: map[string]int16{}}
+		Features: map[string]int16{}, Scram: maps.Clone(im.Scram)}
 	for name, tp := range im.Topics {
 		ct := &Topic{Name: tp.Name, ID: tp.ID, Partitions: map[int32]*Partition{}}
 		for id, p := range tp.Partitions {
@@ -494,7 +495,6 @@ func TestApplyIgnoresRecordsWeirDoesNotActOn(t *testing.T) {
 		&NoOpRecord{},
 		&AccessControlEntryRecord{ResourceName: "t"},
 		&ClientQuotaRecord{Key: "producer_byte_rate", Value: 1},
-		&UserScramCredentialRecord{Name: "u"},
 		&DelegationTokenRecord{TokenId: "x"},
 		&BeginTransactionRecord{}, &EndTransactionRecord{})
 	snapshot.Offset = 9

@@ -437,6 +437,7 @@ func (s *Server) listen() error {
 			ListenerName:   l.Name,
 			MaxRequestSize: s.cfg.SocketRequestMaxBytes,
 			TLS:            s.listenerTLS(l.Name),
+			SASL:           s.listenerSASL(l.Name),
 		}, deps)
 	}
 	if !broker && s.cfg.HasRole("broker") {
@@ -686,7 +687,10 @@ func (s *Server) openQuorum() error {
 // add up to its period to a dead broker's session), and every broker is
 // probed for fast fencing (a dead former controller among them).
 func (s *Server) becameActive() {
-	if err := s.controller.Bootstrap(); err != nil {
+	extra, err := quorum.ReadBootstrap(s.opts.FS, s.cfg.MetadataLogDir)
+	if err != nil {
+		s.lg.Error("reading the bootstrap records", "err", err)
+	} else if err := s.controller.Bootstrap(extra); err != nil {
 		s.lg.Error("bootstrapping the metadata log", "err", err)
 	}
 	if _, err := s.controller.FenceStaleBrokers(time.Now()); err != nil && !errors.Is(err, quorum.ErrNotLeader) {

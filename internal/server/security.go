@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"weir/internal/config"
+	"weir/internal/kafka"
 	"weir/internal/tlsconf"
 )
 
@@ -46,4 +47,18 @@ func (s *Server) listenerTLS(name string) *tls.Config {
 		return s.tls.Server("none")
 	}
 	return nil
+}
+
+// listenerSASL returns the SASL setting of the named listener, or nil
+// when its clients do not authenticate with SASL.
+func (s *Server) listenerSASL(name string) *kafka.SASLConfig {
+	if p := s.cfg.ListenerSecurityProtocols[name]; p != "SASL_PLAINTEXT" && p != "SASL_SSL" {
+		return nil
+	}
+	return &kafka.SASLConfig{
+		Mechanisms:  s.cfg.SASL.Mechanisms,
+		PlainUsers:  s.cfg.SASL.PlainUsers(name),
+		FailedDelay: s.cfg.SASL.FailedAuthDelay,
+		MaxReceive:  s.cfg.SASL.MaxReceive,
+	}
 }
