@@ -248,19 +248,19 @@ func TestInvalidConfigStopsStartupNamingTheKey(t *testing.T) {
 	}
 }
 
-// Unknown keys, and a security key left at Kafka's default (which
-// changes nothing on PLAINTEXT listeners), are warnings.
+// Unknown keys, and a refused security key left at Kafka's default (which
+// changes nothing), are warnings.
 func TestUnknownConfigIsAWarning(t *testing.T) {
 	dir := t.TempDir()
-	p := startServer(t, dir, "--override", "no.such.key=1", "--override", "ssl.client.auth=none")
+	p := startServer(t, dir, "--override", "no.such.key=1", "--override", "ssl.protocol=TLSv1.3")
 	if err := p.signal(t, syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}
 	if !strings.Contains(p.stderr.String(), "no.such.key") || !strings.Contains(p.stderr.String(), "WARN") {
 		t.Fatalf("no warning about the unknown key:\n%s", p.stderr.String())
 	}
-	if !strings.Contains(p.stderr.String(), "configuration ssl.client.auth=none (Kafka's default) has no effect") {
-		t.Fatalf("no warning about ssl.client.auth=none:\n%s", p.stderr.String())
+	if !strings.Contains(p.stderr.String(), "configuration ssl.protocol=TLSv1.3 (Kafka's default) has no effect") {
+		t.Fatalf("no warning about ssl.protocol=TLSv1.3:\n%s", p.stderr.String())
 	}
 }
 

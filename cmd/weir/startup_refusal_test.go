@@ -86,10 +86,10 @@ func randomUUID(t *testing.T) string {
 	return strings.TrimSpace(out)
 }
 
-// A server.properties copied from a secured Kafka cluster: weir implements
-// no TLS, SASL or authorizer yet, so it refuses to start rather than serve
-// the SASL_SSL listener as plaintext, naming each setting and what it
-// supports instead.
+// A server.properties copied from a secured Kafka cluster: weir's own
+// connections do not use SASL and it implements no authorizer yet, so it
+// refuses to start rather than run with less protection than configured,
+// naming each setting and what it supports instead.
 func TestStartRefusesSecuritySettings(t *testing.T) {
 	props, _ := nodeProps(t,
 		fmt.Sprintf("listeners=SASL_SSL://127.0.0.1:%d,CONTROLLER://127.0.0.1:%d", freePort(t), freePort(t)),
@@ -100,8 +100,8 @@ func TestStartRefusesSecuritySettings(t *testing.T) {
 		"authorizer.class.name=org.apache.kafka.metadata.authorizer.StandardAuthorizer",
 		"super.users=User:admin")
 	refused(t, props, 10*time.Second,
-		"uses security protocol SASL_SSL", "serves only PLAINTEXT listeners",
-		`sasl.enabled.mechanisms="SCRAM-SHA-512"`, "listener.name.sasl_ssl.scram-sha-512.sasl.jaas.config=[hidden]",
+		"inter-broker listener SASL_SSL uses security protocol SASL_SSL", "do not authenticate with SASL yet",
+		"a listener serves TLS", "needs a key store",
 		`authorizer.class.name="org.apache.kafka.metadata.authorizer.StandardAuthorizer": weir implements no authorizer or ACLs yet`,
 		`super.users="User:admin"`)
 }

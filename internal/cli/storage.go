@@ -4,11 +4,16 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"path/filepath"
+	"slices"
 
 	"github.com/spf13/cobra"
 
 	"weir/internal/controller"
+	"weir/internal/metadata"
+	"weir/internal/quorum"
 	"weir/internal/server"
+	"weir/internal/vfs"
 )
 
 func init() { subcommands = append(subcommands, newStorageCommand) }
@@ -40,7 +45,7 @@ func newStorageRandomUUIDCommand() *cobra.Command {
 func newStorageFormatCommand() *cobra.Command {
 	var (
 		clusterID, configFile string
-		overrides             []string
+		overrides, addScram   []string
 		ignoreFormatted       bool
 	)
 	cmd := &cobra.Command{
@@ -48,7 +53,11 @@ func newStorageFormatCommand() *cobra.Command {
 		Short: "Write meta.properties into the node's log directories",
 		Long: `format writes meta.properties (cluster id, node id, a new directory id) into
 every directory of log.dirs and metadata.log.dir. A directory that is already
-formatted is an error unless --ignore-formatted is given.`,
+formatted is an error unless --ignore-formatted is given. --add-scram adds a
+SCRAM user to the new cluster's metadata (the first active controller writes
+it), as Kafka's does: SCRAM-SHA-256=[name=alice,password=alice-secret], with
+iterations= (4096 by default), or salt= and saltedpassword= (base64) instead
+of the password.`,
 		Example: `  weir storage format -t $(weir storage random-uuid) -c config/server.properties`,
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -56,10 +65,26 @@ formatted is an error unless --ignore-formatted is given.`,
 			if err != nil {
 				return err
 			}
+			var users []metadata.Record
+			for _, s := range addScram {
+				r, err := parseAddScram(s)
+				if err != nil {
+					return err
+				}
+				users = append(users, r)
+			}
 			dirs := append(append([]string(nil), cfg.LogDirs...), cfg.MetadataLogDir)
 			done, err := server.Format(dirs, clusterID, cfg.NodeID, ignoreFormatted)
 			if err != nil {
 				return err
+			}
+			if len(users) > 0 {
+				if !slices.Contains(done, filepath.Clean(cfg.MetadataLogDir)) {
+					return fmt.Errorf("--add-scram: metadata.log.dir %s was formatted before; SCRAM users can be added only to a new cluster (use AlterUserScramCredentials)", cfg.MetadataLogDir)
+				}
+				if err := quorum.WriteBootstrap(vfs.OS, cfg.MetadataLogDir, users); err != nil {
+					return err
+				}
 			}
 			if len(done) == 0 {
 				fmt.Fprintln(cmd.OutOrStdout(), "All of the log directories are already formatted.")
@@ -74,6 +99,7 @@ formatted is an error unless --ignore-formatted is given.`,
 	cmd.Flags().StringVarP(&configFile, "config", "c", "", "the node's server.properties")
 	cmd.Flags().StringArrayVar(&overrides, "override", nil, "set a configuration key (key=value); may be repeated")
 	cmd.Flags().BoolVarP(&ignoreFormatted, "ignore-formatted", "g", false, "skip directories that are already formatted")
+	cmd.Flags().StringArrayVarP(&addScram, "add-scram", "S", nil, "a SCRAM user of the new cluster: 'SCRAM-SHA-256=[name=alice,password=alice-secret]'; may be repeated")
 	cmd.MarkFlagRequired("cluster-id")
 	cmd.MarkFlagRequired("config")
 	return cmd

@@ -45,7 +45,7 @@ type connFlags struct {
 
 func (c *connFlags) add(fs *pflag.FlagSet) {
 	fs.StringVar(&c.bootstrapServer, "bootstrap-server", "", "REQUIRED: the Kafka server(s) to connect to, host:port[,host:port]")
-	fs.StringVar(&c.commandConfig, "command-config", "", "a client properties file (PLAINTEXT settings only: see --help)")
+	fs.StringVar(&c.commandConfig, "command-config", "", "a client properties file (see --help for the properties honoured)")
 }
 
 // commandConfigHelp is the --help paragraph on --command-config.
@@ -54,9 +54,14 @@ Kafka's tools pass them to their admin client. weir's tools honour
 bootstrap.servers (--bootstrap-server wins), client.id, request.timeout.ms,
 default.api.timeout.ms (how long the command may take, 60000 by default),
 retry.backoff.ms, metadata.max.age.ms, connections.max.idle.ms,
-socket.connection.setup.timeout.ms, and security.protocol=PLAINTEXT. Any
-other property, and TLS or SASL in particular, is refused: they are not
-supported yet.`
+socket.connection.setup.timeout.ms, and security.protocol (PLAINTEXT, SSL,
+SASL_PLAINTEXT, SASL_SSL) with, for TLS, ssl.truststore.location or
+ssl.truststore.certificates and, for a client certificate,
+ssl.keystore.location or ssl.keystore.key and ssl.keystore.certificate.chain
+(PEM only: ssl.*.type=PEM), ssl.endpoint.identification.algorithm and
+ssl.enabled.protocols; for SASL, sasl.mechanism (PLAIN, SCRAM-SHA-256,
+SCRAM-SHA-512) and sasl.jaas.config with username and password. Any other
+property is refused.`
 
 // toolClient is a connected tool: its client, admin client and the
 // deadline of the whole command.
@@ -99,12 +104,6 @@ var clientProperties = map[string]clientProperty{
 	"bootstrap.servers": func(string, *toolClient) ([]kgo.Opt, error) { return nil, nil }, // the flag wins, as in Kafka
 	"client.id": func(v string, _ *toolClient) ([]kgo.Opt, error) {
 		return []kgo.Opt{kgo.ClientID(v)}, nil
-	},
-	"security.protocol": func(v string, _ *toolClient) ([]kgo.Opt, error) {
-		if !strings.EqualFold(strings.TrimSpace(v), "PLAINTEXT") {
-			return nil, fmt.Errorf("%s is not supported yet: weir's tools connect with PLAINTEXT only", v)
-		}
-		return nil, nil
 	},
 	"request.timeout.ms": millisProperty(func(d time.Duration, t *toolClient) []kgo.Opt {
 		t.requestTimeout = d
@@ -153,15 +152,21 @@ func seedList(s string) []string {
 // order: own's properties first, then those every tool honours; any other
 // is refused.
 func propertyOpts(props map[string]string, own map[string]clientProperty, t *toolClient) ([]kgo.Opt, error) {
-	var opts []kgo.Opt
+	opts, err := securityOpts(props)
+	if err != nil {
+		return nil, err
+	}
 	for _, k := range slices.Sorted(maps.Keys(props)) {
+		if securityProperties[k] {
+			continue
+		}
 		apply, ok := own[k]
 		if !ok {
 			apply, ok = clientProperties[k]
 		}
 		if !ok {
 			if strings.HasPrefix(k, "ssl.") || strings.HasPrefix(k, "sasl.") {
-				return nil, fmt.Errorf("client property %s is not supported yet: weir's tools connect with PLAINTEXT only", k)
+				return nil, fmt.Errorf("client property %s is not supported yet: weir's tools do TLS with PEM stores and SASL with PLAIN or SCRAM, configured as --help says", k)
 			}
 			return nil, fmt.Errorf("client property %s is not supported yet by weir's tools", k)
 		}

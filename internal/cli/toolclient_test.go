@@ -5,15 +5,27 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"weir/internal/servertest"
+	"weir/internal/tlsconf/tlstest"
 )
 
 // Every Kafka-style tool reads --command-config, and refuses what weir's
 // client does not do, before connecting.
 func TestCommandConfigRefusesSecurity(t *testing.T) {
 	dir := t.TempDir()
-	ssl, sasl := filepath.Join(dir, "ssl.properties"), filepath.Join(dir, "sasl.properties")
-	os.WriteFile(ssl, []byte("security.protocol=SSL\n"), 0o644)
-	os.WriteFile(sasl, []byte("sasl.mechanism=PLAIN\n"), 0o644)
+	write := func(name, body string) string {
+		p := filepath.Join(dir, name)
+		os.WriteFile(p, []byte(body), 0o644)
+		return p
+	}
+	files := map[string]string{
+		write("jks.properties", "security.protocol=SSL\nssl.truststore.type=JKS\nssl.truststore.location=/etc/ts.jks\n"): "ssl.truststore.type: JKS is not supported",
+		write("gssapi.properties", "security.protocol=SASL_SSL\nsasl.mechanism=GSSAPI\n"):                                "sasl.mechanism: GSSAPI is not supported",
+		write("plaintext.properties", "sasl.mechanism=PLAIN\n"):                                                          "sasl.mechanism has no effect with security.protocol=PLAINTEXT",
+		write("nojaas.properties", "security.protocol=SASL_PLAINTEXT\nsasl.mechanism=PLAIN\n"):                           "sasl.jaas.config is needed",
+		write("other.properties", "security.protocol=SSL\nssl.keymanager.algorithm=SunX509\n"):                           "ssl.keymanager.algorithm is not supported yet",
+	}
 	bs := "127.0.0.1:1"
 	for _, args := range [][]string{
 		{"topics", "--bootstrap-server", bs, "--list"},
@@ -23,14 +35,43 @@ func TestCommandConfigRefusesSecurity(t *testing.T) {
 		{"transactions", "--bootstrap-server", bs, "list"},
 		{"metadata-quorum", "--bootstrap-server", bs, "describe", "--status"},
 	} {
-		for file, want := range map[string]string{
-			ssl:  "security.protocol: SSL is not supported yet: weir's tools connect with PLAINTEXT only",
-			sasl: "client property sasl.mechanism is not supported yet: weir's tools connect with PLAINTEXT only",
-		} {
+		for file, want := range files {
 			r := runTool(t, append(args, "--command-config", file)...)
 			if r.code == 0 || !strings.Contains(r.err, want) {
 				t.Errorf("%v with %s: exit %d, stderr %q, want %q", args, filepath.Base(file), r.code, r.err, want)
 			}
 		}
+	}
+}
+
+// The tools connect over TLS (with a client certificate) and SASL, as
+// Kafka's do with the same client properties.
+func TestCommandConfigTLSAndSASL(t *testing.T) {
+	ca, dir := tlstest.NewCA(t, "test CA"), t.TempDir()
+	n := servertest.Start(t, servertest.Options{Overrides: map[string]string{
+		"listeners":                                   "PLAINTEXT://127.0.0.1:0,SECURE://127.0.0.1:0,CONTROLLER://127.0.0.1:0",
+		"advertised.listeners":                        "PLAINTEXT://127.0.0.1:0,SECURE://127.0.0.1:0",
+		"inter.broker.listener.name":                  "PLAINTEXT",
+		"listener.security.protocol.map":              "PLAINTEXT:PLAINTEXT,SECURE:SASL_SSL,CONTROLLER:PLAINTEXT",
+		"ssl.keystore.type":                           "PEM",
+		"ssl.keystore.location":                       ca.Issue("broker", "").KeystoreFile(t, dir, "broker.pem"),
+		"sasl.enabled.mechanisms":                     "PLAIN",
+		"listener.name.secure.plain.sasl.jaas.config": `org.apache.kafka.common.security.plain.PlainLoginModule required user_admin="admin-secret";`,
+	}})
+	addr := n.Server.Addr("SECURE").String()
+	caFile := tlstest.WriteFile(t, dir, "ca.pem", ca.PEM)
+	conf := func(password string) string {
+		return tlstest.WriteFile(t, dir, password+".properties", []byte("security.protocol=SASL_SSL\nssl.truststore.type=PEM\nssl.truststore.location="+caFile+
+			"\nsasl.mechanism=PLAIN\nsasl.jaas.config=org.apache.kafka.common.security.plain.PlainLoginModule required username=\"admin\" password=\""+password+"\";\n"))
+	}
+	if r := runTool(t, "topics", "--bootstrap-server", addr, "--command-config", conf("admin-secret"), "--create", "--topic", "secured",
+		"--partitions", "1", "--replication-factor", "1"); r.code != 0 || !strings.Contains(r.out, "Created topic secured.") {
+		t.Fatalf("create over SASL_SSL: exit %d\n%s%s", r.code, r.out, r.err)
+	}
+	if r := runTool(t, "topics", "--bootstrap-server", addr, "--command-config", conf("admin-secret"), "--list"); r.code != 0 || r.out != "secured\n" {
+		t.Fatalf("list over SASL_SSL: exit %d\n%s%s", r.code, r.out, r.err)
+	}
+	if r := runTool(t, "topics", "--bootstrap-server", addr, "--command-config", conf("wrong"), "--list"); r.code == 0 || !strings.Contains(r.out+r.err, "SASL_AUTHENTICATION_FAILED") {
+		t.Fatalf("a wrong password: exit %d\n%s%s", r.code, r.out, r.err)
 	}
 }

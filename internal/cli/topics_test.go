@@ -168,11 +168,12 @@ func TestTopicsCommand(t *testing.T) {
 	run("--delete", "--topic", "orders", "--exclude-internal")
 	tr.run(t, "topics", "--list")
 
-	// --command-config: PLAINTEXT settings are honoured, security is not.
+	// --command-config: client settings are honoured, what weir's client
+	// does not do is refused.
 	dir := t.TempDir()
 	good, bad, unknown := filepath.Join(dir, "good.properties"), filepath.Join(dir, "ssl.properties"), filepath.Join(dir, "unknown.properties")
 	os.WriteFile(good, []byte("# plain\nclient.id=ops\nsecurity.protocol=PLAINTEXT\nrequest.timeout.ms=20000\n"), 0o644)
-	os.WriteFile(bad, []byte("security.protocol=SSL\nssl.truststore.location=/x\n"), 0o644)
+	os.WriteFile(bad, []byte("security.protocol=SSL\nssl.truststore.type=JKS\nssl.truststore.location=/x\n"), 0o644)
 	os.WriteFile(unknown, []byte("linger.ms=5\n"), 0o644)
 	tr.sub(dir, "<dir>")
 	run("--list", "--topic", "orders", "--command-config", good)

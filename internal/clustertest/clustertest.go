@@ -56,6 +56,9 @@ type Options struct {
 	NodeOverrides map[int32]map[string]string
 	// Logs shows the nodes' logs (debug level) on stderr.
 	Logs bool
+	// ClientOpts are given to every client of Client (TLS for a cluster
+	// whose listeners run SSL).
+	ClientOpts []kgo.Opt
 }
 
 // Defaults are the keys every node gets unless Overrides sets them:
@@ -435,7 +438,8 @@ func (c *Cluster) Client(t testing.TB, opts ...kgo.Opt) *kgo.Client {
 	for _, i := range c.Live() {
 		seeds = append(seeds, c.nodes[i].Addr)
 	}
-	cl, err := kgo.NewClient(append([]kgo.Opt{kgo.SeedBrokers(seeds...)}, opts...)...)
+	base := append([]kgo.Opt{kgo.SeedBrokers(seeds...)}, c.opts.ClientOpts...)
+	cl, err := kgo.NewClient(append(base, opts...)...)
 	if err != nil {
 		t.Fatal(err)
 	}

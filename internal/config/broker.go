@@ -44,6 +44,10 @@ type Broker struct {
 	SocketReceiveBufferBytes  int32
 	SocketRequestMaxBytes     int32
 	RequestTimeout            time.Duration
+	// SSL is the TLS settings of SSL listeners and of the node's own
+	// connections to them; SASL the settings of SASL listeners.
+	SSL  SSL
+	SASL SASL
 
 	// Requests and topic creation.
 	MessageMaxBytes          int32
@@ -158,6 +162,12 @@ func LoadBroker(props map[string]string) (*Broker, []string, error) {
 	var refusals []error
 	for _, k := range sortedKeys(props) {
 		d, ok := brokerRegistry.byName[k]
+		if l, mech, isJAAS := jaasKey(k); !ok && isJAAS {
+			if err := b.loadJAAS(k, props[k], l, mech); err != nil {
+				errs = append(errs, err)
+			}
+			continue
+		}
 		if !ok {
 			if err := checkUnknownBroker(k, props[k]); err != nil {
 				refusals = append(refusals, err)
@@ -309,6 +319,7 @@ func (b *Broker) fill() {
 	b.FastFencing = g.bool(KeyFastFencing)
 	b.LogOpenFilesMax = g.i32(KeyLogOpenFilesMax)
 	b.NumRecoveryThreadsPerDataDir = g.i32("num.recovery.threads.per.data.dir")
+	b.fillSSL()
 }
 
 // getter reads normalized values. Values are validated before use, so

@@ -21,6 +21,8 @@ func (b *Broker) check() []error {
 
 	b.resolveListeners(add)
 	errs = append(errs, b.checkProtocols()...)
+	errs = append(errs, b.checkSSL()...)
+	errs = append(errs, b.checkSASL()...)
 	b.checkRoles(add)
 	b.checkLog(add)
 
@@ -54,34 +56,37 @@ func (b *Broker) check() []error {
 	return errs
 }
 
-// checkProtocols refuses every listener weir would serve or dial with a
-// security protocol other than PLAINTEXT: the node's listeners, the
-// controller listeners a broker-only node connects to, and
-// security.inter.broker.protocol.
+// checkProtocols refuses the security protocols weir does not implement
+// where it would use them: every protocol may serve the node's listeners,
+// but the node's own connections to other nodes (to the inter-broker
+// listener and the controller listener) do not authenticate with SASL
+// yet, so those listeners must be PLAINTEXT or SSL.
 func (b *Broker) checkProtocols() []error {
 	var errs []error
-	refuse := func(key, value, what, proto string) {
-		errs = append(errs, unsupported(key, value, fmt.Sprintf("%s uses security protocol %s (%s), which %s",
-			what, proto, KeyListenerSecurityMap, reasonProtocol), false))
-	}
-	for _, l := range b.Listeners {
-		if p := l.SecurityProtocol; p != "" && p != "PLAINTEXT" {
-			refuse(KeyListeners, l.String(), "listener "+l.String(), p)
+	const ownConnections = "weir's own connections to other nodes do not authenticate with SASL yet: " +
+		"the inter-broker and controller listeners must use PLAINTEXT or SSL"
+	for _, n := range b.ControllerListenerNames {
+		if p, ok := b.ListenerSecurityProtocols[n]; ok && !dialable(p) {
+			errs = append(errs, unsupported(KeyListenerSecurityMap, n+":"+p,
+				fmt.Sprintf("controller listener %s uses security protocol %s, but %s", n, p, ownConnections), false))
 		}
 	}
-	if !b.HasRole("controller") {
-		for _, n := range b.ControllerListenerNames {
-			if p, ok := b.ListenerSecurityProtocols[n]; ok && p != "PLAINTEXT" {
-				refuse(KeyListenerSecurityMap, n+":"+p, "controller listener "+n, p)
-			}
-		}
+	if !b.HasRole("broker") {
+		return errs
 	}
-	if p := b.Values[KeyInterBrokerProtocol]; b.Set[KeyInterBrokerProtocol] && p != "PLAINTEXT" {
-		errs = append(errs, unsupported(KeyInterBrokerProtocol, p,
-			"security protocol "+p+" is not implemented yet; weir brokers talk to each other over PLAINTEXT listeners only", false))
+	if p, ok := b.ListenerSecurityProtocols[b.InterBrokerListenerName]; ok && !dialable(p) {
+		key, value := KeyInterBrokerListenerName, b.InterBrokerListenerName
+		if !b.Set[key] {
+			key = KeyInterBrokerProtocol
+		}
+		errs = append(errs, unsupported(key, value,
+			fmt.Sprintf("inter-broker listener %s uses security protocol %s, but %s", b.InterBrokerListenerName, p, ownConnections), false))
 	}
 	return errs
 }
+
+// dialable reports whether weir's own connections can use protocol p.
+func dialable(p string) bool { return p == "PLAINTEXT" || p == "SSL" }
 
 // effectiveProtocolMap returns listener.security.protocol.map; when the key
 // was not set explicitly, controller listeners without a mapping default to

@@ -55,7 +55,6 @@ const (
 		"a node that falls behind fetches a snapshot, so nothing is kept longer"
 	reasonNoOpRecords         = "weir appends no no-op records: brokers learn that their metadata is current from the quorum's heartbeats and fetches"
 	reasonBacklog             = "Go's listeners ask the kernel for its largest accept backlog (net.core.somaxconn)"
-	reasonNoAuthFailure       = "weir authenticates no client yet, so no connection fails authentication"
 	reasonNoRequestQueue      = "weir has no shared request queue: each connection handles its own requests in order, with at most 100 replies pending"
 	reasonNoFetchSessions     = "weir declines fetch sessions (KIP-227), as Kafka does with 0 slots: clients send full fetch requests"
 	reasonReplicaBuffer       = "follower connections keep the kernel's buffer autotuning, as socket.receive.buffer.bytes=-1 does"
@@ -119,7 +118,7 @@ var brokerCoreDefs = []Def{
 	refused(def("max.connections.per.ip.overrides", TypeString, "", nil, ClusterWide, "Per host or IP connection limits as host:count pairs."), reasonConnLimits),
 	refused(def("max.connection.creation.rate", TypeInt, maxInt, atLeast(0), ClusterWide, "Maximum new connections per second across the broker."), reasonConnLimits),
 	refused(def("connections.max.idle.ms", TypeLong, "600000", nil, ReadOnly, "Idle connections are closed after this long."), reasonIdle),
-	ignored(def("connection.failed.authentication.delay.ms", TypeInt, "100", atLeast(0), ReadOnly, "Delay before closing a connection that failed authentication."), reasonNoAuthFailure),
+	def("connection.failed.authentication.delay.ms", TypeInt, "100", atLeast(0), ReadOnly, "Delay before answering and closing a connection that failed authentication."),
 	ignored(def("queued.max.requests", TypeInt, "500", atLeast(1), ReadOnly, "Requests queued before network threads stop reading."), reasonNoRequestQueue),
 	refused(def("queued.max.request.bytes", TypeLong, "-1", nil, ReadOnly, "Bytes of queued requests before reading stops; -1 means no limit."), reasonQueuedBytes),
 	ignored(def("num.network.threads", TypeInt, "3", atLeast(1), ClusterWide, "Threads per listener that read requests and write responses."), reasonGoroutines),

@@ -2,26 +2,27 @@ package config
 
 import "strings"
 
-// Broker key registry, part 3: security. weir implements no security yet:
-// every listener is PLAINTEXT, no client is authenticated and every client
-// may do everything. These keys carry Kafka's types and defaults so that a
-// file holding Kafka's defaults still loads (with a warning), but they are
-// all Refused: an operator must never believe a weir cluster is protected
-// when it is not. Keys of these families that are not defined here (for
-// example listener.name.<listener>.ssl.keystore.location or super.users)
-// are refused too, whatever their value; see refusedFamily.
+// Broker key registry, part 3: security. weir serves PLAINTEXT and SSL
+// listeners (TLS 1.2 and 1.3 with PEM key and trust stores, optional or
+// required client certificates); the keys of those features are honoured
+// and read at start-up (the PEM files are reloaded when they change, see
+// internal/tlsconf). Every other security key carries Kafka's type and
+// default so that a file holding Kafka's defaults still loads (with a
+// warning), but is Refused: an operator must never believe a weir cluster
+// is protected when it is not. Keys of these families that are not defined
+// here (for example listener.name.<listener>.ssl.keystore.location or
+// super.users) are refused too, whatever their value; see refusedFamily.
 
 // Why each family of security settings is refused, and what weir does
 // instead.
 const (
-	reasonTLS         = "weir does not implement TLS yet; it serves only PLAINTEXT listeners"
-	reasonSASL        = "weir does not implement SASL yet; it serves only PLAINTEXT listeners and authenticates no client"
+	reasonTLS         = "weir does not implement this TLS setting; it serves TLS from PEM key and trust stores (ssl.keystore.type=PEM), configured with the ssl.* keys documented as honoured"
+	reasonSASL        = "weir does not implement this SASL setting; it serves SASL listeners with the PLAIN, SCRAM-SHA-256 and SCRAM-SHA-512 mechanisms (users in listener.name.<listener>.plain.sasl.jaas.config and in the metadata log), and its own connections to other nodes do not use SASL"
 	reasonAuthn       = "weir does not authenticate clients yet; it serves only PLAINTEXT listeners"
 	reasonAuthz       = "weir implements no authorizer or ACLs yet; every client may perform every operation"
 	reasonToken       = "weir does not implement delegation tokens (they need SASL); it serves only PLAINTEXT listeners"
-	reasonPerListener = "listener-prefixed settings (listener.name.<listener>.<key>) are not implemented; " +
-		"weir serves only PLAINTEXT listeners and applies the broker-wide settings to each of them"
-	reasonProtocol = "weir does not implement yet; it serves only PLAINTEXT listeners"
+	reasonPerListener = "listener-prefixed settings (listener.name.<listener>.<key>) are not implemented, " +
+		"but for listener.name.<listener>.<mechanism>.sasl.jaas.config; weir applies the broker-wide settings to each listener"
 )
 
 // DefaultPrincipalBuilder is Kafka's principal.builder.class default.
@@ -58,7 +59,13 @@ func tls(name string, t Type, dflt string, v validator, doc string) Def {
 	return security(name, t, dflt, v, reasonTLS, doc)
 }
 
-func sasl(name string, t Type, dflt string, doc string) Def {
+// honouredTLS defines an ssl.* key weir implements; weir reads it at
+// start-up only (Kafka can change it at runtime per broker).
+func honouredTLS(name string, t Type, dflt string, v validator, doc string) Def {
+	return startupOnly(def(name, t, dflt, v, PerBroker, doc))
+}
+
+func refusedSASL(name string, t Type, dflt string, doc string) Def {
 	return security(name, t, dflt, nil, reasonSASL, doc)
 }
 
@@ -66,62 +73,62 @@ var brokerSecurityDefs = []Def{
 	// TLS (Kafka's SslConfigs and BrokerSecurityConfigs).
 	tls("ssl.protocol", TypeString, "TLSv1.3", nil, "TLS protocol used to build the SSLContext."),
 	tls("ssl.provider", TypeString, nullDefault, nil, "Security provider of the SSLContext."),
-	tls("ssl.enabled.protocols", TypeList, "TLSv1.2,TLSv1.3", nil, "TLS protocols enabled for connections."),
+	honouredTLS("ssl.enabled.protocols", TypeList, "TLSv1.2,TLSv1.3", nil, "TLS protocols enabled for connections."),
 	tls("ssl.cipher.suites", TypeList, "", nil, "Cipher suites enabled for TLS connections."),
-	tls("ssl.keystore.type", TypeString, "JKS", nil, "File format of the key store."),
-	tls("ssl.keystore.location", TypeString, nullDefault, nil, "Path of the key store."),
+	honouredTLS("ssl.keystore.type", TypeString, "JKS", nil, "File format of the key store."),
+	honouredTLS("ssl.keystore.location", TypeString, nullDefault, nil, "Path of the key store."),
 	tls("ssl.keystore.password", TypePassword, nullDefault, nil, "Password of the key store."),
 	tls("ssl.key.password", TypePassword, nullDefault, nil, "Password of the private key in the key store."),
-	tls("ssl.keystore.key", TypePassword, nullDefault, nil, "Private key in PEM format."),
-	tls("ssl.keystore.certificate.chain", TypePassword, nullDefault, nil, "Certificate chain in PEM format."),
-	tls("ssl.truststore.type", TypeString, "JKS", nil, "File format of the trust store."),
-	tls("ssl.truststore.location", TypeString, nullDefault, nil, "Path of the trust store."),
+	honouredTLS("ssl.keystore.key", TypePassword, nullDefault, nil, "Private key in PEM format."),
+	honouredTLS("ssl.keystore.certificate.chain", TypePassword, nullDefault, nil, "Certificate chain in PEM format."),
+	honouredTLS("ssl.truststore.type", TypeString, "JKS", nil, "File format of the trust store."),
+	honouredTLS("ssl.truststore.location", TypeString, nullDefault, nil, "Path of the trust store."),
 	tls("ssl.truststore.password", TypePassword, nullDefault, nil, "Password of the trust store."),
-	tls("ssl.truststore.certificates", TypePassword, nullDefault, nil, "Trusted certificates in PEM format."),
+	honouredTLS("ssl.truststore.certificates", TypePassword, nullDefault, nil, "Trusted certificates in PEM format."),
 	tls("ssl.keymanager.algorithm", TypeString, "SunX509", nil, "Key manager factory algorithm."),
 	tls("ssl.trustmanager.algorithm", TypeString, "PKIX", nil, "Trust manager factory algorithm."),
-	tls("ssl.endpoint.identification.algorithm", TypeString, "https", nil, "Endpoint identification algorithm checking the server host name."),
+	honouredTLS("ssl.endpoint.identification.algorithm", TypeString, "https", nil, "Endpoint identification algorithm checking the server host name."),
 	tls("ssl.secure.random.implementation", TypeString, nullDefault, nil, "SecureRandom implementation of TLS."),
 	tls("ssl.engine.factory.class", TypeClass, nullDefault, nil, "Class that builds SSLEngine objects."),
-	tls("ssl.client.auth", TypeString, "none", in("required", "requested", "none"), "Whether TLS clients must present certificates: required, requested or none."),
+	honouredTLS("ssl.client.auth", TypeString, "none", in("required", "requested", "none"), "Whether TLS clients must present certificates: required, requested or none."),
 	tls("ssl.principal.mapping.rules", TypeString, "DEFAULT", nil, "Rules mapping certificate names to principals."),
-	tls("ssl.allow.dn.changes", TypeBoolean, "false", nil, "Allow a reconfigured key store to change the certificate's DN."),
-	tls("ssl.allow.san.changes", TypeBoolean, "false", nil, "Allow a reconfigured key store to change the certificate's SAN."),
+	honouredTLS("ssl.allow.dn.changes", TypeBoolean, "false", nil, "Allow a reloaded key store to change the certificate's DN."),
+	honouredTLS("ssl.allow.san.changes", TypeBoolean, "false", nil, "Allow a reloaded key store to change the certificate's SAN."),
 
 	// SASL (Kafka's SaslConfigs, BrokerSecurityConfigs and KRaftConfigs).
-	sasl("sasl.enabled.mechanisms", TypeList, "GSSAPI", "SASL mechanisms enabled on the broker."),
-	sasl("sasl.mechanism.inter.broker.protocol", TypeString, "GSSAPI", "SASL mechanism of inter-broker connections."),
-	sasl("sasl.mechanism.controller.protocol", TypeString, "GSSAPI", "SASL mechanism of connections to controllers."),
-	sasl("sasl.jaas.config", TypePassword, nullDefault, "JAAS login context parameters."),
-	sasl("sasl.server.callback.handler.class", TypeClass, nullDefault, "Server callback handler of SASL mechanisms."),
-	sasl("sasl.client.callback.handler.class", TypeClass, nullDefault, "Client callback handler of SASL mechanisms."),
-	sasl("sasl.login.class", TypeClass, nullDefault, "Login class of SASL mechanisms."),
-	sasl("sasl.login.callback.handler.class", TypeClass, nullDefault, "Login callback handler of SASL mechanisms."),
-	sasl("sasl.kerberos.service.name", TypeString, nullDefault, "Kerberos principal name Kafka runs as."),
-	sasl("sasl.kerberos.kinit.cmd", TypeString, "/usr/bin/kinit", "Kerberos kinit command path."),
-	sasl("sasl.kerberos.ticket.renew.window.factor", TypeDouble, "0.8", "Fraction of a ticket's lifetime after which it is renewed."),
-	sasl("sasl.kerberos.ticket.renew.jitter", TypeDouble, "0.05", "Random jitter added to the renewal time."),
-	sasl("sasl.kerberos.min.time.before.relogin", TypeLong, "60000", "Minimum time between refresh attempts."),
-	sasl("sasl.kerberos.principal.to.local.rules", TypeList, "DEFAULT", "Rules mapping Kerberos principals to short names."),
-	sasl("sasl.login.refresh.window.factor", TypeDouble, "0.8", "Fraction of a credential's lifetime after which it is refreshed."),
-	sasl("sasl.login.refresh.window.jitter", TypeDouble, "0.05", "Random jitter added to the refresh time."),
-	sasl("sasl.login.refresh.min.period.seconds", TypeShort, "60", "Minimum time between credential refreshes."),
-	sasl("sasl.login.refresh.buffer.seconds", TypeShort, "300", "Time kept before a credential expires when refreshing it."),
-	sasl("sasl.login.connect.timeout.ms", TypeInt, nullDefault, "Connect timeout of the external authentication provider."),
-	sasl("sasl.login.read.timeout.ms", TypeInt, nullDefault, "Read timeout of the external authentication provider."),
-	sasl("sasl.login.retry.backoff.max.ms", TypeLong, "10000", "Maximum wait between login attempts."),
-	sasl("sasl.login.retry.backoff.ms", TypeLong, "100", "Initial wait between login attempts."),
-	sasl("sasl.oauthbearer.scope.claim.name", TypeString, "scope", "Name of the OAuth scope claim."),
-	sasl("sasl.oauthbearer.sub.claim.name", TypeString, "sub", "Name of the OAuth subject claim."),
-	sasl("sasl.oauthbearer.token.endpoint.url", TypeString, nullDefault, "URL of the OAuth token endpoint."),
-	sasl("sasl.oauthbearer.jwks.endpoint.url", TypeString, nullDefault, "URL of the OAuth JWKS endpoint."),
-	sasl("sasl.oauthbearer.jwks.endpoint.refresh.ms", TypeLong, "3600000", "How often the JWKS cache is refreshed."),
-	sasl("sasl.oauthbearer.jwks.endpoint.retry.backoff.max.ms", TypeLong, "10000", "Maximum wait between JWKS retrieval attempts."),
-	sasl("sasl.oauthbearer.jwks.endpoint.retry.backoff.ms", TypeLong, "100", "Initial wait between JWKS retrieval attempts."),
-	sasl("sasl.oauthbearer.clock.skew.seconds", TypeInt, "30", "Allowed clock skew between the broker and the OAuth provider."),
-	sasl("sasl.oauthbearer.expected.audience", TypeList, nullDefault, "Audiences a JWT must name."),
-	sasl("sasl.oauthbearer.expected.issuer", TypeString, nullDefault, "Issuer a JWT must name."),
-	sasl("sasl.server.max.receive.size", TypeInt, "524288", "Largest SASL packet accepted before authentication."),
+	startupOnly(def("sasl.enabled.mechanisms", TypeList, "GSSAPI", nil, PerBroker, "SASL mechanisms enabled on the broker's SASL listeners.")),
+	refusedSASL("sasl.mechanism.inter.broker.protocol", TypeString, "GSSAPI", "SASL mechanism of inter-broker connections."),
+	refusedSASL("sasl.mechanism.controller.protocol", TypeString, "GSSAPI", "SASL mechanism of connections to controllers."),
+	refusedSASL("sasl.jaas.config", TypePassword, nullDefault, "JAAS login context parameters."),
+	refusedSASL("sasl.server.callback.handler.class", TypeClass, nullDefault, "Server callback handler of SASL mechanisms."),
+	refusedSASL("sasl.client.callback.handler.class", TypeClass, nullDefault, "Client callback handler of SASL mechanisms."),
+	refusedSASL("sasl.login.class", TypeClass, nullDefault, "Login class of SASL mechanisms."),
+	refusedSASL("sasl.login.callback.handler.class", TypeClass, nullDefault, "Login callback handler of SASL mechanisms."),
+	refusedSASL("sasl.kerberos.service.name", TypeString, nullDefault, "Kerberos principal name Kafka runs as."),
+	refusedSASL("sasl.kerberos.kinit.cmd", TypeString, "/usr/bin/kinit", "Kerberos kinit command path."),
+	refusedSASL("sasl.kerberos.ticket.renew.window.factor", TypeDouble, "0.8", "Fraction of a ticket's lifetime after which it is renewed."),
+	refusedSASL("sasl.kerberos.ticket.renew.jitter", TypeDouble, "0.05", "Random jitter added to the renewal time."),
+	refusedSASL("sasl.kerberos.min.time.before.relogin", TypeLong, "60000", "Minimum time between refresh attempts."),
+	refusedSASL("sasl.kerberos.principal.to.local.rules", TypeList, "DEFAULT", "Rules mapping Kerberos principals to short names."),
+	refusedSASL("sasl.login.refresh.window.factor", TypeDouble, "0.8", "Fraction of a credential's lifetime after which it is refreshed."),
+	refusedSASL("sasl.login.refresh.window.jitter", TypeDouble, "0.05", "Random jitter added to the refresh time."),
+	refusedSASL("sasl.login.refresh.min.period.seconds", TypeShort, "60", "Minimum time between credential refreshes."),
+	refusedSASL("sasl.login.refresh.buffer.seconds", TypeShort, "300", "Time kept before a credential expires when refreshing it."),
+	refusedSASL("sasl.login.connect.timeout.ms", TypeInt, nullDefault, "Connect timeout of the external authentication provider."),
+	refusedSASL("sasl.login.read.timeout.ms", TypeInt, nullDefault, "Read timeout of the external authentication provider."),
+	refusedSASL("sasl.login.retry.backoff.max.ms", TypeLong, "10000", "Maximum wait between login attempts."),
+	refusedSASL("sasl.login.retry.backoff.ms", TypeLong, "100", "Initial wait between login attempts."),
+	refusedSASL("sasl.oauthbearer.scope.claim.name", TypeString, "scope", "Name of the OAuth scope claim."),
+	refusedSASL("sasl.oauthbearer.sub.claim.name", TypeString, "sub", "Name of the OAuth subject claim."),
+	refusedSASL("sasl.oauthbearer.token.endpoint.url", TypeString, nullDefault, "URL of the OAuth token endpoint."),
+	refusedSASL("sasl.oauthbearer.jwks.endpoint.url", TypeString, nullDefault, "URL of the OAuth JWKS endpoint."),
+	refusedSASL("sasl.oauthbearer.jwks.endpoint.refresh.ms", TypeLong, "3600000", "How often the JWKS cache is refreshed."),
+	refusedSASL("sasl.oauthbearer.jwks.endpoint.retry.backoff.max.ms", TypeLong, "10000", "Maximum wait between JWKS retrieval attempts."),
+	refusedSASL("sasl.oauthbearer.jwks.endpoint.retry.backoff.ms", TypeLong, "100", "Initial wait between JWKS retrieval attempts."),
+	refusedSASL("sasl.oauthbearer.clock.skew.seconds", TypeInt, "30", "Allowed clock skew between the broker and the OAuth provider."),
+	refusedSASL("sasl.oauthbearer.expected.audience", TypeList, nullDefault, "Audiences a JWT must name."),
+	refusedSASL("sasl.oauthbearer.expected.issuer", TypeString, nullDefault, "Issuer a JWT must name."),
+	def("sasl.server.max.receive.size", TypeInt, "524288", nil, ReadOnly, "Largest request accepted before authentication on a SASL listener."),
 	refused(def("connections.max.reauth.ms", TypeLong, "0", nil, ReadOnly, "Lifetime of an authenticated session before re-authentication; 0 disables."), reasonSASL),
 
 	// Authentication, authorization, delegation tokens.

@@ -125,6 +125,9 @@ func ValidateTopicConfigs(cfg map[string]string) error {
 // sasl.*, listener.name.*, super.users, ...).
 func ValidateBrokerDynamic(key, value string) error {
 	d, ok := brokerRegistry.byName[key]
+	if _, _, isJAAS := jaasKey(key); !ok && isJAAS {
+		return &Error{Kind: NotDynamic, Name: key, Reason: "cannot be updated dynamically: weir reads it only at start-up (in Kafka it is per-broker)"}
+	}
 	if !ok {
 		if err := checkUnknownBroker(key, value); err != nil {
 			return err

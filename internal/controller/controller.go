@@ -127,20 +127,21 @@ const MetadataVersion int16 = 25
 const GroupVersion int16 = 1
 
 // Bootstrap writes the first records of a new cluster's metadata log: the
-// finalized feature levels. The active controller calls it when it takes
-// over; it does nothing once metadata.version is set.
-func (c *Controller) Bootstrap() error {
+// finalized feature levels, then extra (the bootstrap file's SCRAM users).
+// The active controller calls it when it takes over; it does nothing once
+// metadata.version is set.
+func (c *Controller) Bootstrap(extra []metadata.Record) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if _, ok := c.Image().Features["metadata.version"]; ok {
 		return nil
 	}
-	_, err := c.commit([]metadata.Record{
+	_, err := c.commit(append([]metadata.Record{
 		&metadata.FeatureLevelRecord{Name: "metadata.version", FeatureLevel: MetadataVersion},
 		// group.version 1 enables the KIP-848 consumer protocol, as in
 		// a new Kafka 4.0 cluster.
 		&metadata.FeatureLevelRecord{Name: "group.version", FeatureLevel: GroupVersion},
-	})
+	}, extra...))
 	return err
 }
 

@@ -91,7 +91,7 @@ func newHarness(t *testing.T, props map[string]string) *harness {
 	c := New(Config{Static: cfg, ClusterID: testClusterID}, q, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	q.publish = c.Publish
 	h := &harness{t: t, c: c, q: q, epochs: map[int32]int64{}}
-	if err := c.Bootstrap(); err != nil {
+	if err := c.Bootstrap(nil); err != nil {
 		t.Fatal(err)
 	}
 	return h
@@ -231,7 +231,7 @@ func TestBootstrapWritesFeatureLevelsOnce(t *testing.T) {
 			t.Fatalf("feature %s = %d, want %d (features %v)", name, got, level, h.c.Image().Features)
 		}
 	}
-	if err := h.c.Bootstrap(); err != nil {
+	if err := h.c.Bootstrap(nil); err != nil {
 		t.Fatal(err)
 	}
 	if len(h.q.batches) != 1 {

@@ -31,6 +31,7 @@ func (s *Server) apiTable() map[int16]api {
 		14: {0, 5, s.handleGroupRequest}, // SyncGroup
 		15: {0, 6, s.handleGroupRequest}, // DescribeGroups
 		16: {0, 5, s.handleGroupRequest}, // ListGroups
+		17: {1, 1, s.handleSaslHandshake},
 		18: {0, 4, s.handleAPIVersions},
 		19: {0, 7, s.handleCreateTopics},
 		20: {0, 6, s.handleDeleteTopics},
@@ -42,6 +43,7 @@ func (s *Server) apiTable() map[int16]api {
 		32: {0, 4, s.handleDescribeConfigs},
 		33: {0, 2, s.handleAlterConfigs},
 		35: {0, 4, s.handleDescribeLogDirs},
+		36: {0, 2, s.handleSaslAuthenticate},
 		37: {0, 3, s.handleCreatePartitions},
 		42: {0, 2, s.handleGroupRequest}, // DeleteGroups
 		43: {0, 2, s.handleElectLeaders},
@@ -50,6 +52,8 @@ func (s *Server) apiTable() map[int16]api {
 		46: {0, 0, s.handleListPartitionReassignments},
 		57: {0, 1, s.handleUpdateFeatures},
 		47: {0, 0, s.handleGroupRequest}, // OffsetDelete
+		50: {0, 0, s.handleDescribeUserScramCredentials},
+		51: {0, 0, s.handleAlterUserScramCredentials},
 		68: {0, 1, s.handleGroupRequest}, // ConsumerGroupHeartbeat (KIP-848)
 		69: {0, 1, s.handleGroupRequest}, // ConsumerGroupDescribe
 		60: {0, 1, s.handleDescribeCluster},
@@ -93,8 +97,8 @@ func (s *Server) apiTable() map[int16]api {
 // BrokerHeartbeat, AlterPartition, AllocateProducerIds and FetchSnapshot
 // are served there only (they are added for controller listeners above),
 // as in Kafka; Fetch there reads the metadata log only.
-var controllerAPIs = map[int16]bool{1: true, 3: true, 18: true, 19: true, 20: true, 32: true, 33: true, 37: true,
-	43: true, 44: true, 45: true, 46: true, 55: true, 57: true, 56: true, 59: true, 60: true, 62: true, 63: true, 67: true}
+var controllerAPIs = map[int16]bool{1: true, 3: true, 17: true, 18: true, 36: true, 19: true, 20: true, 32: true, 33: true, 37: true,
+	43: true, 44: true, 45: true, 46: true, 51: true, 55: true, 57: true, 56: true, 59: true, 60: true, 62: true, 63: true, 67: true}
 
 // respFor returns the response type for a request, at the request's version.
 func respFor(req *Request) kmsg.Response {

@@ -3,6 +3,7 @@ package kafka
 import (
 	"bufio"
 	"context"
+	"crypto/tls"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -13,6 +14,9 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kbin"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"weir/internal/sasl"
+	"weir/internal/tlsconf"
 )
 
 // Request is one decoded request and what a handler needs to know about
@@ -82,6 +86,13 @@ type conn struct {
 	// heartbeats is the broker whose heartbeats the controller accepted
 	// on this connection, if any (see Deps.BrokerConnLost).
 	heartbeats atomic.Pointer[brokerPeer]
+	// principal is who the connection authenticated as (User:ANONYMOUS
+	// on a PLAINTEXT listener). The SASL fields below, like principal,
+	// belong to the reader goroutine (see sasl.go).
+	principal     string
+	sasl          saslState
+	saslMechanism string
+	saslServer    sasl.Server
 }
 
 // brokerPeer is a broker registration: its id and broker epoch.
@@ -96,6 +107,18 @@ const maxInFlight = 100
 
 func (c *conn) serve() {
 	defer c.close()
+	c.principal = "User:ANONYMOUS"
+	if tc, ok := c.nc.(*tls.Conn); ok {
+		if err := tc.HandshakeContext(c.ctx); err != nil {
+			c.srv.lg.Info("failed authentication (SSL handshake failed)", "remote", c.nc.RemoteAddr().String(), "err", err)
+			return
+		}
+		c.principal = tlsconf.Principal(tc.ConnectionState())
+		c.srv.lg.Debug("TLS connection", "remote", c.nc.RemoteAddr().String(), "principal", c.principal)
+	}
+	if c.srv.cfg.SASL == nil {
+		c.sasl = saslDone
+	}
 	writerDone := make(chan struct{})
 	go func() {
 		defer close(writerDone)
@@ -121,6 +144,11 @@ func (c *conn) serve() {
 		req, err := c.decode(frame)
 		if err != nil {
 			c.srv.lg.Info("closing connection on bad request", "remote", c.nc.RemoteAddr().String(), "err", err)
+			return
+		}
+		if c.sasl != saslDone && !beforeAuthentication[req.Key] {
+			c.srv.lg.Info("closing connection: unexpected request during SASL authentication", "remote", c.nc.RemoteAddr().String(),
+				"api", kmsg.NameForKey(req.Key))
 			return
 		}
 		var rep *Reply
@@ -158,6 +186,9 @@ func (c *conn) readFrame(r *bufio.Reader) ([]byte, error) {
 	n := int32(binary.BigEndian.Uint32(sz[:]))
 	if n < 8 || n > c.srv.cfg.MaxRequestSize {
 		return nil, fmt.Errorf("request size %d outside [8, socket.request.max.bytes=%d]", n, c.srv.cfg.MaxRequestSize)
+	}
+	if c.srv.cfg.SASL != nil && c.sasl != saslDone && n > c.srv.cfg.SASL.MaxReceive {
+		return nil, fmt.Errorf("request size %d before SASL authentication exceeds sasl.server.max.receive.size=%d", n, c.srv.cfg.SASL.MaxReceive)
 	}
 	frame := getFrame(int(n))
 	if _, err := io.ReadFull(r, frame); err != nil {

@@ -114,7 +114,9 @@ func writeWithSections(bw *bufio.Writer, nc net.Conn, buf []byte, sections []sec
 }
 
 // writeSection sends a file range: by sendfile when both ends allow it,
-// otherwise through the buffer. A file shorter than the range (truncated
+// otherwise through the buffer. A TLS connection (an SSL listener) is not
+// a *net.TCPConn: its bytes must be encrypted by the TLS record layer, so
+// they are always copied. A file shorter than the range (truncated
 // under the read) is an error: the connection must close, since the frame
 // length is already promised.
 func writeSection(bw *bufio.Writer, nc net.Conn, s section) error {

@@ -6,6 +6,7 @@ package kafka
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"log/slog"
 	"net"
@@ -46,6 +47,7 @@ type Controller interface {
 	CreateMirrorTopic(m controller.MirrorTopic) (int64, error)
 	SetMirrorState(topic string, state int8) (int64, error)
 	StopMirror(topic string, state int8, logEpochs, leaderEpochs map[int32]int32) (int64, error)
+	AlterUserScramCredentials(req *kmsg.AlterUserSCRAMCredentialsRequest) ([]controller.ScramResult, int64, error)
 }
 
 // Groups is the group coordinator.
@@ -96,6 +98,13 @@ type Config struct {
 	ListenerName string
 	// MaxRequestSize is socket.request.max.bytes.
 	MaxRequestSize int32
+	// TLS, when set, is the configuration of an SSL listener: every
+	// connection runs TLS. Fetch responses are then copied through the
+	// TLS record layer instead of sent by sendfile(2).
+	TLS *tls.Config
+	// SASL, when set, makes every connection authenticate with SASL
+	// first (SASL_PLAINTEXT and SASL_SSL listeners; see sasl.go).
+	SASL *SASLConfig
 }
 
 // Deps are the broker services the handlers call.
@@ -198,6 +207,9 @@ func (s *Server) Serve(ln net.Listener) error {
 			if n := s.cfg.Broker.SocketReceiveBufferBytes; n > 0 {
 				tc.SetReadBuffer(int(n))
 			}
+		}
+		if s.cfg.TLS != nil {
+			nc = tls.Server(nc, s.cfg.TLS)
 		}
 		ctx, cancel := context.WithCancel(context.Background())
 		c := &conn{srv: s, nc: nc, replies: make(chan *Reply, maxInFlight), ctx: ctx, cancel: cancel}

@@ -99,13 +99,16 @@ type Image struct {
 	// topics, by topic id (image_links.go).
 	Links   map[Uuid]*Link
 	Mirrors map[Uuid]*Mirror
+	// Scram holds the users' SCRAM credentials (image_scram.go).
+	Scram map[ScramKey]ScramCredential
 }
 
 // Empty is the image before any record.
 func Empty() *Image {
 	return &Image{Offset: -1, Topics: map[string]*Topic{}, TopicsByID: map[Uuid]*Topic{},
 		Brokers: map[int32]*Broker{}, Configs: map[ConfigResource]map[string]string{}, Features: map[string]int16{},
-		Links: map[Uuid]*Link{}, Mirrors: map[Uuid]*Mirror{}}
+		Links: map[Uuid]*Link{}, Mirrors: map[Uuid]*Mirror{},
+		Scram: map[ScramKey]ScramCredential{}}
 }
 
 // TopicConfig returns a topic's dynamic config overrides (never nil).
@@ -152,6 +155,7 @@ type builder struct {
 	topicsCopied  bool
 	brokersCopied bool
 	configsCopied bool
+	scramCopied   bool
 	ownTopics     map[Uuid]bool // topics already copied in this build
 	delta         *Delta
 }
@@ -332,12 +336,14 @@ func (b *builder) apply(r Record) error {
 		} else {
 			b.im.Features[r.Name] = r.FeatureLevel
 		}
+	case *UserScramCredentialRecord, *RemoveUserScramCredentialRecord:
+		b.applyScram(r)
 	case *NoOpRecord:
 	default:
 		if ok, err := b.applyLinkRecord(r); ok {
 			return err
 		}
-		// ACLs, quotas, SCRAM credentials and delegation tokens are
+		// ACLs, quotas and delegation tokens are
 		// carried by the log; weir does not act on them yet.
 	}
 	return nil

@@ -49,6 +49,7 @@ func (im *Image) Records() []Record {
 		}
 	}
 	out = append(out, im.linkRecords()...)
+	out = append(out, im.scramRecords()...)
 	if im.NextProducerID > 0 {
 		r := NewProducerIdsRecord()
 		r.NextProducerId = im.NextProducerID

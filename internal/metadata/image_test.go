@@ -75,7 +75,7 @@ func mustClone(t *testing.T, im *Image) *Image {
 	t.Helper()
 	c := &Image{Offset: im.Offset, NextProducerID: im.NextProducerID, Topics: map[string]*Topic{},
 		TopicsByID: map[Uuid]*Topic{}, Brokers: map[int32]*Broker{}, Configs: map[ConfigResource]map[string]string{},
-		Features: map[string]int16{}, Links: map[Uuid]*Link{}, Mirrors: map[Uuid]*Mirror{}}
+		Features: map[string]int16{}, Links: map[Uuid]*Link{}, Mirrors: map[Uuid]*Mirror{}, Scram: maps.Clone(im.Scram)}
 	for id, l := range im.Links {
 		cl := *l
 		cl.Configs = maps.Clone(l.Configs)
@@ -504,7 +504,6 @@ func TestApplyIgnoresRecordsWeirDoesNotActOn(t *testing.T) {
 		&NoOpRecord{},
 		&AccessControlEntryRecord{ResourceName: "t"},
 		&ClientQuotaRecord{Key: "producer_byte_rate", Value: 1},
-		&UserScramCredentialRecord{Name: "u"},
 		&DelegationTokenRecord{TokenId: "x"},
 		&BeginTransactionRecord{}, &EndTransactionRecord{})
 	snapshot.Offset = 9

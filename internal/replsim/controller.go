@@ -36,7 +36,7 @@ func newCtrlNode(s *Sim) (*ctrlNode, error) {
 	cfg.BrokerSessionTimeout = sessionTimeout
 	n := &ctrlNode{s: s}
 	n.c = controller.New(controller.Config{Static: cfg, ClusterID: clusterID}, n, s.lg.With("node", "controller"))
-	return n, n.c.Bootstrap()
+	return n, n.c.Bootstrap(nil)
 }
 
 // Append implements controller.Quorum: the batch is committed at once

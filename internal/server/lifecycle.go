@@ -85,7 +85,7 @@ func (l *lifecycle) connTo(pool map[int32]*nodeclient.Conn, clientID string) (*n
 	}
 	for _, v := range l.s.cfg.QuorumVoters {
 		if v.ID == leader {
-			c := nodeclient.New(v.Address(), fmt.Sprintf("%s-%d", clientID, l.s.cfg.NodeID), l.s.opts.Dial)
+			c := nodeclient.New(v.Address(), fmt.Sprintf("%s-%d", clientID, l.s.cfg.NodeID), l.s.dialController)
 			pool[leader] = c
 			return c, nil
 		}

@@ -38,7 +38,7 @@ func (s *Server) openReplication() {
 		BrokerEpoch:       func() int64 { return s.lifecycle.epoch.Load() },
 		Address:           s.brokerAddress,
 		Quota:             s.replQuota,
-		Dial:              s.opts.Dial,
+		Dial:              s.dialBroker,
 		Logger:            s.lg.With("component", "replica-fetcher"),
 	})
 	s.partitions.SetReplication(&partition.Replication{

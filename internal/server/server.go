@@ -29,6 +29,7 @@ import (
 	"weir/internal/partition"
 	"weir/internal/quorum"
 	"weir/internal/quota"
+	"weir/internal/tlsconf"
 	"weir/internal/txn"
 	"weir/internal/vfs"
 )
@@ -78,6 +79,13 @@ type Server struct {
 	fastFence  *fastFencer  // the active controller's probes of brokers that look dead
 	listeners  map[string]net.Listener
 	kafka      map[string]*kafka.Server
+	// tls is the node's TLS material (nil: no listener it serves or dials
+	// uses TLS); dialBroker and dialController open its connections to
+	// other brokers' inter-broker listener and to the controllers' listener,
+	// over TLS when that listener's protocol says so.
+	tls            *tlsconf.Store
+	dialBroker     nodeclient.Dialer
+	dialController nodeclient.Dialer
 	// metrics always counts; metricsHTTP serves it when
 	// weir.metrics.listener is set.
 	metrics     *metrics.Metrics
@@ -147,6 +155,9 @@ func (s *Server) Start() (err error) {
 		}
 	}()
 	if err := s.checkStorage(); err != nil {
+		return err
+	}
+	if err := s.openTLS(); err != nil {
 		return err
 	}
 	isController, isBroker := s.cfg.HasRole("controller"), s.cfg.HasRole("broker")
@@ -338,7 +349,7 @@ func (s *Server) openObserver() error {
 		voters[v.ID] = v.Address()
 	}
 	o, err := quorum.OpenObserver(quorum.ObserverConfig{NodeID: s.cfg.NodeID, Voters: voters, MetadataDir: s.cfg.MetadataLogDir,
-		SegmentBytes: int64(s.cfg.MetadataLogSegmentBytes), ClusterID: s.clusterID, FS: s.opts.FS, Dial: s.opts.Dial,
+		SegmentBytes: int64(s.cfg.MetadataLogSegmentBytes), ClusterID: s.clusterID, FS: s.opts.FS, Dial: s.dialController,
 		Logger: s.lg.With("component", "metadata-observer")})
 	if err != nil {
 		return fmt.Errorf("opening metadata log: %w", err)
@@ -433,6 +444,8 @@ func (s *Server) listen() error {
 			ClusterID:      s.clusterID,
 			ListenerName:   l.Name,
 			MaxRequestSize: s.cfg.SocketRequestMaxBytes,
+			TLS:            s.listenerTLS(l.Name),
+			SASL:           s.listenerSASL(l.Name),
 		}, deps)
 	}
 	if !broker && s.cfg.HasRole("broker") {
@@ -652,7 +665,7 @@ func (s *Server) openQuorum() error {
 		voters = append(voters, v.ID)
 		addrs[v.ID] = v.Address()
 	}
-	s.transport = quorum.NewNetTransport(s.cfg.NodeID, s.clusterID, addrs, s.opts.Dial, s.lg.With("component", "raft"))
+	s.transport = quorum.NewNetTransport(s.cfg.NodeID, s.clusterID, addrs, s.dialController, s.lg.With("component", "raft"))
 	tick := 100 * time.Millisecond
 	n, err := quorum.Open(quorum.Config{
 		NodeID:           s.cfg.NodeID,
@@ -685,7 +698,10 @@ func (s *Server) openQuorum() error {
 // add up to its period to a dead broker's session), and every broker is
 // probed for fast fencing (a dead former controller among them).
 func (s *Server) becameActive() {
-	if err := s.controller.Bootstrap(); err != nil {
+	extra, err := quorum.ReadBootstrap(s.opts.FS, s.cfg.MetadataLogDir)
+	if err != nil {
+		s.lg.Error("reading the bootstrap records", "err", err)
+	} else if err := s.controller.Bootstrap(extra); err != nil {
 		s.lg.Error("bootstrapping the metadata log", "err", err)
 	}
 	if _, err := s.controller.FenceStaleBrokers(time.Now()); err != nil && !errors.Is(err, quorum.ErrNotLeader) {

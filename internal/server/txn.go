@@ -163,7 +163,7 @@ func (c *txnCluster) WriteTxnMarkers(ctx context.Context, broker int32, req *kms
 		if tc != nil {
 			tc.conn.Close()
 		}
-		tc = &txnConn{addr: addr, conn: nodeclient.New(addr, fmt.Sprintf("weir-txn-markers-%d", c.s.cfg.NodeID), c.s.opts.Dial)}
+		tc = &txnConn{addr: addr, conn: nodeclient.New(addr, fmt.Sprintf("weir-txn-markers-%d", c.s.cfg.NodeID), c.s.dialBroker)}
 		c.conns[broker] = tc
 	}
 	c.mu.Unlock()

@@ -74,7 +74,7 @@ func (s *Server) txnVerifier() kafka.TxnVerifier {
 			timeout = 30 * time.Second
 		}
 		s.txnVerify = &txnVerifier{locate: s.txnCoordinator, clientID: fmt.Sprintf("weir-txn-verify-%d", s.cfg.NodeID),
-			dial: s.opts.Dial, timeout: timeout, nodes: map[int32]*verifyNode{}}
+			dial: s.dialBroker, timeout: timeout, nodes: map[int32]*verifyNode{}}
 	}
 	return s.txnVerify
 }

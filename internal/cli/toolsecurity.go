@@ -1,0 +1,147 @@
+package cli
+
+import (
+	"fmt"
+	"io"
+	"log/slog"
+	"slices"
+	"strings"
+
+	"github.com/twmb/franz-go/pkg/kgo"
+	kgosasl "github.com/twmb/franz-go/pkg/sasl"
+	"github.com/twmb/franz-go/pkg/sasl/plain"
+	"github.com/twmb/franz-go/pkg/sasl/scram"
+
+	"weir/internal/config"
+	"weir/internal/sasl"
+	"weir/internal/tlsconf"
+)
+
+// securityProperties are the client properties of TLS and SASL the tools
+// honour, as Kafka's clients name them.
+var securityProperties = map[string]bool{
+	"security.protocol": true,
+	"ssl.keystore.type": true, "ssl.keystore.location": true, "ssl.keystore.key": true, "ssl.keystore.certificate.chain": true,
+	"ssl.truststore.type": true, "ssl.truststore.location": true, "ssl.truststore.certificates": true,
+	"ssl.endpoint.identification.algorithm": true, "ssl.enabled.protocols": true,
+	"sasl.mechanism": true, "sasl.jaas.config": true,
+}
+
+// securityOpts turns the security properties of props into client
+// options: TLS for SSL and SASL_SSL (PEM stores only, as the broker), a
+// SASL login for SASL_PLAINTEXT and SASL_SSL (PLAIN, SCRAM-SHA-256 or
+// SCRAM-SHA-512, with the username and password of sasl.jaas.config).
+func securityOpts(props map[string]string) ([]kgo.Opt, error) {
+	proto := strings.ToUpper(strings.TrimSpace(props["security.protocol"]))
+	if proto == "" {
+		proto = "PLAINTEXT"
+	}
+	tls, saslOn := config.UsesTLS(proto), strings.HasPrefix(proto, "SASL_")
+	if !tls && !saslOn && proto != "PLAINTEXT" {
+		return nil, fmt.Errorf("client property security.protocol: unknown protocol %q (PLAINTEXT, SSL, SASL_PLAINTEXT or SASL_SSL)", proto)
+	}
+	for k := range props {
+		if !securityProperties[k] || k == "security.protocol" {
+			continue
+		}
+		if strings.HasPrefix(k, "ssl.") && !tls || strings.HasPrefix(k, "sasl.") && !saslOn {
+			return nil, fmt.Errorf("client property %s has no effect with security.protocol=%s", k, proto)
+		}
+	}
+	var opts []kgo.Opt
+	if tls {
+		o, err := tlsOpt(props)
+		if err != nil {
+			return nil, err
+		}
+		opts = append(opts, o)
+	}
+	if saslOn {
+		m, err := saslMechanism(props)
+		if err != nil {
+			return nil, err
+		}
+		opts = append(opts, kgo.SASL(m))
+	}
+	return opts, nil
+}
+
+func tlsOpt(props map[string]string) (kgo.Opt, error) {
+	for _, store := range []string{"keystore", "truststore"} {
+		if t, ok := props["ssl."+store+".type"]; ok && strings.TrimSpace(t) != "PEM" {
+			return nil, fmt.Errorf("client property ssl.%s.type: %s is not supported: weir's tools read PEM %ss only", store, t, store)
+		}
+	}
+	cfg := config.SSL{
+		KeystoreLocation: props["ssl.keystore.location"], KeystoreKey: props["ssl.keystore.key"],
+		KeystoreCertificateChain: props["ssl.keystore.certificate.chain"],
+		TruststoreLocation:       props["ssl.truststore.location"], TruststoreCertificates: props["ssl.truststore.certificates"],
+		ClientAuth: "none", MinVersion: "TLSv1.2", MaxVersion: "TLSv1.3", VerifyHostname: true,
+	}
+	if a, ok := props["ssl.endpoint.identification.algorithm"]; ok {
+		switch a = strings.TrimSpace(a); {
+		case a == "":
+			cfg.VerifyHostname = false
+		case !strings.EqualFold(a, "https"):
+			return nil, fmt.Errorf("client property ssl.endpoint.identification.algorithm: %s is not supported (https, or empty for no host name check)", a)
+		}
+	}
+	if v, ok := props["ssl.enabled.protocols"]; ok {
+		cfg.MinVersion, cfg.MaxVersion = "", ""
+		for _, p := range strings.Split(v, ",") {
+			switch p = strings.TrimSpace(p); p {
+			case "TLSv1.2", "TLSv1.3":
+				if cfg.MinVersion == "" || p == "TLSv1.2" {
+					cfg.MinVersion = p
+				}
+				if cfg.MaxVersion == "" || p == "TLSv1.3" {
+					cfg.MaxVersion = p
+				}
+			default:
+				return nil, fmt.Errorf("client property ssl.enabled.protocols: %s is not supported (TLSv1.2, TLSv1.3)", p)
+			}
+		}
+	}
+	st, err := tlsconf.New(cfg, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	if err != nil {
+		return nil, fmt.Errorf("client TLS settings: %w", err)
+	}
+	// kgo names each broker's host as the server name.
+	return kgo.DialTLSConfig(st.Client("")), nil
+}
+
+func saslMechanism(props map[string]string) (kgosasl.Mechanism, error) {
+	mech := strings.TrimSpace(props["sasl.mechanism"])
+	if mech == "" {
+		mech = "GSSAPI" // Kafka's default
+	}
+	if !slices.Contains(sasl.Mechanisms, mech) {
+		return nil, fmt.Errorf("client property sasl.mechanism: %s is not supported (PLAIN, SCRAM-SHA-256, SCRAM-SHA-512)", mech)
+	}
+	raw, ok := props["sasl.jaas.config"]
+	if !ok {
+		return nil, fmt.Errorf("client property sasl.jaas.config is needed for sasl.mechanism=%s (username and password)", mech)
+	}
+	j, err := sasl.ParseJAAS(raw)
+	if err != nil {
+		return nil, fmt.Errorf("client property sasl.jaas.config: %v", err)
+	}
+	want := sasl.ScramLoginModule
+	if mech == sasl.Plain {
+		want = sasl.PlainLoginModule
+	}
+	user, pass := j.Options["username"], j.Options["password"]
+	switch {
+	case j.Module != want:
+		return nil, fmt.Errorf("client property sasl.jaas.config: sasl.mechanism=%s needs login module %s", mech, want)
+	case user == "" || pass == "":
+		return nil, fmt.Errorf("client property sasl.jaas.config: username and password are needed")
+	}
+	switch mech {
+	case sasl.Plain:
+		return plain.Auth{User: user, Pass: pass}.AsMechanism(), nil
+	case sasl.ScramSHA256:
+		return scram.Auth{User: user, Pass: pass}.AsSha256Mechanism(), nil
+	}
+	return scram.Auth{User: user, Pass: pass}.AsSha512Mechanism(), nil
+}

@@ -1,0 +1,117 @@
+package config
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"weir/internal/sasl"
+)
+
+// SASL is the setting of the node's SASL listeners (SASL_PLAINTEXT and
+// SASL_SSL).
+type SASL struct {
+	// Mechanisms is sasl.enabled.mechanisms.
+	Mechanisms []string
+	// JAAS holds each listener's listener.name.<l>.<mechanism>.sasl.jaas.config,
+	// by upper-case listener name and mechanism.
+	JAAS map[string]map[string]sasl.JAAS
+	// FailedAuthDelay is connection.failed.authentication.delay.ms.
+	FailedAuthDelay time.Duration
+	// MaxReceive is sasl.server.max.receive.size.
+	MaxReceive int32
+}
+
+// PlainUsers returns the PLAIN users of listener (from its
+// PlainLoginModule's user_<name> options).
+func (s SASL) PlainUsers(listener string) map[string]string {
+	return s.JAAS[listener][sasl.Plain].PlainUsers()
+}
+
+// jaasKey splits listener.name.<l>.<mechanism>.sasl.jaas.config, the one
+// listener-prefixed family weir reads.
+func jaasKey(name string) (listener, mechanism string, ok bool) {
+	rest, ok := strings.CutPrefix(name, "listener.name.")
+	if !ok {
+		return "", "", false
+	}
+	rest, ok = strings.CutSuffix(rest, ".sasl.jaas.config")
+	if !ok {
+		return "", "", false
+	}
+	listener, mech, ok := strings.Cut(rest, ".")
+	mech = strings.ToUpper(mech)
+	if !ok || listener == "" || !slices.Contains(sasl.Mechanisms, mech) {
+		return "", "", false
+	}
+	return strings.ToUpper(listener), mech, true
+}
+
+// loadJAAS reads one listener.name.<l>.<mechanism>.sasl.jaas.config.
+func (b *Broker) loadJAAS(name, value, listener, mechanism string) error {
+	j, err := sasl.ParseJAAS(value)
+	if err != nil {
+		return &Error{Kind: InvalidValue, Name: name, Value: value, Reason: "not a JAAS login module entry: " + err.Error(), hidden: true}
+	}
+	want := sasl.ScramLoginModule
+	if mechanism == sasl.Plain {
+		want = sasl.PlainLoginModule
+	}
+	if j.Module != want {
+		return &Error{Kind: InvalidValue, Name: name, Value: value, Reason: fmt.Sprintf("the %s mechanism needs login module %s", mechanism, want), hidden: true}
+	}
+	if b.SASL.JAAS == nil {
+		b.SASL.JAAS = map[string]map[string]sasl.JAAS{}
+	}
+	if b.SASL.JAAS[listener] == nil {
+		b.SASL.JAAS[listener] = map[string]sasl.JAAS{}
+	}
+	b.SASL.JAAS[listener][mechanism] = j
+	return nil
+}
+
+// checkSASL refuses SASL mechanisms weir does not implement and checks
+// that each SASL listener can authenticate its clients.
+func (b *Broker) checkSASL() []error {
+	var errs []error
+	g := getter(b.Values)
+	b.SASL.Mechanisms = g.list("sasl.enabled.mechanisms")
+	b.SASL.FailedAuthDelay = g.ms("connection.failed.authentication.delay.ms")
+	b.SASL.MaxReceive = g.i32("sasl.server.max.receive.size")
+	var saslListeners []string
+	for _, l := range b.Listeners {
+		if strings.HasPrefix(l.SecurityProtocol, "SASL_") {
+			saslListeners = append(saslListeners, l.Name)
+		}
+	}
+	if len(saslListeners) > 0 || b.Set["sasl.enabled.mechanisms"] {
+		for _, m := range b.SASL.Mechanisms {
+			if !slices.Contains(sasl.Mechanisms, m) {
+				errs = append(errs, unsupported("sasl.enabled.mechanisms", b.Values["sasl.enabled.mechanisms"],
+					fmt.Sprintf("weir implements the SASL mechanisms %s, not %s", strings.Join(sasl.Mechanisms, ", "), m), false))
+			}
+		}
+	}
+	for _, l := range saslListeners {
+		if len(b.SASL.Mechanisms) == 0 {
+			errs = append(errs, combinationError("sasl.enabled.mechanisms", "SASL listener %s needs at least one mechanism", l))
+		}
+		if slices.Contains(b.SASL.Mechanisms, sasl.Plain) && len(b.SASL.PlainUsers(l)) == 0 {
+			errs = append(errs, combinationError(jaasName(l, sasl.Plain),
+				"SASL listener %s enables PLAIN, whose users must be set here: %s required user_<name>=\"<password>\";", l, sasl.PlainLoginModule))
+		}
+	}
+	for l, byMech := range b.SASL.JAAS {
+		for m := range byMech {
+			if !slices.Contains(saslListeners, l) || !slices.Contains(b.SASL.Mechanisms, m) {
+				errs = append(errs, unsupported(jaasName(l, m), "", fmt.Sprintf("listener %s is not a SASL listener with mechanism %s enabled, so this setting would have no effect", l, m), true))
+			}
+		}
+	}
+	return errs
+}
+
+func jaasName(listener, mechanism string) string {
+	return "listener.name." + strings.ToLower(listener) + "." + strings.ToLower(mechanism) + ".sasl.jaas.config"
+}

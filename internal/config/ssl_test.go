@@ -1,0 +1,81 @@
+package config
+
+import (
+	"strings"
+	"testing"
+)
+
+// sslProps are the keys of a node whose client listener serves SSL, with
+// extra key-value pairs (a value of "-" removes the key).
+func sslProps(extra ...string) map[string]string {
+	p := map[string]string{
+		KeyListenerSecurityMap:  "PLAINTEXT:SSL,CONTROLLER:PLAINTEXT",
+		"ssl.keystore.type":     "PEM",
+		"ssl.keystore.location": "/etc/weir/broker.pem",
+	}
+	for i := 0; i+1 < len(extra); i += 2 {
+		if extra[i+1] == "-" {
+			delete(p, extra[i])
+		} else {
+			p[extra[i]] = extra[i+1]
+		}
+	}
+	return p
+}
+
+func TestSSLSettings(t *testing.T) {
+	b := mustLoad(t, sslProps("ssl.client.auth", "required", "ssl.truststore.type", "PEM",
+		"ssl.truststore.location", "/etc/weir/ca.pem", "ssl.enabled.protocols", "TLSv1.3",
+		"ssl.endpoint.identification.algorithm", "", "ssl.allow.dn.changes", "true"))
+	want := SSL{KeystoreLocation: "/etc/weir/broker.pem", TruststoreLocation: "/etc/weir/ca.pem", ClientAuth: "required",
+		MinVersion: "TLSv1.3", MaxVersion: "TLSv1.3", AllowDNChanges: true}
+	if b.SSL != want {
+		t.Errorf("SSL:\n got %+v\nwant %+v", b.SSL, want)
+	}
+	if b.Listeners[0].SecurityProtocol != "SSL" {
+		t.Errorf("listener %v", b.Listeners[0])
+	}
+	inline := mustLoad(t, sslProps("ssl.keystore.location", "-", "ssl.keystore.key", "KEY", "ssl.keystore.certificate.chain", "CHAIN",
+		"ssl.truststore.certificates", "CA"))
+	if s := inline.SSL; s.KeystoreKey != "KEY" || s.KeystoreCertificateChain != "CHAIN" || s.TruststoreCertificates != "CA" ||
+		!s.VerifyHostname || s.MinVersion != "TLSv1.2" || s.MaxVersion != "TLSv1.3" || s.ClientAuth != "none" {
+		t.Errorf("inline stores: %+v", s)
+	}
+	// A broker-only node dialling SSL controllers needs no key store.
+	mustLoad(t, map[string]string{KeyProcessRoles: "broker", KeyNodeID: "2", KeyListeners: "PLAINTEXT://:9092",
+		KeyListenerSecurityMap: "PLAINTEXT:PLAINTEXT,CONTROLLER:SSL"})
+
+	for _, tc := range []struct {
+		name  string
+		props map[string]string
+		key   string
+		want  string
+		// refused: weir lacks the feature (Unsupported), else a
+		// configuration mistake.
+		refused bool
+	}{
+		{"JKS key store", sslProps("ssl.keystore.type", "JKS"), "ssl.keystore.type", "weir reads PEM keystores only", true},
+		{"PKCS12 trust store", sslProps("ssl.truststore.type", "PKCS12", "ssl.truststore.location", "/ca.p12"), "ssl.truststore.type", "weir reads PEM truststores only", true},
+		{"no key store", sslProps("ssl.keystore.location", "-"), "ssl.keystore.location", "needs a key store", false},
+		{"key store twice", sslProps("ssl.keystore.key", "K", "ssl.keystore.certificate.chain", "C"), "ssl.keystore.key", "set one", false},
+		{"key without chain", sslProps("ssl.keystore.location", "-", "ssl.keystore.key", "K"), "ssl.keystore.key", "must be set together", false},
+		{"trust store twice", sslProps("ssl.truststore.location", "/ca.pem", "ssl.truststore.certificates", "C"), "ssl.truststore.certificates", "set one", false},
+		{"TLSv1.1", sslProps("ssl.enabled.protocols", "TLSv1.1,TLSv1.2"), "ssl.enabled.protocols", "TLSv1.1 is obsolete", true},
+		{"unknown protocol", sslProps("ssl.enabled.protocols", "TLSv9"), "ssl.enabled.protocols", "unknown TLS protocol", false},
+		{"ldaps", sslProps("ssl.endpoint.identification.algorithm", "ldaps"), "ssl.endpoint.identification.algorithm", "weir implements https", true},
+		{"client auth without SSL", map[string]string{"ssl.client.auth": "required"}, "ssl.client.auth", "KIP-684", true},
+		{"client auth on SASL_SSL only", sslProps(KeyListenerSecurityMap, "PLAINTEXT:SASL_SSL,CONTROLLER:PLAINTEXT", "ssl.client.auth", "requested"),
+			"ssl.client.auth", "SSL listeners only", true},
+	} {
+		_, _, err := LoadBroker(tc.props)
+		var found *Error
+		for _, e := range unjoin(err) {
+			if ce, ok := e.(*Error); ok && ce.Name == tc.key {
+				found = ce
+			}
+		}
+		if found == nil || !strings.Contains(found.Error(), tc.want) || (found.Kind == Unsupported) != tc.refused {
+			t.Errorf("%s: error %v, want one naming %s with %q (refused: %v)", tc.name, err, tc.key, tc.want, tc.refused)
+		}
+	}
+}

@@ -1,0 +1,236 @@
+package kafka_test
+
+// SASL listeners: franz-go's sasl/plain and sasl/scram against a
+// SASL_PLAINTEXT and a SASL_SSL listener, users created with kadm
+// (AlterUserScramCredentials), wrong passwords refused with Kafka's error
+// while other clients carry on, and a connection that has not
+// authenticated may send nothing but ApiVersions and the SASL requests.
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"net"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
+	kgosasl "github.com/twmb/franz-go/pkg/sasl"
+	"github.com/twmb/franz-go/pkg/sasl/plain"
+	"github.com/twmb/franz-go/pkg/sasl/scram"
+
+	"weir/internal/servertest"
+	"weir/internal/tlsconf/tlstest"
+)
+
+// saslNode starts a node with a PLAINTEXT listener (inter-broker, and the
+// test's admin) and a SASL listener "SASL" of protocol proto with PLAIN
+// users alice and bob and both SCRAM mechanisms; it returns the node and
+// the SASL listener's address.
+func saslNode(t *testing.T, proto string, extra map[string]string) (*servertest.Node, string) {
+	t.Helper()
+	o := map[string]string{
+		"listeners":                                 "PLAINTEXT://127.0.0.1:0,SASL://127.0.0.1:0,CONTROLLER://127.0.0.1:0",
+		"advertised.listeners":                      "PLAINTEXT://127.0.0.1:0,SASL://127.0.0.1:0",
+		"inter.broker.listener.name":                "PLAINTEXT",
+		"listener.security.protocol.map":            "PLAINTEXT:PLAINTEXT,SASL:" + proto + ",CONTROLLER:PLAINTEXT",
+		"sasl.enabled.mechanisms":                   "PLAIN,SCRAM-SHA-256,SCRAM-SHA-512",
+		"listener.name.sasl.plain.sasl.jaas.config": `org.apache.kafka.common.security.plain.PlainLoginModule required user_alice="alice-secret" user_bob="bob-secret";`,
+		"connection.failed.authentication.delay.ms": "0",
+	}
+	for k, v := range extra {
+		o[k] = v
+	}
+	n := cliNode(t, o)
+	return n, n.Server.Addr("SASL").String()
+}
+
+// scramUser creates user with password for both SCRAM mechanisms.
+func scramUser(t *testing.T, ctx context.Context, adm *kadm.Client, user, password string) {
+	t.Helper()
+	res, err := adm.AlterUserSCRAMs(ctx, nil, []kadm.UpsertSCRAM{
+		{User: user, Mechanism: kadm.ScramSha256, Iterations: 4096, Password: password},
+		{User: user + "-512", Mechanism: kadm.ScramSha512, Iterations: 8192, Password: password},
+	})
+	if err == nil {
+		err = res.Error()
+	}
+	if err != nil {
+		t.Fatalf("creating SCRAM users: %v", err)
+	}
+}
+
+func saslClient(t *testing.T, addr string, m kgosasl.Mechanism, opts ...kgo.Opt) *kgo.Client {
+	t.Helper()
+	return cliFranz(t, addr, append([]kgo.Opt{kgo.SASL(m), kgo.RequestRetries(0)}, opts...)...)
+}
+
+func wantAuthFailed(t *testing.T, ctx context.Context, what string, cl *kgo.Client) {
+	t.Helper()
+	err := cl.Ping(ctx)
+	if !errors.Is(err, kerr.SaslAuthenticationFailed) {
+		t.Errorf("%s: %v, want SASL_AUTHENTICATION_FAILED", what, err)
+	}
+}
+
+func TestSASLPlainAndScram(t *testing.T) {
+	ctx := cliCtx(t)
+	n, addr := saslNode(t, "SASL_PLAINTEXT", nil)
+	adm := cliAdmin(t, n.Addr)
+	scramUser(t, ctx, adm, "carol", "carol-secret")
+
+	described, err := adm.DescribeUserSCRAMs(ctx, "carol", "carol-512", "nobody")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c := described["carol"]; c.Err != nil || len(c.CredInfos) != 1 || c.CredInfos[0].Mechanism != kadm.ScramSha256 || c.CredInfos[0].Iterations != 4096 {
+		t.Errorf("carol described as %+v", c)
+	}
+	if c := described["carol-512"]; c.Err != nil || len(c.CredInfos) != 1 || c.CredInfos[0].Iterations != 8192 {
+		t.Errorf("carol-512 described as %+v", c)
+	}
+	if c := described["nobody"]; !errors.Is(c.Err, kerr.ResourceNotFound) {
+		t.Errorf("nobody described as %+v", c)
+	}
+
+	good := map[string]kgosasl.Mechanism{
+		"PLAIN":         plain.Auth{User: "alice", Pass: "alice-secret"}.AsMechanism(),
+		"SCRAM-SHA-256": scram.Auth{User: "carol", Pass: "carol-secret"}.AsSha256Mechanism(),
+		"SCRAM-SHA-512": scram.Auth{User: "carol-512", Pass: "carol-secret"}.AsSha512Mechanism(),
+	}
+	bad := map[string]kgosasl.Mechanism{
+		"PLAIN, wrong password":          plain.Auth{User: "alice", Pass: "bob-secret"}.AsMechanism(),
+		"PLAIN, unknown user":            plain.Auth{User: "carol", Pass: "carol-secret"}.AsMechanism(),
+		"SCRAM-SHA-256, wrong password":  scram.Auth{User: "carol", Pass: "alice-secret"}.AsSha256Mechanism(),
+		"SCRAM-SHA-512, other mechanism": scram.Auth{User: "carol", Pass: "carol-secret"}.AsSha512Mechanism(),
+		"SCRAM-SHA-256, PLAIN user":      scram.Auth{User: "alice", Pass: "alice-secret"}.AsSha256Mechanism(),
+	}
+	// A client that logged in before the failures keeps working after.
+	first := saslClient(t, addr, good["PLAIN"], kgo.AllowAutoTopicCreation(), kgo.DefaultProduceTopic("sasl-topic"))
+	if err := first.ProduceSync(ctx, kgo.StringRecord("before")).FirstErr(); err != nil {
+		t.Fatalf("PLAIN produce: %v", err)
+	}
+	for what, m := range bad {
+		wantAuthFailed(t, ctx, what, saslClient(t, addr, m))
+	}
+	if err := first.ProduceSync(ctx, kgo.StringRecord("after")).FirstErr(); err != nil {
+		t.Fatalf("PLAIN produce after failed logins: %v", err)
+	}
+	for name, m := range good {
+		cl := saslClient(t, addr, m, kgo.ConsumeTopics("sasl-topic"), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
+		got := 0
+		for got < 2 {
+			fs := cl.PollFetches(ctx)
+			if err := fs.Err(); err != nil {
+				t.Fatalf("%s: consume: %v", name, err)
+			}
+			got += fs.NumRecords()
+		}
+	}
+	// Without SASL the listener answers nothing but ApiVersions.
+	if err := cliFranz(t, addr, kgo.RequestRetries(0)).Ping(ctx); err == nil {
+		t.Error("a client without SASL was served")
+	}
+
+	// A deleted credential no longer logs in.
+	res, err := adm.AlterUserSCRAMs(ctx, []kadm.DeleteSCRAM{{User: "carol", Mechanism: kadm.ScramSha256}}, nil)
+	if err != nil || res.Error() != nil {
+		t.Fatalf("deleting carol: %v %v", err, res.Error())
+	}
+	wantAuthFailed(t, ctx, "deleted user", saslClient(t, addr, good["SCRAM-SHA-256"]))
+}
+
+func TestSASLBeforeAuthentication(t *testing.T) {
+	n, addr := saslNode(t, "SASL_PLAINTEXT", map[string]string{"sasl.server.max.receive.size": "1024"})
+	// ApiVersions is answered; then any other API closes the
+	// connection.
+	w := dial(t, addr)
+	w.ping()
+	w.send(kmsg.NewPtrMetadataRequest())
+	w.expectClosed()
+
+	// An unknown mechanism is refused with the enabled ones, then the
+	// connection closes.
+	w = dial(t, addr)
+	hs := kmsg.NewPtrSASLHandshakeRequest()
+	hs.SetVersion(1)
+	hs.Mechanism = "GSSAPI"
+	resp := w.do(hs).(*kmsg.SASLHandshakeResponse)
+	if resp.ErrorCode != kerr.UnsupportedSaslMechanism.Code || strings.Join(resp.SupportedMechanisms, ",") != "PLAIN,SCRAM-SHA-256,SCRAM-SHA-512" {
+		t.Errorf("GSSAPI handshake: %+v", resp)
+	}
+	w.expectClosed()
+
+	// SaslAuthenticate before SaslHandshake is out of order.
+	w = dial(t, addr)
+	auth := kmsg.NewPtrSASLAuthenticateRequest()
+	auth.SetVersion(2)
+	auth.SASLAuthBytes = []byte("\x00alice\x00alice-secret")
+	if r := w.do(auth).(*kmsg.SASLAuthenticateResponse); r.ErrorCode != kerr.IllegalSaslState.Code {
+		t.Errorf("SaslAuthenticate without a handshake: %+v", r)
+	}
+
+	// A request larger than sasl.server.max.receive.size before
+	// authentication closes the connection.
+	w = dial(t, addr)
+	hs.Mechanism = "PLAIN"
+	if r := w.do(hs).(*kmsg.SASLHandshakeResponse); r.ErrorCode != 0 {
+		t.Fatalf("PLAIN handshake: %+v", r)
+	}
+	auth.SASLAuthBytes = append([]byte("\x00alice\x00"), make([]byte, 2048)...)
+	w.send(auth)
+	w.expectClosed()
+
+	// A PLAINTEXT listener has no SASL state to enter.
+	w = dial(t, n.Addr)
+	if r := w.do(hs).(*kmsg.SASLHandshakeResponse); r.ErrorCode != kerr.IllegalSaslState.Code {
+		t.Errorf("handshake on a PLAINTEXT listener: %+v", r)
+	}
+}
+
+// connection.failed.authentication.delay.ms holds back the answer to a
+// failed login (and the close), while other clients are served.
+func TestSASLFailedLoginIsDelayed(t *testing.T) {
+	ctx := cliCtx(t)
+	_, addr := saslNode(t, "SASL_PLAINTEXT", map[string]string{"connection.failed.authentication.delay.ms": "600000"})
+	w := dial(t, addr)
+	hs := kmsg.NewPtrSASLHandshakeRequest()
+	hs.SetVersion(1)
+	hs.Mechanism = "PLAIN"
+	w.do(hs)
+	auth := kmsg.NewPtrSASLAuthenticateRequest()
+	auth.SetVersion(2)
+	auth.SASLAuthBytes = []byte("\x00alice\x00wrong")
+	w.send(auth)
+
+	cl := saslClient(t, addr, plain.Auth{User: "bob", Pass: "bob-secret"}.AsMechanism(), kgo.AllowAutoTopicCreation(), kgo.DefaultProduceTopic("delayed"))
+	if err := cl.ProduceSync(ctx, kgo.StringRecord("x")).FirstErr(); err != nil {
+		t.Fatalf("another client's produce: %v", err)
+	}
+	w.nc.SetReadDeadline(time.Now().Add(200 * time.Millisecond))
+	_, err := w.br.ReadByte()
+	var ne net.Error
+	if !errors.As(err, &ne) || !ne.Timeout() {
+		t.Fatalf("the failed login was answered before connection.failed.authentication.delay.ms: %v", err)
+	}
+}
+
+func TestSASLSSL(t *testing.T) {
+	ctx := cliCtx(t)
+	ca, dir := tlstest.NewCA(t, "test CA"), t.TempDir()
+	n, addr := saslNode(t, "SASL_SSL", map[string]string{
+		"ssl.keystore.type":     "PEM",
+		"ssl.keystore.location": ca.Issue("broker", "").KeystoreFile(t, dir, "broker.pem"),
+	})
+	scramUser(t, ctx, cliAdmin(t, n.Addr), "dave", "dave-secret")
+	tlsCfg := &tls.Config{RootCAs: ca.Pool()}
+	cl := saslClient(t, addr, scram.Auth{User: "dave-512", Pass: "dave-secret"}.AsSha512Mechanism(), kgo.DialTLSConfig(tlsCfg),
+		kgo.AllowAutoTopicCreation(), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
+	roundTrip(t, ctx, cl, "sasl-ssl-topic")
+	wantAuthFailed(t, ctx, "wrong password over TLS", saslClient(t, addr,
+		scram.Auth{User: "dave-512", Pass: "nope"}.AsSha512Mechanism(), kgo.DialTLSConfig(tlsCfg)))
+}

@@ -1,0 +1,111 @@
+package kafka_test
+
+// SSL listeners: franz-go's kgo over TLS with a CA made in the test, the
+// refusals Kafka makes (a server certificate the client does not trust, a
+// missing client certificate when ssl.client.auth=required) and that a
+// refused connection affects nobody else.
+
+import (
+	"bytes"
+	"context"
+	"crypto/tls"
+	"testing"
+
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"weir/internal/tlsconf/tlstest"
+)
+
+// tlsNode starts a node whose client listener (PLAINTEXT by name) serves
+// SSL with a certificate of ca, with extra overrides.
+func tlsNode(t *testing.T, ca *tlstest.CA, extra map[string]string) string {
+	t.Helper()
+	dir := t.TempDir()
+	o := map[string]string{
+		"listener.security.protocol.map": "PLAINTEXT:SSL,CONTROLLER:PLAINTEXT",
+		"ssl.keystore.type":              "PEM",
+		"ssl.keystore.location":          ca.Issue("broker", "").KeystoreFile(t, dir, "broker.pem"),
+	}
+	for k, v := range extra {
+		o[k] = v
+	}
+	return cliNode(t, o).Addr
+}
+
+func tlsClient(t *testing.T, addr string, cfg *tls.Config, opts ...kgo.Opt) *kgo.Client {
+	t.Helper()
+	return cliFranz(t, addr, append([]kgo.Opt{kgo.DialTLSConfig(cfg), kgo.RequestRetries(0)}, opts...)...)
+}
+
+// roundTrip produces records (one bigger than the size weir would send
+// with sendfile on a plaintext connection) and consumes them back.
+func roundTrip(t *testing.T, ctx context.Context, cl *kgo.Client, topic string) {
+	t.Helper()
+	values := [][]byte{[]byte("small"), bytes.Repeat([]byte("x"), 200<<10), []byte("last")}
+	for _, v := range values {
+		if err := cl.ProduceSync(ctx, &kgo.Record{Topic: topic, Value: v}).FirstErr(); err != nil {
+			t.Fatalf("produce over TLS: %v", err)
+		}
+	}
+	cl.AddConsumeTopics(topic)
+	var got [][]byte
+	for len(got) < len(values) {
+		fs := cl.PollFetches(ctx)
+		if err := fs.Err(); err != nil {
+			t.Fatalf("fetch over TLS: %v", err)
+		}
+		fs.EachRecord(func(r *kgo.Record) { got = append(got, r.Value) })
+	}
+	for i := range values {
+		if !bytes.Equal(got[i], values[i]) {
+			t.Fatalf("record %d: got %d bytes, want %d", i, len(got[i]), len(values[i]))
+		}
+	}
+}
+
+func TestTLSListener(t *testing.T) {
+	ctx := cliCtx(t)
+	ca := tlstest.NewCA(t, "test CA")
+	addr := tlsNode(t, ca, nil)
+
+	// A client that does not trust the broker's CA is refused, and so is
+	// one speaking plaintext.
+	other := tlstest.NewCA(t, "other CA")
+	if err := tlsClient(t, addr, &tls.Config{RootCAs: other.Pool()}).Ping(ctx); err == nil {
+		t.Fatal("a client trusting another CA connected")
+	}
+	if err := cliFranz(t, addr, kgo.RequestRetries(0)).Ping(ctx); err == nil {
+		t.Fatal("a plaintext client got an answer from an SSL listener")
+	}
+
+	good := tlsClient(t, addr, &tls.Config{RootCAs: ca.Pool()}, kgo.AllowAutoTopicCreation(),
+		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
+	roundTrip(t, ctx, good, "tls-topic")
+}
+
+func TestTLSClientAuthRequired(t *testing.T) {
+	ctx := cliCtx(t)
+	ca := tlstest.NewCA(t, "test CA")
+	dir := t.TempDir()
+	addr := tlsNode(t, ca, map[string]string{
+		"ssl.client.auth":         "required",
+		"ssl.truststore.type":     "PEM",
+		"ssl.truststore.location": tlstest.WriteFile(t, dir, "ca.pem", ca.PEM),
+		"ssl.enabled.protocols":   "TLSv1.3",
+	})
+
+	if err := tlsClient(t, addr, &tls.Config{RootCAs: ca.Pool()}).Ping(ctx); err == nil {
+		t.Fatal("a client without a certificate connected with ssl.client.auth=required")
+	}
+	stranger := tlstest.NewCA(t, "other CA").Issue("mallory", "")
+	if err := tlsClient(t, addr, &tls.Config{RootCAs: ca.Pool(), Certificates: []tls.Certificate{stranger.TLS(t)}}).Ping(ctx); err == nil {
+		t.Fatal("a client with a certificate of an untrusted CA connected")
+	}
+	if err := tlsClient(t, addr, &tls.Config{RootCAs: ca.Pool(), MaxVersion: tls.VersionTLS12,
+		Certificates: []tls.Certificate{ca.Issue("alice", "").TLS(t)}}).Ping(ctx); err == nil {
+		t.Fatal("a TLSv1.2 client connected with ssl.enabled.protocols=TLSv1.3")
+	}
+	alice := tlsClient(t, addr, &tls.Config{RootCAs: ca.Pool(), Certificates: []tls.Certificate{ca.Issue("alice", "eng").TLS(t)}},
+		kgo.AllowAutoTopicCreation(), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
+	roundTrip(t, ctx, alice, "mtls-topic")
+}
