@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"weir/internal/clustertest"
@@ -299,4 +300,22 @@ func TestDoctorCleanCluster(t *testing.T) {
 			t.Errorf("%v: %+v, want exit 1 and %q", tc.args, r, tc.err)
 		}
 	}
+}
+
+// doctor against kfake, a plain Kafka implementation: its replicated topic
+// with min.insync.replicas=1 is found, the fix applied, and then nothing.
+func TestDoctorKfake(t *testing.T) {
+	c, err := kfake.NewCluster(kfake.NumBrokers(3), kfake.SeedTopics(2, "orders"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	bs := strings.Join(c.ListenAddrs(), ",")
+	var tr transcript
+	tr.sub(bs, "<bootstrap>")
+	tr.run(t, "doctor", "--bootstrap-server", bs, "--lag-interval", "0")
+	tr.run(t, "configs", "--bootstrap-server", bs, "--entity-type", "topics", "--entity-name", "orders", "--alter", "--add-config", "min.insync.replicas=2")
+	tr.run(t, "doctor", "--bootstrap-server", bs, "--lag-interval", "0")
+	tr.run(t, "doctor", "--bootstrap-server", bs, "--lag-interval", "0", "--output", "json")
+	checkGolden(t, "doctor_kfake.golden", tr.String())
 }
