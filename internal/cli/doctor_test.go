@@ -174,7 +174,6 @@ func TestDoctorFindsEachMisconfiguration(t *testing.T) {
 	})
 
 	args := []string{"--lag-interval", "1s", "--max-transaction-timeout", "0", "--imbalance-min-bytes", "1048576"}
-	findings, _ := runDoctor(t, bs, args...)
 	expected := []struct {
 		check, subject, fix string // fix: "" when not one command
 	}{
@@ -189,6 +188,19 @@ func TestDoctorFindsEachMisconfiguration(t *testing.T) {
 		{"group-no-commits", "group nocommit", ""},
 		{"hanging-transaction", "", ""},
 	}
+	// The lag sampled in one second must grow: on a loaded machine the
+	// producer may stall that long, so look again until every finding is
+	// there.
+	var findings []finding
+	clustertest.Eventually(t, 60*time.Second, "every misconfiguration found", func() error {
+		findings, _ = runDoctor(t, bs, args...)
+		for _, e := range expected {
+			if _, ok := findingOf(findings, e.check, e.subject); !ok && e.subject != "" {
+				return fmt.Errorf("no %s finding for %q in %+v", e.check, e.subject, findings)
+			}
+		}
+		return nil
+	})
 	for _, e := range expected {
 		f, ok := findingOf(findings, e.check, e.subject)
 		if e.check == "hanging-transaction" {
