@@ -263,7 +263,7 @@ func hasCheck(fs []finding, check string) bool {
 }
 
 // A well-configured cluster in use has no findings: exit 0, and the text
-// output says so.
+// output says so. Bad flags and a cluster that does not answer exit 2.
 func TestDoctorCleanCluster(t *testing.T) {
 	c := clustertest.New(t, clustertest.Options{Nodes: 3})
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
@@ -307,9 +307,10 @@ func TestDoctorCleanCluster(t *testing.T) {
 		{[]string{"doctor"}, `Missing required argument "[bootstrap-server]"`},
 		{[]string{"doctor", "--bootstrap-server", bs, "--output", "yaml"}, `--output must be text or json, not "yaml"`},
 		{[]string{"doctor", "--bootstrap-server", bs, "--imbalance-ratio", "1"}, "--imbalance-ratio must be above 1"},
+		{[]string{"doctor", "--bootstrap-server", "127.0.0.1:1", "--command-config", "/nonexistent.properties"}, "Error: open /nonexistent.properties: no such file or directory"},
 	} {
-		if r := runTool(t, tc.args...); r.code != 1 || !strings.HasPrefix(r.err, tc.err+"\n") {
-			t.Errorf("%v: %+v, want exit 1 and %q", tc.args, r, tc.err)
+		if r := runTool(t, tc.args...); r.code != 2 || !strings.HasPrefix(r.err, tc.err+"\n") {
+			t.Errorf("%v: %+v, want exit 2 and %q", tc.args, r, tc.err)
 		}
 	}
 }
