@@ -74,6 +74,10 @@ class ToolsCompareTest {
 
         same(ToolsTest.TOPICS, "topics", "--bootstrap-server", bs, "--describe", "--topic", t);
         same(ToolsTest.TOPICS, "topics", "--bootstrap-server", bs, "--describe", "--topic", t, "--topics-with-overrides");
+        same(ToolsTest.TOPICS, "topics", "--bootstrap-server", bs, "--list", "--topic", t);
+        same(ToolsTest.CONSOLE_CONSUMER, "console-consumer", "--bootstrap-server", bs, "--topic", t, "--partition", "0",
+                "--offset", "earliest", "--max-messages", "3", "--formatter-property", "print.key=true",
+                "--formatter-property", "print.partition=true", "--formatter-property", "print.offset=true");
         same(ToolsTest.CONFIGS, "configs", "--bootstrap-server", bs, "--entity-type", "topics", "--entity-name", t, "--describe");
         same(ToolsTest.GROUPS, "consumer-groups", "--bootstrap-server", bs, "--describe", "--group", g);
         same(ToolsTest.GROUPS, "consumer-groups", "--bootstrap-server", bs, "--describe", "--group", g, "--state");
