@@ -81,7 +81,7 @@ from, each with the command that fixes it. Checks:
 
 Findings of a partition check are grouped by topic. Exit code: 0 when there
 is no finding, 1 when there are findings, 2 when the cluster could not be
-examined. --output json prints {"findings": [{"check", "subject", "problem",
+examined (bad flags, or the cluster did not answer). --output json prints {"findings": [{"check", "subject", "problem",
 "fix"}]} for monitoring.
 
 ` + commandConfigHelp,
@@ -99,15 +99,20 @@ examined. --output json prints {"findings": [{"check", "subject", "problem",
 				fmt.Fprintln(cmd.ErrOrStderr(), "Error:", err)
 				return exitCode(2)
 			}
+			// Bad flags exit 2 as well: 1 means findings.
+			usage := func(msg string) error {
+				usageError(cmd, msg)
+				return exitCode(2)
+			}
 			switch {
 			case f.conn.bootstrapServer == "":
-				return usageError(cmd, "Missing required argument \"[bootstrap-server]\"")
+				return usage("Missing required argument \"[bootstrap-server]\"")
 			case f.output != "text" && f.output != "json":
-				return usageError(cmd, "--output must be text or json, not "+strconv.Quote(f.output))
+				return usage("--output must be text or json, not " + strconv.Quote(f.output))
 			case f.imbalanceRatio <= 1:
-				return usageError(cmd, "--imbalance-ratio must be above 1")
+				return usage("--imbalance-ratio must be above 1")
 			case f.lagInterval < 0 || f.maxTxnTimeoutMin < 0 || f.imbalanceMinBytes < 0 || f.producerMaxRequest <= 0:
-				return usageError(cmd, "--lag-interval, --max-transaction-timeout and --imbalance-min-bytes cannot be negative, --producer-max-request-size must be positive")
+				return usage("--lag-interval, --max-transaction-timeout and --imbalance-min-bytes cannot be negative, --producer-max-request-size must be positive")
 			}
 			tc, err := f.conn.connect("weir-doctor")
 			if err != nil {

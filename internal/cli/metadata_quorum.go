@@ -31,7 +31,7 @@ func newMetadataQuorumCommand() *cobra.Command {
 	var f metadataQuorumFlags
 	cmd := &cobra.Command{
 		Use:   "metadata-quorum",
-		Short: "Describe the KRaft metadata quorum, like kafka-metadata-quorum.sh",
+		Short: "Describe the KRaft metadata quorum (and change its voters where supported), like kafka-metadata-quorum.sh",
 		Long: `metadata-quorum shows the state of the metadata quorum: the controllers that
 hold the cluster metadata log (__cluster_metadata) as a Raft quorum, which of
 them leads, and how far each one has replicated the log. It sends

@@ -14,6 +14,9 @@ import java.util.concurrent.TimeUnit;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.api.parallel.ResourceAccessMode;
+import org.junit.jupiter.api.parallel.ResourceLock;
 
 /**
  * weir's own tools (weir topics, weir configs, ... the binary the script
@@ -71,6 +74,10 @@ class ToolsCompareTest {
 
         same(ToolsTest.TOPICS, "topics", "--bootstrap-server", bs, "--describe", "--topic", t);
         same(ToolsTest.TOPICS, "topics", "--bootstrap-server", bs, "--describe", "--topic", t, "--topics-with-overrides");
+        same(ToolsTest.TOPICS, "topics", "--bootstrap-server", bs, "--list", "--topic", t);
+        same(ToolsTest.CONSOLE_CONSUMER, "console-consumer", "--bootstrap-server", bs, "--topic", t, "--partition", "0",
+                "--offset", "earliest", "--max-messages", "3", "--formatter-property", "print.key=true",
+                "--formatter-property", "print.partition=true", "--formatter-property", "print.offset=true");
         same(ToolsTest.CONFIGS, "configs", "--bootstrap-server", bs, "--entity-type", "topics", "--entity-name", t, "--describe");
         same(ToolsTest.GROUPS, "consumer-groups", "--bootstrap-server", bs, "--describe", "--group", g);
         same(ToolsTest.GROUPS, "consumer-groups", "--bootstrap-server", bs, "--describe", "--group", g, "--state");
@@ -93,6 +100,36 @@ class ToolsCompareTest {
         // The start of the metadata log does not change as other tests add to it.
         same(DUMP_LOG, "dump-log", "--cluster-metadata-decoder", "--max-bytes", "20000", "--files",
                 Path.of(Weir.singleData(), "__cluster_metadata-0", "00000000000000000000.log").toString());
+    }
+
+    /**
+     * On the cluster: a replicated topic described, a reassignment's
+     * rollback plan and its verification, a preferred election.
+     */
+    @Test
+    @ResourceLock(value = Weir.CLUSTER_LOCK, mode = ResourceAccessMode.READ)
+    void sameOutputOnCluster(@TempDir Path dir) throws Exception {
+        String bs = Weir.cluster();
+        String t = Weir.name("cmp-cluster");
+        ToolsTest.tool(ToolsTest.TOPICS, "--bootstrap-server", bs, "--create", "--topic", t, "--replica-assignment", "1:2:3,2:3:1",
+                "--config", "min.insync.replicas=2").ok();
+        Weir.waitFor("the topic on every broker", () -> {
+            try {
+                return ToolsTest.tool(ToolsTest.TOPICS, "--bootstrap-server", bs, "--describe", "--topic", t, "--under-replicated-partitions")
+                        .ok().out().isEmpty();
+            } catch (Exception e) {
+                throw new RuntimeException(e);
+            }
+        });
+        same(ToolsTest.TOPICS, "topics", "--bootstrap-server", bs, "--describe", "--topic", t);
+        same(ToolsTest.TOPICS, "topics", "--bootstrap-server", bs, "--describe", "--topic", t, "--at-min-isr-partitions");
+        same(ToolsTest.CONFIGS, "configs", "--bootstrap-server", bs, "--entity-type", "brokers", "--entity-name", "2", "--describe");
+        Path plan = dir.resolve("plan.json");
+        Files.writeString(plan, "{\"version\":1,\"partitions\":[{\"topic\":\"" + t + "\",\"partition\":0,\"replicas\":[1,2,3]}]}");
+        same(ToolsTest.REASSIGN, "reassign-partitions", "--bootstrap-server", bs, "--verify", "--reassignment-json-file", plan.toString(),
+                "--preserve-throttles");
+        same(ToolsTest.ELECTION, "leader-election", "--bootstrap-server", bs, "--election-type", "PREFERRED", "--topic", t,
+                "--partition", "1");
     }
 
     /**
