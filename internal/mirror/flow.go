@@ -30,12 +30,16 @@ const pollTimeout = time.Second
 
 // maxBatch bounds the records of one batch: the records a killed process
 // copied but did not store the positions of are copied again.
-const maxBatch = 5000
+const maxBatch = 50000
 
 // txnTimeout is the transaction timeout of exactly-once mode: a process
 // that dies mid-transaction holds the last stable offset of what it wrote
 // at most this long, unless its task is taken over first.
 const txnTimeout = 20 * time.Second
+
+// pendingPoll bounds a poll while a batch is in flight, so that its
+// positions are stored soon when no more records come.
+const pendingPoll = 20 * time.Millisecond
 
 // batchGrace bounds the copy of a batch polled before the flow stopped.
 const batchGrace = 30 * time.Second
@@ -71,8 +75,12 @@ type flow struct {
 	// remote is the partition count of each remote topic created.
 	remote map[string]int32
 
-	mu   sync.Mutex // guards rule, fed from produce callbacks
-	rule *syncRule
+	// rule decides the offset syncs; remoteNames are the remote topic
+	// names met; pending is the batch in flight, at least once (all of
+	// the copy loop, under own.mu).
+	rule        *syncRule
+	remoteNames map[string]string
+	pending     *inflight
 
 	// grp is the client in the flow's group on the target; own is what
 	// it holds. runCtx is the flow's context, ended by fail.
@@ -94,7 +102,7 @@ func newFlow(cfg *FlowConfig, clusters map[string]*ClusterConfig, log *slog.Logg
 		return kgo.NewClient(append(opts, extra...)...)
 	}
 	f := &flow{cfg: cfg, log: log.With("flow", cfg.Name()), next: map[topicPartition]int64{},
-		remote: map[string]int32{}, rule: newSyncRule(cfg.OffsetLagMax), own: ownership{tasks: map[int32]bool{}}, txn: map[int32]*kgo.Client{},
+		remote: map[string]int32{}, rule: newSyncRule(cfg.OffsetLagMax), own: ownership{tasks: map[int32]bool{}}, txn: map[int32]*kgo.Client{}, remoteNames: map[string]string{},
 		metrics: (&metrics{}).flow(cfg.Source, cfg.Target)}
 	var err error
 	srcOpts := []kgo.Opt{kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()),
@@ -200,6 +208,11 @@ func (f *flow) run(ctx context.Context) error {
 			cancel(err)
 		}
 	}
+	f.own.mu.Lock()
+	if err := f.finishWithin(ctx); err != nil {
+		cancel(err)
+	}
+	f.own.mu.Unlock()
 	if err := context.Cause(ctx); err != nil && !errors.Is(err, context.Canceled) {
 		return fmt.Errorf("flow %s: %w", f.cfg.Name(), err)
 	}
@@ -260,6 +273,10 @@ func (f *flow) ensureRemote(ctx context.Context, remote string, n int32, configs
 func (f *flow) refresh(ctx context.Context) error {
 	f.own.mu.Lock()
 	defer f.own.mu.Unlock()
+	// The batch in flight is stored first: the producer may be replaced.
+	if err := f.finishWithin(ctx); err != nil {
+		return err
+	}
 	if f.own.reassigned {
 		if f.cfg.ExactlyOnce {
 			// The transactions a former holder left open are aborted
@@ -345,10 +362,18 @@ func (f *flow) refresh(ctx context.Context) error {
 	return nil
 }
 
-// copyBatch copies one poll of the source, then stores the positions and
-// the offset syncs it produced.
+// copyBatch copies one poll of the source. At least once, a batch is sent
+// while the one before is still awaited (pipelined): a batch's positions
+// and offset syncs are stored once it is acknowledged, before the next
+// one's. In exactly-once mode each batch is committed before the next poll.
 func (f *flow) copyBatch(ctx context.Context) error {
-	pctx, cancel := context.WithTimeout(ctx, pollTimeout)
+	timeout := pollTimeout
+	f.own.mu.Lock()
+	if f.pending != nil {
+		timeout = pendingPoll
+	}
+	f.own.mu.Unlock()
+	pctx, cancel := context.WithTimeout(ctx, timeout)
 	fetches := f.src.PollRecords(pctx, maxBatch)
 	cancel()
 	if ctx.Err() != nil {
@@ -363,13 +388,8 @@ func (f *flow) copyBatch(ctx context.Context) error {
 	if ferr != nil {
 		return ferr
 	}
-	if fetches.NumRecords() == 0 {
-		f.own.mu.Lock()
-		f.noteLag(fetches)
-		f.own.mu.Unlock()
-		return nil
-	}
-	// Held until the batch is stored: a task is given up between batches.
+	// Held until the batch is sent (and, in exactly-once mode, committed):
+	// a task is given up between batches, once what was sent is stored.
 	f.own.mu.Lock()
 	defer f.own.mu.Unlock()
 	// A batch polled is copied and stored even when the flow is stopping,
@@ -389,23 +409,55 @@ func (f *flow) copyBatch(ctx context.Context) error {
 		byTask[task] = append(byTask[task], r)
 	})
 	if len(byTask) == 0 {
+		f.noteLag(fetches)
+		return f.finish(ctx)
+	}
+	if !f.cfg.ExactlyOnce {
+		b := f.send(ctx, f.out, byTask[0])
+		b.fetches = fetches
+		if err := f.finish(ctx); err != nil {
+			return err
+		}
+		f.pending = b
 		return nil
 	}
 	last := map[topicPartition]int64{}
 	for task, recs := range byTask {
-		var err error
-		if f.cfg.ExactlyOnce {
-			err = f.copyTxn(ctx, task, recs, last)
-		} else {
-			err = f.copy(ctx, f.out, recs, last)
-			if err == nil {
-				err = f.storePositions(ctx, f.dst, last)
-			}
-		}
-		if err != nil {
+		if err := f.copyTxn(ctx, task, recs, last); err != nil {
 			return err
 		}
 	}
+	return f.advance(ctx, last, fetches)
+}
+
+// finish waits for the batch in flight (at least once), then stores its
+// positions and offset syncs. Call it with f.own.mu held.
+func (f *flow) finish(ctx context.Context) error {
+	b := f.pending
+	if b == nil {
+		return nil
+	}
+	f.pending = nil
+	last := map[topicPartition]int64{}
+	if err := b.wait(f, last); err != nil {
+		return err
+	}
+	if err := f.storePositions(ctx, f.dst, last); err != nil {
+		return err
+	}
+	return f.advance(ctx, last, b.fetches)
+}
+
+// finishWithin is finish, even when ctx has ended, within batchGrace.
+func (f *flow) finishWithin(ctx context.Context) error {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), batchGrace)
+	defer cancel()
+	return f.finish(ctx)
+}
+
+// advance moves the partitions copied past last, and writes the offset
+// syncs due.
+func (f *flow) advance(ctx context.Context, last map[topicPartition]int64, fetches kgo.Fetches) error {
 	for tp, o := range last {
 		f.next[tp] = o + 1
 	}
@@ -469,45 +521,75 @@ func (f *flow) closeTxn(tasks []int32) {
 	}
 }
 
-// copy writes recs to their remote partitions with cl, waits for them, and
-// notes the last offset copied of each source partition in last.
-func (f *flow) copy(ctx context.Context, cl *kgo.Client, recs []*kgo.Record, last map[topicPartition]int64) error {
-	var (
-		wg      sync.WaitGroup
-		errOnce sync.Once
-		perr    error
-	)
-	for _, r := range recs {
-		remote := topicPartition{f.cfg.Policy.FormatRemoteTopic(f.cfg.Source, r.Topic), r.Partition}
-		f.metrics.polled(remote, r.Timestamp, len(r.Value))
-		out := &kgo.Record{
-			Topic:     remote.topic,
-			Partition: r.Partition,
-			Key:       r.Key,
-			Value:     r.Value,
-			Headers:   r.Headers,
-			Timestamp: r.Timestamp,
+// inflight is a batch sent to the target and not yet awaited.
+type inflight struct {
+	ctx     context.Context
+	cancel  context.CancelFunc
+	wg      sync.WaitGroup
+	errOnce sync.Once
+	perr    error
+	recs    []*kgo.Record
+	outs    []kgo.Record
+	polled  time.Time
+	// fetches is the poll it came from, for the lag.
+	fetches kgo.Fetches
+}
+
+// send starts writing recs to their remote partitions with cl, within
+// batchGrace. Call it with f.own.mu held.
+func (f *flow) send(ctx context.Context, cl *kgo.Client, recs []*kgo.Record) *inflight {
+	b := &inflight{recs: recs, outs: make([]kgo.Record, len(recs)), polled: time.Now()}
+	b.ctx, b.cancel = context.WithTimeout(context.WithoutCancel(ctx), batchGrace)
+	done := func(out *kgo.Record, err error) {
+		if err != nil {
+			b.errOnce.Do(func() { b.perr = fmt.Errorf("producing to %s-%d: %w", out.Topic, out.Partition, err) })
 		}
-		up := r.Offset
-		src := r.Topic
-		last[topicPartition{r.Topic, r.Partition}] = r.Offset
-		wg.Add(1)
-		cl.Produce(ctx, out, func(out *kgo.Record, err error) {
-			defer wg.Done()
-			if err != nil {
-				errOnce.Do(func() { perr = fmt.Errorf("producing to %s-%d: %w", out.Topic, out.Partition, err) })
-				return
-			}
-			f.metrics.copied(remote, out.Timestamp)
-			if f.cfg.EmitOffsetSyncs {
-				f.mu.Lock()
-				f.rule.record(src, out.Partition, up, out.Offset)
-				f.mu.Unlock()
-			}
-		})
+		b.wg.Done()
 	}
-	wg.Wait()
-	return perr
+	for i, r := range recs {
+		o := &b.outs[i]
+		*o = kgo.Record{Topic: f.remoteName(r.Topic), Partition: r.Partition, Key: r.Key, Value: r.Value,
+			Headers: r.Headers, Timestamp: r.Timestamp}
+		b.wg.Add(1)
+		cl.Produce(b.ctx, o, done)
+	}
+	return b
+}
+
+// wait waits for the batch to be acknowledged, then notes its metrics and
+// offset syncs, and the last offset copied of each source partition in
+// last.
+func (b *inflight) wait(f *flow, last map[topicPartition]int64) error {
+	b.wg.Wait()
+	b.cancel()
+	if b.perr != nil {
+		return b.perr
+	}
+	f.metrics.batch(b.outs, b.polled, time.Now())
+	for i, r := range b.recs {
+		last[topicPartition{r.Topic, r.Partition}] = r.Offset
+		if f.cfg.EmitOffsetSyncs {
+			f.rule.record(r.Topic, r.Partition, r.Offset, b.outs[i].Offset)
+		}
+	}
+	return nil
+}
+
+// copy writes recs to their remote partitions with cl and waits for them;
+// see wait. Call it with f.own.mu held.
+func (f *flow) copy(ctx context.Context, cl *kgo.Client, recs []*kgo.Record, last map[topicPartition]int64) error {
+	return f.send(ctx, cl, recs).wait(f, last)
+}
+
+// remoteName is the remote topic of a source topic, remembered. Call it
+// with f.own.mu held.
+func (f *flow) remoteName(topic string) string {
+	r, ok := f.remoteNames[topic]
+	if !ok {
+		r = f.cfg.Policy.FormatRemoteTopic(f.cfg.Source, topic)
+		f.remoteNames[topic] = r
+	}
+	return r
 }
 
 // noteLag sets the lag of each partition fetched from its high watermark.
@@ -516,7 +598,7 @@ func (f *flow) noteLag(fetches kgo.Fetches) {
 	fetches.EachPartition(func(p kgo.FetchTopicPartition) {
 		next, ok := f.next[topicPartition{p.Topic, p.Partition}]
 		if ok && p.Err == nil && p.HighWatermark >= 0 {
-			f.metrics.lagged(topicPartition{f.cfg.Policy.FormatRemoteTopic(f.cfg.Source, p.Topic), p.Partition}, p.HighWatermark-next)
+			f.metrics.lagged(topicPartition{f.remoteName(p.Topic), p.Partition}, p.HighWatermark-next)
 		}
 	})
 }
@@ -527,10 +609,8 @@ func (f *flow) writeSyncs(ctx context.Context) error {
 	if !f.cfg.EmitOffsetSyncs {
 		return nil
 	}
-	f.mu.Lock()
 	f.rule.flush()
 	syncs := f.rule.take()
-	f.mu.Unlock()
 	if len(syncs) == 0 {
 		return nil
 	}
