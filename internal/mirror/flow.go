@@ -397,16 +397,25 @@ func (f *flow) copyBatch(ctx context.Context) error {
 	ctx, cancelBatch := context.WithTimeout(context.WithoutCancel(ctx), batchGrace)
 	defer cancelBatch()
 	// The records of the partitions held, by task in exactly-once mode.
-	byTask := map[int32][]*kgo.Record{}
-	fetches.EachRecord(func(r *kgo.Record) {
-		if next, ok := f.next[topicPartition{r.Topic, r.Partition}]; !ok || r.Offset < next {
-			return // a partition given up, or fetched before it was
+	byTask := map[int32][]part{}
+	fetches.EachPartition(func(p kgo.FetchTopicPartition) {
+		tp := topicPartition{p.Topic, p.Partition}
+		next, ok := f.next[tp]
+		if !ok {
+			return // a partition given up
+		}
+		recs := p.Records
+		for len(recs) > 0 && recs[0].Offset < next {
+			recs = recs[1:] // fetched before it was given up and taken again
+		}
+		if len(recs) == 0 {
+			return
 		}
 		task := int32(0)
 		if f.cfg.ExactlyOnce {
-			task = f.cfg.TaskOf(r.Topic, r.Partition)
+			task = f.cfg.TaskOf(p.Topic, p.Partition)
 		}
-		byTask[task] = append(byTask[task], r)
+		byTask[task] = append(byTask[task], part{tp, f.remoteName(p.Topic), recs})
 	})
 	if len(byTask) == 0 {
 		f.noteLag(fetches)
@@ -422,8 +431,8 @@ func (f *flow) copyBatch(ctx context.Context) error {
 		return nil
 	}
 	last := map[topicPartition]int64{}
-	for task, recs := range byTask {
-		if err := f.copyTxn(ctx, task, recs, last); err != nil {
+	for task, parts := range byTask {
+		if err := f.copyTxn(ctx, task, parts, last); err != nil {
 			return err
 		}
 	}
@@ -467,7 +476,7 @@ func (f *flow) advance(ctx context.Context, last map[topicPartition]int64, fetch
 
 // copyTxn copies the records of one task and stores their positions in one
 // transaction of the task's transactional producer.
-func (f *flow) copyTxn(ctx context.Context, task int32, recs []*kgo.Record, last map[topicPartition]int64) error {
+func (f *flow) copyTxn(ctx context.Context, task int32, parts []part, last map[topicPartition]int64) error {
 	cl, err := f.txnClient(task)
 	if err != nil {
 		return err
@@ -476,7 +485,7 @@ func (f *flow) copyTxn(ctx context.Context, task int32, recs []*kgo.Record, last
 		return fmt.Errorf("task %d: beginning a transaction: %w", task, err)
 	}
 	mine := map[topicPartition]int64{}
-	err = f.copy(ctx, cl, recs, mine)
+	err = f.copy(ctx, cl, parts, mine)
 	if err == nil {
 		err = f.storePositions(ctx, cl, mine)
 	}
@@ -521,6 +530,13 @@ func (f *flow) closeTxn(tasks []int32) {
 	}
 }
 
+// part is the records of one source partition in a batch, in order.
+type part struct {
+	tp     topicPartition
+	remote string
+	recs   []*kgo.Record
+}
+
 // inflight is a batch sent to the target and not yet awaited.
 type inflight struct {
 	ctx     context.Context
@@ -528,17 +544,21 @@ type inflight struct {
 	wg      sync.WaitGroup
 	errOnce sync.Once
 	perr    error
-	recs    []*kgo.Record
-	outs    []kgo.Record
+	parts   []part
+	outs    []kgo.Record // the records sent, in the order of parts
 	polled  time.Time
 	// fetches is the poll it came from, for the lag.
 	fetches kgo.Fetches
 }
 
-// send starts writing recs to their remote partitions with cl, within
-// batchGrace. Call it with f.own.mu held.
-func (f *flow) send(ctx context.Context, cl *kgo.Client, recs []*kgo.Record) *inflight {
-	b := &inflight{recs: recs, outs: make([]kgo.Record, len(recs)), polled: time.Now()}
+// send starts writing the records of parts to their remote partitions with
+// cl, within batchGrace. Call it with f.own.mu held.
+func (f *flow) send(ctx context.Context, cl *kgo.Client, parts []part) *inflight {
+	n := 0
+	for _, p := range parts {
+		n += len(p.recs)
+	}
+	b := &inflight{parts: parts, outs: make([]kgo.Record, n), polled: time.Now()}
 	b.ctx, b.cancel = context.WithTimeout(context.WithoutCancel(ctx), batchGrace)
 	done := func(out *kgo.Record, err error) {
 		if err != nil {
@@ -546,12 +566,16 @@ func (f *flow) send(ctx context.Context, cl *kgo.Client, recs []*kgo.Record) *in
 		}
 		b.wg.Done()
 	}
-	for i, r := range recs {
-		o := &b.outs[i]
-		*o = kgo.Record{Topic: f.remoteName(r.Topic), Partition: r.Partition, Key: r.Key, Value: r.Value,
-			Headers: r.Headers, Timestamp: r.Timestamp}
-		b.wg.Add(1)
-		cl.Produce(b.ctx, o, done)
+	b.wg.Add(n)
+	i := 0
+	for _, p := range parts {
+		for _, r := range p.recs {
+			o := &b.outs[i]
+			i++
+			*o = kgo.Record{Topic: p.remote, Partition: r.Partition, Key: r.Key, Value: r.Value,
+				Headers: r.Headers, Timestamp: r.Timestamp}
+			cl.Produce(b.ctx, o, done)
+		}
 	}
 	return b
 }
@@ -565,20 +589,27 @@ func (b *inflight) wait(f *flow, last map[topicPartition]int64) error {
 	if b.perr != nil {
 		return b.perr
 	}
-	f.metrics.batch(b.outs, b.polled, time.Now())
-	for i, r := range b.recs {
-		last[topicPartition{r.Topic, r.Partition}] = r.Offset
+	acked := time.Now()
+	outs := b.outs
+	for _, p := range b.parts {
+		mine := outs[:len(p.recs)]
+		outs = outs[len(p.recs):]
+		f.metrics.batch(topicPartition{p.remote, p.tp.partition}, mine, b.polled, acked)
+		last[p.tp] = p.recs[len(p.recs)-1].Offset
 		if f.cfg.EmitOffsetSyncs {
-			f.rule.record(r.Topic, r.Partition, r.Offset, b.outs[i].Offset)
+			st := f.rule.state(p.tp.topic, p.tp.partition)
+			for i, r := range p.recs {
+				f.rule.note(st, p.tp.topic, p.tp.partition, r.Offset, mine[i].Offset)
+			}
 		}
 	}
 	return nil
 }
 
-// copy writes recs to their remote partitions with cl and waits for them;
-// see wait. Call it with f.own.mu held.
-func (f *flow) copy(ctx context.Context, cl *kgo.Client, recs []*kgo.Record, last map[topicPartition]int64) error {
-	return f.send(ctx, cl, recs).wait(f, last)
+// copy writes the records of parts to their remote partitions with cl and
+// waits for them; see wait. Call it with f.own.mu held.
+func (f *flow) copy(ctx context.Context, cl *kgo.Client, parts []part, last map[topicPartition]int64) error {
+	return f.send(ctx, cl, parts).wait(f, last)
 }
 
 // remoteName is the remote topic of a source topic, remembered. Call it

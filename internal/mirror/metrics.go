@@ -149,39 +149,28 @@ func (m *flowMetrics) part(tp topicPartition) *partStats {
 	return p
 }
 
-// batch notes a batch of records copied, polled at polled and all
-// acknowledged at acked: per remote partition the records, their value
-// bytes, their ages when polled and when acknowledged.
-func (m *flowMetrics) batch(recs []kgo.Record, polled, acked time.Time) {
-	type agg struct {
-		n, bytes     int64
-		age, latency summary
-	}
-	aggs := map[topicPartition]*agg{}
+// batch notes records copied to a remote partition, polled at polled and
+// all acknowledged at acked: their count, value bytes, ages when polled and
+// when acknowledged.
+func (m *flowMetrics) batch(remote topicPartition, recs []kgo.Record, polled, acked time.Time) {
+	var bytes int64
+	age, latency := newSummary(), newSummary()
 	for i := range recs {
 		r := &recs[i]
-		tp := topicPartition{r.Topic, r.Partition}
-		a := aggs[tp]
-		if a == nil {
-			a = &agg{age: newSummary(), latency: newSummary()}
-			aggs[tp] = a
-		}
-		a.n++
-		a.bytes += int64(len(r.Value))
-		a.age.add(float64(polled.Sub(r.Timestamp).Milliseconds()))
-		a.latency.add(float64(acked.Sub(r.Timestamp).Milliseconds()))
+		bytes += int64(len(r.Value))
+		age.add(float64(polled.Sub(r.Timestamp).Milliseconds()))
+		latency.add(float64(acked.Sub(r.Timestamp).Milliseconds()))
 	}
+	n := int64(len(recs))
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	for tp, a := range aggs {
-		p := m.part(tp)
-		p.records += a.n
-		p.bytes += a.bytes
-		p.recordRate.merge(acked, summary{n: a.n, sum: float64(a.n), lo: 1, hi: 1})
-		p.byteRate.merge(polled, summary{n: a.n, sum: float64(a.bytes), lo: 0, hi: 0})
-		p.age.merge(polled, a.age)
-		p.latency.merge(acked, a.latency)
-	}
+	p := m.part(remote)
+	p.records += n
+	p.bytes += bytes
+	p.recordRate.merge(acked, summary{n: n, sum: float64(n), lo: 1, hi: 1})
+	p.byteRate.merge(polled, summary{n: n, sum: float64(bytes)})
+	p.age.merge(polled, age)
+	p.latency.merge(acked, latency)
 }
 
 // lagged sets a partition's lag in records.
