@@ -51,7 +51,8 @@ resumes where it stopped (at least once: records copied after the last
 stored position are copied again).
 
 Several processes with the same file share each flow: its source
-partitions are split into tasks.max tasks, held through the consumer group
+partitions are split into tasks.max tasks (default 1: one process copies,
+the others stand by), held through the consumer group
 weir-mirror.A->B on B (the tasks are the partitions of mm2-tasks.A.internal
 there). A process that dies is replaced by the others after
 session.timeout.ms (10000; heartbeat.interval.ms 3000, Connect's worker

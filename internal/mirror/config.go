@@ -1,7 +1,10 @@
 // Package mirror is weir's MirrorMaker 2: it reads MM2's properties file,
 // copies topics between Kafka clusters (weir or Apache Kafka, through
-// franz-go clients only) with MM2's naming rules, and writes MM2's internal
-// records (offset syncs, heartbeats) byte for byte.
+// franz-go clients only) with MM2's naming rules, writes MM2's internal
+// records (offset syncs, checkpoints, heartbeats) byte for byte, syncs
+// group offsets, topic configs and ACLs, shares each flow's tasks among the
+// processes run with the same file, and copies at least once or exactly
+// once.
 package mirror
 
 import (

@@ -30,12 +30,16 @@ const pollTimeout = time.Second
 
 // maxBatch bounds the records of one batch: the records a killed process
 // copied but did not store the positions of are copied again.
-const maxBatch = 5000
+const maxBatch = 50000
 
 // txnTimeout is the transaction timeout of exactly-once mode: a process
 // that dies mid-transaction holds the last stable offset of what it wrote
 // at most this long, unless its task is taken over first.
 const txnTimeout = 20 * time.Second
+
+// pendingPoll bounds a poll while a batch is in flight, so that its
+// positions are stored soon when no more records come.
+const pendingPoll = 20 * time.Millisecond
 
 // batchGrace bounds the copy of a batch polled before the flow stopped.
 const batchGrace = 30 * time.Second
@@ -75,8 +79,12 @@ type flow struct {
 	// 25), and a position goes where Connect's producer puts its key.
 	positionsPartitions int
 
-	mu   sync.Mutex // guards rule, fed from produce callbacks
-	rule *syncRule
+	// rule decides the offset syncs; remoteNames are the remote topic
+	// names met; pending is the batch in flight, at least once (all of
+	// the copy loop, under own.mu).
+	rule        *syncRule
+	remoteNames map[string]string
+	pending     *inflight
 
 	// grp is the client in the flow's group on the target; own is what
 	// it holds. runCtx is the flow's context, ended by fail.
@@ -98,7 +106,7 @@ func newFlow(cfg *FlowConfig, clusters map[string]*ClusterConfig, log *slog.Logg
 		return kgo.NewClient(append(opts, extra...)...)
 	}
 	f := &flow{cfg: cfg, log: log.With("flow", cfg.Name()), next: map[topicPartition]int64{},
-		remote: map[string]int32{}, rule: newSyncRule(cfg.OffsetLagMax), own: ownership{tasks: map[int32]bool{}}, txn: map[int32]*kgo.Client{},
+		remote: map[string]int32{}, rule: newSyncRule(cfg.OffsetLagMax), own: ownership{tasks: map[int32]bool{}}, txn: map[int32]*kgo.Client{}, remoteNames: map[string]string{},
 		metrics: (&metrics{}).flow(cfg.Source, cfg.Target)}
 	var err error
 	srcOpts := []kgo.Opt{kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()),
@@ -204,6 +212,11 @@ func (f *flow) run(ctx context.Context) error {
 			cancel(err)
 		}
 	}
+	f.own.mu.Lock()
+	if err := f.finishWithin(ctx); err != nil {
+		cancel(err)
+	}
+	f.own.mu.Unlock()
 	if err := context.Cause(ctx); err != nil && !errors.Is(err, context.Canceled) {
 		return fmt.Errorf("flow %s: %w", f.cfg.Name(), err)
 	}
@@ -264,6 +277,10 @@ func (f *flow) ensureRemote(ctx context.Context, remote string, n int32, configs
 func (f *flow) refresh(ctx context.Context) error {
 	f.own.mu.Lock()
 	defer f.own.mu.Unlock()
+	// The batch in flight is stored first: the producer may be replaced.
+	if err := f.finishWithin(ctx); err != nil {
+		return err
+	}
 	if f.own.reassigned {
 		if f.cfg.ExactlyOnce {
 			// The transactions a former holder left open are aborted
@@ -349,10 +366,18 @@ func (f *flow) refresh(ctx context.Context) error {
 	return nil
 }
 
-// copyBatch copies one poll of the source, then stores the positions and
-// the offset syncs it produced.
+// copyBatch copies one poll of the source. At least once, a batch is sent
+// while the one before is still awaited (pipelined): a batch's positions
+// and offset syncs are stored once it is acknowledged, before the next
+// one's. In exactly-once mode each batch is committed before the next poll.
 func (f *flow) copyBatch(ctx context.Context) error {
-	pctx, cancel := context.WithTimeout(ctx, pollTimeout)
+	timeout := pollTimeout
+	f.own.mu.Lock()
+	if f.pending != nil {
+		timeout = pendingPoll
+	}
+	f.own.mu.Unlock()
+	pctx, cancel := context.WithTimeout(ctx, timeout)
 	fetches := f.src.PollRecords(pctx, maxBatch)
 	cancel()
 	if ctx.Err() != nil {
@@ -367,13 +392,8 @@ func (f *flow) copyBatch(ctx context.Context) error {
 	if ferr != nil {
 		return ferr
 	}
-	if fetches.NumRecords() == 0 {
-		f.own.mu.Lock()
-		f.noteLag(fetches)
-		f.own.mu.Unlock()
-		return nil
-	}
-	// Held until the batch is stored: a task is given up between batches.
+	// Held until the batch is sent (and, in exactly-once mode, committed):
+	// a task is given up between batches, once what was sent is stored.
 	f.own.mu.Lock()
 	defer f.own.mu.Unlock()
 	// A batch polled is copied and stored even when the flow is stopping,
@@ -381,35 +401,76 @@ func (f *flow) copyBatch(ctx context.Context) error {
 	ctx, cancelBatch := context.WithTimeout(context.WithoutCancel(ctx), batchGrace)
 	defer cancelBatch()
 	// The records of the partitions held, by task in exactly-once mode.
-	byTask := map[int32][]*kgo.Record{}
-	fetches.EachRecord(func(r *kgo.Record) {
-		if next, ok := f.next[topicPartition{r.Topic, r.Partition}]; !ok || r.Offset < next {
-			return // a partition given up, or fetched before it was
+	byTask := map[int32][]part{}
+	fetches.EachPartition(func(p kgo.FetchTopicPartition) {
+		tp := topicPartition{p.Topic, p.Partition}
+		next, ok := f.next[tp]
+		if !ok {
+			return // a partition given up
+		}
+		recs := p.Records
+		for len(recs) > 0 && recs[0].Offset < next {
+			recs = recs[1:] // fetched before it was given up and taken again
+		}
+		if len(recs) == 0 {
+			return
 		}
 		task := int32(0)
 		if f.cfg.ExactlyOnce {
-			task = f.cfg.TaskOf(r.Topic, r.Partition)
+			task = f.cfg.TaskOf(p.Topic, p.Partition)
 		}
-		byTask[task] = append(byTask[task], r)
+		byTask[task] = append(byTask[task], part{tp, f.remoteName(p.Topic), recs})
 	})
 	if len(byTask) == 0 {
+		f.noteLag(fetches)
+		return f.finish(ctx)
+	}
+	if !f.cfg.ExactlyOnce {
+		b := f.send(ctx, f.out, byTask[0])
+		b.fetches = fetches
+		if err := f.finish(ctx); err != nil {
+			return err
+		}
+		f.pending = b
 		return nil
 	}
 	last := map[topicPartition]int64{}
-	for task, recs := range byTask {
-		var err error
-		if f.cfg.ExactlyOnce {
-			err = f.copyTxn(ctx, task, recs, last)
-		} else {
-			err = f.copy(ctx, f.out, recs, last)
-			if err == nil {
-				err = f.storePositions(ctx, f.dst, last)
-			}
-		}
-		if err != nil {
+	for task, parts := range byTask {
+		if err := f.copyTxn(ctx, task, parts, last); err != nil {
 			return err
 		}
 	}
+	return f.advance(ctx, last, fetches)
+}
+
+// finish waits for the batch in flight (at least once), then stores its
+// positions and offset syncs. Call it with f.own.mu held.
+func (f *flow) finish(ctx context.Context) error {
+	b := f.pending
+	if b == nil {
+		return nil
+	}
+	f.pending = nil
+	last := map[topicPartition]int64{}
+	if err := b.wait(f, last); err != nil {
+		return err
+	}
+	if err := f.storePositions(ctx, f.dst, last); err != nil {
+		return err
+	}
+	return f.advance(ctx, last, b.fetches)
+}
+
+// finishWithin is finish, even when ctx has ended, within batchGrace.
+func (f *flow) finishWithin(ctx context.Context) error {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), batchGrace)
+	defer cancel()
+	return f.finish(ctx)
+}
+
+// advance moves the partitions copied past last, and writes the offset
+// syncs due.
+func (f *flow) advance(ctx context.Context, last map[topicPartition]int64, fetches kgo.Fetches) error {
 	for tp, o := range last {
 		f.next[tp] = o + 1
 	}
@@ -419,7 +480,7 @@ func (f *flow) copyBatch(ctx context.Context) error {
 
 // copyTxn copies the records of one task and stores their positions in one
 // transaction of the task's transactional producer.
-func (f *flow) copyTxn(ctx context.Context, task int32, recs []*kgo.Record, last map[topicPartition]int64) error {
+func (f *flow) copyTxn(ctx context.Context, task int32, parts []part, last map[topicPartition]int64) error {
 	cl, err := f.txnClient(task)
 	if err != nil {
 		return err
@@ -428,7 +489,7 @@ func (f *flow) copyTxn(ctx context.Context, task int32, recs []*kgo.Record, last
 		return fmt.Errorf("task %d: beginning a transaction: %w", task, err)
 	}
 	mine := map[topicPartition]int64{}
-	err = f.copy(ctx, cl, recs, mine)
+	err = f.copy(ctx, cl, parts, mine)
 	if err == nil {
 		err = f.storePositions(ctx, cl, mine)
 	}
@@ -473,45 +534,97 @@ func (f *flow) closeTxn(tasks []int32) {
 	}
 }
 
-// copy writes recs to their remote partitions with cl, waits for them, and
-// notes the last offset copied of each source partition in last.
-func (f *flow) copy(ctx context.Context, cl *kgo.Client, recs []*kgo.Record, last map[topicPartition]int64) error {
-	var (
-		wg      sync.WaitGroup
-		errOnce sync.Once
-		perr    error
-	)
-	for _, r := range recs {
-		remote := topicPartition{f.cfg.Policy.FormatRemoteTopic(f.cfg.Source, r.Topic), r.Partition}
-		f.metrics.polled(remote, r.Timestamp, len(r.Value))
-		out := &kgo.Record{
-			Topic:     remote.topic,
-			Partition: r.Partition,
-			Key:       r.Key,
-			Value:     r.Value,
-			Headers:   r.Headers,
-			Timestamp: r.Timestamp,
-		}
-		up := r.Offset
-		src := r.Topic
-		last[topicPartition{r.Topic, r.Partition}] = r.Offset
-		wg.Add(1)
-		cl.Produce(ctx, out, func(out *kgo.Record, err error) {
-			defer wg.Done()
-			if err != nil {
-				errOnce.Do(func() { perr = fmt.Errorf("producing to %s-%d: %w", out.Topic, out.Partition, err) })
-				return
-			}
-			f.metrics.copied(remote, out.Timestamp)
-			if f.cfg.EmitOffsetSyncs {
-				f.mu.Lock()
-				f.rule.record(src, out.Partition, up, out.Offset)
-				f.mu.Unlock()
-			}
-		})
+// part is the records of one source partition in a batch, in order.
+type part struct {
+	tp     topicPartition
+	remote string
+	recs   []*kgo.Record
+}
+
+// inflight is a batch sent to the target and not yet awaited.
+type inflight struct {
+	ctx     context.Context
+	cancel  context.CancelFunc
+	wg      sync.WaitGroup
+	errOnce sync.Once
+	perr    error
+	parts   []part
+	outs    []kgo.Record // the records sent, in the order of parts
+	polled  time.Time
+	// fetches is the poll it came from, for the lag.
+	fetches kgo.Fetches
+}
+
+// send starts writing the records of parts to their remote partitions with
+// cl, within batchGrace. Call it with f.own.mu held.
+func (f *flow) send(ctx context.Context, cl *kgo.Client, parts []part) *inflight {
+	n := 0
+	for _, p := range parts {
+		n += len(p.recs)
 	}
-	wg.Wait()
-	return perr
+	b := &inflight{parts: parts, outs: make([]kgo.Record, n), polled: time.Now()}
+	b.ctx, b.cancel = context.WithTimeout(context.WithoutCancel(ctx), batchGrace)
+	done := func(out *kgo.Record, err error) {
+		if err != nil {
+			b.errOnce.Do(func() { b.perr = fmt.Errorf("producing to %s-%d: %w", out.Topic, out.Partition, err) })
+		}
+		b.wg.Done()
+	}
+	b.wg.Add(n)
+	i := 0
+	for _, p := range parts {
+		for _, r := range p.recs {
+			o := &b.outs[i]
+			i++
+			*o = kgo.Record{Topic: p.remote, Partition: r.Partition, Key: r.Key, Value: r.Value,
+				Headers: r.Headers, Timestamp: r.Timestamp}
+			cl.Produce(b.ctx, o, done)
+		}
+	}
+	return b
+}
+
+// wait waits for the batch to be acknowledged, then notes its metrics and
+// offset syncs, and the last offset copied of each source partition in
+// last.
+func (b *inflight) wait(f *flow, last map[topicPartition]int64) error {
+	b.wg.Wait()
+	b.cancel()
+	if b.perr != nil {
+		return b.perr
+	}
+	acked := time.Now()
+	outs := b.outs
+	for _, p := range b.parts {
+		mine := outs[:len(p.recs)]
+		outs = outs[len(p.recs):]
+		f.metrics.batch(topicPartition{p.remote, p.tp.partition}, mine, b.polled, acked)
+		last[p.tp] = p.recs[len(p.recs)-1].Offset
+		if f.cfg.EmitOffsetSyncs {
+			st := f.rule.state(p.tp.topic, p.tp.partition)
+			for i, r := range p.recs {
+				f.rule.note(st, p.tp.topic, p.tp.partition, r.Offset, mine[i].Offset)
+			}
+		}
+	}
+	return nil
+}
+
+// copy writes the records of parts to their remote partitions with cl and
+// waits for them; see wait. Call it with f.own.mu held.
+func (f *flow) copy(ctx context.Context, cl *kgo.Client, parts []part, last map[topicPartition]int64) error {
+	return f.send(ctx, cl, parts).wait(f, last)
+}
+
+// remoteName is the remote topic of a source topic, remembered. Call it
+// with f.own.mu held.
+func (f *flow) remoteName(topic string) string {
+	r, ok := f.remoteNames[topic]
+	if !ok {
+		r = f.cfg.Policy.FormatRemoteTopic(f.cfg.Source, topic)
+		f.remoteNames[topic] = r
+	}
+	return r
 }
 
 // noteLag sets the lag of each partition fetched from its high watermark.
@@ -520,7 +633,7 @@ func (f *flow) noteLag(fetches kgo.Fetches) {
 	fetches.EachPartition(func(p kgo.FetchTopicPartition) {
 		next, ok := f.next[topicPartition{p.Topic, p.Partition}]
 		if ok && p.Err == nil && p.HighWatermark >= 0 {
-			f.metrics.lagged(topicPartition{f.cfg.Policy.FormatRemoteTopic(f.cfg.Source, p.Topic), p.Partition}, p.HighWatermark-next)
+			f.metrics.lagged(topicPartition{f.remoteName(p.Topic), p.Partition}, p.HighWatermark-next)
 		}
 	})
 }
@@ -531,10 +644,8 @@ func (f *flow) writeSyncs(ctx context.Context) error {
 	if !f.cfg.EmitOffsetSyncs {
 		return nil
 	}
-	f.mu.Lock()
 	f.rule.flush()
 	syncs := f.rule.take()
-	f.mu.Unlock()
 	if len(syncs) == 0 {
 		return nil
 	}

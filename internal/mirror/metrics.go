@@ -10,7 +10,7 @@ package mirror
 //	weir_mirror_source_connector_record_rate{...}                                  the same per second
 //	weir_mirror_source_connector_byte_count{...}, _byte_rate{...}                  value bytes copied, and per second
 //	weir_mirror_source_connector_record_age_ms_{min,max,avg}{...}                  age of a record when polled
-//	weir_mirror_source_connector_replication_latency_ms_{min,max,avg}{...}         age of a record when acknowledged
+//	weir_mirror_source_connector_replication_latency_ms_{min,max,avg}{...}         age of a record when its batch is acknowledged
 //	weir_mirror_source_connector_lag_records{...}                                  source high watermark minus the next offset to copy
 //	weir_mirror_checkpoint_connector_checkpoint_latency_ms_{min,max,avg}{source,target,group,topic,partition}
 //
@@ -24,6 +24,7 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/twmb/franz-go/pkg/kgo"
 )
 
 // window is one of Kafka's sampled windows.
@@ -40,15 +41,35 @@ type sample struct {
 type sampled struct{ s [2]sample }
 
 func (w *sampled) record(now time.Time, v float64) {
+	w.merge(now, summary{n: 1, sum: v, lo: v, hi: v})
+}
+
+// summary is count, sum, min and max of values recorded at once.
+type summary struct {
+	n      int64
+	sum    float64
+	lo, hi float64
+}
+
+func newSummary() summary { return summary{lo: math.Inf(1), hi: math.Inf(-1)} }
+
+func (s *summary) add(v float64) {
+	s.n++
+	s.sum += v
+	s.lo, s.hi = math.Min(s.lo, v), math.Max(s.hi, v)
+}
+
+// merge records the values of s at now.
+func (w *sampled) merge(now time.Time, s summary) {
 	cur := &w.s[1]
 	if cur.start.IsZero() || now.Sub(cur.start) >= window {
 		w.s[0] = *cur
 		*cur = sample{start: now, lowest: math.Inf(1), great: math.Inf(-1)}
 	}
-	cur.n++
-	cur.sum += v
-	cur.lowest = math.Min(cur.lowest, v)
-	cur.great = math.Max(cur.great, v)
+	cur.n += s.n
+	cur.sum += s.sum
+	cur.lowest = math.Min(cur.lowest, s.lo)
+	cur.great = math.Max(cur.great, s.hi)
 }
 
 // live are the samples not yet expired (younger than two windows).
@@ -128,26 +149,28 @@ func (m *flowMetrics) part(tp topicPartition) *partStats {
 	return p
 }
 
-// polled notes a record polled from the source: its age and value size.
-func (m *flowMetrics) polled(remote topicPartition, ts time.Time, valueBytes int) {
-	now := time.Now()
+// batch notes records copied to a remote partition, polled at polled and
+// all acknowledged at acked: their count, value bytes, ages when polled and
+// when acknowledged.
+func (m *flowMetrics) batch(remote topicPartition, recs []kgo.Record, polled, acked time.Time) {
+	var bytes int64
+	age, latency := newSummary(), newSummary()
+	for i := range recs {
+		r := &recs[i]
+		bytes += int64(len(r.Value))
+		age.add(float64(polled.Sub(r.Timestamp).Milliseconds()))
+		latency.add(float64(acked.Sub(r.Timestamp).Milliseconds()))
+	}
+	n := int64(len(recs))
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	p := m.part(remote)
-	p.age.record(now, float64(now.Sub(ts).Milliseconds()))
-	p.bytes += int64(valueBytes)
-	p.byteRate.record(now, float64(valueBytes))
-}
-
-// copied notes a record acknowledged by the target.
-func (m *flowMetrics) copied(remote topicPartition, ts time.Time) {
-	now := time.Now()
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	p := m.part(remote)
-	p.records++
-	p.recordRate.record(now, 1)
-	p.latency.record(now, float64(now.Sub(ts).Milliseconds()))
+	p.records += n
+	p.bytes += bytes
+	p.recordRate.merge(acked, summary{n: n, sum: float64(n), lo: 1, hi: 1})
+	p.byteRate.merge(polled, summary{n: n, sum: float64(bytes)})
+	p.age.merge(polled, age)
+	p.latency.merge(acked, latency)
 }
 
 // lagged sets a partition's lag in records.
@@ -214,7 +237,7 @@ var (
 	descByteRate    = prometheus.NewDesc(src+"byte_rate", "Value bytes polled per second (MM2 byte-rate).", partLabels, nil)
 	descLag         = prometheus.NewDesc(src+"lag_records", "Records of the source partition not copied yet: its high watermark minus the next offset to copy, at the last fetch.", partLabels, nil)
 	descAge         = statDescs(src+"record_age_ms", "Age of a record when polled from the source (MM2 record-age-ms)", partLabels)
-	descLatency     = statDescs(src+"replication_latency_ms", "Age of a record when acknowledged by the target (MM2 replication-latency-ms)", partLabels)
+	descLatency     = statDescs(src+"replication_latency_ms", "Age of a record when its batch is acknowledged by the target (MM2 replication-latency-ms)", partLabels)
 	descCheckpoint  = statDescs(cpt+"checkpoint_latency_ms", "Time from a checkpoint's translation to its acknowledgement (MM2 checkpoint-latency-ms)", cpLabels)
 )
 

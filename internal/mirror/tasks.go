@@ -103,6 +103,9 @@ func (f *flow) revoke(tasks []int32) {
 	}
 	o := &f.own
 	o.mu.Lock()
+	if err := f.finishWithin(f.runCtx); err != nil {
+		f.fail(err)
+	}
 	duties := false
 	for _, t := range tasks {
 		delete(o.tasks, t)
