@@ -5,12 +5,13 @@
 port_open() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
 
 # free_port: sets REPLY to a port nobody listens on (and not one handed out
-# already).
+# already), below Linux's ephemeral range (32768-60999) so that no client
+# connection takes it before the broker binds it.
 used_ports=" "
 free_port() {
 	local p
 	for _ in $(seq 200); do
-		p=$(( 20000 + RANDOM % 40000 ))
+		p=$(( 10000 + RANDOM % 22000 ))
 		if [[ $used_ports != *" $p "* ]] && ! port_open "$p"; then
 			used_ports+="$p "
 			REPLY=$p

@@ -44,9 +44,9 @@ usage: bench/vs-kafka.sh [options]
   --acks LIST         comma-separated acks of the throughput runs (default 1,all)
   --clients LIST      weir,kafka (default): the perf tools used
   --systems LIST      weir,kafka (default)
-  --rate-mb N         MB/s of the latency runs (default 50; 0 skips them)
+  --loads LIST        throughput,latency,rf3 (default all three)
+  --rate-mb N         MB/s of the latency runs (default 50)
   --latency-seconds N length of each latency run (default 15)
-  --no-rf3            skip the three-broker runs
   --kafka-heap SIZE   Kafka's -Xmx and -Xms (default 1G)
   --workdir DIR       keep logs, data and results here (default: a temp dir,
                       removed at the end unless --keep)
@@ -65,7 +65,7 @@ clients=weir,kafka
 systems=weir,kafka
 rate_mb=50
 latency_seconds=15
-rf3=1
+loads=throughput,latency,rf3
 kafka_heap=1G
 workdir=""
 keep=0
@@ -79,7 +79,7 @@ while [[ $# -gt 0 ]]; do
 	--systems) systems=$2; shift 2 ;;
 	--rate-mb) rate_mb=$2; shift 2 ;;
 	--latency-seconds) latency_seconds=$2; shift 2 ;;
-	--no-rf3) rf3=0; shift ;;
+	--loads) loads=$2; shift 2 ;;
 	--kafka-heap) kafka_heap=$2; shift 2 ;;
 	--workdir) workdir=$2; shift 2 ;;
 	--keep) keep=1; shift ;;
@@ -108,6 +108,12 @@ IFS=, read -r -a system_list <<<"$systems"
 for s in "${system_list[@]}" "${client_list[@]}"; do
 	[[ $s == weir || $s == kafka ]] || die "unknown system or client $s (want weir and/or kafka)"
 done
+IFS=, read -r -a load_list <<<"$loads"
+for s in "${load_list[@]}"; do
+	[[ $s == throughput || $s == latency || $s == rf3 ]] || die "unknown load $s (want throughput, latency, rf3)"
+done
+wants() { [[ ",$loads," == *",$1,"* ]]; }
+(( rate_mb > 0 )) || die "--rate-mb must be positive"
 
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 if [[ -z $workdir ]]; then
@@ -331,10 +337,13 @@ consume() {
 		"$bin/weir" perf consume --bootstrap-server "$bootstrap" --topic "$topic" --messages "$records" \
 			--hide-header >"$log" 2>&1 || { tail -n 20 "$log" >&2; die "consume failed ($log)"; }
 	else
+		# --timeout: the first group join on a fresh Kafka creates
+		# __consumer_offsets, which took over the default 10 s here.
 		"$java" "${tool_jvm[@]}" -cp "$kafka_cp" org.apache.kafka.tools.ConsumerPerformance --topic "$topic" \
-			--messages "$records" --bootstrap-server "$bootstrap" --hide-header >"$log" 2>&1 ||
+			--num-records "$records" --bootstrap-server "$bootstrap" --timeout 120000 --hide-header >"$log" 2>&1 ||
 			{ tail -n 20 "$log" >&2; die "consume failed ($log)"; }
 	fi
+	if grep -q '^WARNING' "$log"; then cat "$log" >&2; die "consume read fewer than $records records ($log)"; fi
 	mbs=$(awk -F', *' 'NF >= 10 && $1 ~ /^[0-9]/ { v = $9 } END { print v }' "$log")
 	[[ -n $mbs ]] || die "no result row in $log"
 }
@@ -397,17 +406,15 @@ run_rates() {
 			phase "produce 1024B x3p RF3 acks=all" "$system" "$client" "$gb" \
 				produce "$client" "$topic" 1024 "$records" all -1 "$workdir/logs/$tag-$system-$client-full.log"
 		fi
-		if (( rate_mb > 0 )); then
-			topic=rate-$client
-			if (( n > 1 )); then create_topic "$topic" 3 "$n" min.insync.replicas=2; else create_topic "$topic" 3 1; fi
-			rate=$(( rate_mb * 1024 ))
-			records=$(( rate * latency_seconds ))
-			gb=$(awk -v r="$records" 'BEGIN { print r * 1024 / 1073741824 }')
-			label="latency 1024B x3p @${rate_mb}MB/s"
-			(( n > 1 )) && label="$label RF3"
-			phase "$label" "$system" "$client" "$gb" \
-				produce "$client" "$topic" 1024 "$records" all "$rate" "$workdir/logs/$tag-$system-$client-rate.log"
-		fi
+		topic=rate-$client
+		if (( n > 1 )); then create_topic "$topic" 3 "$n" min.insync.replicas=2; else create_topic "$topic" 3 1; fi
+		rate=$(( rate_mb * 1024 ))
+		records=$(( rate * latency_seconds ))
+		gb=$(awk -v r="$records" 'BEGIN { print r * 1024 / 1073741824 }')
+		label="latency 1024B x3p @${rate_mb}MB/s"
+		(( n > 1 )) && label="$label RF3"
+		phase "$label" "$system" "$client" "$gb" \
+			produce "$client" "$topic" 1024 "$records" all "$rate" "$workdir/logs/$tag-$system-$client-rate.log"
 	done
 	stop_brokers "$tag" "$system"
 }
@@ -419,6 +426,7 @@ turn=0
 order() {
 	if (( turn++ % 2 == 0 )); then printf '%s\n' "${system_list[@]}"; else printf '%s\n' "${system_list[@]}" | tac; fi
 }
+wants throughput || scenario_list=()
 for sc in "${scenario_list[@]}"; do
 	size=${sc%x*}
 	parts=${sc#*x}
@@ -428,11 +436,11 @@ for sc in "${scenario_list[@]}"; do
 		for system in $(order); do run_throughput "$system" "$size" "$parts" "$acks"; done
 	done
 done
-if (( rate_mb > 0 )); then
+if wants latency; then
 	echo "vs-kafka: latency at $rate_mb MB/s, one broker"
 	for system in $(order); do run_rates "$system" 1; done
 fi
-if (( rf3 )); then
+if wants rf3; then
 	echo "vs-kafka: three brokers, RF 3, min.insync.replicas=2, acks=all"
 	for system in $(order); do run_rates "$system" 3; done
 fi

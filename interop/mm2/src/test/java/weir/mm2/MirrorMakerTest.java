@@ -59,8 +59,9 @@ import org.junit.jupiter.api.TestMethodOrder;
  * MirrorMaker 2 (4.3.1, the dedicated driver run in this JVM) replicating
  * A->B between two single-node weir clusters, then weir's own mirror
  * (`weir mirror`) taking over the same flow from MM2's internal topics
- * with the same properties file, and MM2's client reading what weir's
- * mirror wrote. The steps build on each other and run in order.
+ * with the same properties file, MM2's client reading what weir's mirror
+ * wrote, and MM2 taking the flow back. The steps build on each other and
+ * run in order.
  */
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 @TestMethodOrder(MethodOrderer.OrderAnnotation.class)
@@ -69,8 +70,11 @@ class MirrorMakerTest {
     static final String TOPIC = "orders";
     static final String REMOTE = "A.orders";
     static final int PARTITIONS = 3;
-    /** Records per partition written before MM2 starts, and after it stops. */
-    static final int FIRST = 40, SECOND = 25;
+    /**
+     * Records per partition written before MM2 starts, after it stops (for
+     * weir's mirror), and after weir's mirror stops (for MM2 again).
+     */
+    static final int FIRST = 40, SECOND = 25, THIRD = 15;
     /** Groups on A: one committed at the end of each partition, one midway. */
     static final String GROUP_END = "app-end", GROUP_MID = "app-mid";
     static final int MID = 17;
@@ -216,6 +220,33 @@ class MirrorMakerTest {
                 .anyMatch(h -> h.timestamp() >= started && h.sourceClusterAlias().equals("A")
                         && h.targetClusterAlias().equals("B")));
         stopWeirMirror();
+    }
+
+    /**
+     * MM2, started again after weir's mirror stopped, resumes from the
+     * positions weir's mirror left in Connect's offset store: the records
+     * written since are copied once, none before them again, and MM2
+     * translates the group from the offset syncs of both.
+     */
+    @Test
+    @Order(3)
+    void mirrorMakerResumesFromWeirMirror() throws Exception {
+        int total = FIRST + SECOND + THIRD;
+        produce(FIRST + SECOND, THIRD);
+        commit(GROUP_END, p -> (long) total);
+        MirrorMaker mm = new MirrorMaker(Utils.propsToStringMap(Utils.loadProps(config.toString())));
+        mm.start();
+        try {
+            awaitCopied(total);
+            assertReplicated(total);
+            Map<TopicPartition, OffsetAndMetadata> end = awaitTranslation(GROUP_END, total);
+            assertEquals(PARTITIONS, end.size(), "translated partitions " + end);
+        } finally {
+            mm.stop();
+            mm.awaitStop();
+        }
+        assertSyncs(total);
+        assertPositions(total);
     }
 
     // --- the steps' helpers
