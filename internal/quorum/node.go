@@ -455,10 +455,12 @@ func (n *Node) maybeSnapshot() error {
 	_, cs, _ := n.rl.mem.InitialState()
 	start := time.Now()
 	s := &snapshot{Index: n.applied, Term: term, EndOffset: n.rl.endOffset(n.applied), Records: n.cfg.State()}
-	for _, v := range cs.GetVoters() {
-		s.Voters = append(s.Voters, nodeID(v))
+	if ents, err := n.rl.mem.Entries(n.applied, n.applied+1, math.MaxUint64); err == nil && len(ents) == 1 {
+		if b, _, err := record.Next(ents[0].GetData()); err == nil {
+			s.LastTimestamp = b.MaxTimestamp()
+		}
 	}
-	if err := n.rl.compact(s, cs); err != nil {
+	if err := n.rl.compact(s, cs, n.cfg.Now().UnixMilli()); err != nil {
 		return err
 	}
 	n.sinceSnap, n.lastSnap = 0, n.cfg.Now()
