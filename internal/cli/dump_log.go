@@ -26,6 +26,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"weir/internal/log"
+	"weir/internal/quorum"
 	"weir/internal/record"
 )
 
@@ -54,7 +55,8 @@ is named by its suffix:
                 leader epoch, transactional and control flags, position in the
                 file, timestamp, size, codec, CRC and whether it matches)
   .checkpoint   a metadata snapshot (__cluster_metadata): as a segment, after
-                "Snapshot end offset: N, epoch: E"
+                "Snapshot end offset: N, epoch: E" ("KRaft bootstrap snapshot"
+                for bootstrap.checkpoint)
   .index        the offset index: "offset: O position: P" per entry; an entry
                 that does not point at a batch ending at O is reported on
                 stderr ("Mismatches in :FILE")
@@ -86,9 +88,7 @@ as JSON, in the form of Kafka's generated JSON converters (and implies
                               record as {"type":"TOPIC_RECORD","version":0,
                               "data":{...}}
 
-weir's snapshot header record differs from Kafka's SnapshotHeaderRecord (it
-carries the Raft index, term, end offset and voters) and is printed with its
-own fields. Kafka's --key-decoder-class and --value-decoder-class load Java
+Kafka's --key-decoder-class and --value-decoder-class load Java
 classes and are not supported; nor are --index-sanity-check,
 --max-message-size and --remote-log-metadata-decoder.`,
 		Example: `  # the batches of a segment
@@ -178,6 +178,11 @@ func dumpLog(stdout, stderr io.Writer, f dumpLogFlags) error {
 		name := filepath.Base(path)
 		fn, ok := log.ParseFilename(name)
 		switch {
+		case name == quorum.BootstrapFile:
+			fmt.Fprintln(out, "KRaft bootstrap snapshot")
+			snap := opts
+			snap.snapshot = true
+			err = dumpBatches(out, path, snap, &errs)
 		case !ok || fn.State != log.Live:
 			out.Flush()
 			fmt.Fprintf(stderr, "Ignoring unknown file %s\n", path)

@@ -174,19 +174,17 @@ func metadataJSON(v reflect.Value, version int16) any {
 	return v.Interface()
 }
 
-// dumpSnapshotHeader is weir's snapshot header record as JSON.
+// dumpSnapshotHeader is a SnapshotHeaderRecord as Kafka's JSON converter
+// writes it (weir's tagged field is not one of its fields).
 func dumpSnapshotHeader(v []byte) (string, error) {
-	h, err := quorum.DecodeSnapshotHeader(v)
+	h, err := quorum.DecodeSnapshotHeader(v, -1)
 	if err != nil {
 		return "", err
 	}
 	return jsonText(struct {
-		Version   int     `json:"version"`
-		RaftIndex uint64  `json:"raftIndex"`
-		RaftTerm  uint64  `json:"raftTerm"`
-		EndOffset int64   `json:"endOffset"`
-		Voters    []int32 `json:"voters"`
-	}{0, h.RaftIndex, h.RaftTerm, h.EndOffset, h.Voters}), nil
+		Version                   int   `json:"version"`
+		LastContainedLogTimestamp int64 `json:"lastContainedLogTimestamp"`
+	}{0, h.LastContainedLogTimestamp}), nil
 }
 
 // segmentLog opens the segment file beside an index file.

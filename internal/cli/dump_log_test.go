@@ -140,12 +140,19 @@ func writeDumpFiles(t *testing.T, dir string) {
 	if err := l.Close(); err != nil {
 		t.Fatal(err)
 	}
-	snap, err := quorum.EncodeSnapshot(quorum.SnapshotHeader{RaftIndex: 3, RaftTerm: 2, EndOffset: 4, Voters: []int32{1, 2, 3}}, metaRecs[:2])
+	snap, err := quorum.EncodeSnapshot(quorum.SnapshotHeader{RaftIndex: 3, RaftTerm: 2, EndOffset: 4, LastContainedLogTimestamp: 1700000000123}, metaRecs[:2], 1700000000456)
 	if err != nil {
 		t.Fatal(err)
 	}
 	name := log.Filename{Type: log.FileMetadataSnapshot, Offset: 4, Epoch: 2}.String()
 	if err := os.WriteFile(filepath.Join(dir, metadata.LogTopic+"-0", name), snap, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	boot, err := quorum.EncodeSnapshot(quorum.SnapshotHeader{}, metaRecs[:1], 1700000000456)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, quorum.BootstrapFile), boot, 0o644); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -168,6 +175,7 @@ func TestDumpLogGolden(t *testing.T) {
 	tr.run(t, "dump-log", "--transaction-log-decoder", "--files", seg("__transaction_state-0", 0, log.FileLog))
 	tr.run(t, "dump-log", "--cluster-metadata-decoder", "--files", seg(metadata.LogTopic+"-0", 0, log.FileLog))
 	tr.run(t, "dump-log", "--cluster-metadata-decoder", "--files", filepath.Join(dir, metadata.LogTopic+"-0", "00000000000000000004-0000000002.checkpoint"))
+	tr.run(t, "dump-log", "--cluster-metadata-decoder", "--files", filepath.Join(dir, quorum.BootstrapFile))
 
 	// Damage: an index entry that points at the wrong batch, and a torn
 	// tail on the segment.

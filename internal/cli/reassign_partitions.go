@@ -59,6 +59,10 @@ against weir or Kafka alike.
       the replication of the moving replicas (leader/follower
       .replication.throttled.rate on the brokers that take part, the topics'
       throttled replicas lists); run --verify until done to remove it.
+      As in Kafka, the limit holds on average over the quota's window
+      (replication.quota.window.num x .size.seconds, 11 s): a move first
+      runs at full speed for about 10 s x B bytes, then by turns at full
+      speed and not at all.
       --wait (weir only: Kafka's tool returns at once) then waits until the
       moves are done, showing the bytes each moving replica has caught up
       with its partition's largest replica: progress bars redrawn every

@@ -20,6 +20,17 @@ type Committed struct {
 // per record value with a null key, as Kafka stores them in
 // __cluster_metadata.
 func EncodeBatch(recs []metadata.Record, now int64) (record.Batch, error) {
+	rs, err := metadataRecords(recs)
+	if err != nil {
+		return nil, err
+	}
+	h := record.NewBatchHeader()
+	h.BaseTimestamp, h.MaxTimestamp = now, now
+	return record.Build(h, rs, 0)
+}
+
+// metadataRecords are the records of a batch holding recs.
+func metadataRecords(recs []metadata.Record) ([]record.Record, error) {
 	rs := make([]record.Record, len(recs))
 	for i, r := range recs {
 		v, err := metadata.AppendRecord(nil, r)
@@ -28,9 +39,7 @@ func EncodeBatch(recs []metadata.Record, now int64) (record.Batch, error) {
 		}
 		rs[i] = record.Record{OffsetDelta: int32(i), Value: v}
 	}
-	h := record.NewBatchHeader()
-	h.BaseTimestamp, h.MaxTimestamp = now, now
-	return record.Build(h, rs, 0)
+	return rs, nil
 }
 
 // DecodeBatch returns the metadata records of a batch written by

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io/fs"
 	"path/filepath"
+	"time"
 
 	"weir/internal/metadata"
 	"weir/internal/vfs"
@@ -19,7 +20,7 @@ const BootstrapFile = "bootstrap.checkpoint"
 
 // WriteBootstrap stores recs as dir's bootstrap file.
 func WriteBootstrap(fsys vfs.FS, dir string, recs []metadata.Record) error {
-	data, err := (&snapshot{Records: recs}).encode()
+	data, err := (&snapshot{Records: recs}).encode(time.Now().UnixMilli())
 	if err != nil {
 		return err
 	}

@@ -11,7 +11,9 @@
 // metadata.log.dir (package log), so it has Kafka's layout: one Raft entry
 // is one record batch, with the Raft term as the partition leader epoch and
 // offsets assigned in order. A proposal is a batch of metadata records (one
-// record each, as Kafka writes them); the empty entry a new leader appends
+// record each and no producer, as Kafka writes them; the leader knows its
+// proposals' entries by their bytes and then their Raft indexes); the
+// empty entry a new leader appends
 // is a control batch with a LeaderChange record. Raft indexes and Kafka
 // offsets differ (a batch holds many records), so the node keeps, for the
 // entries since the last snapshot, the offset of each entry's batch.

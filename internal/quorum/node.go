@@ -1,9 +1,8 @@
 package quorum
 
 import (
+	"bytes"
 	"context"
-	"crypto/rand"
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -81,7 +80,11 @@ type Node struct {
 	done   chan struct{}
 
 	// Owned by the loop goroutine.
-	pending      map[int64]*proposal
+	// A proposal is unindexed from its Propose until the Ready that
+	// holds its entry, then pending under the entry's Raft index until
+	// that entry is applied.
+	unindexed    []*proposal
+	pending      map[uint64]*proposal
 	applied      uint64
 	termStart    uint64 // index of the first entry of the leader's term
 	sinceSnap    int64  // bytes applied since the last snapshot
@@ -98,7 +101,6 @@ type Node struct {
 }
 
 type proposal struct {
-	id   int64
 	data []byte
 	done chan proposalResult
 }
@@ -156,7 +158,7 @@ func Open(cfg Config) (*Node, error) {
 		return nil, err
 	}
 	n := &Node{cfg: cfg, lg: cfg.Logger, rl: rl, recv: make(chan *pb.Message, 1024), props: make(chan *proposal, 64), resign: make(chan chan bool),
-		done: make(chan struct{}), pending: map[int64]*proposal{}, lastHeard: map[uint64]time.Time{},
+		done: make(chan struct{}), pending: map[uint64]*proposal{}, lastHeard: map[uint64]time.Time{},
 		lastCaughtUp: map[uint64]time.Time{}, lastSnap: cfg.Now()}
 	n.status.Leader = -1
 	n.changed = make(chan struct{})
@@ -325,7 +327,21 @@ func (n *Node) propose(p *proposal) {
 		p.done <- proposalResult{err: fmt.Errorf("%w: %v", ErrNotLeader, err)}
 		return
 	}
-	n.pending[p.id] = p
+	n.unindexed = append(n.unindexed, p)
+}
+
+// indexProposals files this leader's proposals whose entries ents (a
+// Ready's new entries) hold under their Raft indexes.
+func (n *Node) indexProposals(ents []*pb.Entry) {
+	for _, e := range ents {
+		for i, p := range n.unindexed {
+			if bytes.Equal(p.data, e.GetData()) {
+				n.pending[e.GetIndex()] = p
+				n.unindexed = append(n.unindexed[:i], n.unindexed[i+1:]...)
+				break
+			}
+		}
+	}
 }
 
 func (n *Node) handleReady() error {
@@ -344,6 +360,7 @@ func (n *Node) handleReady() error {
 			}
 			n.applied, n.sinceSnap, n.lastSnap = s.Index, 0, n.cfg.Now()
 		}
+		n.indexProposals(rd.Entries)
 		if err := n.rl.append(rd.Entries, n.leaderNode()); err != nil {
 			return err
 		}
@@ -426,9 +443,13 @@ func (n *Node) apply(ents []*pb.Entry) error {
 			return err
 		}
 		n.sinceSnap += int64(len(e.GetData()))
-		if p := n.pending[b.ProducerID()]; p != nil {
-			delete(n.pending, p.id)
-			p.done <- proposalResult{lastOffset: c.LastOffset}
+		if p := n.pending[e.GetIndex()]; p != nil {
+			delete(n.pending, e.GetIndex())
+			if bytes.Equal(p.data, e.GetData()) {
+				p.done <- proposalResult{lastOffset: c.LastOffset}
+			} else { // another leader's entry replaced it
+				p.done <- proposalResult{err: ErrNotLeader}
+			}
 		}
 	}
 	return nil
@@ -439,6 +460,10 @@ func (n *Node) failPending(err error) {
 		p.done <- proposalResult{err: err}
 		delete(n.pending, id)
 	}
+	for _, p := range n.unindexed {
+		p.done <- proposalResult{err: err}
+	}
+	n.unindexed = nil
 }
 
 // maybeSnapshot writes a snapshot when enough was applied since the last.
@@ -455,10 +480,12 @@ func (n *Node) maybeSnapshot() error {
 	_, cs, _ := n.rl.mem.InitialState()
 	start := time.Now()
 	s := &snapshot{Index: n.applied, Term: term, EndOffset: n.rl.endOffset(n.applied), Records: n.cfg.State()}
-	for _, v := range cs.GetVoters() {
-		s.Voters = append(s.Voters, nodeID(v))
+	if ents, err := n.rl.mem.Entries(n.applied, n.applied+1, math.MaxUint64); err == nil && len(ents) == 1 {
+		if b, _, err := record.Next(ents[0].GetData()); err == nil {
+			s.LastTimestamp = b.MaxTimestamp()
+		}
 	}
-	if err := n.rl.compact(s, cs); err != nil {
+	if err := n.rl.compact(s, cs, n.cfg.Now().UnixMilli()); err != nil {
 		return err
 	}
 	n.sinceSnap, n.lastSnap = 0, n.cfg.Now()
@@ -574,16 +601,11 @@ func (n *Node) Append(recs []metadata.Record) (int64, error) {
 	if len(recs) == 0 {
 		return n.EndOffset() - 1, nil
 	}
-	var idb [8]byte
-	rand.Read(idb[:])
-	id := int64(binary.BigEndian.Uint64(idb[:]) >> 1)
 	b, err := EncodeBatch(recs, n.cfg.Now().UnixMilli())
 	if err != nil {
 		return 0, err
 	}
-	binary.BigEndian.PutUint64(b[43:], uint64(id)) // producerId: the proposal's id
-	b.UpdateCRC()
-	p := &proposal{id: id, data: b, done: make(chan proposalResult, 1)}
+	p := &proposal{data: b, done: make(chan proposalResult, 1)}
 	select {
 	case n.props <- p:
 	case <-n.done:

@@ -13,6 +13,7 @@ import (
 	pb "go.etcd.io/raft/v3/raftpb"
 
 	"weir/internal/metadata"
+	"weir/internal/record"
 	"weir/internal/testwait"
 	"weir/internal/vfs/vfstest"
 )
@@ -317,5 +318,56 @@ func TestNodeClock(t *testing.T) {
 	}
 	if len(s.Observers) != 1 || !s.Observers[0].LastFetch.Equal(at) || !s.Observers[0].LastCaughtUp.Equal(at) {
 		t.Errorf("observers %+v, want their times at %v", s.Observers, at)
+	}
+}
+
+// The metadata log's batches carry no producer (id -1, as Kafka's), and
+// identical proposals are told apart by their Raft indexes.
+func TestProposalsCompleteByIndex(t *testing.T) {
+	c := newCluster(t, 1, 0)
+	c.createTopic("a")
+	node := c.ms[0].node
+	same := []metadata.Record{&metadata.NoOpRecord{}}
+	offs := make(chan int64, 4)
+	var wg sync.WaitGroup
+	for i := 0; i < 4; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			off, err := node.Append(same)
+			if err != nil {
+				t.Error(err)
+			}
+			offs <- off
+		}()
+	}
+	wg.Wait()
+	close(offs)
+	seen := map[int64]bool{}
+	for off := range offs {
+		if seen[off] {
+			t.Fatalf("two proposals completed at offset %d", off)
+		}
+		seen[off] = true
+	}
+	end := node.EndOffset()
+	data, err := node.rl.log.ReadBytes(0, 1<<20, end)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for len(data) > 0 {
+		b, rest, err := record.Next(data)
+		if err != nil {
+			break
+		}
+		if b.ProducerID() != -1 || b.ProducerEpoch() != -1 || b.BaseSequence() != -1 {
+			t.Fatalf("batch at %d: producer id %d epoch %d sequence %d, want -1", b.BaseOffset(), b.ProducerID(), b.ProducerEpoch(), b.BaseSequence())
+		}
+		data = rest
+		n++
+	}
+	if n < 6 {
+		t.Fatalf("read %d batches below %d, want at least 6", n, end)
 	}
 }

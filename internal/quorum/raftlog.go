@@ -66,13 +66,13 @@ func openRaftLog(fsys vfs.FS, metadataDir string, voters []int32, segmentBytes i
 	if snap != nil {
 		lg.Info("read metadata snapshot", "end_offset", snap.EndOffset, "records", len(snap.Records), "bytes", len(data), "took", time.Since(start))
 	} else {
-		snap = &snapshot{Index: 1, Term: 1, EndOffset: 0, Voters: voters}
-		if data, err = snap.encode(); err != nil {
+		snap = &snapshot{Index: 1, Term: 1, EndOffset: 0}
+		if data, err = snap.encode(0); err != nil {
 			return nil, err
 		}
 	}
 	rl.snap = snap
-	if err := rl.mem.ApplySnapshot(raftSnapshot(snap, data)); err != nil {
+	if err := rl.mem.ApplySnapshot(raftSnapshot(snap, data, voters)); err != nil {
 		return nil, err
 	}
 	if rl.hard, err = readHardState(fsys, dir); err != nil {
@@ -91,9 +91,11 @@ func openRaftLog(fsys vfs.FS, metadataDir string, voters []int32, segmentBytes i
 	return rl, nil
 }
 
-func raftSnapshot(s *snapshot, data []byte) *pb.Snapshot {
+// raftSnapshot is s as Raft's snapshot, with voters (node ids) as its
+// configuration.
+func raftSnapshot(s *snapshot, data []byte, voters []int32) *pb.Snapshot {
 	cs := &pb.ConfState{}
-	for _, v := range s.Voters {
+	for _, v := range voters {
 		cs.Voters = append(cs.Voters, raftID(v))
 	}
 	return &pb.Snapshot{Data: data, Metadata: &pb.SnapshotMetadata{ConfState: cs, Index: proto.Uint64(s.Index), Term: proto.Uint64(s.Term)}}
@@ -161,7 +163,7 @@ func entryBatch(e *pb.Entry, leader int32) (record.Batch, error) {
 	if len(e.GetData()) == 0 {
 		msg := kmsg.NewLeaderChangeMessage()
 		msg.LeaderID = leader
-		return controlBatch(controlLeaderChange, msg.AppendTo(nil))
+		return controlBatch(record.NewBatchHeader(), controlLeaderChange, msg.AppendTo(nil))
 	}
 	b, rest, err := record.Next(e.GetData())
 	if err != nil || len(rest) != 0 {
@@ -260,9 +262,10 @@ func (rl *raftLog) applySnapshot(ps *pb.Snapshot) (*snapshot, error) {
 }
 
 // compact writes a snapshot of the state as of entry index (already
-// applied) and deletes the log and snapshots before it.
-func (rl *raftLog) compact(s *snapshot, cs *pb.ConfState) error {
-	data, err := s.encode()
+// applied), its batches stamped now (ms), and deletes the log and
+// snapshots before it.
+func (rl *raftLog) compact(s *snapshot, cs *pb.ConfState, now int64) error {
+	data, err := s.encode(now)
 	if err != nil {
 		return err
 	}

@@ -18,13 +18,34 @@ import (
 
 // A snapshot file, %020d-%010d.checkpoint (the offset after the last
 // entry it covers, and that entry's epoch), is a sequence of record
-// batches, as Kafka's are:
+// batches in Kafka's layout (its RecordsSnapshotWriter's): offsets count
+// from 0 across the file, every batch has the snapshot's epoch as its
+// partition leader epoch, no producer (id -1, epoch -1, sequence -1) and
+// the write time as its timestamps.
 //
-//	control batch  SnapshotHeader (control type 3); value:
-//	               version int16 = 0 | raftIndex int64 | raftTerm int64 |
-//	               endOffset int64 | voter count int32 | node.id int32 ...
-//	batches        the metadata image as records, one record each
-//	control batch  SnapshotFooter (control type 4); value: version int16 = 0
+//	control batch  one control record, key version 0 | type 3 (int16s),
+//	               value SnapshotHeaderRecord v0 (flexible):
+//	               version int16 = 0 | lastContainedLogTimestamp int64 |
+//	               tagged fields
+//	batches        the metadata image, one metadata record per record
+//	control batch  one control record, key version 0 | type 4,
+//	               value SnapshotFooterRecord v0: version int16 = 0 |
+//	               tagged fields (none)
+//
+// weir adds to the header one tagged field of its own, tag 10000 (in the
+// range weir reserves for its extensions, as for its metadata record
+// types; Kafka's readers keep unknown tagged fields and ignore them):
+// raftIndex int64 | endOffset int64, the Raft index of the last entry the
+// snapshot covers and the log offset after it, which a Raft snapshot must
+// carry and Kafka's snapshot id (end offset and epoch) only partly does.
+// The field is left out when both are 0 (the bootstrap file). The voters
+// are not stored: weir's quorum is static, controller.quorum.voters (as
+// Kafka's kraft.version 0, whose snapshots carry no VotersRecord).
+//
+// Snapshots of weir before this layout (a header value of version int16
+// | raftIndex int64 | raftTerm int64 | endOffset int64 | voter count
+// int32 | node ids, a footer value of version int16 alone) are still
+// read.
 //
 // The same bytes are the Data of the Raft snapshot a leader sends a
 // follower that has fallen behind the log.
@@ -33,6 +54,8 @@ const (
 	controlSnapshotHeader = 3
 	controlSnapshotFooter = 4
 	recordsPerBatch       = 1000
+	// weirHeaderTag is the tag of weir's field in SnapshotHeaderRecord.
+	weirHeaderTag = 10000
 )
 
 // snapshot is the decoded form of a snapshot file.
@@ -40,49 +63,72 @@ type snapshot struct {
 	Index     uint64
 	Term      uint64
 	EndOffset int64 // the log offset after the last entry the snapshot covers
-	Voters    []int32
-	Records   []metadata.Record
+	// LastTimestamp is the append time of the last batch covered
+	// (SnapshotHeaderRecord's lastContainedLogTimestamp).
+	LastTimestamp int64
+	Records       []metadata.Record
 }
 
 func snapshotName(endOffset int64, epoch uint64) string {
 	return log.Filename{Type: log.FileMetadataSnapshot, Offset: endOffset, Epoch: int32(epoch)}.String()
 }
 
-func controlBatch(typ int16, value []byte) (record.Batch, error) {
+func (s *snapshot) encode(now int64) ([]byte, error) {
+	return EncodeSnapshot(SnapshotHeader{s.Index, s.Term, s.EndOffset, s.LastTimestamp}, s.Records, now)
+}
+
+// SnapshotHeader is what a snapshot file's header batch says of it.
+type SnapshotHeader struct {
+	RaftIndex uint64 // weir's tagged field
+	RaftTerm  uint64 // the batches' partition leader epoch
+	EndOffset int64  // weir's tagged field
+	// LastContainedLogTimestamp is SnapshotHeaderRecord's field.
+	LastContainedLogTimestamp int64
+}
+
+// controlBatch is a control batch with header h holding one control
+// record of type typ.
+func controlBatch(h record.BatchHeader, typ int16, value []byte) (record.Batch, error) {
 	key := (&kmsg.ControlRecordKey{Version: 0, Type: kmsg.ControlRecordKeyType(typ)}).AppendTo(nil)
-	h := record.NewBatchHeader()
 	h.Attributes = record.ControlAttributes
 	return record.Build(h, []record.Record{{Key: key, Value: value}}, 0)
 }
 
-func (s *snapshot) encode() ([]byte, error) {
-	return EncodeSnapshot(SnapshotHeader{s.Index, s.Term, s.EndOffset, s.Voters}, s.Records)
-}
-
 // EncodeSnapshot returns the bytes of a snapshot file: header h, then recs
-// in batches, then the footer.
-func EncodeSnapshot(h SnapshotHeader, recs []metadata.Record) ([]byte, error) {
+// in batches, then the footer; now (ms) is the batches' timestamp.
+func EncodeSnapshot(h SnapshotHeader, recs []metadata.Record, now int64) ([]byte, error) {
+	bh := record.NewBatchHeader()
+	bh.LeaderEpoch, bh.BaseTimestamp, bh.MaxTimestamp = int32(h.RaftTerm), now, now
 	hdr := binary.BigEndian.AppendUint16(nil, 0)
-	hdr = binary.BigEndian.AppendUint64(hdr, h.RaftIndex)
-	hdr = binary.BigEndian.AppendUint64(hdr, h.RaftTerm)
-	hdr = binary.BigEndian.AppendUint64(hdr, uint64(h.EndOffset))
-	hdr = binary.BigEndian.AppendUint32(hdr, uint32(len(h.Voters)))
-	for _, v := range h.Voters {
-		hdr = binary.BigEndian.AppendUint32(hdr, uint32(v))
+	hdr = binary.BigEndian.AppendUint64(hdr, uint64(h.LastContainedLogTimestamp))
+	if h.RaftIndex == 0 && h.EndOffset == 0 {
+		hdr = binary.AppendUvarint(hdr, 0)
+	} else {
+		hdr = binary.AppendUvarint(hdr, 1)
+		hdr = binary.AppendUvarint(hdr, weirHeaderTag)
+		hdr = binary.AppendUvarint(hdr, 16)
+		hdr = binary.BigEndian.AppendUint64(hdr, h.RaftIndex)
+		hdr = binary.BigEndian.AppendUint64(hdr, uint64(h.EndOffset))
 	}
-	b, err := controlBatch(controlSnapshotHeader, hdr)
+	b, err := controlBatch(bh, controlSnapshotHeader, hdr)
 	if err != nil {
 		return nil, err
 	}
 	out := append([]byte(nil), b...)
+	bh.BaseOffset++
 	for i := 0; i < len(recs); i += recordsPerBatch {
-		b, err := EncodeBatch(recs[i:min(i+recordsPerBatch, len(recs))], 0)
+		rs, err := metadataRecords(recs[i:min(i+recordsPerBatch, len(recs))])
+		if err != nil {
+			return nil, err
+		}
+		b, err := record.Build(bh, rs, 0)
 		if err != nil {
 			return nil, err
 		}
 		out = append(out, b...)
+		bh.BaseOffset += int64(len(rs))
 	}
-	b, err = controlBatch(controlSnapshotFooter, binary.BigEndian.AppendUint16(nil, 0))
+	b, err = controlBatch(bh, controlSnapshotFooter, []byte{0, 0, 0})
 	if err != nil {
 		return nil, err
 	}
@@ -111,10 +157,15 @@ func decodeSnapshot(data []byte) (*snapshot, error) {
 			}
 			switch {
 			case typ == controlSnapshotHeader && s == nil:
-				if s, err = decodeSnapshotHeader(value); err != nil {
+				h, err := decodeHeader(value, b.LeaderEpoch())
+				if err != nil {
 					return nil, err
 				}
+				s = &snapshot{Index: h.RaftIndex, Term: h.RaftTerm, EndOffset: h.EndOffset, LastTimestamp: h.LastContainedLogTimestamp}
 			case typ == controlSnapshotFooter && s != nil:
+				if err := decodeFooter(value); err != nil {
+					return nil, err
+				}
 				footer = true
 			default:
 				return nil, fmt.Errorf("snapshot: unexpected control record type %d", typ)
@@ -136,42 +187,84 @@ func decodeSnapshot(data []byte) (*snapshot, error) {
 	return s, nil
 }
 
-// SnapshotHeader is the value of a snapshot file's SnapshotHeader control
-// record, decoded (weir's layout above, not Kafka's SnapshotHeaderRecord),
-// for offline tools (weir dump-log).
-type SnapshotHeader struct {
-	RaftIndex, RaftTerm uint64
-	EndOffset           int64
-	Voters              []int32
+// DecodeSnapshotHeader decodes the value of a SnapshotHeader control
+// record, in Kafka's layout or weir's earlier one, for offline tools
+// (weir dump-log); epoch is its batch's partition leader epoch.
+func DecodeSnapshotHeader(v []byte, epoch int32) (SnapshotHeader, error) {
+	return decodeHeader(v, epoch)
 }
 
-// DecodeSnapshotHeader decodes the value of a SnapshotHeader record.
-func DecodeSnapshotHeader(v []byte) (SnapshotHeader, error) {
-	s, err := decodeSnapshotHeader(v)
-	if err != nil {
-		return SnapshotHeader{}, err
+func decodeHeader(v []byte, epoch int32) (SnapshotHeader, error) {
+	if h, ok := decodeKafkaHeader(v); ok {
+		h.RaftTerm = uint64(max(epoch, 0))
+		return h, nil
 	}
-	return SnapshotHeader{s.Index, s.Term, s.EndOffset, s.Voters}, nil
+	// weir's earlier layout.
+	if len(v) < 2+8+8+8+4 || binary.BigEndian.Uint16(v) != 0 || len(v) != 30+4*int(binary.BigEndian.Uint32(v[26:])) {
+		return SnapshotHeader{}, errors.New("snapshot: bad header")
+	}
+	return SnapshotHeader{RaftIndex: binary.BigEndian.Uint64(v[2:]), RaftTerm: binary.BigEndian.Uint64(v[10:]),
+		EndOffset: int64(binary.BigEndian.Uint64(v[18:]))}, nil
 }
 
-func decodeSnapshotHeader(v []byte) (*snapshot, error) {
-	if len(v) < 2+8+8+8+4 || binary.BigEndian.Uint16(v) != 0 {
-		return nil, errors.New("snapshot: bad header")
+// decodeKafkaHeader decodes a SnapshotHeaderRecord v0 that holds exactly
+// its fields and tagged fields, weir's among them or not.
+func decodeKafkaHeader(v []byte) (SnapshotHeader, bool) {
+	var h SnapshotHeader
+	if len(v) < 2+8 || binary.BigEndian.Uint16(v) != 0 {
+		return h, false
 	}
-	s := &snapshot{
-		Index:     binary.BigEndian.Uint64(v[2:]),
-		Term:      binary.BigEndian.Uint64(v[10:]),
-		EndOffset: int64(binary.BigEndian.Uint64(v[18:])),
+	h.LastContainedLogTimestamp = int64(binary.BigEndian.Uint64(v[2:]))
+	v = v[10:]
+	fields, ok := taggedFields(v)
+	if !ok {
+		return h, false
 	}
-	n := int(binary.BigEndian.Uint32(v[26:]))
-	v = v[30:]
-	if len(v) != 4*n {
-		return nil, errors.New("snapshot: bad voter list")
+	if f, found := fields[weirHeaderTag]; found {
+		if len(f) != 16 {
+			return h, false
+		}
+		h.RaftIndex, h.EndOffset = binary.BigEndian.Uint64(f), int64(binary.BigEndian.Uint64(f[8:]))
 	}
-	for i := 0; i < n; i++ {
-		s.Voters = append(s.Voters, int32(binary.BigEndian.Uint32(v[4*i:])))
+	return h, true
+}
+
+// taggedFields splits the tagged fields that make up all of v by tag.
+func taggedFields(v []byte) (map[uint64][]byte, bool) {
+	next := func() (uint64, bool) {
+		x, n := binary.Uvarint(v)
+		if n <= 0 {
+			return 0, false
+		}
+		v = v[n:]
+		return x, true
 	}
-	return s, nil
+	count, ok := next()
+	if !ok || count > uint64(len(v)) {
+		return nil, false
+	}
+	fields := map[uint64][]byte{}
+	for i := uint64(0); i < count; i++ {
+		tag, ok1 := next()
+		size, ok2 := next()
+		if !ok1 || !ok2 || size > uint64(len(v)) {
+			return nil, false
+		}
+		fields[tag], v = v[:size], v[size:]
+	}
+	return fields, len(v) == 0
+}
+
+// decodeFooter checks a SnapshotFooterRecord v0 (or weir's earlier
+// footer, its version alone).
+func decodeFooter(v []byte) error {
+	if len(v) < 2 || binary.BigEndian.Uint16(v) != 0 {
+		return errors.New("snapshot: bad footer")
+	}
+	if _, ok := taggedFields(v[2:]); !ok && len(v) != 2 {
+		return errors.New("snapshot: bad footer")
+	}
+	return nil
 }
 
 // controlRecord returns the type and value of a control batch's record.
@@ -240,6 +333,9 @@ func loadNewestSnapshot(fsys vfs.FS, dir string, warn func(name string, err erro
 			return nil, nil, err
 		}
 		s, err := decodeSnapshot(data)
+		if err == nil && s.Index == 0 {
+			err = errors.New("snapshot: no Raft index (not written by weir)")
+		}
 		if err != nil {
 			warn(files[i].name, err)
 			continue

@@ -1,8 +1,11 @@
 // Package quota measures byte rates the way Kafka's replication quotas
 // do: bytes recorded into a ring of one-second samples (11 of them by
-// default), the rate being their sum over the time they span, counted as
-// at least the full window less one sample so that a burst at start-up
-// is not mistaken for a high rate.
+// default), the rate being their sum over the time they span, the
+// windows missing before the oldest sample (up to the full window less
+// one sample) counted as empty. So, as in Kafka, a throttled replica
+// that starts moving after a quiet spell may send about (samples-1) x
+// window x limit bytes (500 MB at 50 MB/s) at full speed before the
+// quota is exceeded; from then on the rate holds at the limit.
 //
 // Replication uses two rates per broker: the leader side
 // (leader.replication.throttled.rate) counts what it sends to followers
@@ -71,7 +74,13 @@ func (r *Rate) Value(now time.Time) float64 {
 	if total == 0 {
 		return 0
 	}
-	elapsed := max(now.Sub(oldest), time.Duration(len(r.samples)-1)*r.window)
+	// As Kafka's Rate.windowSize: the windows missing before the oldest
+	// sample (fewer than samples-1 have elapsed since it began) count as
+	// empty ones.
+	elapsed := now.Sub(oldest)
+	if full, least := int(elapsed/r.window), len(r.samples)-1; full < least {
+		elapsed += time.Duration(least-full) * r.window
+	}
 	return float64(total) / elapsed.Seconds()
 }
 

@@ -103,6 +103,24 @@ class ToolsCompareTest {
     }
 
     /**
+     * A metadata snapshot file: the bootstrap.checkpoint weir's storage
+     * format --add-scram writes, in Kafka's snapshot layout (header, records
+     * and footer batches), which Kafka's DumpLogSegments reads.
+     */
+    @Test
+    void sameSnapshotDump(@TempDir Path dir) throws Exception {
+        Path props = dir.resolve("server.properties");
+        Files.writeString(props, "process.roles=broker,controller\nnode.id=1\ncontroller.quorum.voters=1@127.0.0.1:9093\n"
+                + "listeners=PLAINTEXT://127.0.0.1:9092,CONTROLLER://127.0.0.1:9093\ncontroller.listener.names=CONTROLLER\n"
+                + "log.dirs=" + dir.resolve("data") + "\n");
+        String id = weir("storage", "random-uuid").out().trim();
+        ToolsTest.Run f = weir("storage", "format", "-t", id, "-c", props.toString(),
+                "--add-scram", "SCRAM-SHA-256=[name=alice,salt=c2FsdA==,saltedpassword=c2FsdGVkcGFzc3dvcmQ=,iterations=4096]");
+        assertEquals(0, f.exit(), f.err());
+        same(DUMP_LOG, "dump-log", "--cluster-metadata-decoder", "--files", dir.resolve("data").resolve("bootstrap.checkpoint").toString());
+    }
+
+    /**
      * On the cluster: a replicated topic described, a reassignment's
      * rollback plan and its verification, a preferred election.
      */
