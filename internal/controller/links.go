@@ -10,6 +10,7 @@ package controller
 import (
 	"fmt"
 	"maps"
+	"math"
 	"slices"
 	"strconv"
 
@@ -77,6 +78,9 @@ func ValidateLinkConfigs(cfg map[string]string) error {
 			return topicErr(kerr.InvalidConfig, "cluster link property %s is not supported yet (weir's links have no %s)", k, notYetLinkConfigs[k])
 		case !ok:
 			return topicErr(kerr.InvalidConfig, "unknown cluster link property %s", k)
+		}
+		if len(cfg[k]) > math.MaxInt16 {
+			return topicErr(kerr.InvalidConfig, "the value of cluster link property %s is longer than %d bytes", k, math.MaxInt16)
 		}
 		if err := check(cfg[k]); err != nil {
 			return topicErr(kerr.InvalidConfig, "invalid value %q for cluster link property %s: %v", cfg[k], k, err)
@@ -161,8 +165,11 @@ func (c *Controller) CreateMirrorTopic(m MirrorTopic) (int64, error) {
 	if l == nil {
 		return -1, topicErr(kerr.InvalidRequest, "Cluster link '%s' does not exist.", m.Link)
 	}
-	if m.SourceTopic == "" || m.Partitions <= 0 {
-		return -1, topicErr(kerr.InvalidRequest, "a mirror topic needs its source topic and partition count")
+	if m.Partitions <= 0 {
+		return -1, topicErr(kerr.InvalidRequest, "a mirror topic needs its source topic's partition count")
+	}
+	if err := ValidateTopicName(m.SourceTopic); err != nil {
+		return -1, topicErr(kerr.InvalidRequest, "Source topic: %v", err)
 	}
 	if m.Topic == metadata.LogTopic || m.Topic == "__consumer_offsets" || m.Topic == "__transaction_state" {
 		return -1, topicErr(kerr.InvalidRequest, "internal topic %s cannot be a mirror topic", m.Topic)
