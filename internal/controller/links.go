@@ -220,7 +220,9 @@ func (c *Controller) SetMirrorState(topic string, state int8) (int64, error) {
 // leader epoch rises above logEpochs[partition], the latest (source)
 // epoch in its log, which the caller learnt from its leader once that
 // leader had applied the pause, in leader epoch leaderEpochs[partition];
-// so the topic's own writes start a newer epoch than any in its log. A
+// so the topic's own writes start a newer epoch than any in its log. The
+// record keeps those epochs (StopEpochs): producers whose batches all come
+// before them are the source's (see log.LeaderAppend.ForeignBelow). A
 // partition whose leader epoch moved since is refused (read again).
 func (c *Controller) StopMirror(topic string, state int8, logEpochs, leaderEpochs map[int32]int32) (int64, error) {
 	c.mu.Lock()
@@ -240,8 +242,14 @@ func (c *Controller) StopMirror(topic string, state int8, logEpochs, leaderEpoch
 		return -1, topicErr(kerr.InvalidRequest, "mirror topic %s must be paused before it stops", topic)
 	}
 	t := img.Topics[topic]
-	recs := []metadata.Record{&metadata.MirrorTopicRecord{TopicId: m.TopicID, LinkId: m.LinkID, SourceTopic: m.SourceTopic, State: state}}
+	stop := &metadata.MirrorTopicRecord{TopicId: m.TopicID, LinkId: m.LinkID, SourceTopic: m.SourceTopic, State: state,
+		StopEpochs: make([]int32, len(t.Partitions))}
+	recs := []metadata.Record{stop}
 	for _, p := range t.SortedPartitions() {
+		if int(p.ID) >= len(stop.StopEpochs) {
+			return -1, fmt.Errorf("topic %s has partition %d of %d", topic, p.ID, len(t.Partitions))
+		}
+		stop.StopEpochs[p.ID] = p.LeaderEpoch
 		e, ok := logEpochs[p.ID]
 		le, lok := leaderEpochs[p.ID]
 		switch {
@@ -253,6 +261,7 @@ func (c *Controller) StopMirror(topic string, state int8, logEpochs, leaderEpoch
 		if e < p.LeaderEpoch {
 			continue
 		}
+		stop.StopEpochs[p.ID] = e + 1
 		// Kafka has no record to set a leader epoch; a PartitionRecord
 		// restates the partition whole, with the epochs raised.
 		r := metadata.NewPartitionRecord()

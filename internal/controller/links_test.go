@@ -2,6 +2,7 @@ package controller
 
 import (
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 
@@ -94,8 +95,8 @@ func TestClusterLinksAndMirrorTopics(t *testing.T) {
 	if p0.LeaderEpoch != 6 || p0.PartitionEpoch != before.PartitionEpoch+1 || p0.Leader != before.Leader || p1.LeaderEpoch != 1 {
 		t.Fatalf("epochs after the failover: %+v %+v", p0, p1)
 	}
-	if m := img.MirrorOf("orders"); m.ReadOnly() {
-		t.Fatalf("mirror %+v still read-only", m)
+	if m := img.MirrorOf("orders"); m.ReadOnly() || !slices.Equal(m.StopEpochs, []int32{6, 1}) {
+		t.Fatalf("mirror %+v still read-only, or stop epochs wrong", m)
 	}
 	_, err = h.c.SetMirrorState("orders", metadata.MirrorActive)
 	wantErr(t, err, kerr.InvalidRequest, "already STOPPED")

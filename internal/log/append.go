@@ -56,6 +56,9 @@ func (l *Log) appendLeaderLocked(b record.Batch, a LeaderAppend) (AppendInfo, er
 		}
 		return AppendInfo{}, err
 	}
+	if pid := b.ProducerID(); pid >= 0 && a.ForeignBelow > 0 {
+		l.producers.forgetForeign(pid, a.ForeignBelow)
+	}
 	base := l.logEnd.Load()
 	b.SetBaseOffset(base)
 	b.SetLeaderEpoch(a.LeaderEpoch)

@@ -105,3 +105,57 @@ func TestMirrorStopsAtItsLastStableOffset(t *testing.T) {
 		t.Fatalf("first write at %d", res.BaseOffset)
 	}
 }
+
+// idemBatch is an idempotent batch of producer pid with n records.
+func idemBatch(t *testing.T, pid int64, epoch int16, seq int32, n int) record.Batch {
+	t.Helper()
+	b := batch(t, make([]int64, n)...)
+	h := record.HeaderOf(b)
+	h.ProducerID, h.ProducerEpoch, h.BaseSequence = pid, epoch, seq
+	out, err := record.BuildRaw(h, b.NumRecords(), b.Payload(), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// After a promotion, a producer of this cluster that got the producer id
+// a source producer had is a new producer here: its first batches are not
+// checked against the source producer's sequences, nor taken for
+// duplicates of its batches.
+func TestPromotedMirrorTellsItsProducersFromTheSources(t *testing.T) {
+	m := newPartition(t, topicConfig(t))
+	st := State{Leader: 1, LeaderEpoch: 2, Replicas: []int32{1}, ISR: []int32{1}, Mirror: MirrorState{Link: "dr", ReadOnly: true, Active: true}}
+	if err := m.Apply(st); err != nil {
+		t.Fatal(err)
+	}
+	// The source's producer 9 wrote sequences 0 and 1-2.
+	var raw []byte
+	for i, b := range []record.Batch{idemBatch(t, 9, 0, 0, 1), idemBatch(t, 9, 0, 1, 2)} {
+		b.SetBaseOffset([]int64{0, 1}[i])
+		b.SetLeaderEpoch(4)
+		raw = append(raw, b...)
+	}
+	pos, _ := m.MirrorPosition()
+	if _, err := m.AppendMirrored(pos, raw, 3, 0); err != nil {
+		t.Fatal(err)
+	}
+	st.Mirror, st.LeaderEpoch, st.PartitionEpoch = MirrorState{Stopped: true, StopEpoch: 5}, 5, 1
+	if err := m.Apply(st); err != nil {
+		t.Fatal(err)
+	}
+	// This cluster's producer 9, epoch 0: sequence 0 is its first batch
+	// (not a duplicate of the source's at offset 0), and 1-2 its second.
+	var scratch []byte
+	for i, want := range []int64{3, 4} {
+		res, err := m.AppendWith(idemBatch(t, 9, 0, int32(i), 1+i), AppendOptions{Acks: AcksLeader}, &scratch)
+		if err != nil || res.Duplicate || res.BaseOffset != want {
+			t.Fatalf("batch %d of this cluster's producer 9: offset %d duplicate %v: %v", i, res.BaseOffset, res.Duplicate, err)
+		}
+	}
+	// Its retry is a duplicate of its own batch.
+	res, err := m.AppendWith(idemBatch(t, 9, 0, 1, 2), AppendOptions{Acks: AcksLeader}, &scratch)
+	if err != nil || !res.Duplicate || res.BaseOffset != 4 {
+		t.Fatalf("retry: offset %d duplicate %v: %v", res.BaseOffset, res.Duplicate, err)
+	}
+}
