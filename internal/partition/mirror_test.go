@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"weir/internal/log"
 	"weir/internal/record"
 )
 
@@ -157,5 +158,45 @@ func TestPromotedMirrorTellsItsProducersFromTheSources(t *testing.T) {
 	res, err := m.AppendWith(idemBatch(t, 9, 0, 1, 2), AppendOptions{Acks: AcksLeader}, &scratch)
 	if err != nil || !res.Duplicate || res.BaseOffset != 4 {
 		t.Fatalf("retry: offset %d duplicate %v: %v", res.BaseOffset, res.Duplicate, err)
+	}
+}
+
+// A follower of a promoted mirror drops a source producer's state when
+// this cluster's producer of the same id first writes, as its leader did:
+// the source coordinator's epoch must not fence this cluster's markers
+// once the follower leads.
+func TestPromotedMirrorFollowerForgetsTheSourcesProducers(t *testing.T) {
+	rs := newReplicaSet(t, 2)
+	st := State{Leader: 1, LeaderEpoch: 2, PartitionEpoch: 1, Replicas: []int32{1, 2}, ISR: []int32{1, 2},
+		Mirror: MirrorState{Link: "dr", ReadOnly: true, Active: true}}
+	rs.publish(st)
+	// The source's producer 9 committed a transaction with coordinator
+	// epoch 7.
+	data := txnBatch(t, 9, 0, 0, 1)
+	data.SetLeaderEpoch(4)
+	marker := log.MarkerBatch(9, 0, log.Marker{Commit: true, CoordinatorEpoch: 7}, ms(0))
+	marker.SetBaseOffset(1)
+	marker.SetLeaderEpoch(4)
+	leader := rs.reps[1]
+	pos, _ := leader.MirrorPosition()
+	if _, err := leader.AppendMirrored(pos, append(append([]byte{}, data...), marker...), 2, 0); err != nil {
+		t.Fatal(err)
+	}
+	rs.fetch(2)
+	rs.fetch(2)
+	st.Mirror, st.LeaderEpoch, st.PartitionEpoch = MirrorState{Stopped: true, StopEpoch: 5}, 5, 2
+	rs.publish(st)
+	// This cluster's producer 9 writes; the follower replicates it.
+	var scratch []byte
+	if _, err := leader.AppendWith(idemBatch(t, 9, 0, 0, 1), AppendOptions{Acks: AcksLeader}, &scratch); err != nil {
+		t.Fatal(err)
+	}
+	rs.fetch(2)
+	for id, p := range rs.reps {
+		for _, pi := range p.Log().ActiveProducers() {
+			if pi.ProducerID == 9 && (pi.CoordinatorEpoch != -1 || pi.LastSequence != 0) {
+				t.Fatalf("replica %d keeps the source's producer 9: %+v", id, pi)
+			}
+		}
 	}
 }
