@@ -10,6 +10,7 @@ package controller
 import (
 	"fmt"
 	"maps"
+	"math"
 	"slices"
 	"strconv"
 
@@ -77,6 +78,9 @@ func ValidateLinkConfigs(cfg map[string]string) error {
 			return topicErr(kerr.InvalidConfig, "cluster link property %s is not supported yet (weir's links have no %s)", k, notYetLinkConfigs[k])
 		case !ok:
 			return topicErr(kerr.InvalidConfig, "unknown cluster link property %s", k)
+		}
+		if len(cfg[k]) > math.MaxInt16 {
+			return topicErr(kerr.InvalidConfig, "the value of cluster link property %s is longer than %d bytes", k, math.MaxInt16)
 		}
 		if err := check(cfg[k]); err != nil {
 			return topicErr(kerr.InvalidConfig, "invalid value %q for cluster link property %s: %v", cfg[k], k, err)
@@ -161,8 +165,11 @@ func (c *Controller) CreateMirrorTopic(m MirrorTopic) (int64, error) {
 	if l == nil {
 		return -1, topicErr(kerr.InvalidRequest, "Cluster link '%s' does not exist.", m.Link)
 	}
-	if m.SourceTopic == "" || m.Partitions <= 0 {
-		return -1, topicErr(kerr.InvalidRequest, "a mirror topic needs its source topic and partition count")
+	if m.Partitions <= 0 {
+		return -1, topicErr(kerr.InvalidRequest, "a mirror topic needs its source topic's partition count")
+	}
+	if err := ValidateTopicName(m.SourceTopic); err != nil {
+		return -1, topicErr(kerr.InvalidRequest, "Source topic: %v", err)
 	}
 	if m.Topic == metadata.LogTopic || m.Topic == "__consumer_offsets" || m.Topic == "__transaction_state" {
 		return -1, topicErr(kerr.InvalidRequest, "internal topic %s cannot be a mirror topic", m.Topic)
@@ -213,7 +220,9 @@ func (c *Controller) SetMirrorState(topic string, state int8) (int64, error) {
 // leader epoch rises above logEpochs[partition], the latest (source)
 // epoch in its log, which the caller learnt from its leader once that
 // leader had applied the pause, in leader epoch leaderEpochs[partition];
-// so the topic's own writes start a newer epoch than any in its log. A
+// so the topic's own writes start a newer epoch than any in its log. The
+// record keeps those epochs (StopEpochs): producers whose batches all come
+// before them are the source's (see log.LeaderAppend.ForeignBelow). A
 // partition whose leader epoch moved since is refused (read again).
 func (c *Controller) StopMirror(topic string, state int8, logEpochs, leaderEpochs map[int32]int32) (int64, error) {
 	c.mu.Lock()
@@ -233,8 +242,14 @@ func (c *Controller) StopMirror(topic string, state int8, logEpochs, leaderEpoch
 		return -1, topicErr(kerr.InvalidRequest, "mirror topic %s must be paused before it stops", topic)
 	}
 	t := img.Topics[topic]
-	recs := []metadata.Record{&metadata.MirrorTopicRecord{TopicId: m.TopicID, LinkId: m.LinkID, SourceTopic: m.SourceTopic, State: state}}
+	stop := &metadata.MirrorTopicRecord{TopicId: m.TopicID, LinkId: m.LinkID, SourceTopic: m.SourceTopic, State: state,
+		StopEpochs: make([]int32, len(t.Partitions))}
+	recs := []metadata.Record{stop}
 	for _, p := range t.SortedPartitions() {
+		if int(p.ID) >= len(stop.StopEpochs) {
+			return -1, fmt.Errorf("topic %s has partition %d of %d", topic, p.ID, len(t.Partitions))
+		}
+		stop.StopEpochs[p.ID] = p.LeaderEpoch
 		e, ok := logEpochs[p.ID]
 		le, lok := leaderEpochs[p.ID]
 		switch {
@@ -246,6 +261,7 @@ func (c *Controller) StopMirror(topic string, state int8, logEpochs, leaderEpoch
 		if e < p.LeaderEpoch {
 			continue
 		}
+		stop.StopEpochs[p.ID] = e + 1
 		// Kafka has no record to set a leader epoch; a PartitionRecord
 		// restates the partition whole, with the epochs raised.
 		r := metadata.NewPartitionRecord()

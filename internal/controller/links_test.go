@@ -2,6 +2,7 @@ package controller
 
 import (
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 
@@ -28,6 +29,8 @@ func TestClusterLinksAndMirrorTopics(t *testing.T) {
 	wantErr(t, err, kerr.InvalidConfig, "not supported yet")
 	_, err = h.c.CreateClusterLink("dr", map[string]string{"bootstrap.servers": "s:1", "security.protocol": "SSL"}, false)
 	wantErr(t, err, kerr.InvalidConfig, "PLAINTEXT only")
+	_, err = h.c.CreateClusterLink("dr", map[string]string{"bootstrap.servers": strings.Repeat("s", 40000)}, false)
+	wantErr(t, err, kerr.InvalidConfig, "longer than 32767 bytes")
 	_, err = h.c.CreateClusterLink("dr", map[string]string{"bootstrap.servers": "s:1", "bogus": "1"}, false)
 	wantErr(t, err, kerr.InvalidConfig, "unknown cluster link property bogus")
 	if _, err := h.c.CreateClusterLink("dr", src, true); err != nil || h.c.Image().LinkByName("dr") != nil {
@@ -39,6 +42,8 @@ func TestClusterLinksAndMirrorTopics(t *testing.T) {
 	_, err = h.c.CreateClusterLink("dr", src, false)
 	wantErr(t, err, kerr.InvalidRequest, "already exists")
 
+	_, err = h.c.CreateMirrorTopic(MirrorTopic{Topic: "orders", Link: "dr", SourceTopic: "bad/name", Partitions: 2})
+	wantErr(t, err, kerr.InvalidRequest, "Source topic: Topic name is invalid")
 	_, err = h.c.CreateMirrorTopic(MirrorTopic{Topic: "orders", Link: "nope", SourceTopic: "orders", Partitions: 2, ReplicationFactor: 2})
 	wantErr(t, err, kerr.InvalidRequest, "does not exist")
 	_, err = h.c.CreateMirrorTopic(MirrorTopic{Topic: "orders", Link: "dr", SourceTopic: "src-orders", Partitions: 2, ReplicationFactor: 2,
@@ -90,8 +95,8 @@ func TestClusterLinksAndMirrorTopics(t *testing.T) {
 	if p0.LeaderEpoch != 6 || p0.PartitionEpoch != before.PartitionEpoch+1 || p0.Leader != before.Leader || p1.LeaderEpoch != 1 {
 		t.Fatalf("epochs after the failover: %+v %+v", p0, p1)
 	}
-	if m := img.MirrorOf("orders"); m.ReadOnly() {
-		t.Fatalf("mirror %+v still read-only", m)
+	if m := img.MirrorOf("orders"); m.ReadOnly() || !slices.Equal(m.StopEpochs, []int32{6, 1}) {
+		t.Fatalf("mirror %+v still read-only, or stop epochs wrong", m)
 	}
 	_, err = h.c.SetMirrorState("orders", metadata.MirrorActive)
 	wantErr(t, err, kerr.InvalidRequest, "already STOPPED")

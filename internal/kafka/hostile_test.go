@@ -290,6 +290,11 @@ func useCoordinators(t *testing.T, n *servertest.Node, topic, g, tx string) {
 		t.Fatal(err)
 	}
 	cl.Close()
+	// CompleteCommit follows EndTxn's answer: wait for it, so that the
+	// callers see __transaction_state settled.
+	if _, err := txcSettled(t, ctx, adm, tx); err != nil {
+		t.Fatal(err)
+	}
 }
 
 // Clients cannot append to the internal topics: INVALID_TOPIC_EXCEPTION,

@@ -42,6 +42,10 @@ type Source interface {
 	// epoch <= leaderEpoch the source has and where it ends (-1, -1:
 	// undefined).
 	EpochEnd(ctx context.Context, topic string, part, epoch, leaderEpoch int32) (int32, int64, error)
+	// LogStart is the source partition's log start offset (ListOffsets
+	// earliest), for a fetch answered OFFSET_OUT_OF_RANGE without it
+	// (Kafka sends -1 there).
+	LogStart(ctx context.Context, topic string, part, epoch int32) (int64, error)
 }
 
 // Fetched is the source's answer to a fetch of one partition.
@@ -121,7 +125,12 @@ func Step(ctx context.Context, p *partition.Partition, sourceTopic string, st *S
 	}
 	switch {
 	case errors.Is(f.Err, kerr.OffsetOutOfRange):
-		if f.LogStartOffset >= 0 && pos.FetchOffset < f.LogStartOffset {
+		if f.LogStartOffset < 0 {
+			if f.LogStartOffset, err = src.LogStart(ctx, sourceTopic, part, epoch); err != nil {
+				return res, err
+			}
+		}
+		if pos.FetchOffset < f.LogStartOffset {
 			if err := p.RestartMirrored(pos, f.LogStartOffset); err != nil {
 				return res, err
 			}

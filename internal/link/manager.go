@@ -47,8 +47,10 @@ type loop struct {
 	failing                atomic.Bool
 	cancel                 context.CancelFunc
 	// restart is signalled when the partition's leadership changed
-	// under the loop: it checks its log against the source again.
+	// under the loop (a new leader epoch, kept in epoch under the
+	// manager's lock): it checks its log against the source again.
 	restart chan struct{}
+	epoch   int32
 }
 
 // NewManager returns a manager with no loops; backoff is how long a loop
@@ -67,11 +69,15 @@ func (m *Manager) Mirror(p *partition.Partition, link *metadata.Link, sourceTopi
 	if m.closed || link == nil {
 		return
 	}
+	epoch := p.State().LeaderEpoch
 	if l := m.loops[tp]; l != nil {
 		if l.p == p && l.link == link.ID {
-			select {
-			case l.restart <- struct{}{}:
-			default:
+			if l.epoch != epoch {
+				l.epoch = epoch
+				select {
+				case l.restart <- struct{}{}:
+				default:
+				}
 			}
 			return
 		}
@@ -97,7 +103,7 @@ func (m *Manager) Mirror(p *partition.Partition, link *metadata.Link, sourceTopi
 	}
 	ls.users++
 	ctx, cancel := context.WithCancel(context.Background())
-	l := &loop{p: p, link: link.ID, name: link.Name, cancel: cancel, restart: make(chan struct{}, 1)}
+	l := &loop{p: p, link: link.ID, name: link.Name, epoch: epoch, cancel: cancel, restart: make(chan struct{}, 1)}
 	m.loops[tp] = l
 	m.wg.Add(1)
 	go func() {

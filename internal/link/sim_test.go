@@ -201,9 +201,21 @@ func (m *memSource) Fetch(_ context.Context, _ string, _, epoch int32, offset in
 	}
 	res, err := m.src.leader().Read(partition.FetchParams{Offset: offset, MaxBytes: int(maxBytes), LeaderEpoch: epoch, MinOne: true})
 	if err != nil {
-		return Fetched{Err: kerrFor(err), HighWatermark: -1, LogStartOffset: res.LogStartOffset}, nil
+		f := Fetched{Err: kerrFor(err), HighWatermark: -1, LogStartOffset: res.LogStartOffset}
+		if offset%2 == 0 {
+			f.LogStartOffset = -1 // as Kafka answers errors
+		}
+		return f, nil
 	}
 	return Fetched{Records: sliceBytes(m.src.t, res.Slice), HighWatermark: res.HighWatermark, LogStartOffset: res.LogStartOffset}, nil
+}
+
+func (m *memSource) LogStart(_ context.Context, _ string, _, epoch int32) (int64, error) {
+	if m.cut {
+		return 0, errCut
+	}
+	off, _, _, _, err := m.src.leader().ListOffset(partition.EarliestTimestamp, epoch, partition.ReadUncommitted)
+	return off, kerrFor(err)
 }
 
 func (m *memSource) EpochEnd(_ context.Context, _ string, _, epoch, leaderEpoch int32) (int32, int64, error) {

@@ -181,6 +181,34 @@ func (s *clientSource) EpochEnd(ctx context.Context, topic string, part, epoch, 
 	return op.LeaderEpoch, op.EndOffset, nil
 }
 
+func (s *clientSource) LogStart(ctx context.Context, topic string, part, epoch int32) (int64, error) {
+	le, _, ok := s.leader(topic, part)
+	if !ok {
+		return 0, kerr.UnknownTopicOrPartition
+	}
+	req := kmsg.NewPtrListOffsetsRequest()
+	req.ReplicaID = -1
+	rt := kmsg.NewListOffsetsRequestTopic()
+	rt.Topic = topic
+	rp := kmsg.NewListOffsetsRequestTopicPartition()
+	rp.Partition, rp.CurrentLeaderEpoch, rp.Timestamp = part, epoch, -2 // earliest
+	rt.Partitions = append(rt.Partitions, rp)
+	req.Topics = append(req.Topics, rt)
+	resp, err := s.cl.Broker(int(le.leader)).Request(ctx, req)
+	if err != nil {
+		return 0, err
+	}
+	lr := resp.(*kmsg.ListOffsetsResponse)
+	if len(lr.Topics) != 1 || len(lr.Topics[0].Partitions) != 1 {
+		return 0, errors.New("malformed ListOffsets answer from the source")
+	}
+	lp := lr.Topics[0].Partitions[0]
+	if err := kerr.ErrorForCode(lp.ErrorCode); err != nil {
+		return 0, err
+	}
+	return lp.Offset, nil
+}
+
 // SyncedTopicConfigs are the topic configs a mirror topic takes from its
 // source topic when it is created: those that shape the log and its
 // records. The destination's own business (replica placement,

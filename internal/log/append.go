@@ -56,6 +56,9 @@ func (l *Log) appendLeaderLocked(b record.Batch, a LeaderAppend) (AppendInfo, er
 		}
 		return AppendInfo{}, err
 	}
+	if pid := b.ProducerID(); pid >= 0 && a.ForeignBelow > 0 {
+		l.producers.forgetForeign(pid, a.ForeignBelow)
+	}
 	base := l.logEnd.Load()
 	b.SetBaseOffset(base)
 	b.SetLeaderEpoch(a.LeaderEpoch)
@@ -72,7 +75,13 @@ func (l *Log) appendLeaderLocked(b record.Batch, a LeaderAppend) (AppendInfo, er
 // AppendAsFollower appends batches that already carry offsets and epochs,
 // as fetched from the leader. The first batch must start at or after the
 // log end.
-func (l *Log) AppendAsFollower(data []byte) (AppendInfo, error) {
+func (l *Log) AppendAsFollower(data []byte) (AppendInfo, error) { return l.AppendFollowerWith(data, 0) }
+
+// AppendFollowerWith is AppendAsFollower in a log whose own producers
+// begin at foreignBelow (see LeaderAppend.ForeignBelow; 0: all are): a
+// batch at or past it drops its producer's entry when all that entry's
+// batches lie below, as the leader did when it appended it.
+func (l *Log) AppendFollowerWith(data []byte, foreignBelow int64) (AppendInfo, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.closed {
@@ -101,6 +110,9 @@ func (l *Log) AppendAsFollower(data []byte) (AppendInfo, error) {
 		}
 		if b.BaseOffset() < l.logEnd.Load() {
 			return info, fmt.Errorf("log %s: follower append at %d below log end %d", l.tp, b.BaseOffset(), l.logEnd.Load())
+		}
+		if pid := b.ProducerID(); pid >= 0 && foreignBelow > 0 && b.BaseOffset() >= foreignBelow {
+			l.producers.forgetForeign(pid, foreignBelow)
 		}
 		if err := l.appendLocked(b); err != nil {
 			return info, err

@@ -44,6 +44,21 @@ type producerEntry struct {
 	lastTimestamp int64
 }
 
+// foreign reports whether the entry is another cluster's producer: all
+// its batches lie below below (see LeaderAppend.ForeignBelow), and it has
+// no transaction open.
+func (e *producerEntry) foreign(below int64) bool {
+	return e != nil && below > 0 && e.txnFirstOff < 0 && (len(e.batches) == 0 || e.batches[len(e.batches)-1].lastOffset < below)
+}
+
+// forgetForeign drops producer pid's entry if it is foreign (see
+// producerEntry.foreign), so that its next batch starts a fresh one.
+func (ps *producerState) forgetForeign(pid, below int64) {
+	if e := ps.entries[pid]; e.foreign(below) {
+		delete(ps.entries, pid)
+	}
+}
+
 func (e *producerEntry) lastSeq() int32 {
 	if len(e.batches) == 0 {
 		return record.NoSequence
@@ -102,6 +117,9 @@ func (ps *producerState) check(b record.Batch, a LeaderAppend) error {
 	}
 	epoch, first, last := b.ProducerEpoch(), b.BaseSequence(), b.LastSequence()
 	e := ps.entries[pid]
+	if e.foreign(a.ForeignBelow) {
+		e = nil // another cluster's producer of the same id
+	}
 	if b.Attributes().Control() {
 		m, ok := ParseMarker(b)
 		switch {
@@ -116,7 +134,7 @@ func (ps *producerState) check(b record.Batch, a LeaderAppend) error {
 	}
 	if a.Origin == OriginClient && e != nil && epoch == e.epoch {
 		for _, m := range e.batches {
-			if m.firstSeq == first && m.lastSeq == last {
+			if m.firstSeq == first && m.lastSeq == last && m.lastOffset >= a.ForeignBelow {
 				return &DuplicateError{BaseOffset: m.baseOffset(), Timestamp: m.timestamp}
 			}
 		}

@@ -98,6 +98,19 @@ func (l *Log) EndOffsetForEpoch(epoch int32) (int32, int64) {
 	return l.epochs.endOffsetFor(epoch, l.logEnd.Load())
 }
 
+// EpochStartFrom is the offset where the first epoch at or above epoch
+// starts in the lineage, or the log end offset when there is none.
+func (l *Log) EpochStartFrom(epoch int32) int64 {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for _, e := range l.epochs.entries {
+		if e.Epoch >= epoch {
+			return e.StartOffset
+		}
+	}
+	return l.logEnd.Load()
+}
+
 // Epochs returns a copy of the leader epoch lineage.
 func (l *Log) Epochs() []EpochEntry {
 	l.mu.Lock()

@@ -70,6 +70,12 @@ type LeaderAppend struct {
 	// (transaction.partition.verification.enable).
 	VerifyTxn bool
 	Guard     VerificationGuard
+	// ForeignBelow, when above 0, is where the log's own producers begin:
+	// the batches below it were copied from another cluster (a promoted
+	// mirror topic), whose producer ids mean other producers. A producer
+	// whose cached batches all lie below it is taken as new, and its
+	// batches there are never duplicates of a retry.
+	ForeignBelow int64
 }
 
 // Marker is a transaction marker: the single record of a control batch.

@@ -20,6 +20,9 @@ type Mirror struct {
 	LinkID      Uuid
 	SourceTopic string
 	State       int8 // MirrorActive ...
+	// StopEpochs are, once stopped, per partition the leader epoch its
+	// own writes start in (MirrorTopicRecord).
+	StopEpochs []int32
 }
 
 // ReadOnly reports whether the mirror still follows its source (active
@@ -78,7 +81,7 @@ func (b *builder) applyLinkRecord(r Record) (bool, error) {
 			return true, fmt.Errorf("unknown mirror state %d", r.State)
 		}
 		b.im.Mirrors = cloneMap(b.im.Mirrors)
-		b.im.Mirrors[r.TopicId] = &Mirror{TopicID: r.TopicId, LinkID: r.LinkId, SourceTopic: r.SourceTopic, State: r.State}
+		b.im.Mirrors[r.TopicId] = &Mirror{TopicID: r.TopicId, LinkID: r.LinkId, SourceTopic: r.SourceTopic, State: r.State, StopEpochs: r.StopEpochs}
 		// Every partition's replicas take the new state.
 		b.changed(t, -1)
 		for id := range t.Partitions {
@@ -123,7 +126,7 @@ func (im *Image) linkRecords() []Record {
 	ids = slices.SortedFunc(maps.Keys(im.Mirrors), func(a, b Uuid) int { return slices.Compare(a[:], b[:]) })
 	for _, id := range ids {
 		m := im.Mirrors[id]
-		out = append(out, &MirrorTopicRecord{TopicId: m.TopicID, LinkId: m.LinkID, SourceTopic: m.SourceTopic, State: m.State})
+		out = append(out, &MirrorTopicRecord{TopicId: m.TopicID, LinkId: m.LinkID, SourceTopic: m.SourceTopic, State: m.State, StopEpochs: m.StopEpochs})
 	}
 	return out
 }

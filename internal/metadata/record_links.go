@@ -149,6 +149,9 @@ func MirrorStateName(s int8) string {
 //	SourceTopic  string   the topic's name on the source cluster
 //	State        int8     MirrorActive, MirrorPaused, MirrorPromoted or
 //	                      MirrorFailedOver
+//	tag 0: StopEpochs  array of int32: once stopped, per partition (by
+//	                      id) the leader epoch its own writes start in;
+//	                      the batches before it are the source's
 type MirrorTopicRecord struct {
 	RecordVersion int16
 
@@ -156,6 +159,7 @@ type MirrorTopicRecord struct {
 	LinkId      Uuid
 	SourceTopic string
 	State       int8
+	StopEpochs  []int32 // tag 0; nil: not written
 
 	UnknownTags []TaggedField
 }
@@ -170,7 +174,11 @@ func (x *MirrorTopicRecord) encodeBody(w *writer) {
 	w.uuid(x.LinkId)
 	w.str("SourceTopic", x.SourceTopic)
 	w.int8(x.State)
-	w.tags(nil, x.UnknownTags, nil)
+	var tags []TaggedField
+	if x.StopEpochs != nil {
+		tags = append(tags, w.tagged(0, func(t *writer) { t.int32s(x.StopEpochs) }))
+	}
+	w.tags(tags, x.UnknownTags, tag0Only)
 }
 
 func (x *MirrorTopicRecord) decodeBody(r *reader) {
@@ -178,5 +186,5 @@ func (x *MirrorTopicRecord) decodeBody(r *reader) {
 	x.LinkId = r.uuid("LinkId")
 	x.SourceTopic = r.str("SourceTopic")
 	x.State = r.int8("State")
-	x.UnknownTags = r.tags(nil, nil)
+	x.UnknownTags = r.tags(tag0Only, func(_ uint32, t *reader) { x.StopEpochs = t.int32s("StopEpochs") })
 }

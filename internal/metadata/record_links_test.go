@@ -3,6 +3,7 @@ package metadata
 import (
 	"bytes"
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -17,7 +18,7 @@ func init() {
 	}
 	samples[APIKeyMirrorTopicRecord] = func(v int16) Record {
 		return &MirrorTopicRecord{RecordVersion: v, TopicId: testUuid(0x50), LinkId: testUuid(0x40),
-			SourceTopic: "orders", State: MirrorPaused}
+			SourceTopic: "orders", State: MirrorPromoted, StopEpochs: []int32{3, 7}}
 	}
 }
 
@@ -78,7 +79,7 @@ func TestImageRecordsRebuildLinks(t *testing.T) {
 	link, topic := imgID(7), imgID(1)
 	recs := append([]Record{&ClusterLinkRecord{LinkName: "dr", LinkId: link,
 		Configs: []LinkConfig{{Name: "b", Value: "2"}, {Name: "a", Value: "1"}}}}, topicRecs("orders", topic, 1, 1)...)
-	recs = append(recs, &MirrorTopicRecord{TopicId: topic, LinkId: link, SourceTopic: "src", State: MirrorPaused})
+	recs = append(recs, &MirrorTopicRecord{TopicId: topic, LinkId: link, SourceTopic: "src", State: MirrorPromoted, StopEpochs: []int32{4}})
 	want, _ := mustApply(t, Empty(), 9, recs...)
 	got, _ := mustApply(t, Empty(), 9, want.Records()...)
 	if !equalLinks(got, want) {
@@ -102,7 +103,8 @@ func equalLinks(a, b *Image) bool {
 		}
 	}
 	for id, m := range a.Mirrors {
-		if o := b.Mirrors[id]; o == nil || *o != *m {
+		if o := b.Mirrors[id]; o == nil || o.TopicID != m.TopicID || o.LinkID != m.LinkID || o.SourceTopic != m.SourceTopic ||
+			o.State != m.State || !slices.Equal(o.StopEpochs, m.StopEpochs) {
 			return false
 		}
 	}

@@ -82,7 +82,10 @@ func (p *Partition) AppendFetched(pos FetchPosition, batches []byte, leaderHW, l
 		default:
 			return info, fmt.Errorf("partition %s: fetched batches start at %d, before the fetch offset %d", p.tp, b.BaseOffset(), pos.FetchOffset)
 		}
-		if info, err = p.log.AppendAsFollower(batches); err != nil {
+		p.mu.Lock()
+		foreignBelow := p.foreignBelowLocked()
+		p.mu.Unlock()
+		if info, err = p.log.AppendFollowerWith(batches, foreignBelow); err != nil {
 			return info, storageErr(err)
 		}
 	}

@@ -44,13 +44,16 @@ type Mirrorer interface {
 // to; call it before Load. Without it mirror topics are not copied.
 func (m *Manager) SetMirrorer(f Mirrorer) { m.mirrorer = f }
 
-// mirrorState is the mirror state of topic t in img.
-func mirrorState(img *metadata.Image, t *metadata.Topic) (MirrorState, *metadata.Link, string) {
+// mirrorState is the mirror state of partition of topic t in img.
+func mirrorState(img *metadata.Image, t *metadata.Topic, partition int32) (MirrorState, *metadata.Link, string) {
 	mi := img.Mirrors[t.ID]
 	if mi == nil {
 		return MirrorState{}, nil, ""
 	}
 	st := MirrorState{ReadOnly: mi.ReadOnly(), Active: mi.State == metadata.MirrorActive}
+	if !st.ReadOnly && int(partition) < len(mi.StopEpochs) {
+		st.Stopped, st.StopEpoch = true, mi.StopEpochs[partition]
+	}
 	l := img.Links[mi.LinkID]
 	if l != nil {
 		st.Link = l.Name
@@ -282,7 +285,7 @@ func (m *Manager) applyPartition(img *metadata.Image, t *metadata.Topic, mp *met
 	}
 	before := p.State()
 	wasLeader := p.IsLeader()
-	mirror, link, source := mirrorState(img, t)
+	mirror, link, source := mirrorState(img, t, mp.ID)
 	if err := p.Apply(State{Leader: mp.Leader, LeaderEpoch: mp.LeaderEpoch, PartitionEpoch: mp.PartitionEpoch,
 		Replicas: mp.Replicas, ISR: mp.ISR, Recovering: mp.LeaderRecoveryState == 1, Mirror: mirror}); err != nil {
 		return err

@@ -33,6 +33,20 @@ type MirrorState struct {
 	ReadOnly bool
 	// Active: the leader fetches from the source.
 	Active bool
+	// Stopped: mirroring ended (promoted or failed over) and the topic's
+	// own writes start in leader epoch StopEpoch; the producers of the
+	// batches before it are the source's.
+	Stopped   bool
+	StopEpoch int32
+}
+
+// foreignBelowLocked is where the partition's own producers begin, for
+// log.LeaderAppend.ForeignBelow: 0 unless the topic is a stopped mirror.
+func (p *Partition) foreignBelowLocked() int64 {
+	if !p.state.Mirror.Stopped {
+		return 0
+	}
+	return p.log.EpochStartFrom(p.state.Mirror.StopEpoch)
 }
 
 // mirrorErr is the error a produce to a read-only mirror gets.

@@ -103,8 +103,10 @@ func (p *Partition) appendLeader(b record.Batch, o AppendOptions) (AppendResult,
 		p.leaderMu.RUnlock()
 		return AppendResult{}, fmt.Errorf("%w: the log holds leader epoch %d, above this leader's %d", ErrNotLeader, latest, epoch)
 	}
+	foreignBelow := p.foreignBelowLocked()
 	p.mu.Unlock()
-	info, err := p.log.AppendWith(b, log.LeaderAppend{LeaderEpoch: epoch, Origin: o.Origin, VerifyTxn: o.VerifyTxn, Guard: o.Guard})
+	info, err := p.log.AppendWith(b, log.LeaderAppend{LeaderEpoch: epoch, Origin: o.Origin, VerifyTxn: o.VerifyTxn, Guard: o.Guard,
+		ForeignBelow: foreignBelow})
 	p.leaderMu.RUnlock()
 	if err != nil {
 		return AppendResult{}, storageErr(err)
