@@ -75,3 +75,33 @@ func TestCommandConfigTLSAndSASL(t *testing.T) {
 		t.Fatalf("a wrong password: exit %d\n%s%s", r.code, r.out, r.err)
 	}
 }
+
+// kafka-configs.sh's SCRAM users: weir configs --alter --entity-type users
+// --add-config 'SCRAM-SHA-512=[...]' creates a login, --delete-config
+// removes it.
+func TestConfigsScramUsers(t *testing.T) {
+	n := servertest.Start(t, servertest.Options{Overrides: map[string]string{
+		"listeners":                      "PLAINTEXT://127.0.0.1:0,SECURE://127.0.0.1:0,CONTROLLER://127.0.0.1:0",
+		"advertised.listeners":           "PLAINTEXT://127.0.0.1:0,SECURE://127.0.0.1:0",
+		"inter.broker.listener.name":     "PLAINTEXT",
+		"listener.security.protocol.map": "PLAINTEXT:PLAINTEXT,SECURE:SASL_PLAINTEXT,CONTROLLER:PLAINTEXT",
+		"sasl.enabled.mechanisms":        "SCRAM-SHA-512",
+	}})
+	secure := n.Server.Addr("SECURE").String()
+	conf := tlstest.WriteFile(t, t.TempDir(), "alice.properties", []byte("security.protocol=SASL_PLAINTEXT\nsasl.mechanism=SCRAM-SHA-512\n"+
+		"sasl.jaas.config=org.apache.kafka.common.security.scram.ScramLoginModule required username=\"alice\" password=\"alice-secret\";\n"))
+	if r := runTool(t, "configs", "--bootstrap-server", n.Addr, "--alter", "--entity-type", "users", "--entity-name", "alice",
+		"--add-config", "SCRAM-SHA-512=[iterations=8192,password=alice-secret]"); r.code != 0 || !strings.Contains(r.out, "Completed updating config for user alice.") {
+		t.Fatalf("adding alice: exit %d\n%s%s", r.code, r.out, r.err)
+	}
+	if r := runTool(t, "topics", "--bootstrap-server", secure, "--command-config", conf, "--list"); r.code != 0 {
+		t.Fatalf("alice's login: exit %d\n%s%s", r.code, r.out, r.err)
+	}
+	if r := runTool(t, "configs", "--bootstrap-server", n.Addr, "--alter", "--entity-type", "users", "--entity-name", "alice",
+		"--delete-config", "SCRAM-SHA-512"); r.code != 0 {
+		t.Fatalf("deleting alice: exit %d\n%s%s", r.code, r.out, r.err)
+	}
+	if r := runTool(t, "topics", "--bootstrap-server", secure, "--command-config", conf, "--list"); r.code == 0 || !strings.Contains(r.out+r.err, "SASL_AUTHENTICATION_FAILED") {
+		t.Fatalf("alice's login after the deletion: exit %d\n%s%s", r.code, r.out, r.err)
+	}
+}
