@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"sync"
 	"sync/atomic"
@@ -113,7 +114,13 @@ func (c *conn) serve() {
 	c.principal = "User:ANONYMOUS"
 	if tc, ok := c.nc.(*tls.Conn); ok {
 		if err := tc.HandshakeContext(c.ctx); err != nil {
-			c.srv.lg.Info("failed authentication (SSL handshake failed)", "remote", c.nc.RemoteAddr().String(), "err", err)
+			level := slog.LevelInfo
+			if errors.Is(err, io.EOF) {
+				// Closed before a ClientHello: a port probe (fast
+				// fencing's among them), not a client.
+				level = slog.LevelDebug
+			}
+			c.srv.lg.Log(c.ctx, level, "failed authentication (SSL handshake failed)", "remote", c.nc.RemoteAddr().String(), "err", err)
 			return
 		}
 		c.principal = tlsconf.Principal(tc.ConnectionState())
