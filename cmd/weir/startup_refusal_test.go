@@ -86,8 +86,8 @@ func randomUUID(t *testing.T) string {
 	return strings.TrimSpace(out)
 }
 
-// A server.properties copied from a secured Kafka cluster: weir's own
-// connections do not use SASL and it implements no authorizer yet, so it
+// A server.properties copied from a secured Kafka cluster using Kerberos
+// between brokers and an authorizer, neither of which weir implements: it
 // refuses to start rather than run with less protection than configured,
 // naming each setting and what it supports instead.
 func TestStartRefusesSecuritySettings(t *testing.T) {
@@ -100,7 +100,7 @@ func TestStartRefusesSecuritySettings(t *testing.T) {
 		"authorizer.class.name=org.apache.kafka.metadata.authorizer.StandardAuthorizer",
 		"super.users=User:admin")
 	refused(t, props, 10*time.Second,
-		"inter-broker listener SASL_SSL uses security protocol SASL_SSL", "do not authenticate with SASL yet",
+		`sasl.mechanism.inter.broker.protocol="GSSAPI"`, "weir logs in with PLAIN, SCRAM-SHA-256, SCRAM-SHA-512, not GSSAPI",
 		"a listener serves TLS", "needs a key store",
 		`authorizer.class.name="org.apache.kafka.metadata.authorizer.StandardAuthorizer": weir implements no authorizer or ACLs yet`,
 		`super.users="User:admin"`)

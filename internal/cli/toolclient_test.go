@@ -49,12 +49,15 @@ func TestCommandConfigRefusesSecurity(t *testing.T) {
 func TestCommandConfigTLSAndSASL(t *testing.T) {
 	ca, dir := tlstest.NewCA(t, "test CA"), t.TempDir()
 	n := servertest.Start(t, servertest.Options{Overrides: map[string]string{
-		"listeners":                                   "PLAINTEXT://127.0.0.1:0,SECURE://127.0.0.1:0,CONTROLLER://127.0.0.1:0",
-		"advertised.listeners":                        "PLAINTEXT://127.0.0.1:0,SECURE://127.0.0.1:0",
+		"listeners":                                   "PLAINTEXT://127.0.0.1:0,SECURE://127.0.0.1:0,MTLS://127.0.0.1:0,CONTROLLER://127.0.0.1:0",
+		"advertised.listeners":                        "PLAINTEXT://127.0.0.1:0,SECURE://127.0.0.1:0,MTLS://127.0.0.1:0",
 		"inter.broker.listener.name":                  "PLAINTEXT",
-		"listener.security.protocol.map":              "PLAINTEXT:PLAINTEXT,SECURE:SASL_SSL,CONTROLLER:PLAINTEXT",
+		"listener.security.protocol.map":              "PLAINTEXT:PLAINTEXT,SECURE:SASL_SSL,MTLS:SSL,CONTROLLER:PLAINTEXT",
 		"ssl.keystore.type":                           "PEM",
 		"ssl.keystore.location":                       ca.Issue("broker", "").KeystoreFile(t, dir, "broker.pem"),
+		"ssl.truststore.type":                         "PEM",
+		"ssl.truststore.certificates":                 string(ca.PEM),
+		"ssl.client.auth":                             "required",
 		"sasl.enabled.mechanisms":                     "PLAIN",
 		"listener.name.secure.plain.sasl.jaas.config": `org.apache.kafka.common.security.plain.PlainLoginModule required user_admin="admin-secret";`,
 	}})
@@ -73,5 +76,46 @@ func TestCommandConfigTLSAndSASL(t *testing.T) {
 	}
 	if r := runTool(t, "topics", "--bootstrap-server", addr, "--command-config", conf("wrong"), "--list"); r.code == 0 || !strings.Contains(r.out+r.err, "SASL_AUTHENTICATION_FAILED") {
 		t.Fatalf("a wrong password: exit %d\n%s%s", r.code, r.out, r.err)
+	}
+	// Mutual TLS: the tool presents the certificate of its key store.
+	mtls := n.Server.Addr("MTLS").String()
+	withCert := tlstest.WriteFile(t, dir, "mtls.properties", []byte("security.protocol=SSL\nssl.truststore.type=PEM\nssl.truststore.location="+caFile+
+		"\nssl.keystore.type=PEM\nssl.keystore.location="+ca.Issue("ops", "").KeystoreFile(t, dir, "ops.pem")+"\n"))
+	if r := runTool(t, "topics", "--bootstrap-server", mtls, "--command-config", withCert, "--list"); r.code != 0 || r.out != "secured\n" {
+		t.Fatalf("list over mutual TLS: exit %d\n%s%s", r.code, r.out, r.err)
+	}
+	noCert := tlstest.WriteFile(t, dir, "nocert.properties", []byte("security.protocol=SSL\nssl.truststore.type=PEM\nssl.truststore.location="+caFile+"\n"))
+	if r := runTool(t, "topics", "--bootstrap-server", mtls, "--command-config", noCert, "--list"); r.code == 0 {
+		t.Fatalf("listed over mutual TLS without a certificate:\n%s%s", r.out, r.err)
+	}
+}
+
+// kafka-configs.sh's SCRAM users: weir configs --alter --entity-type users
+// --add-config 'SCRAM-SHA-512=[...]' creates a login, --delete-config
+// removes it.
+func TestConfigsScramUsers(t *testing.T) {
+	n := servertest.Start(t, servertest.Options{Overrides: map[string]string{
+		"listeners":                      "PLAINTEXT://127.0.0.1:0,SECURE://127.0.0.1:0,CONTROLLER://127.0.0.1:0",
+		"advertised.listeners":           "PLAINTEXT://127.0.0.1:0,SECURE://127.0.0.1:0",
+		"inter.broker.listener.name":     "PLAINTEXT",
+		"listener.security.protocol.map": "PLAINTEXT:PLAINTEXT,SECURE:SASL_PLAINTEXT,CONTROLLER:PLAINTEXT",
+		"sasl.enabled.mechanisms":        "SCRAM-SHA-512",
+	}})
+	secure := n.Server.Addr("SECURE").String()
+	conf := tlstest.WriteFile(t, t.TempDir(), "alice.properties", []byte("security.protocol=SASL_PLAINTEXT\nsasl.mechanism=SCRAM-SHA-512\n"+
+		"sasl.jaas.config=org.apache.kafka.common.security.scram.ScramLoginModule required username=\"alice\" password=\"alice-secret\";\n"))
+	if r := runTool(t, "configs", "--bootstrap-server", n.Addr, "--alter", "--entity-type", "users", "--entity-name", "alice",
+		"--add-config", "SCRAM-SHA-512=[iterations=8192,password=alice-secret]"); r.code != 0 || !strings.Contains(r.out, "Completed updating config for user alice.") {
+		t.Fatalf("adding alice: exit %d\n%s%s", r.code, r.out, r.err)
+	}
+	if r := runTool(t, "topics", "--bootstrap-server", secure, "--command-config", conf, "--list"); r.code != 0 {
+		t.Fatalf("alice's login: exit %d\n%s%s", r.code, r.out, r.err)
+	}
+	if r := runTool(t, "configs", "--bootstrap-server", n.Addr, "--alter", "--entity-type", "users", "--entity-name", "alice",
+		"--delete-config", "SCRAM-SHA-512"); r.code != 0 {
+		t.Fatalf("deleting alice: exit %d\n%s%s", r.code, r.out, r.err)
+	}
+	if r := runTool(t, "topics", "--bootstrap-server", secure, "--command-config", conf, "--list"); r.code == 0 || !strings.Contains(r.out+r.err, "SASL_AUTHENTICATION_FAILED") {
+		t.Fatalf("alice's login after the deletion: exit %d\n%s%s", r.code, r.out, r.err)
 	}
 }

@@ -1,7 +1,6 @@
 package config
 
 import (
-	"fmt"
 	"maps"
 	"net"
 	"strconv"
@@ -20,7 +19,6 @@ func (b *Broker) check() []error {
 	}
 
 	b.resolveListeners(add)
-	errs = append(errs, b.checkProtocols()...)
 	errs = append(errs, b.checkSSL()...)
 	errs = append(errs, b.checkSASL()...)
 	b.checkRoles(add)
@@ -55,38 +53,6 @@ func (b *Broker) check() []error {
 	orderedTriple("group.consumer.min.session.timeout.ms", "group.consumer.session.timeout.ms", "group.consumer.max.session.timeout.ms")
 	return errs
 }
-
-// checkProtocols refuses the security protocols weir does not implement
-// where it would use them: every protocol may serve the node's listeners,
-// but the node's own connections to other nodes (to the inter-broker
-// listener and the controller listener) do not authenticate with SASL
-// yet, so those listeners must be PLAINTEXT or SSL.
-func (b *Broker) checkProtocols() []error {
-	var errs []error
-	const ownConnections = "weir's own connections to other nodes do not authenticate with SASL yet: " +
-		"the inter-broker and controller listeners must use PLAINTEXT or SSL"
-	for _, n := range b.ControllerListenerNames {
-		if p, ok := b.ListenerSecurityProtocols[n]; ok && !dialable(p) {
-			errs = append(errs, unsupported(KeyListenerSecurityMap, n+":"+p,
-				fmt.Sprintf("controller listener %s uses security protocol %s, but %s", n, p, ownConnections), false))
-		}
-	}
-	if !b.HasRole("broker") {
-		return errs
-	}
-	if p, ok := b.ListenerSecurityProtocols[b.InterBrokerListenerName]; ok && !dialable(p) {
-		key, value := KeyInterBrokerListenerName, b.InterBrokerListenerName
-		if !b.Set[key] {
-			key = KeyInterBrokerProtocol
-		}
-		errs = append(errs, unsupported(key, value,
-			fmt.Sprintf("inter-broker listener %s uses security protocol %s, but %s", b.InterBrokerListenerName, p, ownConnections), false))
-	}
-	return errs
-}
-
-// dialable reports whether weir's own connections can use protocol p.
-func dialable(p string) bool { return p == "PLAINTEXT" || p == "SSL" }
 
 // effectiveProtocolMap returns listener.security.protocol.map; when the key
 // was not set explicitly, controller listeners without a mapping default to

@@ -17,7 +17,7 @@ import "strings"
 // instead.
 const (
 	reasonTLS         = "weir does not implement this TLS setting; it serves TLS from PEM key and trust stores (ssl.keystore.type=PEM), configured with the ssl.* keys documented as honoured"
-	reasonSASL        = "weir does not implement this SASL setting; it serves SASL listeners with the PLAIN, SCRAM-SHA-256 and SCRAM-SHA-512 mechanisms (users in listener.name.<listener>.plain.sasl.jaas.config and in the metadata log), and its own connections to other nodes do not use SASL"
+	reasonSASL        = "weir does not implement this SASL setting; it serves SASL listeners with the PLAIN, SCRAM-SHA-256 and SCRAM-SHA-512 mechanisms (users in listener.name.<listener>.plain.sasl.jaas.config and in the metadata log), and logs in to other nodes with sasl.mechanism.inter.broker.protocol and sasl.mechanism.controller.protocol"
 	reasonAuthn       = "weir does not authenticate clients yet; it serves only PLAINTEXT listeners"
 	reasonAuthz       = "weir implements no authorizer or ACLs yet; every client may perform every operation"
 	reasonToken       = "weir does not implement delegation tokens (they need SASL); it serves only PLAINTEXT listeners"
@@ -97,8 +97,8 @@ var brokerSecurityDefs = []Def{
 
 	// SASL (Kafka's SaslConfigs, BrokerSecurityConfigs and KRaftConfigs).
 	startupOnly(def("sasl.enabled.mechanisms", TypeList, "GSSAPI", nil, PerBroker, "SASL mechanisms enabled on the broker's SASL listeners.")),
-	refusedSASL("sasl.mechanism.inter.broker.protocol", TypeString, "GSSAPI", "SASL mechanism of inter-broker connections."),
-	refusedSASL("sasl.mechanism.controller.protocol", TypeString, "GSSAPI", "SASL mechanism of connections to controllers."),
+	startupOnly(def("sasl.mechanism.inter.broker.protocol", TypeString, "GSSAPI", nil, PerBroker, "SASL mechanism of inter-broker connections.")),
+	def("sasl.mechanism.controller.protocol", TypeString, "GSSAPI", nil, ReadOnly, "SASL mechanism of connections to controllers."),
 	refusedSASL("sasl.jaas.config", TypePassword, nullDefault, "JAAS login context parameters."),
 	refusedSASL("sasl.server.callback.handler.class", TypeClass, nullDefault, "Server callback handler of SASL mechanisms."),
 	refusedSASL("sasl.client.callback.handler.class", TypeClass, nullDefault, "Client callback handler of SASL mechanisms."),

@@ -96,6 +96,8 @@ var brokerExercisedBy = map[string][]string{
 	"replication.quota.window.size.seconds":                       {"internal/clustertest.TestReplicationMetrics"},
 	"request.timeout.ms":                                          {"internal/server.TestTxnVerifierBatchesPerCoordinator", "internal/kafka.TestTxnMarkersReachTheGroupCoordinator"},
 	"sasl.enabled.mechanisms":                                     {"internal/config.TestSASLSettings", "internal/kafka.TestSASLPlainAndScram", "internal/kafka.TestSASLBeforeAuthentication"},
+	"sasl.mechanism.controller.protocol":                          {"internal/clustertest.TestSASLCluster", "internal/config.TestRefusedListenersAtStartup"},
+	"sasl.mechanism.inter.broker.protocol":                        {"internal/clustertest.TestSASLCluster", "internal/config.TestRefusedListenersAtStartup"},
 	"sasl.server.max.receive.size":                                {"internal/kafka.TestSASLBeforeAuthentication"},
 	"security.inter.broker.protocol":                              {"internal/config.TestLoadBrokerCrossChecks", "internal/config.TestRefusedListenersAtStartup"},
 	"socket.receive.buffer.bytes":                                 {"internal/kafka.TestConcurrentProducers"},

@@ -21,6 +21,18 @@ type SASL struct {
 	FailedAuthDelay time.Duration
 	// MaxReceive is sasl.server.max.receive.size.
 	MaxReceive int32
+	// InterBroker and Controller are the logins of the node's own
+	// connections to the inter-broker and controller listeners, when
+	// those are SASL listeners (zero Mechanism: no login).
+	InterBroker, Controller Login
+}
+
+// Login is how the node logs in to a SASL listener of another node: the
+// mechanism (sasl.mechanism.inter.broker.protocol or
+// sasl.mechanism.controller.protocol) and the username and password of
+// that listener's listener.name.<l>.<mechanism>.sasl.jaas.config.
+type Login struct {
+	Mechanism, User, Password string
 }
 
 // PlainUsers returns the PLAIN users of listener (from its
@@ -102,10 +114,40 @@ func (b *Broker) checkSASL() []error {
 				"SASL listener %s enables PLAIN, whose users must be set here: %s required user_<name>=\"<password>\";", l, sasl.PlainLoginModule))
 		}
 	}
+	dialled := map[string]string{} // SASL listeners the node logs in to: their mechanism
+	login := func(listener, key string, into *Login) {
+		if !strings.HasPrefix(b.ListenerSecurityProtocols[listener], "SASL_") {
+			return
+		}
+		mech := g.str(key)
+		if !slices.Contains(sasl.Mechanisms, mech) {
+			errs = append(errs, unsupported(key, mech, fmt.Sprintf("listener %s, which this node connects to, uses SASL; weir logs in with %s, not %s",
+				listener, strings.Join(sasl.Mechanisms, ", "), mech), false))
+			return
+		}
+		if slices.Contains(saslListeners, listener) && !slices.Contains(b.SASL.Mechanisms, mech) {
+			errs = append(errs, combinationError(key, "%s must be one of sasl.enabled.mechanisms (%s), since listener %s serves it",
+				mech, strings.Join(b.SASL.Mechanisms, ","), listener))
+		}
+		j := b.SASL.JAAS[listener][mech]
+		*into = Login{Mechanism: mech, User: j.Options["username"], Password: j.Options["password"]}
+		if into.User == "" || into.Password == "" {
+			errs = append(errs, combinationError(jaasName(listener, mech),
+				"this node logs in to listener %s with %s: set username=\"...\" password=\"...\" here", listener, mech))
+		}
+		dialled[listener] = mech
+	}
+	if len(b.ControllerListenerNames) > 0 {
+		login(b.ControllerListenerNames[0], "sasl.mechanism.controller.protocol", &b.SASL.Controller)
+	}
+	if b.HasRole("broker") {
+		login(b.InterBrokerListenerName, "sasl.mechanism.inter.broker.protocol", &b.SASL.InterBroker)
+	}
 	for l, byMech := range b.SASL.JAAS {
 		for m := range byMech {
-			if !slices.Contains(saslListeners, l) || !slices.Contains(b.SASL.Mechanisms, m) {
-				errs = append(errs, unsupported(jaasName(l, m), "", fmt.Sprintf("listener %s is not a SASL listener with mechanism %s enabled, so this setting would have no effect", l, m), true))
+			served := slices.Contains(saslListeners, l) && slices.Contains(b.SASL.Mechanisms, m)
+			if !served && dialled[l] != m {
+				errs = append(errs, unsupported(jaasName(l, m), "", fmt.Sprintf("listener %s is not a SASL listener with mechanism %s enabled or logged in to, so this setting would have no effect", l, m), true))
 			}
 		}
 	}

@@ -53,40 +53,65 @@ func wantUnsupported(t *testing.T, err error, key, hidden string, parts ...strin
 	}
 }
 
+// A node that connects to SASL listeners of other nodes (the inter-broker
+// and controller listeners) logs in with a mechanism weir implements and
+// the credentials of that listener's JAAS setting.
 func TestRefusedListenersAtStartup(t *testing.T) {
+	plainLogin := `org.apache.kafka.common.security.plain.PlainLoginModule required username="broker" password="pw" user_broker="pw";`
 	tests := []struct {
 		name       string
 		props      map[string]string
 		key, value string
 		want       string
+		refused    bool
 	}{
-		{"SASL inter-broker listener", map[string]string{KeyListeners: "SASL_SSL://127.0.0.1:9094,CONTROLLER://:9093",
-			KeyListenerSecurityMap: "SASL_SSL:SASL_SSL,CONTROLLER:PLAINTEXT", KeyInterBrokerListenerName: "SASL_SSL"},
-			KeyInterBrokerListenerName, "SASL_SSL", "inter-broker listener SASL_SSL uses security protocol SASL_SSL"},
-		{"controller listener", map[string]string{KeyListenerSecurityMap: "PLAINTEXT:PLAINTEXT,CONTROLLER:SASL_PLAINTEXT"},
-			KeyListenerSecurityMap, "CONTROLLER:SASL_PLAINTEXT", "controller listener CONTROLLER uses security protocol SASL_PLAINTEXT"},
-		{"controller listener a broker dials", map[string]string{KeyProcessRoles: "broker", KeyNodeID: "2", KeyListeners: "PLAINTEXT://:9092",
-			KeyListenerSecurityMap: "PLAINTEXT:PLAINTEXT,CONTROLLER:SASL_SSL"},
-			KeyListenerSecurityMap, "CONTROLLER:SASL_SSL", "controller listener CONTROLLER uses security protocol SASL_SSL"},
-		{"inter-broker protocol", map[string]string{KeyListeners: "PLAINTEXT://:9092,SASL_PLAINTEXT://:9094,CONTROLLER://:9093",
-			KeyInterBrokerProtocol: "SASL_PLAINTEXT"}, KeyInterBrokerProtocol, "SASL_PLAINTEXT", "inter-broker listener SASL_PLAINTEXT uses security protocol SASL_PLAINTEXT"},
+		{"SASL inter-broker listener with Kafka's default mechanism", map[string]string{KeyListeners: "SASL_SSL://127.0.0.1:9094,CONTROLLER://:9093",
+			KeyListenerSecurityMap: "SASL_SSL:SASL_SSL,CONTROLLER:PLAINTEXT", KeyInterBrokerListenerName: "SASL_SSL", "sasl.enabled.mechanisms": "PLAIN",
+			"ssl.keystore.type": "PEM", "ssl.keystore.location": "/ks.pem", "listener.name.sasl_ssl.plain.sasl.jaas.config": plainLogin},
+			"sasl.mechanism.inter.broker.protocol", "GSSAPI", "weir logs in with PLAIN, SCRAM-SHA-256, SCRAM-SHA-512, not GSSAPI", true},
+		{"controller listener with Kafka's default mechanism", map[string]string{KeyListenerSecurityMap: "PLAINTEXT:PLAINTEXT,CONTROLLER:SASL_PLAINTEXT",
+			"sasl.enabled.mechanisms": "PLAIN", "listener.name.controller.plain.sasl.jaas.config": plainLogin},
+			"sasl.mechanism.controller.protocol", "GSSAPI", "not GSSAPI", true},
+		{"controller listener a broker dials, without credentials", map[string]string{KeyProcessRoles: "broker", KeyNodeID: "2", KeyListeners: "PLAINTEXT://:9092",
+			KeyListenerSecurityMap: "PLAINTEXT:PLAINTEXT,CONTROLLER:SASL_PLAINTEXT", "sasl.mechanism.controller.protocol": "SCRAM-SHA-512"},
+			"listener.name.controller.scram-sha-512.sasl.jaas.config", "", `set username="..." password="..." here`, false},
+		{"inter-broker mechanism not enabled", map[string]string{KeyListeners: "PLAINTEXT://:9092,SASL_PLAINTEXT://:9094,CONTROLLER://:9093",
+			KeyInterBrokerProtocol: "SASL_PLAINTEXT", "sasl.enabled.mechanisms": "PLAIN", "sasl.mechanism.inter.broker.protocol": "SCRAM-SHA-256",
+			"listener.name.sasl_plaintext.plain.sasl.jaas.config":         plainLogin,
+			"listener.name.sasl_plaintext.scram-sha-256.sasl.jaas.config": `org.apache.kafka.common.security.scram.ScramLoginModule required username="b" password="p";`},
+			"sasl.mechanism.inter.broker.protocol", "", "must be one of sasl.enabled.mechanisms", false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			_, _, err := LoadBroker(tt.props)
-			var found error
+			var found *Error
 			for _, e := range unjoin(err) {
 				var ce *Error
-				if errors.As(e, &ce) && ce.Kind == Unsupported && ce.Name == tt.key {
-					found = e
+				if errors.As(e, &ce) && ce.Name == tt.key {
+					found = ce
 				}
 			}
-			wantUnsupported(t, found, tt.key, "", tt.key+"=\""+tt.value+"\"", tt.want, "own connections to other nodes do not authenticate with SASL")
+			if found == nil || (found.Kind == Unsupported) != tt.refused || !strings.Contains(found.Error(), tt.want) ||
+				tt.value != "" && !strings.Contains(found.Error(), tt.key+"=\""+tt.value+"\"") {
+				t.Errorf("error %v, want one naming %s with %q (refused: %v)", err, tt.key, tt.want, tt.refused)
+			}
+			if err != nil && strings.Contains(err.Error(), "pw") {
+				t.Errorf("a password is shown: %v", err)
+			}
 		})
 	}
 	// Kafka's identity mapping of the secure protocols is harmless while
 	// no listener uses them.
 	mustLoad(t, map[string]string{KeyListenerSecurityMap: DefaultSecurityProtocolMap, KeyInterBrokerProtocol: "PLAINTEXT"})
+	// SASL everywhere, the node logging in to itself and its peers.
+	b := mustLoad(t, map[string]string{KeyListeners: "SASL_PLAINTEXT://:9092,CONTROLLER://:9093", KeyListenerSecurityMap: "SASL_PLAINTEXT:SASL_PLAINTEXT,CONTROLLER:SASL_PLAINTEXT",
+		KeyInterBrokerListenerName: "SASL_PLAINTEXT", "sasl.enabled.mechanisms": "PLAIN,SCRAM-SHA-512",
+		"sasl.mechanism.inter.broker.protocol": "PLAIN", "sasl.mechanism.controller.protocol": "SCRAM-SHA-512",
+		"listener.name.sasl_plaintext.plain.sasl.jaas.config": plainLogin, "listener.name.controller.plain.sasl.jaas.config": plainLogin,
+		"listener.name.controller.scram-sha-512.sasl.jaas.config": `org.apache.kafka.common.security.scram.ScramLoginModule required username="ctl" password="ctl-pw";`})
+	if b.SASL.InterBroker != (Login{"PLAIN", "broker", "pw"}) || b.SASL.Controller != (Login{"SCRAM-SHA-512", "ctl", "ctl-pw"}) {
+		t.Errorf("logins %+v %+v", b.SASL.InterBroker, b.SASL.Controller)
+	}
 }
 
 func unjoin(err error) []error {
@@ -125,8 +150,7 @@ func TestRefusedKeysAtStartup(t *testing.T) {
 	// The keys the issue names.
 	for name, value := range map[string]string{
 		"authorizer.class.name": "org.apache.kafka.metadata.authorizer.StandardAuthorizer", "ssl.key.password": "pw",
-		"sasl.jaas.config": "x", "sasl.mechanism.inter.broker.protocol": "PLAIN",
-		"sasl.mechanism.controller.protocol": "PLAIN", "ssl.keystore.password": "pw",
+		"sasl.jaas.config": "x", "sasl.login.class": "com.example.Login", "ssl.keystore.password": "pw",
 		"principal.builder.class": "com.example.Builder", "security.providers": "com.example.Provider",
 		"connections.max.reauth.ms": "3600000", "delegation.token.secret.key": "s3cret",
 		"sasl.server.callback.handler.class": "com.example.Handler", "max.connections": "100",

@@ -31,7 +31,7 @@ func (s *Server) apiTable() map[int16]api {
 		14: {0, 5, s.handleGroupRequest}, // SyncGroup
 		15: {0, 6, s.handleGroupRequest}, // DescribeGroups
 		16: {0, 5, s.handleGroupRequest}, // ListGroups
-		17: {1, 1, s.handleSaslHandshake},
+		17: {0, 1, s.handleSaslHandshake},
 		18: {0, 4, s.handleAPIVersions},
 		19: {0, 7, s.handleCreateTopics},
 		20: {0, 6, s.handleDeleteTopics},

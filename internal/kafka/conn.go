@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"sync"
 	"sync/atomic"
@@ -54,6 +55,9 @@ type Reply struct {
 	corrID  int32
 	// raw, when set, is the body of an internal API's answer, sent as is.
 	raw []byte
+	// bare sends raw alone, without a correlation id (SASL tokens after
+	// a SaslHandshake v0).
+	bare bool
 }
 
 func newReply() *Reply { return &Reply{ready: make(chan struct{})} }
@@ -110,7 +114,13 @@ func (c *conn) serve() {
 	c.principal = "User:ANONYMOUS"
 	if tc, ok := c.nc.(*tls.Conn); ok {
 		if err := tc.HandshakeContext(c.ctx); err != nil {
-			c.srv.lg.Info("failed authentication (SSL handshake failed)", "remote", c.nc.RemoteAddr().String(), "err", err)
+			level := slog.LevelInfo
+			if errors.Is(err, io.EOF) {
+				// Closed before a ClientHello: a port probe (fast
+				// fencing's among them), not a client.
+				level = slog.LevelDebug
+			}
+			c.srv.lg.Log(c.ctx, level, "failed authentication (SSL handshake failed)", "remote", c.nc.RemoteAddr().String(), "err", err)
 			return
 		}
 		c.principal = tlsconf.Principal(tc.ConnectionState())
@@ -140,6 +150,18 @@ func (c *conn) serve() {
 				c.srv.deps.BrokerConnLost(p.id, p.epoch)
 			}
 			return
+		}
+		if c.sasl == saslAwaitBareToken {
+			rep := c.srv.saslBareToken(c, frame)
+			select {
+			case c.replies <- rep:
+			case <-c.ctx.Done():
+				return
+			}
+			if rep.closeConn {
+				return
+			}
+			continue
 		}
 		req, err := c.decode(frame)
 		if err != nil {
@@ -184,8 +206,12 @@ func (c *conn) readFrame(r *bufio.Reader) ([]byte, error) {
 		return nil, err
 	}
 	n := int32(binary.BigEndian.Uint32(sz[:]))
-	if n < 8 || n > c.srv.cfg.MaxRequestSize {
-		return nil, fmt.Errorf("request size %d outside [8, socket.request.max.bytes=%d]", n, c.srv.cfg.MaxRequestSize)
+	lo := int32(8)
+	if c.sasl == saslAwaitBareToken {
+		lo = 0 // a bare SASL token has no header
+	}
+	if n < lo || n > c.srv.cfg.MaxRequestSize {
+		return nil, fmt.Errorf("request size %d outside [%d, socket.request.max.bytes=%d]", n, lo, c.srv.cfg.MaxRequestSize)
 	}
 	if c.srv.cfg.SASL != nil && c.sasl != saslDone && n > c.srv.cfg.SASL.MaxReceive {
 		return nil, fmt.Errorf("request size %d before SASL authentication exceeds sasl.server.max.receive.size=%d", n, c.srv.cfg.SASL.MaxReceive)
@@ -321,6 +347,12 @@ func (c *conn) writeLoop() {
 // writeReply frames and writes one response. buf is scratch for encoding.
 func (c *conn) writeReply(bw *bufio.Writer, rep *Reply, buf []byte) ([]byte, error) {
 	buf = append(buf, 0, 0, 0, 0)
+	if rep.bare {
+		buf = append(buf, rep.raw...)
+		binary.BigEndian.PutUint32(buf, uint32(len(buf)-4))
+		_, err := bw.Write(buf)
+		return buf, err
+	}
 	buf = kbin.AppendInt32(buf, rep.corrID)
 	if rep.raw != nil {
 		buf = append(buf, rep.raw...)

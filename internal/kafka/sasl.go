@@ -1,9 +1,11 @@
 package kafka
 
 // SASL authentication on SASL_PLAINTEXT and SASL_SSL listeners:
-// SaslHandshake (v1; Kafka 4 removed v0 and its unframed tokens, KIP-896)
-// picks an enabled mechanism, then SaslAuthenticate (v0-2) carries its
-// tokens until the client is authenticated. Before that, a connection may
+// SaslHandshake picks an enabled mechanism, then SaslAuthenticate (v0-2)
+// carries its tokens until the client is authenticated; after a v0
+// handshake (before KIP-152) the tokens come and go as bare size-prefixed
+// frames instead, without a Kafka header, and a failed login closes the
+// connection without an answer. Before that, a connection may
 // send only ApiVersions and these two; anything else closes it, as in
 // Kafka. A failed login is answered with SASL_AUTHENTICATION_FAILED after
 // connection.failed.authentication.delay.ms, and the connection closed.
@@ -47,6 +49,7 @@ type saslState int8
 const (
 	saslAwaitHandshake saslState = iota
 	saslAwaitAuthenticate
+	saslAwaitBareToken // after a SaslHandshake v0
 	saslDone
 )
 
@@ -81,7 +84,35 @@ func (s *Server) handleSaslHandshake(req *Request) *Reply {
 		})
 	}
 	c.saslMechanism, c.sasl = r.Mechanism, saslAwaitAuthenticate
+	if req.Version == 0 {
+		c.sasl = saslAwaitBareToken
+	}
 	return done(resp)
+}
+
+// saslBareToken answers a token sent after a SaslHandshake v0: the
+// server's token as a bare frame, or, on a failed login, the close of the
+// connection after the delay.
+func (s *Server) saslBareToken(c *conn, token []byte) *Reply {
+	answer, finished, err := c.saslServer.Step(token)
+	if err != nil {
+		s.lg.Info("failed authentication", "remote", c.nc.RemoteAddr().String(), "mechanism", c.saslMechanism, "err", err)
+		rep := newReply()
+		rep.none, rep.closeConn = true, true
+		time.AfterFunc(s.cfg.SASL.FailedDelay, func() { rep.complete(nil) })
+		return rep
+	}
+	if finished {
+		s.authenticated(c)
+	}
+	return &Reply{ready: closedChan, raw: answer, bare: true}
+}
+
+// authenticated ends a connection's login.
+func (s *Server) authenticated(c *conn) {
+	c.principal = "User:" + c.saslServer.User()
+	c.sasl, c.saslServer = saslDone, nil
+	s.lg.Debug("authenticated", "remote", c.nc.RemoteAddr().String(), "mechanism", c.saslMechanism, "principal", c.principal)
 }
 
 func (s *Server) handleSaslAuthenticate(req *Request) *Reply {
@@ -114,9 +145,7 @@ func (s *Server) handleSaslAuthenticate(req *Request) *Reply {
 	}
 	resp.SASLAuthBytes = answer
 	if finished {
-		c.principal = "User:" + c.saslServer.User()
-		c.sasl, c.saslServer = saslDone, nil
-		s.lg.Debug("authenticated", "remote", req.RemoteAddr, "mechanism", c.saslMechanism, "principal", c.principal)
+		s.authenticated(c)
 	}
 	return done(resp)
 }

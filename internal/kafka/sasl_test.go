@@ -9,7 +9,9 @@ package kafka_test
 import (
 	"context"
 	"crypto/tls"
+	"encoding/binary"
 	"errors"
+	"io"
 	"net"
 	"strings"
 	"testing"
@@ -233,4 +235,67 @@ func TestSASLSSL(t *testing.T) {
 	roundTrip(t, ctx, cl, "sasl-ssl-topic")
 	wantAuthFailed(t, ctx, "wrong password over TLS", saslClient(t, addr,
 		scram.Auth{User: "dave-512", Pass: "nope"}.AsSha512Mechanism(), kgo.DialTLSConfig(tlsCfg)))
+}
+
+// After a SaslHandshake v0 (clients before KIP-152: kafka-python 2.0,
+// older Sarama) the tokens travel as bare frames; a failed login closes
+// the connection.
+func TestSASLHandshakeV0(t *testing.T) {
+	ctx := cliCtx(t)
+	n, addr := saslNode(t, "SASL_PLAINTEXT", nil)
+	scramUser(t, ctx, cliAdmin(t, n.Addr), "erin", "erin-secret")
+	bare := func(w *wire, token []byte) ([]byte, error) {
+		w.write(append(binary.BigEndian.AppendUint32(nil, uint32(len(token))), token...))
+		w.nc.SetReadDeadline(time.Now().Add(ioTimeout))
+		var size [4]byte
+		if _, err := io.ReadFull(w.br, size[:]); err != nil {
+			return nil, err
+		}
+		answer := make([]byte, binary.BigEndian.Uint32(size[:]))
+		_, err := io.ReadFull(w.br, answer)
+		return answer, err
+	}
+	login := func(m kgosasl.Mechanism) (*wire, error) {
+		w := dial(t, addr)
+		hs := kmsg.NewPtrSASLHandshakeRequest()
+		hs.SetVersion(0)
+		hs.Mechanism = m.Name()
+		if r := w.do(hs).(*kmsg.SASLHandshakeResponse); r.ErrorCode != 0 {
+			t.Fatalf("v0 handshake: %+v", r)
+		}
+		sess, tok, err := m.Authenticate(ctx, addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for {
+			answer, err := bare(w, tok)
+			if err != nil {
+				return w, err
+			}
+			done, next, err := sess.Challenge(answer)
+			if err != nil {
+				return w, err
+			}
+			if done {
+				return w, nil
+			}
+			tok = next
+		}
+	}
+	for _, m := range []kgosasl.Mechanism{plain.Auth{User: "alice", Pass: "alice-secret"}.AsMechanism(),
+		scram.Auth{User: "erin", Pass: "erin-secret"}.AsSha256Mechanism()} {
+		w, err := login(m)
+		if err != nil {
+			t.Fatalf("%s: %v", m.Name(), err)
+		}
+		w.ping()
+		if r := w.do(kmsg.NewPtrMetadataRequest()).(*kmsg.MetadataResponse); len(r.Brokers) != 1 {
+			t.Fatalf("%s: metadata after a v0 login: %+v", m.Name(), r)
+		}
+	}
+	w, err := login(plain.Auth{User: "alice", Pass: "wrong"}.AsMechanism())
+	if err == nil {
+		t.Fatal("a wrong password logged in after a v0 handshake")
+	}
+	w.expectClosed()
 }

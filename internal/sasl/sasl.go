@@ -1,8 +1,9 @@
-// Package sasl is the broker side of Kafka's SASL mechanisms (pure): PLAIN
-// with the users of the JAAS configuration, SCRAM-SHA-256 and
-// SCRAM-SHA-512 (RFC 5802, as Kafka's ScramSaslServer) with credentials
-// kept in the metadata log, the credentials' derivation from a password,
-// and Kafka's JAAS configuration syntax.
+// Package sasl is the broker side of Kafka's SASL mechanisms: PLAIN with
+// the users of the JAAS configuration, SCRAM-SHA-256 and SCRAM-SHA-512
+// (RFC 5802, as Kafka's ScramSaslServer) with credentials kept in the
+// metadata log, the credentials' derivation from a password, and Kafka's
+// JAAS configuration syntax; and the login of weir's own connections to
+// SASL listeners of other nodes (client.go, with franz-go's mechanisms).
 package sasl
 
 import (

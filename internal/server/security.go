@@ -1,39 +1,70 @@
 package server
 
 import (
+	"context"
 	"crypto/tls"
 	"fmt"
+	"net"
 
 	"weir/internal/config"
 	"weir/internal/kafka"
+	"weir/internal/nodeclient"
+	"weir/internal/sasl"
 	"weir/internal/tlsconf"
 )
 
-// openTLS loads the node's TLS material when a listener it serves or dials
-// runs TLS, and sets the dialers of its connections to other nodes.
-func (s *Server) openTLS() error {
-	s.dialBroker, s.dialController = s.opts.Dial, s.opts.Dial
+// openSecurity loads the node's TLS material when a listener it serves or
+// dials runs TLS, and sets the dialers of its connections to other nodes:
+// TLS, then the SASL login, as the inter-broker and controller listeners'
+// protocols ask.
+func (s *Server) openSecurity() error {
 	brokerTLS := s.cfg.HasRole("broker") && config.UsesTLS(s.cfg.DialProtocol(true))
 	controllerTLS := config.UsesTLS(s.cfg.DialProtocol(false))
 	serves := false
 	for _, l := range s.cfg.Listeners {
 		serves = serves || config.UsesTLS(l.SecurityProtocol)
 	}
-	if !serves && !brokerTLS && !controllerTLS {
-		return nil
+	if serves || brokerTLS || controllerTLS {
+		st, err := tlsconf.New(s.cfg.SSL, s.lg.With("component", "tls"))
+		if err != nil {
+			return fmt.Errorf("TLS: %w", err)
+		}
+		s.tls = st
 	}
-	st, err := tlsconf.New(s.cfg.SSL, s.lg.With("component", "tls"))
+	var err error
+	if s.dialBroker, err = s.dialer(brokerTLS, s.cfg.SASL.InterBroker); err != nil {
+		return err
+	}
+	s.dialController, err = s.dialer(controllerTLS, s.cfg.SASL.Controller)
+	return err
+}
+
+// dialer returns the dialer of connections that run TLS (withTLS) and log
+// in with login (when it has a mechanism).
+func (s *Server) dialer(withTLS bool, login config.Login) (nodeclient.Dialer, error) {
+	dial := s.opts.Dial
+	if withTLS {
+		dial = s.tls.Dialer(dial)
+	}
+	if login.Mechanism == "" {
+		return dial, nil
+	}
+	m, err := sasl.ClientMechanism(login.Mechanism, login.User, login.Password)
 	if err != nil {
-		return fmt.Errorf("TLS: %w", err)
+		return nil, err
 	}
-	s.tls = st
-	if brokerTLS {
-		s.dialBroker = st.Dialer(s.opts.Dial)
-	}
-	if controllerTLS {
-		s.dialController = st.Dialer(s.opts.Dial)
-	}
-	return nil
+	clientID := fmt.Sprintf("weir-node-%d", s.cfg.NodeID)
+	return func(ctx context.Context, network, addr string) (net.Conn, error) {
+		nc, err := dial(ctx, network, addr)
+		if err != nil {
+			return nil, err
+		}
+		if err := sasl.Login(ctx, nc, m, clientID); err != nil {
+			nc.Close()
+			return nil, fmt.Errorf("logging in to %s: %w", addr, err)
+		}
+		return nc, nil
+	}, nil
 }
 
 // listenerTLS returns the TLS configuration of the named listener, or nil

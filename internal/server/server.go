@@ -82,7 +82,7 @@ type Server struct {
 	// tls is the node's TLS material (nil: no listener it serves or dials
 	// uses TLS); dialBroker and dialController open its connections to
 	// other brokers' inter-broker listener and to the controllers' listener,
-	// over TLS when that listener's protocol says so.
+	// with TLS and a SASL login when that listener's protocol says so.
 	tls            *tlsconf.Store
 	dialBroker     nodeclient.Dialer
 	dialController nodeclient.Dialer
@@ -157,7 +157,7 @@ func (s *Server) Start() (err error) {
 	if err := s.checkStorage(); err != nil {
 		return err
 	}
-	if err := s.openTLS(); err != nil {
+	if err := s.openSecurity(); err != nil {
 		return err
 	}
 	isController, isBroker := s.cfg.HasRole("controller"), s.cfg.HasRole("broker")

@@ -9,6 +9,7 @@ package tlsconf
 
 import (
 	"context"
+	"crypto/sha256"
 	"crypto/tls"
 	"crypto/x509"
 	"crypto/x509/pkix"
@@ -41,7 +42,7 @@ type Store struct {
 	mu      sync.Mutex
 	cur     *material
 	checked time.Time
-	stamp   string // the files' sizes and modification times at the last check
+	stamp   string // the files' digest at the last check
 }
 
 // material is one loaded key store and trust store.
@@ -214,20 +215,22 @@ func sameSANs(a, b *x509.Certificate) bool {
 		slices.Equal(ips(a), ips(b)) && slices.Equal(uris(a), uris(b))
 }
 
-// fileStamp describes the store files' sizes and modification times.
+// fileStamp is a digest of the store files' contents (a file's
+// modification time can stay the same across quick rewrites).
 func (s *Store) fileStamp() string {
-	out := ""
+	h := sha256.New()
 	for _, f := range []string{s.cfg.KeystoreLocation, s.cfg.TruststoreLocation} {
 		if f == "" {
 			continue
 		}
-		if fi, err := os.Stat(f); err == nil {
-			out += fmt.Sprintf("%s:%d:%d;", f, fi.Size(), fi.ModTime().UnixNano())
-		} else {
-			out += f + ":missing;"
+		data, err := os.ReadFile(f)
+		if err != nil {
+			data = []byte("unreadable: " + err.Error())
 		}
+		fmt.Fprintf(h, "%s:%d:", f, len(data))
+		h.Write(data)
 	}
-	return out
+	return string(h.Sum(nil))
 }
 
 // load reads the key and trust stores and builds the listener
