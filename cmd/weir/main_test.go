@@ -20,6 +20,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
+	"weir/internal/testport"
 )
 
 var binary string
@@ -40,14 +41,14 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
+// freePort returns a loopback port for a node (see testport).
 func freePort(t *testing.T) int {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	ports, err := testport.Free(1)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port
+	return ports[0]
 }
 
 // proc is a running weir server process.

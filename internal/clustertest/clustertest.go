@@ -25,7 +25,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net"
 	"os"
 	"path/filepath"
 	"slices"
@@ -36,6 +35,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"weir/internal/server"
+	"weir/internal/testport"
 	"weir/internal/testwait"
 )
 
@@ -149,26 +149,8 @@ func New(t testing.TB, opts Options) *Cluster {
 	return c
 }
 
-// freePorts reserves n distinct loopback ports: each is bound at once (so
-// none repeats) and released for the node that will listen on it.
-func freePorts(n int) ([]int, error) {
-	var lns []net.Listener
-	defer func() {
-		for _, ln := range lns {
-			ln.Close()
-		}
-	}()
-	var ports []int
-	for i := 0; i < n; i++ {
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			return nil, err
-		}
-		lns = append(lns, ln)
-		ports = append(ports, ln.Addr().(*net.TCPAddr).Port)
-	}
-	return ports, nil
-}
+// freePorts returns n distinct loopback ports for nodes (see testport).
+func freePorts(n int) ([]int, error) { return testport.Free(n) }
 
 // ClusterID is the cluster id every node was formatted with.
 func (c *Cluster) ClusterID() string { return c.clusterID }

@@ -15,6 +15,7 @@ import (
 	"sync"
 	"syscall"
 	"time"
+	"weir/internal/testport"
 )
 
 // Cluster is n combined weir nodes (broker and controller), each its own
@@ -118,12 +119,11 @@ func StartCluster(binary, dir string, n int) (*Cluster, error) {
 }
 
 func freePort() (int, error) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	ports, err := testport.Free(1)
 	if err != nil {
 		return 0, err
 	}
-	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port, nil
+	return ports[0], nil
 }
 
 // start runs the node's process, its output appended to node<id>.log, and
