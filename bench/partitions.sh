@@ -108,7 +108,7 @@ wait_log() {
 
 # took PATTERN FILE: the "took" value of the last line matching PATTERN, in s.
 took() {
-	grep -- "$1" "$2" | tail -n 1 | sed -nE 's/.*took=([0-9.]+)(µs|ms|s|m[0-9.]+s)?.*/\1 \2/p' |
+	{ grep -- "$1" "$2" || true; } | tail -n 1 | sed -nE 's/.*took=([0-9.]+)(µs|ms|s|m[0-9.]+s)?.*/\1 \2/p' |
 		awk '{ v = $1; if ($2 == "ms") v /= 1000; else if ($2 == "µs") v /= 1e6; printf "%.3f", v } END { if (NR == 0) print "-" }'
 }
 

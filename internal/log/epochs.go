@@ -14,6 +14,8 @@ type epochCache struct {
 	fs      vfs.FS
 	path    string
 	entries []EpochEntry
+	// stale is set while the checkpoint holds entries dropFromEnd dropped.
+	stale bool
 }
 
 func loadEpochCache(fsys vfs.FS, dir string) (*epochCache, error) {
@@ -39,6 +41,9 @@ func (c *epochCache) assign(epoch int32, offset int64) error {
 		return nil
 	}
 	if last, ok := c.latest(); ok && epoch <= last.Epoch {
+		if c.stale {
+			return c.flush() // before the batch lands: see dropFromEnd
+		}
 		return nil
 	}
 	c.entries = append(c.entries, EpochEntry{epoch, offset})
@@ -50,7 +55,13 @@ func (c *epochCache) assign(epoch int32, offset int64) error {
 	return nil
 }
 
-func (c *epochCache) flush() error { return writeEpochCheckpoint(c.fs, c.path, c.entries) }
+func (c *epochCache) flush() error {
+	if err := writeEpochCheckpoint(c.fs, c.path, c.entries); err != nil {
+		return err
+	}
+	c.stale = false
+	return nil
+}
 
 // endOffsetFor answers OffsetForLeaderEpoch: the largest epoch <= requested
 // and the offset where the epoch after it starts (logEnd for the latest).
@@ -82,15 +93,32 @@ func (c *epochCache) endOffsetFor(epoch int32, logEnd int64) (int32, int64) {
 
 // truncateFromEnd drops epochs that start at or after offset.
 func (c *epochCache) truncateFromEnd(offset int64) error {
+	if !c.dropFromEnd(offset) {
+		return nil
+	}
+	return c.flush()
+}
+
+// dropFromEnd drops epochs that start at or after offset in memory only,
+// reporting whether it dropped any. Opening a log does this: the
+// checkpoint keeps the dropped entries until the next change writes the
+// whole lineage, which happens before any record is appended (a leader
+// assigns its epoch first, a follower the epochs of what it fetches), and
+// until then a crash only has the next open drop them again (assign
+// writes a stale checkpoint even when the epoch is known). This spares
+// an empty leader's log two fsyncs at every start (Kafka flushes this
+// truncation asynchronously too).
+func (c *epochCache) dropFromEnd(offset int64) bool {
 	n := len(c.entries)
 	for n > 0 && c.entries[n-1].StartOffset >= offset {
 		n--
 	}
 	if n == len(c.entries) {
-		return nil
+		return false
 	}
 	c.entries = c.entries[:n]
-	return c.flush()
+	c.stale = true
+	return true
 }
 
 // truncateFromStart forgets epochs wholly below offset, moving the start of

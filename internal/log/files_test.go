@@ -157,3 +157,39 @@ func TestSegmentFilePin(t *testing.T) {
 		t.Fatalf("%d files open after closing all", got)
 	}
 }
+
+// Opening a log drops the epochs starting at or after its end in memory
+// only; the checkpoint is rewritten before the next batch lands, even a
+// batch of an epoch already known, so a crash never leaves a lineage that
+// names the dropped epoch for offsets written in an earlier one.
+func TestEpochsDroppedAtOpenAreWrittenBeforeAppends(t *testing.T) {
+	e := newEnv(t)
+	l := e.open(smallConfig())
+	mustAppendEpoch := func(epoch int32) {
+		t.Helper()
+		if _, err := l.AppendAsLeader(valueBatch(t, 1, 10, e.clock.Ms()), epoch); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := l.AssignEpoch(1); err != nil {
+		t.Fatal(err)
+	}
+	mustAppendEpoch(1)
+	if err := l.AssignEpoch(2); err != nil { // epoch 2 starts at 1, and nothing is written in it
+		t.Fatal(err)
+	}
+	l = e.reopen(l)
+	if got := l.Epochs(); len(got) != 1 || got[0] != (EpochEntry{Epoch: 1, StartOffset: 0}) {
+		t.Fatalf("epochs after reopening %v, want epoch 2 dropped", got)
+	}
+	mustAppendEpoch(1)
+	// A crash now: the checkpoint on disk must agree.
+	ents, err := readEpochCheckpoint(e.fs, l.epochs.path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ents) != 1 || ents[0] != (EpochEntry{Epoch: 1, StartOffset: 0}) {
+		t.Fatalf("checkpoint after an append in epoch 1: %v", ents)
+	}
+	l.Close()
+}

@@ -149,9 +149,7 @@ func (l *Log) load(recoveryPoint, logStart int64) error {
 	// Recovered data is not known to be flushed: keep the recovery point
 	// where it was (clamped), so a later crash scans it again.
 	l.recoveryPoint.Store(min(max(recoveryPoint, 0), l.logEnd.Load()))
-	if err := l.epochs.truncateFromEnd(l.logEnd.Load()); err != nil {
-		return err
-	}
+	l.epochs.dropFromEnd(l.logEnd.Load())
 	return l.rebuildProducerState(l.logEnd.Load(), l.recoveryPoint.Load())
 }
 

@@ -239,7 +239,9 @@ func (l *Log) Size() int64 {
 func (l *Log) NumSegments() int { return len(l.segments()) }
 
 // Close flushes the log, snapshots the producer state at the log end so
-// the next open replays nothing, and closes the files.
+// the next open replays nothing, and closes the files. A log without any
+// batch gets no snapshot: there is nothing to replay (as Kafka, which
+// snapshots only past its last snapshot's offset).
 func (l *Log) Close() error {
 	if err := l.Flush(l.LogEndOffset()); err != nil {
 		return err
@@ -250,6 +252,9 @@ func (l *Log) Close() error {
 		return nil
 	}
 	l.closed = true
+	if l.logEnd.Load() == l.segments()[0].base && len(l.producers.entries) == 0 {
+		return l.closeFiles()
+	}
 	snap := l.producers.clone()
 	snap.mapEnd = l.logEnd.Load()
 	err := writeProducerSnapshot(l.fs, l.dir, snap)

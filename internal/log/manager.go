@@ -258,6 +258,9 @@ func (m *Manager) GetOrCreate(tp TopicPartition, topicID [16]byte, cfg Config) (
 	if f, ok := m.failed[tp]; ok {
 		return nil, f.err
 	}
+	if m.creating[tp] {
+		return nil, fmt.Errorf("log: %s is being created", tp)
+	}
 	return nil, fmt.Errorf("log: the directory of %s belongs to another component", tp)
 }
 

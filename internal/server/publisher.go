@@ -105,7 +105,8 @@ func (p *publisher) startReconciling(ctx context.Context, wg *sync.WaitGroup) er
 		err = p.parts.Load(img)
 	}
 	p.mu.Lock()
-	p.applied.Store(img.Offset)
+	// A controller-only node applies the commits published since.
+	p.applied.Store(max(p.applied.Load(), img.Offset))
 	p.signalLocked()
 	p.mu.Unlock()
 	if p.parts != nil {

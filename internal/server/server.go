@@ -272,12 +272,16 @@ func (s *Server) Start() (err error) {
 	if err := s.publisher.startReconciling(ctx, &s.wg); err != nil {
 		return fmt.Errorf("loading partitions: %w", err)
 	}
-	if err := s.lifecycle.awaitUnfenced(startup); err != nil {
+	// initial.broker.registration.timeout.ms bounds registering and
+	// catching up, not opening the logs (minutes for 100,000 partitions).
+	unfence, cancelUnfence := context.WithTimeout(ctx, s.cfg.InitialBrokerRegistrationTimeout)
+	defer cancelUnfence()
+	if err := s.lifecycle.awaitUnfenced(unfence); err != nil {
 		return err
 	}
 	// Serve once the replicas have caught up with the image that unfenced
 	// this broker (it elects the broker's leaders), as they did before.
-	if err := s.publisher.awaitUnfencedApplied(startup, s.cfg.NodeID); err != nil {
+	if err := s.publisher.awaitUnfencedApplied(ctx, s.cfg.NodeID); err != nil {
 		return fmt.Errorf("applying the metadata that unfenced the broker: %w", err)
 	}
 	s.runReplication(ctx)
