@@ -28,10 +28,14 @@ type lifecycle struct {
 	s           *Server
 	incarnation [16]byte
 
-	epoch    atomic.Int64
-	fenced   atomic.Bool
-	unfenced chan struct{} // closed the first time the broker is unfenced
-	once     sync.Once
+	epoch  atomic.Int64
+	fenced atomic.Bool
+	// wantFence is sent in heartbeats while the broker opens its logs
+	// and replicas after registering, as Kafka's broker does until it is
+	// ready to be unfenced: the session stays alive, the broker fenced.
+	wantFence atomic.Bool
+	unfenced  chan struct{} // closed the first time the broker is unfenced
+	once      sync.Once
 
 	// previousEpoch is the broker epoch of the previous run, from the
 	// clean shutdown marker (-1: it crashed). Set before Start.
@@ -222,6 +226,7 @@ func (l *lifecycle) heartbeat(ctx context.Context, wantShutdown bool) (*kmsg.Bro
 	req.SetVersion(2)
 	req.BrokerID, req.BrokerEpoch = l.s.cfg.NodeID, l.epoch.Load()
 	req.CurrentMetadataOffset, req.WantShutdown = l.s.publisher.appliedOffset(), wantShutdown
+	req.WantFence = l.wantFence.Load() && !wantShutdown
 	c, err := l.target()
 	if err != nil {
 		return nil, err
@@ -271,6 +276,29 @@ func (l *lifecycle) run(ctx context.Context) {
 		case <-ctx.Done():
 			return
 		case <-t.C:
+		}
+	}
+}
+
+// keepAlive heartbeats, asking to stay fenced, until stop is closed; done
+// is closed when it returns. The broker runs it while it opens its logs
+// and replicas, which can outlast its session.
+func (l *lifecycle) keepAlive(ctx context.Context, stop <-chan struct{}, done chan<- struct{}) {
+	defer close(done)
+	l.wantFence.Store(true)
+	defer l.wantFence.Store(false)
+	t := time.NewTicker(l.s.cfg.BrokerHeartbeatInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-stop:
+			return
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		if _, err := l.heartbeat(ctx, false); err != nil && ctx.Err() == nil {
+			l.s.lg.Debug("heartbeat failed", "err", err)
 		}
 	}
 }

@@ -262,15 +262,26 @@ func (s *Server) Start() (err error) {
 	if err := s.publisher.waitImage(startup, s.lifecycle.epoch.Load()); err != nil {
 		return fmt.Errorf("catching up with the metadata log: %w", err)
 	}
+	// Opening the logs and replicas may outlast the broker's session:
+	// heartbeats asking to stay fenced keep it meanwhile.
+	stopKeepAlive, keptAlive := make(chan struct{}), make(chan struct{})
+	go s.lifecycle.keepAlive(ctx, stopKeepAlive, keptAlive)
 	img := s.publisher.Image()
-	if err := s.logs.Load(func(tp log.TopicPartition) log.Config {
+	err = s.logs.Load(func(tp log.TopicPartition) log.Config {
 		return partition.LogConfig(s.partitions.TopicConfig(img, tp.Topic))
-	}); err != nil {
-		return fmt.Errorf("loading logs: %w", err)
+	})
+	if err == nil {
+		s.groups.SetTopics(groupTopics(img))
+		if err = s.publisher.startReconciling(ctx, &s.wg); err != nil {
+			err = fmt.Errorf("loading partitions: %w", err)
+		}
+	} else {
+		err = fmt.Errorf("loading logs: %w", err)
 	}
-	s.groups.SetTopics(groupTopics(img))
-	if err := s.publisher.startReconciling(ctx, &s.wg); err != nil {
-		return fmt.Errorf("loading partitions: %w", err)
+	close(stopKeepAlive)
+	<-keptAlive
+	if err != nil {
+		return err
 	}
 	// initial.broker.registration.timeout.ms bounds registering and
 	// catching up, not opening the logs (minutes for 100,000 partitions).
