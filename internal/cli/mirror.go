@@ -66,8 +66,16 @@ target's exactly.once.source.support=enabled) it is exactly once for
 read_committed consumers: A is read read_committed, and each batch's records
 and positions of a task are written in one transaction (transactional id
 weir-mirror.A->B.<task>); a process taking a task over fences the former
-holder. Not supported yet, and refused when asked for: TLS and SASL
-(PLAINTEXT only).
+holder.
+
+Each cluster is reached with its <alias>. client properties, security
+included, set for the whole cluster (not per consumer, producer or admin):
+<alias>.security.protocol (PLAINTEXT, SSL, SASL_PLAINTEXT, SASL_SSL), PEM
+stores (<alias>.ssl.truststore.location or .certificates, and
+<alias>.ssl.keystore.* for a client certificate),
+<alias>.ssl.endpoint.identification.algorithm, <alias>.ssl.enabled.protocols,
+<alias>.sasl.mechanism (PLAIN, SCRAM-SHA-256, SCRAM-SHA-512) and
+<alias>.sasl.jaas.config. Other ssl. and sasl. settings are refused.
 
 With weir.metrics.listener (host:port or http://host:port) each process
 serves MM2's metrics on /metrics, plus the lag in records per partition.

@@ -13,10 +13,12 @@ func TestMirrorRefusesConfig(t *testing.T) {
 	dir := t.TempDir()
 	head := "clusters = A, B\nA.bootstrap.servers = 127.0.0.1:1\nB.bootstrap.servers = 127.0.0.1:2\nA->B.enabled = true\n"
 	for extra, want := range map[string]string{
-		"A.security.protocol = SASL_SSL\n": "A.security.protocol=SASL_SSL: not supported yet",
-		"exactly.once.support = always\n":  "exactly.once.support: invalid value",
-		"offset.lag.max = many\n":          "offset.lag.max: invalid value",
-		"A->B.use.defaults.from = both\n":  "A->B.use.defaults.from: invalid value",
+		"A.sasl.kerberos.service.name = kafka\n": "A.sasl.kerberos.service.name: not supported yet",
+		"A.security.protocol = SASL_SSL\n":       "cluster A: client property sasl.mechanism: GSSAPI is not supported",
+		"A.consumer.security.protocol = SSL\n":   "A.consumer.security.protocol: weir's mirror takes security settings per cluster",
+		"exactly.once.support = always\n":        "exactly.once.support: invalid value",
+		"offset.lag.max = many\n":                "offset.lag.max: invalid value",
+		"A->B.use.defaults.from = both\n":        "A->B.use.defaults.from: invalid value",
 	} {
 		file := filepath.Join(dir, "mm2.properties")
 		if err := os.WriteFile(file, []byte(head+extra), 0o644); err != nil {

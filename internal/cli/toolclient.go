@@ -25,6 +25,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"golang.org/x/sys/unix"
 
+	"weir/internal/clientsec"
 	"weir/internal/config"
 )
 
@@ -152,12 +153,12 @@ func seedList(s string) []string {
 // order: own's properties first, then those every tool honours; any other
 // is refused.
 func propertyOpts(props map[string]string, own map[string]clientProperty, t *toolClient) ([]kgo.Opt, error) {
-	opts, err := securityOpts(props)
+	opts, err := clientsec.Opts(props)
 	if err != nil {
 		return nil, err
 	}
 	for _, k := range slices.Sorted(maps.Keys(props)) {
-		if securityProperties[k] {
+		if clientsec.Properties[k] {
 			continue
 		}
 		apply, ok := own[k]

@@ -15,6 +15,10 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"weir/internal/clientsec"
 )
 
 // MM2's defaults (MirrorMakerConfig, MirrorSourceConfig,
@@ -38,6 +42,11 @@ type ClusterConfig struct {
 	// whether the <alias>. key set it.
 	ExactlyOnceSource bool
 	exactlyOnceSet    bool
+	// Security holds the cluster's TLS and SASL client properties
+	// (`<alias>.security.protocol`, `<alias>.ssl.*`, `<alias>.sasl.*`);
+	// security are the client options they make, checked at Parse.
+	Security map[string]string
+	security []kgo.Opt
 }
 
 // FlowConfig is the effective configuration of one enabled flow A->B: the
@@ -215,7 +224,7 @@ func Parse(props map[string]string) (*Config, []string, error) {
 		if a == "" || strings.Contains(a, "->") {
 			return nil, nil, fmt.Errorf("clusters: invalid alias %q", a)
 		}
-		cfg.Clusters[a] = &ClusterConfig{Alias: a}
+		cfg.Clusters[a] = &ClusterConfig{Alias: a, Security: map[string]string{}}
 	}
 	// Sort every key into its scope: `A->B.` flow, `A.` cluster, top level.
 	flowKeys := map[[2]string]map[string]string{}
@@ -241,6 +250,13 @@ func Parse(props map[string]string) (*Config, []string, error) {
 			continue
 		}
 		top[k] = v
+	}
+	for _, a := range aliases {
+		c := cfg.Clusters[a]
+		var err error
+		if c.security, err = clientsec.Opts(c.Security); err != nil {
+			return nil, nil, fmt.Errorf("cluster %s: %w", a, err)
+		}
 	}
 	for _, k := range slices.Sorted(mapKeys(top)) {
 		v := top[k]
@@ -354,14 +370,17 @@ func (c *ClusterConfig) set(key, rest, v string) ([]string, error) {
 	for _, role := range []string{"consumer.", "producer.", "admin."} {
 		client = strings.TrimPrefix(client, role)
 	}
+	if clientsec.Properties[client] {
+		if client != rest {
+			return nil, fmt.Errorf("%s: weir's mirror takes security settings per cluster (%s.%s), not per consumer, producer or admin client", key, c.Alias, client)
+		}
+		c.Security[client] = v
+		return nil, nil
+	}
 	if strings.HasPrefix(client, "ssl.") || strings.HasPrefix(client, "sasl.") {
-		return nil, fmt.Errorf("%s: TLS and SASL are not supported yet by weir's mirror (PLAINTEXT only)", key)
+		return nil, fmt.Errorf("%s: not supported yet by weir's mirror, which does TLS with PEM stores and SASL with PLAIN or SCRAM (security.protocol, ssl.keystore.*, ssl.truststore.*, ssl.endpoint.identification.algorithm, ssl.enabled.protocols, sasl.mechanism, sasl.jaas.config)", key)
 	}
 	switch {
-	case client == "security.protocol":
-		if !strings.EqualFold(strings.TrimSpace(v), "PLAINTEXT") {
-			return nil, fmt.Errorf("%s=%s: not supported yet, weir's mirror connects with PLAINTEXT only", key, v)
-		}
 	case rest == "bootstrap.servers":
 		c.Bootstrap = splitList(v)
 		if len(c.Bootstrap) == 0 || slices.Contains(c.Bootstrap, "") {

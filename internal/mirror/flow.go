@@ -102,7 +102,7 @@ func newFlow(cfg *FlowConfig, clusters map[string]*ClusterConfig, log *slog.Logg
 		if id == "" {
 			id = "weir-mirror-" + cfg.Source + "-" + cfg.Target
 		}
-		opts = append([]kgo.Opt{kgo.SeedBrokers(c.Bootstrap...), kgo.ClientID(id)}, opts...)
+		opts = append(append([]kgo.Opt{kgo.SeedBrokers(c.Bootstrap...), kgo.ClientID(id)}, c.security...), opts...)
 		return kgo.NewClient(append(opts, extra...)...)
 	}
 	f := &flow{cfg: cfg, log: log.With("flow", cfg.Name()), next: map[topicPartition]int64{},

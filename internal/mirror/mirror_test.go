@@ -22,8 +22,12 @@ type cluster struct {
 	adm  *kadm.Client
 }
 
-func startCluster(t *testing.T) *cluster {
-	n := servertest.Start(t, servertest.Options{})
+func startCluster(t *testing.T) *cluster { return startClusterWith(t, nil) }
+
+// startClusterWith starts a cluster with config overrides; its client
+// connects to the PLAINTEXT listener.
+func startClusterWith(t *testing.T, overrides map[string]string) *cluster {
+	n := servertest.Start(t, servertest.Options{Overrides: overrides})
 	cl, err := kgo.NewClient(kgo.SeedBrokers(n.Addr), kgo.RecordPartitioner(kgo.ManualPartitioner()))
 	if err != nil {
 		t.Fatal(err)

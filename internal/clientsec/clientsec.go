@@ -1,4 +1,9 @@
-package cli
+// Package clientsec turns the TLS and SASL client properties of Kafka's
+// clients (security.protocol, ssl.*, sasl.*) into franz-go client options,
+// for weir's tools and its mirror: TLS with PEM stores, as weir's listeners,
+// and SASL with PLAIN or SCRAM. A property it cannot honour is an error,
+// never ignored.
+package clientsec
 
 import (
 	"fmt"
@@ -17,9 +22,9 @@ import (
 	"weir/internal/tlsconf"
 )
 
-// securityProperties are the client properties of TLS and SASL the tools
-// honour, as Kafka's clients name them.
-var securityProperties = map[string]bool{
+// Properties are the client properties of TLS and SASL honoured here, as
+// Kafka's clients name them.
+var Properties = map[string]bool{
 	"security.protocol": true,
 	"ssl.keystore.type": true, "ssl.keystore.location": true, "ssl.keystore.key": true, "ssl.keystore.certificate.chain": true,
 	"ssl.truststore.type": true, "ssl.truststore.location": true, "ssl.truststore.certificates": true,
@@ -27,11 +32,11 @@ var securityProperties = map[string]bool{
 	"sasl.mechanism": true, "sasl.jaas.config": true,
 }
 
-// securityOpts turns the security properties of props into client
-// options: TLS for SSL and SASL_SSL (PEM stores only, as the broker), a
+// Opts turns the security properties of props (other keys are not looked
+// at) into client options: TLS for SSL and SASL_SSL (PEM stores only, as the broker), a
 // SASL login for SASL_PLAINTEXT and SASL_SSL (PLAIN, SCRAM-SHA-256 or
 // SCRAM-SHA-512, with the username and password of sasl.jaas.config).
-func securityOpts(props map[string]string) ([]kgo.Opt, error) {
+func Opts(props map[string]string) ([]kgo.Opt, error) {
 	proto := strings.ToUpper(strings.TrimSpace(props["security.protocol"]))
 	if proto == "" {
 		proto = "PLAINTEXT"
@@ -41,7 +46,7 @@ func securityOpts(props map[string]string) ([]kgo.Opt, error) {
 		return nil, fmt.Errorf("client property security.protocol: unknown protocol %q (PLAINTEXT, SSL, SASL_PLAINTEXT or SASL_SSL)", proto)
 	}
 	for k := range props {
-		if !securityProperties[k] || k == "security.protocol" {
+		if !Properties[k] || k == "security.protocol" {
 			continue
 		}
 		if strings.HasPrefix(k, "ssl.") && !tls || strings.HasPrefix(k, "sasl.") && !saslOn {
@@ -69,7 +74,7 @@ func securityOpts(props map[string]string) ([]kgo.Opt, error) {
 func tlsOpt(props map[string]string) (kgo.Opt, error) {
 	for _, store := range []string{"keystore", "truststore"} {
 		if t, ok := props["ssl."+store+".type"]; ok && strings.TrimSpace(t) != "PEM" {
-			return nil, fmt.Errorf("client property ssl.%s.type: %s is not supported: weir's tools read PEM %ss only", store, t, store)
+			return nil, fmt.Errorf("client property ssl.%s.type: %s is not supported: weir reads PEM %ss only", store, t, store)
 		}
 	}
 	cfg := config.SSL{
