@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -19,6 +20,7 @@ import (
 
 	"weir/internal/clustertest"
 	"weir/internal/record"
+	"weir/internal/testwait"
 )
 
 // Two weir clusters in one process: a cluster link from the source to the
@@ -221,23 +223,15 @@ func endsOf(t *testing.T, adm *kadm.Client, topic string) map[int32]int64 {
 // high watermarks.
 func sameLogs(t *testing.T, src, topic, dst, mirror string, partitions int32) {
 	t.Helper()
-	deadline := time.Now().Add(60 * time.Second)
 	for p := range partitions {
-		for {
+		testwait.For(t, 60*time.Second, fmt.Sprintf("%s-%d mirrored as %s", topic, p, mirror), func() error {
 			a, aHW := batchesOf(t, src, topic, p)
 			b, bHW := batchesOf(t, dst, mirror, p)
-			same := aHW == bHW && len(a) == len(b) && len(a) > 0
-			for i := 0; same && i < len(a); i++ {
-				same = bytes.Equal(a[i], b[i])
+			if aHW != bHW || len(a) != len(b) || len(a) == 0 || !sameBatches(a, b) {
+				return fmt.Errorf("source %d batches (HW %d), mirror %d batches (HW %d)", len(a), aHW, len(b), bHW)
 			}
-			if same {
-				break
-			}
-			if time.Now().After(deadline) {
-				t.Fatalf("%s-%d: source %d batches (HW %d), mirror %s %d batches (HW %d)", topic, p, len(a), aHW, mirror, len(b), bHW)
-			}
-			time.Sleep(50 * time.Millisecond)
-		}
+			return nil
+		})
 	}
 }
 
@@ -345,23 +339,23 @@ func leaderIndex(t *testing.T, c *clustertest.Cluster, bootstrap, topic string, 
 	t.Helper()
 	cl := newClient(t, bootstrap)
 	defer cl.Close()
-	deadline := time.Now().Add(30 * time.Second)
-	for {
+	leader := -1
+	testwait.For(t, 30*time.Second, fmt.Sprintf("a live leader of %s-%d", topic, p), func() error {
 		md, err := kadm.NewClient(cl).Metadata(context.Background(), topic)
-		if err == nil {
-			if pd, ok := md.Topics[topic].Partitions[p]; ok && pd.Leader >= 0 {
-				for i := range c.Size() {
-					if c.Node(i).ID == pd.Leader && c.Node(i).Up() {
-						return i
-					}
+		if err != nil {
+			return err
+		}
+		if pd, ok := md.Topics[topic].Partitions[p]; ok && pd.Leader >= 0 {
+			for i := range c.Size() {
+				if c.Node(i).ID == pd.Leader && c.Node(i).Up() {
+					leader = i
+					return nil
 				}
 			}
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s-%d has no live leader", topic, p)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+		return errors.New("no live leader")
+	})
+	return leader
 }
 
 // A source that is not weir: franz-go's kfake.
@@ -409,16 +403,12 @@ func compacted(t *testing.T, adm *kadm.Client, cl *kgo.Client) {
 		}
 	}
 	bootstrap := cl.OptValue(kgo.SeedBrokers).([]string)[0]
-	deadline := time.Now().Add(60 * time.Second)
-	for {
-		if b, _ := batchesOf(t, bootstrap, "compacted", 0); len(b) > 0 && len(b) < n/2 {
-			break
+	testwait.For(t, 60*time.Second, "the source's cleaner to compact the topic", func() error {
+		if b, _ := batchesOf(t, bootstrap, "compacted", 0); len(b) == 0 || len(b) >= n/2 {
+			return fmt.Errorf("%d batches", len(b))
 		}
-		if time.Now().After(deadline) {
-			t.Fatal("the source's cleaner did not compact the topic")
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+		return nil
+	})
 	res, err := adm.AlterTopicConfigs(ctx, []kadm.AlterConfig{{Name: "cleanup.policy", Value: kadm.StringPtr("delete")},
 		{Name: "retention.ms", Value: kadm.StringPtr("-1")}}, "compacted")
 	for _, r := range res {
@@ -431,8 +421,9 @@ func compacted(t *testing.T, adm *kadm.Client, cl *kgo.Client) {
 	}
 	// A cleaning pass under way when compaction was turned off may still
 	// change the log: wait until two reads agree.
+	// The reads are 200 ms apart: a stability window, not a poll.
 	prev, _ := batchesOf(t, bootstrap, "compacted", 0)
-	for {
+	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); {
 		time.Sleep(200 * time.Millisecond)
 		cur, _ := batchesOf(t, bootstrap, "compacted", 0)
 		if len(cur) == len(prev) && sameBatches(cur, prev) {
@@ -440,6 +431,7 @@ func compacted(t *testing.T, adm *kadm.Client, cl *kgo.Client) {
 		}
 		prev = cur
 	}
+	t.Fatal("the source's log kept changing after compaction was turned off")
 }
 
 func sameBatches(a, b [][]byte) bool {

@@ -1,6 +1,7 @@
 package mirror
 
 import (
+	"fmt"
 	"io"
 	"math"
 	"net"
@@ -8,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"weir/internal/testwait"
 )
 
 func TestSampled(t *testing.T) {
@@ -93,22 +96,13 @@ func TestMetrics(t *testing.T) {
 		`weir_mirror_source_connector_record_rate{partition="0",source="A",target="B",topic="A.orders"}`,
 		`weir_mirror_source_connector_byte_rate{partition="0",source="A",target="B",topic="A.orders"}`,
 	}
-	deadline := time.Now().Add(60 * time.Second)
-	for {
+	testwait.For(t, 60*time.Second, "the mirror's metrics", func() error {
 		got := strings.Join(scrape(t, addr, "weir_mirror_"), "\n")
-		missing := ""
 		for _, w := range want {
 			if !strings.Contains(got, w) {
-				missing = w
-				break
+				return fmt.Errorf("no %s in\n%s", w, got)
 			}
 		}
-		if missing == "" {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("no %s in\n%s", missing, got)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+		return nil
+	})
 }

@@ -22,6 +22,8 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
+
+	"weir/internal/testwait"
 )
 
 func TestMain(m *testing.M) {
@@ -176,13 +178,7 @@ func (c *cluster) total(t *testing.T, topic string) int64 {
 // waitGrowth waits until topic on c holds more than n records.
 func (c *cluster) waitGrowth(t *testing.T, topic string, n int64) {
 	t.Helper()
-	deadline := time.Now().Add(90 * time.Second)
-	for c.total(t, topic) <= n {
-		if time.Now().After(deadline) {
-			t.Fatalf("%s on %s never grew past %d records", topic, c.node, n)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	testwait.Until(t, 90*time.Second, fmt.Sprintf("%s on %s to grow past %d records", topic, c.node, n), func() bool { return c.total(t, topic) > n })
 }
 
 // checkNoLoss reads remote (read_committed) until it holds every record
@@ -312,29 +308,22 @@ func (c *cluster) groupTasks(t *testing.T, cfg *FlowConfig) map[string][]int32 {
 // of the tasks and all tasks held.
 func (c *cluster) waitTasks(t *testing.T, cfg *FlowConfig, members int) map[string][]int32 {
 	t.Helper()
-	deadline := time.Now().Add(90 * time.Second)
-	for {
-		got := c.groupTasks(t, cfg)
+	var got map[string][]int32
+	testwait.For(t, 90*time.Second, fmt.Sprintf("group %s: %d members sharing %d tasks", cfg.GroupID(), members, cfg.Tasks), func() error {
+		got = c.groupTasks(t, cfg)
 		held := 0
 		for _, ts := range got {
-			if len(ts) > 0 {
-				held += len(ts)
+			if len(ts) == 0 {
+				return fmt.Errorf("a member without tasks: %v", got)
 			}
+			held += len(ts)
 		}
-		if len(got) == members && held == cfg.Tasks {
-			ok := true
-			for _, ts := range got {
-				ok = ok && len(ts) > 0
-			}
-			if ok {
-				return got
-			}
+		if len(got) != members || held != cfg.Tasks {
+			return fmt.Errorf("tasks %v", got)
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("group %s: %v, want %d members sharing %d tasks", cfg.GroupID(), got, members, cfg.Tasks)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+		return nil
+	})
+	return got
 }
 
 // Two processes share the flow's tasks; a topic created meanwhile moves no

@@ -16,6 +16,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"weir/internal/testwait"
 )
 
 // topicConfig returns a topic's config value and whether it is set on the
@@ -53,17 +55,13 @@ func (c *cluster) tryTopicConfig(topic, name string) (string, bool, error) {
 // (set) or at its default (!set).
 func (c *cluster) waitConfig(t *testing.T, topic, name, value string, set bool) {
 	t.Helper()
-	deadline := time.Now().Add(60 * time.Second)
-	for {
+	testwait.For(t, 60*time.Second, fmt.Sprintf("%s: %s=%q (set on the topic: %v)", topic, name, value, set), func() error {
 		v, s, err := c.tryTopicConfig(topic, name)
-		if err == nil && s == set && (value == "" || v == value) {
-			return
+		if err != nil || s != set || value != "" && v != value {
+			return fmt.Errorf("%s=%s (set on the topic: %v, %v)", name, v, s, err)
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: %s=%s (set on the topic: %v, %v), want %q (set: %v)", topic, name, v, s, err, value, set)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+		return nil
+	})
 }
 
 func (c *cluster) alterConfig(t *testing.T, topic string, ac kadm.AlterConfig) {

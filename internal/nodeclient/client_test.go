@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
+
 	"weir/internal/testwait"
 )
 
