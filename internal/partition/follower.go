@@ -66,25 +66,13 @@ func (p *Partition) AppendFetched(pos FetchPosition, batches []byte, leaderHW, l
 	defer p.leaderMu.RUnlock()
 	var info log.AppendInfo
 	if len(batches) > 0 {
-		b, _, err := record.Next(batches)
-		switch {
-		case err != nil:
-			return info, fmt.Errorf("partition %s: fetched batches: %w", p.tp, err)
-		case b.BaseOffset() >= pos.FetchOffset:
-			// A gap is records the leader's cleaner removed (compaction).
-		case b.BaseOffset() < pos.FetchOffset && b.LastOffset() >= pos.FetchOffset && pos.FetchOffset == p.log.LogStartOffset():
-			// An empty log starting inside the leader's first batch (its
-			// log start was moved there by DeleteRecords): start it at
-			// the batch, then move the log start back up below.
-			if err := p.log.TruncateFullyAndStartAt(b.BaseOffset()); err != nil {
-				return info, storageErr(err)
-			}
-		default:
-			return info, fmt.Errorf("partition %s: fetched batches start at %d, before the fetch offset %d", p.tp, b.BaseOffset(), pos.FetchOffset)
+		if err := p.alignFetched(batches, pos.FetchOffset, "fetched"); err != nil {
+			return info, err
 		}
 		p.mu.Lock()
 		foreignBelow := p.foreignBelowLocked()
 		p.mu.Unlock()
+		var err error
 		if info, err = p.log.AppendFollowerWith(batches, foreignBelow); err != nil {
 			return info, storageErr(err)
 		}
@@ -196,4 +184,27 @@ func (p *Partition) RestartAt(pos FetchPosition, leaderLogStart int64) error {
 		return storageErr(err)
 	}
 	return nil
+}
+
+// alignFetched checks that batches, copied from an upstream log (the
+// leader's, or a mirror's source) at fetchOffset, can follow this log's end.
+// A first batch past fetchOffset is fine: the gap is records the upstream
+// cleaner removed. A first batch containing fetchOffset is fine only when
+// this log is empty at its log start (the upstream log start was moved inside
+// that batch by DeleteRecords): the log then restarts at the batch, and the
+// caller moves its log start back up. what names the batches in errors.
+func (p *Partition) alignFetched(batches []byte, fetchOffset int64, what string) error {
+	b, _, err := record.Next(batches)
+	switch {
+	case err != nil:
+		return fmt.Errorf("partition %s: %s batches: %w", p.tp, what, err)
+	case b.BaseOffset() >= fetchOffset:
+		return nil
+	case b.LastOffset() >= fetchOffset && fetchOffset == p.log.LogStartOffset():
+		if err := p.log.TruncateFullyAndStartAt(b.BaseOffset()); err != nil {
+			return storageErr(err)
+		}
+		return nil
+	}
+	return fmt.Errorf("partition %s: %s batches start at %d, before the fetch offset %d", p.tp, what, b.BaseOffset(), fetchOffset)
 }

@@ -13,7 +13,6 @@ import (
 	"fmt"
 
 	"weir/internal/log"
-	"weir/internal/record"
 )
 
 // ErrMirrorReadOnly is returned for a produce to a mirror topic that still
@@ -104,20 +103,10 @@ func (p *Partition) AppendMirrored(pos MirrorPosition, batches []byte, sourceHW,
 	defer p.leaderMu.RUnlock()
 	var info log.AppendInfo
 	if len(batches) > 0 {
-		b, _, err := record.Next(batches)
-		switch {
-		case err != nil:
-			return info, fmt.Errorf("partition %s: mirrored batches: %w", p.tp, err)
-		case b.BaseOffset() >= pos.FetchOffset:
-			// A gap is records the source's cleaner removed (compaction).
-		case b.BaseOffset() < pos.FetchOffset && b.LastOffset() >= pos.FetchOffset && pos.FetchOffset == p.log.LogStartOffset():
-			// An empty log starting inside the source's first batch.
-			if err := p.log.TruncateFullyAndStartAt(b.BaseOffset()); err != nil {
-				return info, storageErr(err)
-			}
-		default:
-			return info, fmt.Errorf("partition %s: mirrored batches start at %d, before the fetch offset %d", p.tp, b.BaseOffset(), pos.FetchOffset)
+		if err := p.alignFetched(batches, pos.FetchOffset, "mirrored"); err != nil {
+			return info, err
 		}
+		var err error
 		if info, err = p.log.AppendAsFollower(batches); err != nil {
 			return info, storageErr(err)
 		}
