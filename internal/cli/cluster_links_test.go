@@ -319,12 +319,17 @@ func TestClusterLinkFollowsLeaderChanges(t *testing.T) {
 	}
 	sameLogs(t, sb, "plain", db, "plain", 2)
 	for round := range 2 {
-		// The source's leader of partition 0 goes, then comes back.
+		// The source's leader of partition 0 goes, then comes back. Each
+		// kill waits for a whole ISR first: a leader killed while its
+		// only follower is still catching up leaves the partition
+		// offline, as it would in Kafka with unclean election off.
+		fullISR(t, sb, "plain", 0)
 		victim := leaderIndex(t, src, sb, "plain", 0)
 		src.Kill(victim)
 		produceN(t, scl, "plain", 50+100*round, 50)
 		src.Restart(victim, true)
 		// The destination's leader of partition 0 goes too.
+		fullISR(t, db, "plain", 0)
 		dv := leaderIndex(t, dst, db, "plain", 0)
 		dst.Kill(dv)
 		produceN(t, scl, "plain", 100+100*round, 50)
@@ -332,6 +337,24 @@ func TestClusterLinkFollowsLeaderChanges(t *testing.T) {
 		dst.Restart(dv, true)
 	}
 	sameLogs(t, sb, "plain", db, "plain", 2)
+}
+
+// fullISR waits until every replica of topic's partition p is in its ISR.
+func fullISR(t *testing.T, bootstrap, topic string, p int32) {
+	t.Helper()
+	cl := newClient(t, bootstrap)
+	defer cl.Close()
+	testwait.For(t, 60*time.Second, fmt.Sprintf("every replica of %s-%d in the ISR", topic, p), func() error {
+		md, err := kadm.NewClient(cl).Metadata(context.Background(), topic)
+		if err != nil {
+			return err
+		}
+		pd, ok := md.Topics[topic].Partitions[p]
+		if !ok || len(pd.ISR) != len(pd.Replicas) {
+			return fmt.Errorf("replicas %v, ISR %v", pd.Replicas, pd.ISR)
+		}
+		return nil
+	})
 }
 
 // leaderIndex is the index in c of the node leading topic's partition p.
