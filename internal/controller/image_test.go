@@ -804,14 +804,14 @@ func incChange(typ int8, name string, ops ...kmsg.IncrementalAlterConfigsRequest
 
 func (h *harness) alter(validateOnly bool, changes ...ConfigChange) []error {
 	h.t.Helper()
-	errs, last, err := h.c.AlterConfigs(changes, validateOnly)
+	res, err := h.c.AlterConfigs(changes, validateOnly)
 	if err != nil {
 		h.t.Fatal(err)
 	}
-	if last != h.q.end-1 {
-		h.t.Fatalf("last = %d, end = %d", last, h.q.end)
+	if res.Offset != h.q.end-1 {
+		h.t.Fatalf("offset = %d, end = %d", res.Offset, h.q.end)
 	}
-	return errs
+	return res.Errs
 }
 
 func TestAlterConfigsReplacesTheWholeSet(t *testing.T) {

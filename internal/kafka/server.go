@@ -32,7 +32,7 @@ type Controller interface {
 	CreateTopics(req *kmsg.CreateTopicsRequest) ([]controller.CreatedTopic, []error, int64, error)
 	DeleteTopics(refs []controller.TopicRef) ([]controller.TopicRef, []error, int64, error)
 	CreatePartitions(req *kmsg.CreatePartitionsRequest) ([]error, int64, error)
-	AlterConfigs(changes []controller.ConfigChange, validateOnly bool) ([]error, int64, error)
+	AlterConfigs(changes []controller.ConfigChange, validateOnly bool) (controller.AlterConfigsResult, error)
 	AllocateProducerIDs(broker int32, epoch int64) (int64, int32, error)
 	RegisterBroker(req *kmsg.BrokerRegistrationRequest, now time.Time) (int64, error)
 	BrokerHeartbeat(req *kmsg.BrokerHeartbeatRequest, now time.Time) (*kmsg.BrokerHeartbeatResponse, error)
@@ -40,7 +40,7 @@ type Controller interface {
 	ElectLeaders(req *kmsg.ElectLeadersRequest) ([]controller.TopicResult, int64, error)
 	AlterPartitionReassignments(req *kmsg.AlterPartitionAssignmentsRequest) ([]controller.TopicResult, int64, error)
 	ListPartitionReassignments(topics []kmsg.ListPartitionReassignmentsRequestTopic) ([]controller.Reassignment, error)
-	UpdateFeatures(req *kmsg.UpdateFeaturesRequest) ([]error, int64, error)
+	UpdateFeatures(req *kmsg.UpdateFeaturesRequest) (controller.UpdateFeaturesResult, error)
 	// Cluster links (controller/links.go).
 	CreateClusterLink(name string, cfg map[string]string, validateOnly bool) (int64, error)
 	DeleteClusterLink(name string) (int64, error)
