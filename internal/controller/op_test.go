@@ -170,6 +170,80 @@ func TestBuildUpdateFeatures(t *testing.T) {
 	}
 }
 
+func TestBuildCreateTopics(t *testing.T) {
+	c := builder(t, map[string]string{"num.partitions": "2"})
+	img := testImage(t, 3, topicRecords("t", metadata.Uuid{4}, []int32{1})...)
+	req := kmsg.NewPtrCreateTopicsRequest()
+	req.Topics = append(req.Topics, topicReq("u", -1, 2, "retention.ms", "5"), topicReq("t", 1, 1))
+	res, err := c.createTopics(img, req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	u := res.Answer.Topics[0]
+	if res.Answer.Errs[0] != nil || u.ID == (metadata.Uuid{}) || u.NumPartitions != 2 || u.ReplicationFactor != 2 {
+		t.Errorf("u: %+v, %v", u, res.Answer.Errs[0])
+	}
+	wantCode(t, "t exists", res.Answer.Errs[1], kerr.TopicAlreadyExists)
+	// The topic, its partitions, its config; each partition led by its
+	// first replica with all of them in the ISR.
+	if len(res.Records) != 4 {
+		t.Fatalf("records %v", res.Records)
+	}
+	if tr, ok := res.Records[0].(*metadata.TopicRecord); !ok || tr.Name != "u" || tr.TopicId != u.ID {
+		t.Errorf("first record %+v", res.Records[0])
+	}
+	for _, r := range res.Records[1:3] {
+		pr, ok := r.(*metadata.PartitionRecord)
+		if !ok || pr.TopicId != u.ID || len(pr.Replicas) != 2 || pr.Leader != pr.Replicas[0] || !reflect.DeepEqual(pr.Isr, pr.Replicas) {
+			t.Errorf("partition record %+v", r)
+		}
+	}
+	if cr, ok := res.Records[3].(*metadata.ConfigRecord); !ok || cr.ResourceName != "u" || cr.Name != "retention.ms" || *cr.Value != "5" {
+		t.Errorf("config record %+v", res.Records[3])
+	}
+	if res.Answer.Offset != -1 {
+		t.Errorf("offset %d before the commit", res.Answer.Offset)
+	}
+	// Validating only answers the same and commits nothing.
+	req.ValidateOnly = true
+	if res, err = c.createTopics(img, req); err != nil || len(res.Records) != 0 || res.Answer.Errs[0] != nil || res.Answer.Offset != -1 {
+		t.Errorf("validating only: records %v, answer %+v, %v", res.Records, res.Answer, err)
+	}
+}
+
+func TestBuildDeleteTopics(t *testing.T) {
+	id := metadata.Uuid{5}
+	img := testImage(t, 1, topicRecords("t", id, []int32{1})...)
+	res, err := deleteTopics(img, []TopicRef{{Name: "t"}, {ID: id}, {Name: "nope"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []metadata.Record{&metadata.RemoveTopicRecord{TopicId: id}}
+	if !reflect.DeepEqual(res.Records, want) {
+		t.Errorf("records %v, want one removal", res.Records)
+	}
+	wantCode(t, "by name", res.Answer.Errs[0], nil)
+	wantCode(t, "by id", res.Answer.Errs[1], nil)
+	wantCode(t, "unknown", res.Answer.Errs[2], kerr.UnknownTopicOrPartition)
+	if res.Answer.Topics[1] != (TopicRef{Name: "t", ID: id}) {
+		t.Errorf("by id answered as %+v", res.Answer.Topics[1])
+	}
+}
+
+// run commits what the build returns, as one batch, and answers with the
+// offset of its last record.
+func TestRunCommitsTheBuildsRecords(t *testing.T) {
+	h := newCluster(t, 1, nil)
+	from := len(h.q.batches)
+	res, err := h.c.CreateTopics(&kmsg.CreateTopicsRequest{Topics: []kmsg.CreateTopicsRequestTopic{topicReq("t", 3, 1)}})
+	if err != nil || res.Errs[0] != nil {
+		t.Fatal(err, res.Errs)
+	}
+	if len(h.q.batches) != from+1 || len(h.q.batches[from].Records) != 4 || res.Offset != h.q.end-1 {
+		t.Errorf("%d batches, offset %d, end %d", len(h.q.batches)-from, res.Offset, h.q.end)
+	}
+}
+
 // A controller that is not the active one refuses every operation with
 // NOT_CONTROLLER and commits nothing, whatever its image says.
 func TestInactiveControllerRefusesEveryOperation(t *testing.T) {
@@ -188,6 +262,31 @@ func TestInactiveControllerRefusesEveryOperation(t *testing.T) {
 			return err
 		},
 		"UpdateFeatures": func() error { _, err := h.c.UpdateFeatures(features); return err },
+		"CreateTopics": func() error {
+			req := kmsg.NewPtrCreateTopicsRequest()
+			req.Topics = append(req.Topics, topicReq("u", 1, 1))
+			_, err := h.c.CreateTopics(req)
+			return err
+		},
+		"DeleteTopics": func() error { _, err := h.c.DeleteTopics([]TopicRef{{Name: "t"}}); return err },
+		"CreatePartitions": func() error {
+			_, err := h.c.CreatePartitions(partsReq(false, partsTopic("t", 2)))
+			return err
+		},
+		"CreateClusterLink": func() error {
+			_, err := h.c.CreateClusterLink("dr", map[string]string{"bootstrap.servers": "s:1"}, false)
+			return err
+		},
+		"DeleteClusterLink": func() error { _, err := h.c.DeleteClusterLink("dr"); return err },
+		"CreateMirrorTopic": func() error {
+			_, err := h.c.CreateMirrorTopic(MirrorTopic{Topic: "m", Link: "dr", SourceTopic: "m", Partitions: 1, ReplicationFactor: 1})
+			return err
+		},
+		"SetMirrorState": func() error { _, err := h.c.SetMirrorState("t", metadata.MirrorPaused); return err },
+		"StopMirror": func() error {
+			_, err := h.c.StopMirror("t", metadata.MirrorPromoted, nil, nil)
+			return err
+		},
 	}
 	for name, op := range ops {
 		if err := op(); !errors.Is(err, quorum.ErrNotLeader) {
