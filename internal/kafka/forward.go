@@ -113,11 +113,11 @@ func (s *Server) createTopics(ctx context.Context, req *kmsg.CreateTopicsRequest
 	if s.deps.Controller == nil {
 		return nil, kerr.NotController
 	}
-	_, errs, last, err := s.deps.Controller.CreateTopics(req)
+	out, err := s.deps.Controller.CreateTopics(req)
 	if err != nil {
 		return nil, err
 	}
-	return errs, s.awaitMetadata(ctx, last, 10*time.Second)
+	return out.Errs, s.awaitMetadata(ctx, out.Offset, 10*time.Second)
 }
 
 // handleForward carries out a forwarded request as the active controller.

@@ -161,24 +161,24 @@ func (s *Server) handleForwardedLinkAdmin(raw []byte) *Reply {
 func (s *Server) linkControllerOp(r *link.AdminRequest) (link.AdminResponse, int64) {
 	c := s.deps.Controller
 	last := int64(-1)
-	one := func(offset int64, err error) link.AdminResponse {
+	one := func(done controller.Committed, err error) link.AdminResponse {
 		if err != nil {
 			s.logUnexpected("cluster link admin", err)
 			return adminErrFor(err)
 		}
-		last = max(last, offset)
+		last = max(last, done.Offset)
 		return link.AdminResponse{}
 	}
-	perTopic := func(fn func(topic string) (int64, error)) link.AdminResponse {
+	perTopic := func(fn func(topic string) (controller.Committed, error)) link.AdminResponse {
 		var resp link.AdminResponse
 		for _, t := range r.Topics {
-			off, err := fn(t)
+			done, err := fn(t)
 			res := link.TopicResult{Topic: t}
 			if err != nil {
 				s.logUnexpected("cluster link admin", err)
 				res.ErrorCode, res.ErrorMessage = errorCode(err), err.Error()
 			} else {
-				last = max(last, off)
+				last = max(last, done.Offset)
 			}
 			resp.Results = append(resp.Results, res)
 		}
@@ -194,7 +194,7 @@ func (s *Server) linkControllerOp(r *link.AdminRequest) (link.AdminResponse, int
 		if len(r.Topics) != 1 {
 			return adminErr(kerr.InvalidRequest, "create-mirror names one mirror topic"), -1
 		}
-		resp = perTopic(func(t string) (int64, error) {
+		resp = perTopic(func(t string) (controller.Committed, error) {
 			return c.CreateMirrorTopic(controller.MirrorTopic{Topic: t, Link: r.Link, SourceTopic: r.SourceTopic,
 				Partitions: r.Partitions, ReplicationFactor: r.ReplicationFactor, Configs: r.Configs})
 		})
@@ -203,7 +203,7 @@ func (s *Server) linkControllerOp(r *link.AdminRequest) (link.AdminResponse, int
 		if r.Op == "resume-mirrors" {
 			state = metadata.MirrorActive
 		}
-		resp = perTopic(func(t string) (int64, error) { return c.SetMirrorState(t, state) })
+		resp = perTopic(func(t string) (controller.Committed, error) { return c.SetMirrorState(t, state) })
 	case "stop-mirrors":
 		var state int8
 		switch r.State {
@@ -214,7 +214,9 @@ func (s *Server) linkControllerOp(r *link.AdminRequest) (link.AdminResponse, int
 		default:
 			return adminErr(kerr.InvalidRequest, fmt.Sprintf("stop-mirrors state must be %q or %q", link.StatePromoted, link.StateFailedOver)), -1
 		}
-		resp = perTopic(func(t string) (int64, error) { return c.StopMirror(t, state, r.Epochs[t], r.LeaderEpochs[t]) })
+		resp = perTopic(func(t string) (controller.Committed, error) {
+			return c.StopMirror(t, state, r.Epochs[t], r.LeaderEpochs[t])
+		})
 	default:
 		return adminErr(kerr.InvalidRequest, fmt.Sprintf("op %q is not a change", r.Op)), -1
 	}

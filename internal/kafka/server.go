@@ -29,10 +29,10 @@ import (
 // Controller is the controller as the request handlers see it: on a single
 // node it is the local controller; in a cluster, a client of the active one.
 type Controller interface {
-	CreateTopics(req *kmsg.CreateTopicsRequest) ([]controller.CreatedTopic, []error, int64, error)
-	DeleteTopics(refs []controller.TopicRef) ([]controller.TopicRef, []error, int64, error)
-	CreatePartitions(req *kmsg.CreatePartitionsRequest) ([]error, int64, error)
-	AlterConfigs(changes []controller.ConfigChange, validateOnly bool) ([]error, int64, error)
+	CreateTopics(req *kmsg.CreateTopicsRequest) (controller.CreateTopicsResult, error)
+	DeleteTopics(refs []controller.TopicRef) (controller.DeleteTopicsResult, error)
+	CreatePartitions(req *kmsg.CreatePartitionsRequest) (controller.CreatePartitionsResult, error)
+	AlterConfigs(changes []controller.ConfigChange, validateOnly bool) (controller.AlterConfigsResult, error)
 	AllocateProducerIDs(broker int32, epoch int64) (int64, int32, error)
 	RegisterBroker(req *kmsg.BrokerRegistrationRequest, now time.Time) (int64, error)
 	BrokerHeartbeat(req *kmsg.BrokerHeartbeatRequest, now time.Time) (*kmsg.BrokerHeartbeatResponse, error)
@@ -40,13 +40,13 @@ type Controller interface {
 	ElectLeaders(req *kmsg.ElectLeadersRequest) ([]controller.TopicResult, int64, error)
 	AlterPartitionReassignments(req *kmsg.AlterPartitionAssignmentsRequest) ([]controller.TopicResult, int64, error)
 	ListPartitionReassignments(topics []kmsg.ListPartitionReassignmentsRequestTopic) ([]controller.Reassignment, error)
-	UpdateFeatures(req *kmsg.UpdateFeaturesRequest) ([]error, int64, error)
+	UpdateFeatures(req *kmsg.UpdateFeaturesRequest) (controller.UpdateFeaturesResult, error)
 	// Cluster links (controller/links.go).
-	CreateClusterLink(name string, cfg map[string]string, validateOnly bool) (int64, error)
-	DeleteClusterLink(name string) (int64, error)
-	CreateMirrorTopic(m controller.MirrorTopic) (int64, error)
-	SetMirrorState(topic string, state int8) (int64, error)
-	StopMirror(topic string, state int8, logEpochs, leaderEpochs map[int32]int32) (int64, error)
+	CreateClusterLink(name string, cfg map[string]string, validateOnly bool) (controller.Committed, error)
+	DeleteClusterLink(name string) (controller.Committed, error)
+	CreateMirrorTopic(m controller.MirrorTopic) (controller.Committed, error)
+	SetMirrorState(topic string, state int8) (controller.Committed, error)
+	StopMirror(topic string, state int8, logEpochs, leaderEpochs map[int32]int32) (controller.Committed, error)
 	AlterUserScramCredentials(req *kmsg.AlterUserSCRAMCredentialsRequest) ([]controller.ScramResult, int64, error)
 }
 
