@@ -2,7 +2,8 @@ package kafka
 
 // Admin requests that change metadata (CreateTopics, DeleteTopics,
 // CreatePartitions, AlterConfigs, IncrementalAlterConfigs, ElectLeaders,
-// AlterPartitionReassignments, UpdateFeatures, AlterUserScramCredentials),
+// AlterPartitionReassignments, UpdateFeatures, AlterUserScramCredentials,
+// UnregisterBroker),
 // ListPartitionReassignments, and
 // DescribeQuorum, which only the leader can answer, are carried out by the
 // active controller. A node whose own controller is not active
@@ -43,7 +44,7 @@ type Forwarder interface {
 }
 
 // forwarded are the APIs the active controller carries out.
-var forwarded = map[int16]bool{19: true, 20: true, 33: true, 37: true, 43: true, 44: true, 45: true, 46: true, 51: true, 55: true, 57: true}
+var forwarded = map[int16]bool{19: true, 20: true, 33: true, 37: true, 43: true, 44: true, 45: true, 46: true, 51: true, 55: true, 57: true, 64: true}
 
 // maybeForward sends req to the active controller when this node's is not
 // active; it returns nil when req is to be handled here.
@@ -239,6 +240,10 @@ func (s *Server) notController(req *Request) *Reply {
 	case *kmsg.UpdateFeaturesRequest:
 		resp := respFor(req).(*kmsg.UpdateFeaturesResponse)
 		resp.ErrorCode, resp.ErrorMessage = code, &msg
+		return done(resp)
+	case *kmsg.UnregisterBrokerRequest:
+		resp := respFor(req).(*kmsg.UnregisterBrokerResponse)
+		resp.ErrorCode = code
 		return done(resp)
 	default:
 		resp := respFor(req).(*kmsg.DescribeQuorumResponse)
