@@ -37,6 +37,7 @@ type Controller interface {
 	RegisterBroker(req *kmsg.BrokerRegistrationRequest, now time.Time) (int64, error)
 	BrokerHeartbeat(req *kmsg.BrokerHeartbeatRequest, now time.Time) (*kmsg.BrokerHeartbeatResponse, error)
 	AlterPartition(req *kmsg.AlterPartitionRequest) (*kmsg.AlterPartitionResponse, error)
+	AssignReplicasToDirs(req *kmsg.AssignReplicasToDirsRequest) (*kmsg.AssignReplicasToDirsResponse, error)
 	ElectLeaders(req *kmsg.ElectLeadersRequest) ([]controller.TopicResult, int64, error)
 	AlterPartitionReassignments(req *kmsg.AlterPartitionAssignmentsRequest) ([]controller.TopicResult, int64, error)
 	ListPartitionReassignments(topics []kmsg.ListPartitionReassignmentsRequestTopic) ([]controller.Reassignment, error)
