@@ -17,7 +17,7 @@ import "strings"
 // instead.
 const (
 	reasonTLS         = "weir does not implement this TLS setting; it serves TLS from PEM key and trust stores (ssl.keystore.type=PEM), configured with the ssl.* keys documented as honoured"
-	reasonSASL        = "weir does not implement this SASL setting; it serves SASL listeners with the PLAIN, SCRAM-SHA-256 and SCRAM-SHA-512 mechanisms (users in listener.name.<listener>.plain.sasl.jaas.config and in the metadata log), and logs in to other nodes with sasl.mechanism.inter.broker.protocol and sasl.mechanism.controller.protocol"
+	reasonSASL        = "weir does not implement this SASL setting; it serves SASL listeners with the PLAIN, SCRAM-SHA-256, SCRAM-SHA-512 and OAUTHBEARER mechanisms (users in listener.name.<listener>.plain.sasl.jaas.config and in the metadata log, JWTs checked against sasl.oauthbearer.jwks.endpoint.url), and logs in to other nodes with sasl.mechanism.inter.broker.protocol and sasl.mechanism.controller.protocol"
 	reasonAuthn       = "weir does not authenticate clients yet; it serves only PLAINTEXT listeners"
 	reasonAuthz       = "weir implements no authorizer or ACLs yet; every client may perform every operation"
 	reasonToken       = "weir does not implement delegation tokens (they need SASL); it serves only PLAINTEXT listeners"
@@ -118,18 +118,18 @@ var brokerSecurityDefs = []Def{
 	refusedSASL("sasl.login.read.timeout.ms", TypeInt, nullDefault, "Read timeout of the external authentication provider."),
 	refusedSASL("sasl.login.retry.backoff.max.ms", TypeLong, "10000", "Maximum wait between login attempts."),
 	refusedSASL("sasl.login.retry.backoff.ms", TypeLong, "100", "Initial wait between login attempts."),
-	refusedSASL("sasl.oauthbearer.scope.claim.name", TypeString, "scope", "Name of the OAuth scope claim."),
-	refusedSASL("sasl.oauthbearer.sub.claim.name", TypeString, "sub", "Name of the OAuth subject claim."),
+	def("sasl.oauthbearer.scope.claim.name", TypeString, "scope", nil, ReadOnly, "Name of the OAuth scope claim."),
+	def("sasl.oauthbearer.sub.claim.name", TypeString, "sub", nil, ReadOnly, "Name of the OAuth subject claim."),
 	refusedSASL("sasl.oauthbearer.token.endpoint.url", TypeString, nullDefault, "URL of the OAuth token endpoint."),
-	refusedSASL("sasl.oauthbearer.jwks.endpoint.url", TypeString, nullDefault, "URL of the OAuth JWKS endpoint."),
-	refusedSASL("sasl.oauthbearer.jwks.endpoint.refresh.ms", TypeLong, "3600000", "How often the JWKS cache is refreshed."),
-	refusedSASL("sasl.oauthbearer.jwks.endpoint.retry.backoff.max.ms", TypeLong, "10000", "Maximum wait between JWKS retrieval attempts."),
-	refusedSASL("sasl.oauthbearer.jwks.endpoint.retry.backoff.ms", TypeLong, "100", "Initial wait between JWKS retrieval attempts."),
-	refusedSASL("sasl.oauthbearer.clock.skew.seconds", TypeInt, "30", "Allowed clock skew between the broker and the OAuth provider."),
-	refusedSASL("sasl.oauthbearer.expected.audience", TypeList, nullDefault, "Audiences a JWT must name."),
-	refusedSASL("sasl.oauthbearer.expected.issuer", TypeString, nullDefault, "Issuer a JWT must name."),
+	def("sasl.oauthbearer.jwks.endpoint.url", TypeString, nullDefault, nil, ReadOnly, "URL of the OAuth JWKS endpoint."),
+	def("sasl.oauthbearer.jwks.endpoint.refresh.ms", TypeLong, "3600000", atLeast(1), ReadOnly, "How often the JWKS cache is refreshed."),
+	def("sasl.oauthbearer.jwks.endpoint.retry.backoff.max.ms", TypeLong, "10000", nil, ReadOnly, "Maximum wait between JWKS retrieval attempts."),
+	def("sasl.oauthbearer.jwks.endpoint.retry.backoff.ms", TypeLong, "100", nil, ReadOnly, "Initial wait between JWKS retrieval attempts."),
+	def("sasl.oauthbearer.clock.skew.seconds", TypeInt, "30", atLeast(0), ReadOnly, "Allowed clock skew between the broker and the OAuth provider."),
+	def("sasl.oauthbearer.expected.audience", TypeList, nullDefault, nil, ReadOnly, "Audiences a JWT must name."),
+	def("sasl.oauthbearer.expected.issuer", TypeString, nullDefault, nil, ReadOnly, "Issuer a JWT must name."),
 	def("sasl.server.max.receive.size", TypeInt, "524288", nil, ReadOnly, "Largest request accepted before authentication on a SASL listener."),
-	refused(def("connections.max.reauth.ms", TypeLong, "0", nil, ReadOnly, "Lifetime of an authenticated session before re-authentication; 0 disables."), reasonSASL),
+	def("connections.max.reauth.ms", TypeLong, "0", nil, ReadOnly, "Lifetime of an authenticated session before re-authentication; 0 disables."),
 
 	// Authentication, authorization, delegation tokens.
 	security("principal.builder.class", TypeClass, DefaultPrincipalBuilder, nil, reasonAuthn, "Class that builds the principal of a connection."),

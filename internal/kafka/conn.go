@@ -12,6 +12,7 @@ import (
 	"net"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kbin"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -97,6 +98,12 @@ type conn struct {
 	sasl          saslState
 	saslMechanism string
 	saslServer    sasl.Server
+	// sessionExpiry ends the authenticated session (zero: never);
+	// reauthStart is when the last re-authentication began, and
+	// reauthenticating is set during one.
+	sessionExpiry    time.Time
+	reauthStart      time.Time
+	reauthenticating bool
 }
 
 // brokerPeer is a broker registration: its id and broker epoch.
@@ -168,16 +175,19 @@ func (c *conn) serve() {
 			c.srv.lg.Info("closing connection on bad request", "remote", c.nc.RemoteAddr().String(), "err", err)
 			return
 		}
-		if c.sasl != saslDone && !beforeAuthentication[req.Key] {
-			c.srv.lg.Info("closing connection: unexpected request during SASL authentication", "remote", c.nc.RemoteAddr().String(),
-				"api", kmsg.NameForKey(req.Key))
-			return
-		}
 		var rep *Reply
-		if req.Body == nil && req.Raw == nil {
+		if c.srv.cfg.SASL != nil {
+			var closeNow bool
+			if rep, closeNow = c.srv.saslGate(c, req); closeNow {
+				return
+			}
+		}
+		switch {
+		case rep != nil: // answered by the SASL gate
+		case req.Body == nil && req.Raw == nil:
 			// Unsupported ApiVersions version: answered at v0 (KIP-511).
 			rep = c.srv.unsupportedAPIVersions()
-		} else {
+		default:
 			rep = c.srv.dispatch(req)
 		}
 		rep.corrID = req.CorrelationID

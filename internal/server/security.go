@@ -5,6 +5,8 @@ import (
 	"crypto/tls"
 	"fmt"
 	"net"
+	"slices"
+	"time"
 
 	"weir/internal/config"
 	"weir/internal/kafka"
@@ -30,6 +32,9 @@ func (s *Server) openSecurity() error {
 			return fmt.Errorf("TLS: %w", err)
 		}
 		s.tls = st
+	}
+	if err := s.openOAuth(); err != nil {
+		return err
 	}
 	var err error
 	if s.dialBroker, err = s.dialer(brokerTLS, s.cfg.SASL.InterBroker); err != nil {
@@ -91,5 +96,46 @@ func (s *Server) listenerSASL(name string) *kafka.SASLConfig {
 		PlainUsers:  s.cfg.SASL.PlainUsers(name),
 		FailedDelay: s.cfg.SASL.FailedAuthDelay,
 		MaxReceive:  s.cfg.SASL.MaxReceive,
+		OAuth:       s.oauth[name],
+		MaxReauth:   s.cfg.SASL.MaxReauth,
 	}
+}
+
+// openOAuth builds the OAUTHBEARER validator of each SASL listener that
+// enables the mechanism: signed JWTs against the JWKS (loaded now, and
+// kept fresh until shutdown), or unsecured JWTs.
+func (s *Server) openOAuth() error {
+	if !slices.Contains(s.cfg.SASL.Mechanisms, sasl.OAuthBearer) {
+		return nil
+	}
+	o := s.cfg.SASL.OAuth
+	s.oauth = map[string]sasl.Validator{}
+	for _, l := range s.cfg.Listeners {
+		if p := l.SecurityProtocol; p != "SASL_PLAINTEXT" && p != "SASL_SSL" {
+			continue
+		}
+		if !o.Secured[l.Name] {
+			u, err := s.cfg.SASL.UnsecuredOAuth(l.Name)
+			if err != nil {
+				return err
+			}
+			s.lg.Warn("listener accepts unsecured OAUTHBEARER tokens (unsigned JWTs, for tests only): set listener.name.<listener>.oauthbearer.sasl.server.callback.handler.class to validate signed ones",
+				"listener", l.Name)
+			s.oauth[l.Name] = sasl.NewUnsecuredValidator(u)
+			continue
+		}
+		if s.jwks == nil {
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			jwks, err := sasl.OpenJWKS(ctx, o.JWKSURL, sasl.JWKSConfig{Refresh: o.JWKSRefresh, Backoff: o.JWKSBackoff, BackoffMax: o.JWKSBackoffMax},
+				s.lg.With("component", "jwks"))
+			cancel()
+			if err != nil {
+				return fmt.Errorf("sasl.oauthbearer.jwks.endpoint.url: %w", err)
+			}
+			s.jwks = jwks
+		}
+		s.oauth[l.Name] = sasl.NewJWTValidator(sasl.JWTConfig{Keys: s.jwks, Audience: o.Audience, Issuer: o.Issuer,
+			SubClaim: o.SubClaim, ScopeClaim: o.ScopeClaim, ClockSkew: o.ClockSkew})
+	}
+	return nil
 }

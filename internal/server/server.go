@@ -29,6 +29,7 @@ import (
 	"weir/internal/partition"
 	"weir/internal/quorum"
 	"weir/internal/quota"
+	"weir/internal/sasl"
 	"weir/internal/tlsconf"
 	"weir/internal/txn"
 	"weir/internal/vfs"
@@ -83,7 +84,11 @@ type Server struct {
 	// uses TLS); dialBroker and dialController open its connections to
 	// other brokers' inter-broker listener and to the controllers' listener,
 	// with TLS and a SASL login when that listener's protocol says so.
-	tls            *tlsconf.Store
+	tls *tlsconf.Store
+	// oauth validates the OAUTHBEARER tokens of each SASL listener that
+	// enables the mechanism; jwks is their key set, when signed.
+	oauth          map[string]sasl.Validator
+	jwks           *sasl.JWKS
 	dialBroker     nodeclient.Dialer
 	dialController nodeclient.Dialer
 	// metrics always counts; metricsHTTP serves it when
@@ -625,6 +630,9 @@ func (s *Server) stopNode(crash bool) error {
 		}
 		if s.transport != nil {
 			s.transport.Close()
+		}
+		if s.jwks != nil {
+			s.jwks.Close()
 		}
 		err = errors.Join(errs...)
 		s.lg.Info("weir stopped", "node_id", s.cfg.NodeID)
