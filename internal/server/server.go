@@ -16,6 +16,7 @@ import (
 	"sync"
 	"time"
 
+	"weir/internal/acl"
 	"weir/internal/config"
 	"weir/internal/controller"
 	"weir/internal/fetcher"
@@ -83,7 +84,9 @@ type Server struct {
 	// uses TLS); dialBroker and dialController open its connections to
 	// other brokers' inter-broker listener and to the controllers' listener,
 	// with TLS and a SASL login when that listener's protocol says so.
-	tls            *tlsconf.Store
+	tls *tlsconf.Store
+	// authz authorizes every listener's requests (nil: no authorizer).
+	authz          *acl.Authorizer
 	dialBroker     nodeclient.Dialer
 	dialController nodeclient.Dialer
 	// metrics always counts; metricsHTTP serves it when
@@ -461,6 +464,7 @@ func (s *Server) listen() error {
 			MaxRequestSize: s.cfg.SocketRequestMaxBytes,
 			TLS:            s.listenerTLS(l.Name),
 			SASL:           s.listenerSASL(l.Name),
+			Authorizer:     s.authz,
 		}, deps)
 	}
 	if !broker && s.cfg.HasRole("broker") {
