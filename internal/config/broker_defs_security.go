@@ -1,6 +1,9 @@
 package config
 
-import "strings"
+import (
+	"fmt"
+	"strings"
+)
 
 // Broker key registry, part 3: security. weir serves PLAINTEXT and SSL
 // listeners (TLS 1.2 and 1.3 with PEM key and trust stores, optional or
@@ -10,8 +13,10 @@ import "strings"
 // default so that a file holding Kafka's defaults still loads (with a
 // warning), but is Refused: an operator must never believe a weir cluster
 // is protected when it is not. Keys of these families that are not defined
-// here (for example listener.name.<listener>.ssl.keystore.location or
-// super.users) are refused too, whatever their value; see refusedFamily.
+// here (for example listener.name.<listener>.ssl.keystore.location) are
+// refused too, whatever their value; see refusedFamily. The authorizer
+// (authorizer.class.name, super.users, allow.everyone.if.no.acl.found)
+// is Kafka's StandardAuthorizer (internal/acl).
 
 // Why each family of security settings is refused, and what weir does
 // instead.
@@ -19,11 +24,21 @@ const (
 	reasonTLS         = "weir does not implement this TLS setting; it serves TLS from PEM key and trust stores (ssl.keystore.type=PEM), configured with the ssl.* keys documented as honoured"
 	reasonSASL        = "weir does not implement this SASL setting; it serves SASL listeners with the PLAIN, SCRAM-SHA-256, SCRAM-SHA-512 and OAUTHBEARER mechanisms (users in listener.name.<listener>.plain.sasl.jaas.config and in the metadata log, JWTs checked against sasl.oauthbearer.jwks.endpoint.url), and logs in to other nodes with sasl.mechanism.inter.broker.protocol and sasl.mechanism.controller.protocol"
 	reasonAuthn       = "weir does not authenticate clients yet; it serves only PLAINTEXT listeners"
-	reasonAuthz       = "weir implements no authorizer or ACLs yet; every client may perform every operation"
 	reasonToken       = "weir does not implement delegation tokens (they need SASL); it serves only PLAINTEXT listeners"
 	reasonPerListener = "listener-prefixed settings (listener.name.<listener>.<key>) are not implemented, " +
 		"but for listener.name.<listener>.<mechanism>.sasl.jaas.config; weir applies the broker-wide settings to each listener"
 )
+
+// StandardAuthorizer is the one authorizer.class.name weir implements
+// (internal/acl); "" turns authorization off.
+const StandardAuthorizer = "org.apache.kafka.metadata.authorizer.StandardAuthorizer"
+
+var authorizerClass validator = check{"\"\" or " + StandardAuthorizer, func(v any) error {
+	if s, _ := v.(string); s != "" && s != StandardAuthorizer {
+		return fmt.Errorf("weir implements only Kafka's StandardAuthorizer: set %s, or leave it empty for no authorization", StandardAuthorizer)
+	}
+	return nil
+}}
 
 // DefaultPrincipalBuilder is Kafka's principal.builder.class default.
 const DefaultPrincipalBuilder = "org.apache.kafka.common.security.authenticator.DefaultKafkaPrincipalBuilder"
@@ -134,7 +149,9 @@ var brokerSecurityDefs = []Def{
 	// Authentication, authorization, delegation tokens.
 	security("principal.builder.class", TypeClass, DefaultPrincipalBuilder, nil, reasonAuthn, "Class that builds the principal of a connection."),
 	refused(def("security.providers", TypeString, nullDefault, nil, ReadOnly, "Classes that provide security algorithms."), reasonAuthn),
-	refused(def("authorizer.class.name", TypeString, "", nil, ReadOnly, "Authorizer class; empty for none."), reasonAuthz),
+	def("authorizer.class.name", TypeString, "", authorizerClass, ReadOnly, "Authorizer class; empty for none."),
+	def("super.users", TypeString, "", nil, ReadOnly, "Principals (User:name) separated by ';' that the authorizer allows everything."),
+	def("allow.everyone.if.no.acl.found", TypeBoolean, "false", nil, ReadOnly, "Whether the authorizer allows an operation on a resource no ACL applies to."),
 	refused(def("delegation.token.secret.key", TypePassword, nullDefault, nil, ReadOnly, "Secret that signs delegation tokens."), reasonToken),
 	refused(def("delegation.token.max.lifetime.ms", TypeLong, "604800000", atLeast(1), ReadOnly, "Longest lifetime of a delegation token."), reasonToken),
 	refused(def("delegation.token.expiry.time.ms", TypeLong, "86400000", atLeast(1), ReadOnly, "Validity of a delegation token before it must be renewed."), reasonToken),
@@ -142,12 +159,9 @@ var brokerSecurityDefs = []Def{
 }
 
 // refusedFamilies are settings refused whatever their value although they
-// have no definition: Kafka's authorizer reads them from the broker
-// configuration, and listener-prefixed keys exist for any listener name.
+// have no definition: listener-prefixed keys exist for any listener name.
 // A name matches an entry ending in '.' by prefix, any other exactly.
 var refusedFamilies = []struct{ pattern, reason string }{
-	{"super.users", reasonAuthz},
-	{"allow.everyone.if.no.acl.found", reasonAuthz},
 	{"listener.name.", reasonPerListener},
 	{"ssl.", reasonTLS},
 	{"sasl.", reasonSASL},

@@ -19,6 +19,9 @@ import (
 // refused keys need none either: their reasons are in the definitions, and
 // the tests of support_test.go check that they warn or are refused.
 var brokerExercisedBy = map[string][]string{
+	"authorizer.class.name":                     {"internal/config.TestAuthorizerSettings"},
+	"super.users":                               {"internal/acl.TestAuthorize"},
+	"allow.everyone.if.no.acl.found":            {"internal/acl.TestAuthorize"},
 	"advertised.listeners":                      {"internal/config.TestLoadBrokerCrossChecks", "internal/kafka.TestKcatMetadataList"},
 	"auto.create.topics.enable":                 {"internal/kafka.TestAutoCreateTopic"},
 	"auto.leader.rebalance.enable":              {"internal/clustertest.TestPreferredLeaderRestored"},

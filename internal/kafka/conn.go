@@ -17,6 +17,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kbin"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"weir/internal/acl"
 	"weir/internal/sasl"
 	"weir/internal/tlsconf"
 )
@@ -33,6 +34,10 @@ type Request struct {
 	Raw        []byte
 	Listener   string // the listener name the connection arrived on
 	RemoteAddr string
+	// Principal is who sent the request ("User:alice"), Host the
+	// client's address as ACLs name hosts (acl.Host). A request a node
+	// makes itself, forwarded without a principal, has neither.
+	Principal, Host string
 	// Ctx is cancelled when the connection closes.
 	Ctx context.Context
 
@@ -95,6 +100,7 @@ type conn struct {
 	// on a PLAINTEXT listener). The SASL fields below, like principal,
 	// belong to the reader goroutine (see sasl.go).
 	principal     string
+	host          string // the client's address, as ACLs name hosts
 	sasl          saslState
 	saslMechanism string
 	saslServer    sasl.Server
@@ -118,7 +124,7 @@ const maxInFlight = 100
 
 func (c *conn) serve() {
 	defer c.close()
-	c.principal = "User:ANONYMOUS"
+	c.principal, c.host = acl.Anonymous, acl.Host(c.nc.RemoteAddr().String())
 	if tc, ok := c.nc.(*tls.Conn); ok {
 		if err := tc.HandshakeContext(c.ctx); err != nil {
 			level := slog.LevelInfo
@@ -264,6 +270,7 @@ func (c *conn) decode(frame []byte) (*Request, error) {
 		return nil, err
 	}
 	req.Listener, req.RemoteAddr, req.Ctx, req.conn = c.srv.cfg.ListenerName, c.nc.RemoteAddr().String(), c.ctx, c
+	req.Principal, req.Host = c.principal, c.host
 	return req, nil
 }
 

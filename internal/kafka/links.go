@@ -4,7 +4,9 @@ package kafka
 // the frame and the ops). Reads are answered from this broker's image;
 // changes are carried out by the active controller, forwarded to it like
 // Kafka's admin requests when the local controller is not active (the
-// forward body is api key | version 0 | the JSON request), and answered
+// forward body is api key | version 0 | two empty strings (no principal:
+// the broker authorized it, ALTER on the cluster, DESCRIBE for the
+// lists) | the JSON request), and answered
 // once this broker's image has them. create-mirror first asks the source
 // cluster, through the link, for the source topic's partition count.
 
@@ -18,8 +20,10 @@ import (
 	"slices"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kbin"
 	"github.com/twmb/franz-go/pkg/kerr"
 
+	"weir/internal/acl"
 	"weir/internal/controller"
 	"weir/internal/link"
 	"weir/internal/metadata"
@@ -33,6 +37,13 @@ func (s *Server) handleLinkAdmin(req *Request) *Reply {
 	if err := json.Unmarshal(req.Raw, &areq); err != nil {
 		return s.linkAnswer(link.AdminResponse{ErrorCode: kerr.InvalidRequest.Code,
 			ErrorMessage: fmt.Sprintf("malformed cluster link admin request: %v", err)})
+	}
+	op := acl.OpAlter
+	if areq.Op == "list-links" || areq.Op == "list-mirrors" {
+		op = acl.OpDescribe
+	}
+	if !s.authorizedCluster(req, op) {
+		return s.linkAnswer(link.AdminResponse{ErrorCode: kerr.ClusterAuthorizationFailed.Code, ErrorMessage: kerr.ClusterAuthorizationFailed.Message})
 	}
 	rep := newReply()
 	go func() {
@@ -122,6 +133,7 @@ func (s *Server) linkChange(ctx context.Context, r *link.AdminRequest) (link.Adm
 		body, _ := json.Marshal(r)
 		enc := binary.BigEndian.AppendUint16(nil, uint16(link.AdminAPIKey))
 		enc = binary.BigEndian.AppendUint16(enc, 0)
+		enc = kbin.AppendString(kbin.AppendString(enc, ""), "") // authorized here (see forward.go)
 		out, err := s.deps.Forward.Forward(ctx, append(enc, body...))
 		if err != nil {
 			return link.AdminResponse{}, -1, fmt.Errorf("%w: %v", kerr.NotController, err)

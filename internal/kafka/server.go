@@ -16,6 +16,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"weir/internal/acl"
 	"weir/internal/config"
 	"weir/internal/controller"
 	"weir/internal/link"
@@ -50,6 +51,8 @@ type Controller interface {
 	SetMirrorState(topic string, state int8) (controller.Committed, error)
 	StopMirror(topic string, state int8, logEpochs, leaderEpochs map[int32]int32) (controller.Committed, error)
 	AlterUserScramCredentials(req *kmsg.AlterUserSCRAMCredentialsRequest) ([]controller.ScramResult, int64, error)
+	CreateAcls(bindings []acl.Binding) ([]error, int64, error)
+	DeleteAcls(filters []acl.Filter) ([]controller.DeletedACLs, int64, error)
 }
 
 // Groups is the group coordinator.
@@ -107,6 +110,9 @@ type Config struct {
 	// SASL, when set, makes every connection authenticate with SASL
 	// first (SASL_PLAINTEXT and SASL_SSL listeners; see sasl.go).
 	SASL *SASLConfig
+	// Authorizer, when set, authorizes every request (acls.go); nil
+	// allows everything.
+	Authorizer *acl.Authorizer
 }
 
 // Deps are the broker services the handlers call.
@@ -262,6 +268,10 @@ func (s *Server) dispatch(req *Request) *Reply {
 // handleRaft passes another controller's Raft messages to the quorum. The
 // sender expects no answer.
 func (s *Server) handleRaft(req *Request) *Reply {
+	if !s.authorizedCluster(req, acl.OpClusterAction) {
+		s.lg.Warn("refusing raft frames: the sender lacks CLUSTER_ACTION", "principal", req.Principal, "remote", req.RemoteAddr)
+		return &Reply{ready: closedChan, none: true, closeConn: true}
+	}
 	if err := s.deps.Raft.Receive(req.Raw); err != nil {
 		// The sender redials at once; one warning a minute is enough.
 		if now := s.deps.Now().UnixNano(); now-s.raftWarned.Load() > int64(time.Minute) {

@@ -8,8 +8,10 @@ import (
 	"slices"
 	"time"
 
+	"weir/internal/acl"
 	"weir/internal/config"
 	"weir/internal/kafka"
+	"weir/internal/metadata"
 	"weir/internal/nodeclient"
 	"weir/internal/sasl"
 	"weir/internal/tlsconf"
@@ -36,12 +38,44 @@ func (s *Server) openSecurity() error {
 	if err := s.openOAuth(); err != nil {
 		return err
 	}
+	s.openAuthorizer()
 	var err error
 	if s.dialBroker, err = s.dialer(brokerTLS, s.cfg.SASL.InterBroker); err != nil {
 		return err
 	}
 	s.dialController, err = s.dialer(controllerTLS, s.cfg.SASL.Controller)
 	return err
+}
+
+// openAuthorizer sets up the authorizer when authorizer.class.name names
+// it (config refuses any other class). The node's own requests to other
+// nodes run as its principal on their listeners, which needs
+// CLUSTER_ACTION (and more): as Kafka's documentation advises, that
+// principal belongs in super.users; a warning says when a SASL or
+// PLAINTEXT login's principal is not there.
+func (s *Server) openAuthorizer() {
+	if s.cfg.Values["authorizer.class.name"] == "" {
+		return
+	}
+	cfg := acl.Config{SuperUsers: acl.ParseSuperUsers(s.cfg.Values["super.users"]),
+		AllowIfNoACL: s.cfg.Values["allow.everyone.if.no.acl.found"] == "true"}
+	s.authz = acl.New(cfg, func() *metadata.Image { return s.publisher.Image() })
+	for _, dial := range []struct {
+		protocol string
+		login    config.Login
+	}{{s.cfg.DialProtocol(true), s.cfg.SASL.InterBroker}, {s.cfg.DialProtocol(false), s.cfg.SASL.Controller}} {
+		principal := acl.Anonymous
+		switch {
+		case dial.login.Mechanism != "":
+			principal = "User:" + dial.login.User
+		case config.UsesTLS(dial.protocol):
+			continue // the certificate's DN
+		}
+		if !cfg.SuperUsers[principal] {
+			s.lg.Warn("the authorizer is on and the node's principal on the other nodes' listeners is not in super.users: "+
+				"their requests to each other need ACLs (CLUSTER_ACTION on the cluster and more)", "principal", principal)
+		}
+	}
 }
 
 // dialer returns the dialer of connections that run TLS (withTLS) and log

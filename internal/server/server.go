@@ -16,6 +16,7 @@ import (
 	"sync"
 	"time"
 
+	"weir/internal/acl"
 	"weir/internal/config"
 	"weir/internal/controller"
 	"weir/internal/fetcher"
@@ -87,8 +88,10 @@ type Server struct {
 	tls *tlsconf.Store
 	// oauth validates the OAUTHBEARER tokens of each SASL listener that
 	// enables the mechanism; jwks is their key set, when signed.
-	oauth          map[string]sasl.Validator
-	jwks           *sasl.JWKS
+	oauth map[string]sasl.Validator
+	jwks  *sasl.JWKS
+	// authz authorizes every listener's requests (nil: no authorizer).
+	authz          *acl.Authorizer
 	dialBroker     nodeclient.Dialer
 	dialController nodeclient.Dialer
 	// metrics always counts; metricsHTTP serves it when
@@ -466,6 +469,7 @@ func (s *Server) listen() error {
 			MaxRequestSize: s.cfg.SocketRequestMaxBytes,
 			TLS:            s.listenerTLS(l.Name),
 			SASL:           s.listenerSASL(l.Name),
+			Authorizer:     s.authz,
 		}, deps)
 	}
 	if !broker && s.cfg.HasRole("broker") {
