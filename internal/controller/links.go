@@ -17,6 +17,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"weir/internal/clientsec"
 	"weir/internal/metadata"
 )
 
@@ -31,12 +32,6 @@ var linkConfigs = map[string]func(string) error{
 		return nil
 	},
 	"client.id": func(string) error { return nil },
-	"security.protocol": func(v string) error {
-		if v != "PLAINTEXT" {
-			return fmt.Errorf("weir's cluster links reach their source over PLAINTEXT only")
-		}
-		return nil
-	},
 	"link.fetcher.max.bytes": func(v string) error {
 		n, err := strconv.ParseInt(v, 10, 32)
 		if err != nil || n <= 0 {
@@ -57,10 +52,14 @@ var notYetLinkConfigs = map[string]string{
 	"topic.config.sync.ms":                "topic config sync",
 	"cluster.link.prefix":                 "mirror topic prefixes",
 	"link.fetcher.throttle.bytes.per.sec": "link throttles",
-	"sasl.mechanism":                      "SASL to the source",
-	"sasl.jaas.config":                    "SASL to the source",
-	"ssl.truststore.location":             "TLS to the source",
-	"ssl.keystore.location":               "TLS to the source",
+}
+
+func init() {
+	// The client security properties (security.protocol, ssl.*, sasl.*)
+	// are checked together by clientsec.Opts in ValidateLinkConfigs.
+	for k := range clientsec.Properties {
+		linkConfigs[k] = func(string) error { return nil }
+	}
 }
 
 // LinkDefaultFetchMaxBytes is link.fetcher.max.bytes when not set.
@@ -85,6 +84,9 @@ func ValidateLinkConfigs(cfg map[string]string) error {
 		if err := check(cfg[k]); err != nil {
 			return topicErr(kerr.InvalidConfig, "invalid value %q for cluster link property %s: %v", cfg[k], k, err)
 		}
+	}
+	if _, err := clientsec.Opts(cfg); err != nil {
+		return topicErr(kerr.InvalidConfig, "cluster link: %v", err)
 	}
 	return nil
 }

@@ -59,6 +59,16 @@ func (s *Server) linkAdmin(ctx context.Context, r *link.AdminRequest) link.Admin
 		return listMirrors(img, r.Link, r.Topics)
 	case "mirror-epochs":
 		return s.mirrorEpochs(ctx, r)
+	case "source-offsets":
+		l := img.LinkByName(r.Link)
+		if l == nil {
+			return adminErr(kerr.InvalidRequest, fmt.Sprintf("Cluster link '%s' does not exist.", r.Link))
+		}
+		offs, err := link.SourceEndOffsets(ctx, l, r.Topics)
+		if err != nil {
+			return adminErr(kerr.InvalidRequest, fmt.Sprintf("cannot read the source's offsets through cluster link '%s': %v", r.Link, err))
+		}
+		return link.AdminResponse{Offsets: offs}
 	case "create-mirror":
 		if len(r.Topics) != 1 {
 			return adminErr(kerr.InvalidRequest, "create-mirror names one mirror topic")
@@ -236,7 +246,13 @@ func listLinks(img *metadata.Image, name string) link.AdminResponse {
 	var resp link.AdminResponse
 	for _, l := range img.Links {
 		if name == "" || l.Name == name {
-			resp.Links = append(resp.Links, link.LinkInfo{Name: l.Name, ID: l.ID.String(), Configs: maps.Clone(l.Configs)})
+			cfg := maps.Clone(l.Configs)
+			for k := range cfg {
+				if link.SensitiveConfigs[k] {
+					cfg[k] = link.HiddenValue
+				}
+			}
+			resp.Links = append(resp.Links, link.LinkInfo{Name: l.Name, ID: l.ID.String(), Configs: cfg})
 		}
 	}
 	if name != "" && len(resp.Links) == 0 {

@@ -16,6 +16,9 @@ package link
 //	                  the broker asks the source for the partition count
 //	                  and the configs (SyncedTopicConfigs) it copies
 //	list-mirrors      Mirrors (all, of Link, or of Topics)
+//	source-offsets    Link, Topics (source topics): the source's high
+//	                  watermarks (Offsets), read by the broker through
+//	                  the link, with its security settings
 //	pause-mirrors     Topics
 //	resume-mirrors    Topics
 //	mirror-epochs     Topics, MinOffset: once this broker's metadata has
@@ -60,6 +63,7 @@ type AdminResponse struct {
 	MetadataOffset int64                      `json:"metadata_offset,omitempty"`
 	Epochs         map[string]map[int32]int32 `json:"epochs,omitempty"`
 	LeaderEpochs   map[string]map[int32]int32 `json:"leader_epochs,omitempty"`
+	Offsets        map[string]map[int32]int64 `json:"offsets,omitempty"`
 }
 
 // TopicResult is the outcome of a per-topic op for one topic.
@@ -68,6 +72,13 @@ type TopicResult struct {
 	ErrorCode    int16  `json:"error_code"`
 	ErrorMessage string `json:"error_message,omitempty"`
 }
+
+// SensitiveConfigs are the link properties whose values list-links
+// hides (HiddenValue), as Kafka's DescribeConfigs hides passwords.
+var SensitiveConfigs = map[string]bool{"sasl.jaas.config": true, "ssl.keystore.key": true}
+
+// HiddenValue stands for a sensitive property's value in list-links.
+const HiddenValue = "[hidden]"
 
 // LinkInfo describes a link.
 type LinkInfo struct {

@@ -14,6 +14,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"weir/internal/clientsec"
 	"weir/internal/metadata"
 )
 
@@ -39,16 +40,25 @@ type sourceTopic struct {
 
 type leaderEpoch struct{ leader, epoch int32 }
 
-// newClientSource connects to the cluster at bootstrap (comma-separated
-// host:port).
-func newClientSource(bootstrap, clientID string) (*clientSource, error) {
+// newClientSource connects to the source cluster of l: its
+// bootstrap.servers (comma-separated host:port), with the TLS and SASL
+// client properties among its configs (clientsec). clientID is used
+// unless the link sets client.id.
+func newClientSource(l *metadata.Link, clientID string) (*clientSource, error) {
 	var seeds []string
-	for _, s := range strings.Split(bootstrap, ",") {
+	for _, s := range strings.Split(l.Configs["bootstrap.servers"], ",") {
 		if s = strings.TrimSpace(s); s != "" {
 			seeds = append(seeds, s)
 		}
 	}
-	cl, err := kgo.NewClient(kgo.SeedBrokers(seeds...), kgo.ClientID(clientID), kgo.RequestRetries(0))
+	if id := l.Configs["client.id"]; id != "" {
+		clientID = id
+	}
+	sec, err := clientsec.Opts(l.Configs)
+	if err != nil {
+		return nil, err
+	}
+	cl, err := kgo.NewClient(append([]kgo.Opt{kgo.SeedBrokers(seeds...), kgo.ClientID(clientID), kgo.RequestRetries(0)}, sec...)...)
 	if err != nil {
 		return nil, err
 	}
@@ -223,7 +233,7 @@ var SyncedTopicConfigs = []string{
 // SourceTopic asks the source cluster of l for topic's partition count
 // and the configs among SyncedTopicConfigs set on it.
 func SourceTopic(ctx context.Context, l *metadata.Link, topic string) (int32, map[string]string, error) {
-	src, err := newClientSource(l.Configs["bootstrap.servers"], "weir-cluster-link-admin-"+l.Name)
+	src, err := newClientSource(l, "weir-cluster-link-admin-"+l.Name)
 	if err != nil {
 		return 0, nil, err
 	}
@@ -249,4 +259,35 @@ func SourceTopic(ctx context.Context, l *metadata.Link, topic string) (int32, ma
 		}
 	}
 	return n, cfg, nil
+}
+
+// SourceEndOffsets asks the source cluster of l for the high watermarks
+// of every partition of topics (ListOffsets, latest), by topic and
+// partition.
+func SourceEndOffsets(ctx context.Context, l *metadata.Link, topics []string) (map[string]map[int32]int64, error) {
+	src, err := newClientSource(l, "weir-cluster-link-admin-"+l.Name)
+	if err != nil {
+		return nil, err
+	}
+	defer src.Close()
+	lo, err := kadm.NewClient(src.cl).ListEndOffsets(ctx, topics...)
+	if err == nil {
+		err = lo.Error()
+	}
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]map[int32]int64{}
+	lo.Each(func(o kadm.ListedOffset) {
+		if out[o.Topic] == nil {
+			out[o.Topic] = map[int32]int64{}
+		}
+		out[o.Topic][o.Partition] = o.Offset
+	})
+	for _, t := range topics {
+		if out[t] == nil {
+			return nil, fmt.Errorf("source topic %s: %w", t, kerr.UnknownTopicOrPartition)
+		}
+	}
+	return out, nil
 }
