@@ -31,7 +31,8 @@ var linkConfigs = map[string]func(string) error{
 		}
 		return nil
 	},
-	"client.id": func(string) error { return nil },
+	"client.id":            func(string) error { return nil },
+	"topic.config.sync.ms": positiveMs,
 	"link.fetcher.max.bytes": func(v string) error {
 		n, err := strconv.ParseInt(v, 10, 32)
 		if err != nil || n <= 0 {
@@ -49,7 +50,6 @@ var notYetLinkConfigs = map[string]string{
 	"consumer.group.filters":              "consumer offset sync",
 	"acl.sync.enable":                     "ACL sync",
 	"acl.filters":                         "ACL sync",
-	"topic.config.sync.ms":                "topic config sync",
 	"cluster.link.prefix":                 "mirror topic prefixes",
 	"link.fetcher.throttle.bytes.per.sec": "link throttles",
 }
@@ -60,6 +60,13 @@ func init() {
 	for k := range clientsec.Properties {
 		linkConfigs[k] = func(string) error { return nil }
 	}
+}
+
+func positiveMs(v string) error {
+	if n, err := strconv.ParseInt(v, 10, 32); err != nil || n <= 0 {
+		return fmt.Errorf("must be a positive number of milliseconds")
+	}
+	return nil
 }
 
 // LinkDefaultFetchMaxBytes is link.fetcher.max.bytes when not set.

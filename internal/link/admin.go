@@ -14,7 +14,7 @@ package link
 //	create-mirror     Topics[0] (the mirror topic), Link, SourceTopic
 //	                  ("": the same name), ReplicationFactor (-1: default);
 //	                  the broker asks the source for the partition count
-//	                  and the configs (SyncedTopicConfigs) it copies
+//	                  and the configs (metadata.MirrorSyncedConfigs) it copies
 //	list-mirrors      Mirrors (all, of Link, or of Topics)
 //	source-offsets    Link, Topics (source topics): the source's high
 //	                  watermarks (Offsets), read by the broker through

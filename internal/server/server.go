@@ -230,6 +230,11 @@ func (s *Server) Start() (err error) {
 			defer s.wg.Done()
 			s.rebalanceLeaders(ctx)
 		}()
+		s.wg.Add(1)
+		go func() {
+			defer s.wg.Done()
+			s.syncLinks(ctx)
+		}()
 	} else {
 		go func() {
 			defer s.wg.Done()
