@@ -131,3 +131,169 @@ func TestClusterLinkSyncsConfigsAndPartitions(t *testing.T) {
 		t.Fatalf("min.insync.replicas %s after the sync", got["min.insync.replicas"].MaybeValue())
 	}
 }
+
+// Consumer offsets follow the source's for the groups consumer.group.filters
+// selects (consumer.offset.sync.enable), not for an excluded group nor for
+// a group active on the destination; a promotion syncs them before it
+// ends; after a failover a consumer group moved to the destination
+// resumes at exactly its committed offsets.
+func TestClusterLinkSyncsConsumerOffsets(t *testing.T) {
+	src := clustertest.New(t, clustertest.Options{Nodes: 1})
+	dst := clustertest.New(t, clustertest.Options{Nodes: 1})
+	sb, db := src.Node(0).Addr, dst.Node(0).Addr
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	scl := newClient(t, sb)
+	sadm := kadm.NewClient(scl)
+	if _, err := sadm.CreateTopic(ctx, 2, 1, nil, "orders"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := sadm.CreateTopic(ctx, 1, 1, nil, "audit"); err != nil {
+		t.Fatal(err)
+	}
+	produceN(t, scl, "orders", 0, 100)
+	if err := scl.ProduceSync(ctx, &kgo.Record{Topic: "audit", Value: []byte("a")}, &kgo.Record{Topic: "audit", Value: []byte("b")}).FirstErr(); err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	props := filepath.Join(dir, "link.properties")
+	os.WriteFile(props, []byte("bootstrap.servers="+sb+"\nconsumer.offset.sync.enable=true\nconsumer.offset.sync.ms=100\n"+
+		`consumer.group.filters={"groupFilters": [{"name": "app", "patternType": "PREFIXED", "filterType": "INCLUDE"}, `+
+		`{"name": "app-excluded", "patternType": "LITERAL", "filterType": "EXCLUDE"}]}`+"\n"), 0o644)
+	slow := filepath.Join(dir, "slow.properties")
+	os.WriteFile(slow, []byte("bootstrap.servers="+sb+"\nconsumer.offset.sync.enable=true\nconsumer.offset.sync.ms=3600000\n"+
+		`consumer.group.filters={"groupFilters": [{"name": "*", "patternType": "LITERAL", "filterType": "INCLUDE"}]}`+"\n"), 0o644)
+	bad := filepath.Join(dir, "bad.properties")
+	os.WriteFile(bad, []byte("bootstrap.servers="+sb+"\nconsumer.group.filters={\"groupFilters\": [{\"name\": \"a\", \"patternType\": \"REGEX\", \"filterType\": \"INCLUDE\"}]}\n"), 0o644)
+	if r := runTool(t, "cluster-links", "--bootstrap-server", db, "--create", "--link", "bad", "--config-file", bad); r.code == 0 ||
+		!strings.Contains(r.err, "patternType") {
+		t.Fatalf("bad filters: exit %d %s%s", r.code, r.out, r.err)
+	}
+	for _, args := range [][]string{
+		{"cluster-links", "--bootstrap-server", db, "--create", "--link", "dr", "--config-file", props},
+		{"cluster-links", "--bootstrap-server", db, "--create", "--link", "slow", "--config-file", slow},
+		{"mirrors", "--bootstrap-server", db, "--create", "--mirror-topic", "orders", "--link", "dr"},
+		{"mirrors", "--bootstrap-server", db, "--create", "--mirror-topic", "audit-copy", "--source-topic", "audit", "--link", "slow"},
+	} {
+		if r := runTool(t, args...); r.code != 0 {
+			t.Fatalf("weir %v: %s%s", args, r.out, r.err)
+		}
+	}
+	sameLogs(t, sb, "orders", db, "orders", 2)
+	sameLogs(t, sb, "audit", db, "audit-copy", 1)
+
+	// A consumer group on the source reads and commits up to offsets 30
+	// and 45.
+	want := map[int32]int64{0: 30, 1: 45}
+	gcl := newClient(t, sb, kgo.ConsumerGroup("app"), kgo.ConsumeTopics("orders"), kgo.AutoCommitMarks())
+	marked := map[int32]bool{}
+	for len(marked) < 2 {
+		fs := gcl.PollFetches(ctx)
+		if err := fs.Err(); err != nil {
+			t.Fatal(err)
+		}
+		fs.EachRecord(func(r *kgo.Record) {
+			if r.Offset < want[r.Partition] {
+				gcl.MarkCommitRecords(r)
+			}
+			if r.Offset == want[r.Partition]-1 {
+				marked[r.Partition] = true
+			}
+		})
+	}
+	if err := gcl.CommitMarkedOffsets(ctx); err != nil {
+		t.Fatal(err)
+	}
+	gcl.Close()
+	commitAt(t, sadm, "app-excluded", "orders", 0, 5)
+
+	dadm := kadm.NewClient(newClient(t, db))
+	waitOffsets(t, dadm, "app", "orders", want)
+	if os, err := dadm.FetchOffsets(ctx, "app-excluded"); err != nil || len(os) != 0 {
+		t.Fatalf("an excluded group's offsets were synced: %v %v", os, err)
+	}
+
+	// A group with a member here keeps its own offsets.
+	live := newClient(t, db, kgo.ConsumerGroup("app-live"), kgo.ConsumeTopics("orders"), kgo.DisableAutoCommit())
+	live.PollFetches(ctx)
+	testwait.For(t, 60*time.Second, "the destination's group app-live to be stable", func() error {
+		dg, err := dadm.DescribeGroups(ctx, "app-live")
+		if err != nil || dg["app-live"].State != "Stable" {
+			return fmt.Errorf("state %s: %v", dg["app-live"].State, err)
+		}
+		return nil
+	})
+	commitAt(t, sadm, "app-live", "orders", 0, 50)
+	commitAt(t, sadm, "app", "orders", 0, 60)
+	want[0] = 60
+	waitOffsets(t, dadm, "app", "orders", want)
+	if os, err := dadm.FetchOffsets(ctx, "app-live"); err != nil || len(os) != 0 {
+		t.Fatalf("the offsets of a group active on the destination were overwritten: %v %v", os, err)
+	}
+	live.Close()
+
+	// A promotion syncs the offsets before it ends (the slow link's
+	// periodic sync is an hour away).
+	commitAt(t, sadm, "auditor", "audit", 0, 1)
+	if r := runTool(t, "mirrors", "--bootstrap-server", db, "--promote", "--topics", "audit-copy"); r.code != 0 {
+		t.Fatalf("promote: %s%s", r.out, r.err)
+	}
+	os, err := dadm.FetchOffsets(ctx, "auditor")
+	if o, ok := os.Lookup("audit-copy", 0); err != nil || !ok || o.At != 1 {
+		t.Fatalf("auditor's offset after the promotion: %+v %v", o, err)
+	}
+
+	// The source goes; after the failover the group resumes here at
+	// exactly its offsets.
+	src.Kill(0)
+	if r := runTool(t, "mirrors", "--bootstrap-server", db, "--failover", "--topics", "orders"); r.code != 0 {
+		t.Fatalf("failover: %s%s", r.out, r.err)
+	}
+	rcl := newClient(t, db, kgo.ConsumerGroup("app"), kgo.ConsumeTopics("orders"), kgo.DisableAutoCommit())
+	first := map[int32]int64{}
+	for len(first) < 2 {
+		fs := rcl.PollFetches(ctx)
+		if err := fs.Err(); err != nil {
+			t.Fatal(err)
+		}
+		fs.EachRecord(func(r *kgo.Record) {
+			if _, ok := first[r.Partition]; !ok {
+				first[r.Partition] = r.Offset
+			}
+		})
+	}
+	if first[0] != want[0] || first[1] != want[1] {
+		t.Fatalf("the group resumed at %v, want %v", first, want)
+	}
+}
+
+// commitAt commits group's offset of topic's partition p, as an admin.
+func commitAt(t *testing.T, adm *kadm.Client, group, topic string, p int32, at int64) {
+	t.Helper()
+	var os kadm.Offsets
+	os.Add(kadm.Offset{Topic: topic, Partition: p, At: at, LeaderEpoch: -1})
+	res, err := adm.CommitOffsets(context.Background(), group, os)
+	if err == nil {
+		err = res.Error()
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// waitOffsets waits until group's committed offsets of topic are want.
+func waitOffsets(t *testing.T, adm *kadm.Client, group, topic string, want map[int32]int64) {
+	t.Helper()
+	testwait.For(t, 60*time.Second, "group "+group+"'s offsets synced", func() error {
+		os, err := adm.FetchOffsets(context.Background(), group)
+		if err != nil {
+			return err
+		}
+		for p, w := range want {
+			if o, ok := os.Lookup(topic, p); !ok || o.At != w {
+				return fmt.Errorf("partition %d at %d (committed %v), want %d", p, o.At, ok, w)
+			}
+		}
+		return nil
+	})
+}

@@ -45,7 +45,9 @@ leader epochs, and is read-only until it is promoted or failed over.
         stop copying (the topic stays read-only), and start again
   --promote --topics T,...
         wait until each mirror has everything its source had committed
-        when asked, then stop mirroring: the topic becomes writable
+        when asked and, when the link syncs consumer offsets, until the
+        offsets are synced; then stop mirroring: the topic becomes
+        writable
   --failover --topics T,...
         stop mirroring at once (the source may be gone): the topic
         becomes writable at what the mirror holds
@@ -238,7 +240,7 @@ func describeMirrors(ctx context.Context, cmd *cobra.Command, bootstrap, linkNam
 
 // stopMirrors promotes or fails over mirror topics: for a promotion it
 // waits until each mirror's high watermark reaches its source's as of
-// now; then it pauses them, asks each partition's leader, once it has
+// now, and for one consumer offset sync of their links; then it pauses them, asks each partition's leader, once it has
 // applied the pause, for the latest epoch in its log, and has the
 // controller stop them with those epochs (see StopMirror in
 // internal/controller). A leadership that moved in between is read again.
@@ -255,6 +257,16 @@ func stopMirrors(ctx context.Context, bootstrap string, topics []string, state s
 			}
 			if err := awaitMirror(ctx, bootstrap, m, target); err != nil {
 				return err
+			}
+		}
+		// The consumer offsets as of now, for the groups moving over.
+		synced := map[string]bool{}
+		for _, m := range mirrors {
+			if !synced[m.Link] {
+				synced[m.Link] = true
+				if _, err := linkAdmin(ctx, bootstrap, &link.AdminRequest{Op: "sync-offsets", Link: m.Link}); err != nil {
+					return err
+				}
 			}
 		}
 	}

@@ -18,6 +18,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"weir/internal/clientsec"
+	"weir/internal/link"
 	"weir/internal/metadata"
 )
 
@@ -33,6 +34,17 @@ var linkConfigs = map[string]func(string) error{
 	},
 	"client.id":            func(string) error { return nil },
 	"topic.config.sync.ms": positiveMs,
+	"consumer.offset.sync.enable": func(v string) error {
+		if v != "true" && v != "false" {
+			return fmt.Errorf("must be true or false")
+		}
+		return nil
+	},
+	"consumer.offset.sync.ms": positiveMs,
+	"consumer.group.filters": func(v string) error {
+		_, err := link.ParseFilters("groupFilters", v)
+		return err
+	},
 	"link.fetcher.max.bytes": func(v string) error {
 		n, err := strconv.ParseInt(v, 10, 32)
 		if err != nil || n <= 0 {
@@ -45,9 +57,6 @@ var linkConfigs = map[string]func(string) error{
 var notYetLinkConfigs = map[string]string{
 	"auto.create.mirror.topics.enable":    "auto-created mirror topics",
 	"auto.create.mirror.topics.filters":   "auto-created mirror topics",
-	"consumer.offset.sync.enable":         "consumer offset sync",
-	"consumer.offset.sync.ms":             "consumer offset sync",
-	"consumer.group.filters":              "consumer offset sync",
 	"acl.sync.enable":                     "ACL sync",
 	"acl.filters":                         "ACL sync",
 	"cluster.link.prefix":                 "mirror topic prefixes",

@@ -25,7 +25,7 @@ func TestClusterLinksAndMirrorTopics(t *testing.T) {
 	src := map[string]string{"bootstrap.servers": "src:9092"}
 	_, err := h.c.CreateClusterLink("dr", map[string]string{}, false)
 	wantErr(t, err, kerr.InvalidConfig, "bootstrap.servers")
-	_, err = h.c.CreateClusterLink("dr", map[string]string{"bootstrap.servers": "s:1", "consumer.offset.sync.enable": "true"}, false)
+	_, err = h.c.CreateClusterLink("dr", map[string]string{"bootstrap.servers": "s:1", "acl.sync.enable": "true"}, false)
 	wantErr(t, err, kerr.InvalidConfig, "not supported yet")
 	_, err = h.c.CreateClusterLink("dr", map[string]string{"bootstrap.servers": "s:1", "security.protocol": "SASL_SSL", "sasl.mechanism": "GSSAPI"}, false)
 	wantErr(t, err, kerr.InvalidConfig, "sasl.mechanism: GSSAPI is not supported")

@@ -85,7 +85,7 @@ func (s *Server) linkAdmin(ctx context.Context, r *link.AdminRequest) link.Admin
 			return adminErr(kerr.InvalidRequest, fmt.Sprintf("cannot read source topic %s through cluster link '%s': %v", r.SourceTopic, r.Link, err))
 		}
 		r.Partitions, r.Configs = n, cfg
-	case "create-link", "delete-link", "pause-mirrors", "resume-mirrors", "stop-mirrors":
+	case "create-link", "delete-link", "pause-mirrors", "resume-mirrors", "stop-mirrors", "sync-offsets":
 	default:
 		return adminErr(kerr.InvalidRequest, fmt.Sprintf("unknown cluster link admin op %q", r.Op))
 	}
@@ -200,6 +200,15 @@ func (s *Server) linkControllerOp(r *link.AdminRequest) (link.AdminResponse, int
 		resp = one(c.CreateClusterLink(r.Link, r.Configs, r.ValidateOnly))
 	case "delete-link":
 		resp = one(c.DeleteClusterLink(r.Link))
+	case "sync-offsets":
+		if s.deps.LinkSync == nil {
+			return adminErr(kerr.NotController, "this node runs no cluster link tasks"), -1
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), linkAdminTimeout)
+		defer cancel()
+		if err := s.deps.LinkSync.SyncOffsets(ctx, r.Link); err != nil {
+			return adminErr(kerr.InvalidRequest, fmt.Sprintf("syncing the consumer offsets of cluster link '%s': %v", r.Link, err)), -1
+		}
 	case "create-mirror":
 		if len(r.Topics) != 1 {
 			return adminErr(kerr.InvalidRequest, "create-mirror names one mirror topic"), -1

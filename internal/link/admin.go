@@ -26,6 +26,9 @@ package link
 //	                  partition of the paused mirrors it leads, the latest
 //	                  epoch in its log (Epochs) and its leader epoch
 //	                  (LeaderEpochs); no mirrored append can follow
+//	sync-offsets      Link: one consumer offset sync of the link now, on
+//	                  the active controller's node (nothing when the link
+//	                  does not sync offsets); a promotion waits for it
 //	stop-mirrors      Topics, State ("promoted" or "failed-over"), Epochs
 //	                  and LeaderEpochs from mirror-epochs for every
 //	                  partition (see StopMirror in internal/controller)

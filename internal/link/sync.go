@@ -2,10 +2,13 @@ package link
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"slices"
 	"strconv"
 	"time"
+
+	"github.com/twmb/franz-go/pkg/kgo"
 
 	"weir/internal/metadata"
 )
@@ -40,14 +43,18 @@ type SyncConfig struct {
 	// SyncMirror has the controller make a mirror topic's synced configs
 	// and partition count the source's (controller.SyncMirror).
 	SyncMirror func(MirrorUpdate) error
-	Logger     *slog.Logger
+	// Local returns a new client of this cluster (for consumer offsets).
+	Local  func() (*kgo.Client, error)
+	Logger *slog.Logger
 }
 
 // Syncer runs the periodic tasks of every cluster link on the active
 // controller's node: one goroutine per link, with its own client of the
 // source, which every topic.config.sync.ms reads the configs and
 // partition counts of the link's mirror topics' sources and has the
-// controller follow them. It does nothing on the other nodes; a newly active
+// controller follow them, and, with consumer.offset.sync.enable, every
+// consumer.offset.sync.ms copies the selected groups' offsets
+// (syncOffsets). It does nothing on the other nodes; a newly active
 // controller starts the tasks over.
 type Syncer struct {
 	cfg SyncConfig
@@ -119,10 +126,28 @@ func (s *Syncer) runLink(ctx context.Context, l *metadata.Link) {
 		return
 	}
 	defer src.Close()
-	every := linkMs(l, "topic.config.sync.ms", DefaultTopicConfigSyncMs)
+	topicsEvery := linkMs(l, "topic.config.sync.ms", DefaultTopicConfigSyncMs)
+	offsetsEvery := linkMs(l, "consumer.offset.sync.ms", DefaultConsumerOffsetSyncMs)
+	var nextTopics, nextOffsets time.Time
 	for {
-		s.syncTopics(ctx, l, src, lg)
-		t := time.NewTimer(every)
+		now := time.Now()
+		if !now.Before(nextTopics) {
+			s.syncTopics(ctx, l, src, lg)
+			nextTopics = now.Add(topicsEvery)
+		}
+		next := nextTopics
+		if offsetSync(l) {
+			if !now.Before(nextOffsets) {
+				if err := s.syncOffsetsWith(ctx, l, src); err != nil && ctx.Err() == nil {
+					lg.Info("syncing consumer offsets failed; retrying at the next pass", "err", err)
+				}
+				nextOffsets = now.Add(offsetsEvery)
+			}
+			if nextOffsets.Before(next) {
+				next = nextOffsets
+			}
+		}
+		t := time.NewTimer(time.Until(next))
 		select {
 		case <-ctx.Done():
 			t.Stop()
@@ -130,6 +155,36 @@ func (s *Syncer) runLink(ctx context.Context, l *metadata.Link) {
 		case <-t.C:
 		}
 	}
+}
+
+// SyncOffsets runs one consumer offset sync of the link named name now
+// (for a promotion, which waits for it); nothing when the link does not
+// sync offsets. It must run on the active controller's node.
+func (s *Syncer) SyncOffsets(ctx context.Context, name string) error {
+	l := s.cfg.Image().LinkByName(name)
+	if l == nil {
+		return fmt.Errorf("cluster link '%s' does not exist", name)
+	}
+	if !offsetSync(l) {
+		return nil
+	}
+	src, err := newClientSource(l, "weir-cluster-link-sync-"+l.Name)
+	if err != nil {
+		return err
+	}
+	defer src.Close()
+	return s.syncOffsetsWith(ctx, l, src)
+}
+
+func (s *Syncer) syncOffsetsWith(ctx context.Context, l *metadata.Link, src *clientSource) error {
+	dst, err := s.cfg.Local()
+	if err != nil {
+		return err
+	}
+	defer dst.Close()
+	cctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	return syncOffsets(cctx, s.cfg.Image(), l, src, dst)
 }
 
 // mirrorsOf returns the mirror topics of link id that still follow their
