@@ -33,10 +33,10 @@ func newClusterLinksCommand() *cobra.Command {
 
   --create --link NAME --config-file FILE [--validate-only]
         the link's properties: bootstrap.servers (the source cluster),
-        client.id, security.protocol (PLAINTEXT only) and
-        link.fetcher.max.bytes. Confluent's other link properties (offset,
-        ACL and config sync, auto-created mirrors, prefixes, throttles,
-        SASL/TLS) are refused: weir does not have them yet.
+        client.id, the client security settings of the source
+        (security.protocol, ssl.* with PEM stores, sasl.* with PLAIN or
+        SCRAM) and link.fetcher.max.bytes. Confluent's other link
+        properties that weir does not have yet are refused by name.
   --list                       the links, one a line
   --describe [--link NAME]     the links with their properties
   --delete --link NAME         refused while mirror topics follow the link

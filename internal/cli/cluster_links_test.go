@@ -74,7 +74,7 @@ func TestClusterLinkMirrorsTopics(t *testing.T) {
 	props := filepath.Join(dir, "link.properties")
 	os.WriteFile(props, []byte("bootstrap.servers="+sb+"\n"), 0o644)
 	bad := filepath.Join(dir, "bad.properties")
-	os.WriteFile(bad, []byte("bootstrap.servers="+sb+"\nconsumer.offset.sync.enable=true\n"), 0o644)
+	os.WriteFile(bad, []byte("bootstrap.servers="+sb+"\nacl.sync.enable=true\n"), 0o644)
 
 	mustRun := func(want string, args ...string) string {
 		t.Helper()
@@ -184,8 +184,8 @@ func newClient(t *testing.T, bootstrap string, opts ...kgo.Opt) *kgo.Client {
 }
 
 // produceN produces n records to every partition of topic, numbered from
-// first, in batches of 10.
-func produceN(t *testing.T, cl *kgo.Client, topic string, first, n int) {
+// first, in batches of 10, with a client of cl's seeds and opts.
+func produceN(t *testing.T, cl *kgo.Client, topic string, first, n int, opts ...kgo.Opt) {
 	t.Helper()
 	ctx := context.Background()
 	for i := first; i < first+n; i += 10 {
@@ -195,7 +195,8 @@ func produceN(t *testing.T, cl *kgo.Client, topic string, first, n int) {
 				rs = append(rs, &kgo.Record{Topic: topic, Partition: p, Key: []byte(strconv.Itoa(j % 7)), Value: []byte("v" + strconv.Itoa(j))})
 			}
 		}
-		pcl, err := kgo.NewClient(kgo.SeedBrokers(cl.OptValue(kgo.SeedBrokers).([]string)...), kgo.RecordPartitioner(kgo.ManualPartitioner()))
+		pcl, err := kgo.NewClient(append([]kgo.Opt{kgo.SeedBrokers(cl.OptValue(kgo.SeedBrokers).([]string)...),
+			kgo.RecordPartitioner(kgo.ManualPartitioner())}, opts...)...)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -223,9 +224,16 @@ func endsOf(t *testing.T, adm *kadm.Client, topic string) map[int32]int64 {
 // high watermarks.
 func sameLogs(t *testing.T, src, topic, dst, mirror string, partitions int32) {
 	t.Helper()
+	sameLogsWith(t, nil, src, topic, dst, mirror, partitions)
+}
+
+// sameLogsWith is sameLogs reaching the source with srcOpts (its TLS or
+// SASL settings).
+func sameLogsWith(t *testing.T, srcOpts []kgo.Opt, src, topic, dst, mirror string, partitions int32) {
+	t.Helper()
 	for p := range partitions {
 		testwait.For(t, 60*time.Second, fmt.Sprintf("%s-%d mirrored as %s", topic, p, mirror), func() error {
-			a, aHW := batchesOf(t, src, topic, p)
+			a, aHW := batchesOf(t, src, topic, p, srcOpts...)
 			b, bHW := batchesOf(t, dst, mirror, p)
 			if aHW != bHW || len(a) != len(b) || len(a) == 0 || !sameBatches(a, b) {
 				return fmt.Errorf("source %d batches (HW %d), mirror %d batches (HW %d)", len(a), aHW, len(b), bHW)
@@ -237,9 +245,9 @@ func sameLogs(t *testing.T, src, topic, dst, mirror string, partitions int32) {
 
 // batchesOf reads the raw batches of a partition below its high
 // watermark, and the high watermark.
-func batchesOf(t *testing.T, bootstrap, topic string, p int32) ([][]byte, int64) {
+func batchesOf(t *testing.T, bootstrap, topic string, p int32, opts ...kgo.Opt) ([][]byte, int64) {
 	t.Helper()
-	cl := newClient(t, bootstrap)
+	cl := newClient(t, bootstrap, opts...)
 	defer cl.Close()
 	ctx := context.Background()
 	md, err := kadm.NewClient(cl).Metadata(ctx, topic)

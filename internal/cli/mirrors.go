@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"strconv"
@@ -44,7 +45,9 @@ leader epochs, and is read-only until it is promoted or failed over.
         stop copying (the topic stays read-only), and start again
   --promote --topics T,...
         wait until each mirror has everything its source had committed
-        when asked, then stop mirroring: the topic becomes writable
+        when asked and, when the link syncs consumer offsets, until the
+        offsets are synced; then stop mirroring: the topic becomes
+        writable
   --failover --topics T,...
         stop mirroring at once (the source may be gone): the topic
         becomes writable at what the mirror holds
@@ -155,25 +158,30 @@ func topicResults(resp *link.AdminResponse) error {
 	return nil
 }
 
-// mirrorSources returns, for mirror topics, their descriptions and the
-// bootstrap servers of their links' sources.
-func mirrorSources(ctx context.Context, bootstrap, linkName string, topics []string) ([]link.MirrorInfo, map[string]string, error) {
+// listMirrors returns the descriptions of mirror topics.
+func listMirrors(ctx context.Context, bootstrap, linkName string, topics []string) ([]link.MirrorInfo, error) {
 	resp, err := linkAdmin(ctx, bootstrap, &link.AdminRequest{Op: "list-mirrors", Link: linkName, Topics: topics})
 	if err == nil {
 		err = topicResults(resp)
 	}
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
-	links, err := linkAdmin(ctx, bootstrap, &link.AdminRequest{Op: "list-links"})
+	return resp.Mirrors, nil
+}
+
+// sourceOffsets asks the destination to read the high watermarks of a
+// mirror's source topic through its link (the link has the source's
+// address and security settings).
+func sourceOffsets(ctx context.Context, bootstrap string, m link.MirrorInfo) (map[int32]int64, error) {
+	if m.Link == "" {
+		return nil, fmt.Errorf("the link of mirror topic %s is deleted", m.Topic)
+	}
+	resp, err := linkAdmin(ctx, bootstrap, &link.AdminRequest{Op: "source-offsets", Link: m.Link, Topics: []string{m.SourceTopic}})
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
-	sources := map[string]string{}
-	for _, l := range links.Links {
-		sources[l.Name] = l.Configs["bootstrap.servers"]
-	}
-	return resp.Mirrors, sources, nil
+	return resp.Offsets[m.SourceTopic], nil
 }
 
 func endOffsets(ctx context.Context, bootstrap string, topics ...string) (kadm.ListedOffsets, func(), error) {
@@ -192,7 +200,7 @@ func endOffsets(ctx context.Context, bootstrap string, topics ...string) (kadm.L
 func describeMirrors(ctx context.Context, cmd *cobra.Command, bootstrap, linkName string, topics []string) error {
 	fail := failTo(cmd.ErrOrStderr())
 	out := cmd.OutOrStdout()
-	mirrors, sources, err := mirrorSources(ctx, bootstrap, linkName, topics)
+	mirrors, err := listMirrors(ctx, bootstrap, linkName, topics)
 	if err != nil {
 		return fail(err.Error())
 	}
@@ -200,17 +208,15 @@ func describeMirrors(ctx context.Context, cmd *cobra.Command, bootstrap, linkNam
 		fmt.Fprintf(out, "Topic: %s\tLinkName: %s\tSourceTopic: %s\tState: %s\tPartitionCount: %d\n", m.Topic, m.Link, m.SourceTopic, m.State, m.Partitions)
 		dst, closeDst, derr := endOffsets(ctx, bootstrap, m.Topic)
 		closeDst()
-		var src kadm.ListedOffsets
-		serr := fmt.Errorf("link %q is deleted", m.Link)
-		if b := sources[m.Link]; b != "" {
-			var closeSrc func()
-			src, closeSrc, serr = endOffsets(ctx, b, m.SourceTopic)
-			closeSrc()
+		var src map[int32]int64
+		serr := errors.New("stopped")
+		if m.State == "ACTIVE" || m.State == "PAUSED" {
+			src, serr = sourceOffsets(ctx, bootstrap, m)
 		}
 		for p := range m.Partitions {
 			line := fmt.Sprintf("\tTopic: %s\tPartition: %d", m.Topic, p)
 			d, dok := dst.Lookup(m.Topic, p)
-			s, sok := src.Lookup(m.SourceTopic, p)
+			s, sok := src[p]
 			switch {
 			case derr != nil || !dok:
 				line += "\tMirrorHighWatermark: unavailable"
@@ -221,10 +227,10 @@ func describeMirrors(ctx context.Context, cmd *cobra.Command, bootstrap, linkNam
 			case serr != nil || !sok:
 				line += "\tSourceHighWatermark: unavailable"
 			default:
-				line += fmt.Sprintf("\tSourceHighWatermark: %d", s.Offset)
+				line += fmt.Sprintf("\tSourceHighWatermark: %d", s)
 			}
 			if derr == nil && serr == nil && dok && sok {
-				line += fmt.Sprintf("\tLag: %d", max(0, s.Offset-d.Offset))
+				line += fmt.Sprintf("\tLag: %d", max(0, s-d.Offset))
 			}
 			fmt.Fprintln(out, line)
 		}
@@ -234,27 +240,33 @@ func describeMirrors(ctx context.Context, cmd *cobra.Command, bootstrap, linkNam
 
 // stopMirrors promotes or fails over mirror topics: for a promotion it
 // waits until each mirror's high watermark reaches its source's as of
-// now; then it pauses them, asks each partition's leader, once it has
+// now, and for one consumer offset sync of their links; then it pauses them, asks each partition's leader, once it has
 // applied the pause, for the latest epoch in its log, and has the
 // controller stop them with those epochs (see StopMirror in
 // internal/controller). A leadership that moved in between is read again.
 func stopMirrors(ctx context.Context, bootstrap string, topics []string, state string) error {
-	mirrors, sources, err := mirrorSources(ctx, bootstrap, "", topics)
+	mirrors, err := listMirrors(ctx, bootstrap, "", topics)
 	if err != nil {
 		return err
 	}
 	if state == link.StatePromoted {
 		for _, m := range mirrors {
-			if sources[m.Link] == "" {
-				return fmt.Errorf("mirror topic %s: its link is deleted; use --failover", m.Topic)
-			}
-			target, closeSrc, err := endOffsets(ctx, sources[m.Link], m.SourceTopic)
-			closeSrc()
+			target, err := sourceOffsets(ctx, bootstrap, m)
 			if err != nil {
 				return fmt.Errorf("mirror topic %s: cannot read the source's offsets (use --failover if the source is gone): %v", m.Topic, err)
 			}
 			if err := awaitMirror(ctx, bootstrap, m, target); err != nil {
 				return err
+			}
+		}
+		// The consumer offsets as of now, for the groups moving over.
+		synced := map[string]bool{}
+		for _, m := range mirrors {
+			if !synced[m.Link] {
+				synced[m.Link] = true
+				if _, err := linkAdmin(ctx, bootstrap, &link.AdminRequest{Op: "sync-offsets", Link: m.Link}); err != nil {
+					return err
+				}
 			}
 		}
 	}
@@ -347,17 +359,17 @@ func mirrorEpochs(ctx context.Context, bootstrap string, mirrors []link.MirrorIn
 
 // awaitMirror waits until every partition of mirror m has reached the
 // source's high watermark in target.
-func awaitMirror(ctx context.Context, bootstrap string, m link.MirrorInfo, target kadm.ListedOffsets) error {
+func awaitMirror(ctx context.Context, bootstrap string, m link.MirrorInfo, target map[int32]int64) error {
 	for {
 		lo, closeDst, err := endOffsets(ctx, bootstrap, m.Topic)
 		closeDst()
 		behind := err != nil
 		if err == nil {
-			target.Each(func(s kadm.ListedOffset) {
-				if d, ok := lo.Lookup(m.Topic, s.Partition); !ok || d.Offset < s.Offset {
+			for p, s := range target {
+				if d, ok := lo.Lookup(m.Topic, p); !ok || d.Offset < s {
 					behind = true
 				}
-			})
+			}
 		}
 		if !behind {
 			return nil

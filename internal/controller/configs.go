@@ -101,21 +101,12 @@ func (c *Controller) planConfigChange(img *metadata.Image, ch ConfigChange) ([]m
 	if err := validateConfigs(ch, next); err != nil {
 		return nil, err
 	}
-	var recs []metadata.Record
-	keys := slices.Sorted(maps.Keys(current))
-	for _, k := range keys {
-		if _, ok := next[k]; !ok {
-			recs = append(recs, &metadata.ConfigRecord{ResourceType: res.Type, ResourceName: res.Name, Name: k})
+	if ch.Type == metadata.ResourceTopic {
+		if err := checkMirrorConfigs(img, ch.Name, current, next); err != nil {
+			return nil, err
 		}
 	}
-	for _, k := range slices.Sorted(maps.Keys(next)) {
-		if v, ok := current[k]; ok && v == next[k] {
-			continue
-		}
-		v := next[k]
-		recs = append(recs, &metadata.ConfigRecord{ResourceType: res.Type, ResourceName: res.Name, Name: k, Value: &v})
-	}
-	return recs, nil
+	return configRecords(res, current, next), nil
 }
 
 // applyChange computes a resource's new dynamic config set.

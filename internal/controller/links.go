@@ -17,6 +17,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"weir/internal/clientsec"
+	"weir/internal/link"
 	"weir/internal/metadata"
 )
 
@@ -30,12 +32,18 @@ var linkConfigs = map[string]func(string) error{
 		}
 		return nil
 	},
-	"client.id": func(string) error { return nil },
-	"security.protocol": func(v string) error {
-		if v != "PLAINTEXT" {
-			return fmt.Errorf("weir's cluster links reach their source over PLAINTEXT only")
+	"client.id":            func(string) error { return nil },
+	"topic.config.sync.ms": positiveMs,
+	"consumer.offset.sync.enable": func(v string) error {
+		if v != "true" && v != "false" {
+			return fmt.Errorf("must be true or false")
 		}
 		return nil
+	},
+	"consumer.offset.sync.ms": positiveMs,
+	"consumer.group.filters": func(v string) error {
+		_, err := link.ParseFilters("groupFilters", v)
+		return err
 	},
 	"link.fetcher.max.bytes": func(v string) error {
 		n, err := strconv.ParseInt(v, 10, 32)
@@ -49,18 +57,25 @@ var linkConfigs = map[string]func(string) error{
 var notYetLinkConfigs = map[string]string{
 	"auto.create.mirror.topics.enable":    "auto-created mirror topics",
 	"auto.create.mirror.topics.filters":   "auto-created mirror topics",
-	"consumer.offset.sync.enable":         "consumer offset sync",
-	"consumer.offset.sync.ms":             "consumer offset sync",
-	"consumer.group.filters":              "consumer offset sync",
 	"acl.sync.enable":                     "ACL sync",
 	"acl.filters":                         "ACL sync",
-	"topic.config.sync.ms":                "topic config sync",
 	"cluster.link.prefix":                 "mirror topic prefixes",
 	"link.fetcher.throttle.bytes.per.sec": "link throttles",
-	"sasl.mechanism":                      "SASL to the source",
-	"sasl.jaas.config":                    "SASL to the source",
-	"ssl.truststore.location":             "TLS to the source",
-	"ssl.keystore.location":               "TLS to the source",
+}
+
+func init() {
+	// The client security properties (security.protocol, ssl.*, sasl.*)
+	// are checked together by clientsec.Opts in ValidateLinkConfigs.
+	for k := range clientsec.Properties {
+		linkConfigs[k] = func(string) error { return nil }
+	}
+}
+
+func positiveMs(v string) error {
+	if n, err := strconv.ParseInt(v, 10, 32); err != nil || n <= 0 {
+		return fmt.Errorf("must be a positive number of milliseconds")
+	}
+	return nil
 }
 
 // LinkDefaultFetchMaxBytes is link.fetcher.max.bytes when not set.
@@ -85,6 +100,9 @@ func ValidateLinkConfigs(cfg map[string]string) error {
 		if err := check(cfg[k]); err != nil {
 			return topicErr(kerr.InvalidConfig, "invalid value %q for cluster link property %s: %v", cfg[k], k, err)
 		}
+	}
+	if _, err := clientsec.Opts(cfg); err != nil {
+		return topicErr(kerr.InvalidConfig, "cluster link: %v", err)
 	}
 	return nil
 }

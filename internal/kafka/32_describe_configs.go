@@ -16,6 +16,7 @@ package kafka
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -49,6 +50,7 @@ func (s *Server) handleDescribeConfigs(req *Request) *Reply {
 				setConfigErr(&res.ErrorCode, &res.ErrorMessage, kerr.UnknownTopicOrPartition, "Topic '%s' does not exist.", rr.ResourceName)
 			} else {
 				entries = config.DescribeTopic(img.TopicConfig(rr.ResourceName), img.BrokerConfig(self), img.BrokerConfig(""), s.cfg.Broker)
+				entries = mirrorConfigs(img, rr.ResourceName, entries)
 			}
 		case rr.ResourceType == kmsg.ConfigResourceTypeBroker && rr.ResourceName == "":
 			entries = config.DescribeBrokerDefaults(img.BrokerConfig(""))
@@ -72,6 +74,38 @@ func (s *Server) handleDescribeConfigs(req *Request) *Reply {
 		resp.Resources = append(resp.Resources, res)
 	}
 	return done(resp)
+}
+
+// mirrorConfigs marks, on a topic that mirrors its source, the synced
+// configs read-only (they follow the source's), and adds weir's three
+// read-only entries of a mirror topic's state: mirror.link.name,
+// mirror.source.topic and mirror.state (ACTIVE, PAUSED, STOPPED ...).
+func mirrorConfigs(img *metadata.Image, topic string, entries []config.Entry) []config.Entry {
+	m := img.MirrorOf(topic)
+	if m == nil {
+		return entries
+	}
+	if m.ReadOnly() {
+		for i := range entries {
+			if slices.Contains(metadata.MirrorSyncedConfigs, entries[i].Name) {
+				entries[i].ReadOnly = true
+			}
+		}
+	}
+	linkName := ""
+	if l := img.Links[m.LinkID]; l != nil {
+		linkName = l.Name
+	}
+	for _, e := range [][3]string{
+		{"mirror.link.name", linkName, "weir: the cluster link the topic mirrors its source through (empty once the link is deleted)."},
+		{"mirror.source.topic", m.SourceTopic, "weir: the topic the mirror copies on the link's source cluster."},
+		{"mirror.state", metadata.MirrorStateName(m.State), "weir: ACTIVE (copying), PAUSED, or STOPPED once promoted or failed over (writable)."},
+	} {
+		v := e[1]
+		entries = append(entries, config.Entry{Name: e[0], Value: &v, ReadOnly: true, Source: config.SourceDynamicTopic,
+			Type: config.TypeString, Documentation: e[2]})
+	}
+	return entries
 }
 
 func describedConfig(e config.Entry, version int16, synonyms, docs bool) kmsg.DescribeConfigsResponseResourceConfig {

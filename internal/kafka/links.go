@@ -70,6 +70,16 @@ func (s *Server) linkAdmin(ctx context.Context, r *link.AdminRequest) link.Admin
 		return listMirrors(img, r.Link, r.Topics)
 	case "mirror-epochs":
 		return s.mirrorEpochs(ctx, r)
+	case "source-offsets":
+		l := img.LinkByName(r.Link)
+		if l == nil {
+			return adminErr(kerr.InvalidRequest, fmt.Sprintf("Cluster link '%s' does not exist.", r.Link))
+		}
+		offs, err := link.SourceEndOffsets(ctx, l, r.Topics)
+		if err != nil {
+			return adminErr(kerr.InvalidRequest, fmt.Sprintf("cannot read the source's offsets through cluster link '%s': %v", r.Link, err))
+		}
+		return link.AdminResponse{Offsets: offs}
 	case "create-mirror":
 		if len(r.Topics) != 1 {
 			return adminErr(kerr.InvalidRequest, "create-mirror names one mirror topic")
@@ -86,7 +96,7 @@ func (s *Server) linkAdmin(ctx context.Context, r *link.AdminRequest) link.Admin
 			return adminErr(kerr.InvalidRequest, fmt.Sprintf("cannot read source topic %s through cluster link '%s': %v", r.SourceTopic, r.Link, err))
 		}
 		r.Partitions, r.Configs = n, cfg
-	case "create-link", "delete-link", "pause-mirrors", "resume-mirrors", "stop-mirrors":
+	case "create-link", "delete-link", "pause-mirrors", "resume-mirrors", "stop-mirrors", "sync-offsets":
 	default:
 		return adminErr(kerr.InvalidRequest, fmt.Sprintf("unknown cluster link admin op %q", r.Op))
 	}
@@ -202,6 +212,15 @@ func (s *Server) linkControllerOp(r *link.AdminRequest) (link.AdminResponse, int
 		resp = one(c.CreateClusterLink(r.Link, r.Configs, r.ValidateOnly))
 	case "delete-link":
 		resp = one(c.DeleteClusterLink(r.Link))
+	case "sync-offsets":
+		if s.deps.LinkSync == nil {
+			return adminErr(kerr.NotController, "this node runs no cluster link tasks"), -1
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), linkAdminTimeout)
+		defer cancel()
+		if err := s.deps.LinkSync.SyncOffsets(ctx, r.Link); err != nil {
+			return adminErr(kerr.InvalidRequest, fmt.Sprintf("syncing the consumer offsets of cluster link '%s': %v", r.Link, err)), -1
+		}
 	case "create-mirror":
 		if len(r.Topics) != 1 {
 			return adminErr(kerr.InvalidRequest, "create-mirror names one mirror topic"), -1
@@ -250,7 +269,13 @@ func listLinks(img *metadata.Image, name string) link.AdminResponse {
 	var resp link.AdminResponse
 	for _, l := range img.Links {
 		if name == "" || l.Name == name {
-			resp.Links = append(resp.Links, link.LinkInfo{Name: l.Name, ID: l.ID.String(), Configs: maps.Clone(l.Configs)})
+			cfg := maps.Clone(l.Configs)
+			for k := range cfg {
+				if link.SensitiveConfigs[k] {
+					cfg[k] = link.HiddenValue
+				}
+			}
+			resp.Links = append(resp.Links, link.LinkInfo{Name: l.Name, ID: l.ID.String(), Configs: cfg})
 		}
 	}
 	if name != "" && len(resp.Links) == 0 {

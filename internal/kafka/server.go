@@ -133,6 +133,11 @@ type Deps struct {
 	// accepted its heartbeat (with the broker's id and epoch): a hint
 	// that it died. It must not block.
 	BrokerConnLost func(broker int32, epoch int64)
+	// LinkSync runs a cluster link's consumer offset sync on demand (for
+	// a promotion); set with Controller.
+	LinkSync interface {
+		SyncOffsets(ctx context.Context, link string) error
+	}
 	// Forward reaches the active controller (nil: this node's is the only
 	// one).
 	Forward Forwarder

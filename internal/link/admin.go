@@ -14,8 +14,11 @@ package link
 //	create-mirror     Topics[0] (the mirror topic), Link, SourceTopic
 //	                  ("": the same name), ReplicationFactor (-1: default);
 //	                  the broker asks the source for the partition count
-//	                  and the configs (SyncedTopicConfigs) it copies
+//	                  and the configs (metadata.MirrorSyncedConfigs) it copies
 //	list-mirrors      Mirrors (all, of Link, or of Topics)
+//	source-offsets    Link, Topics (source topics): the source's high
+//	                  watermarks (Offsets), read by the broker through
+//	                  the link, with its security settings
 //	pause-mirrors     Topics
 //	resume-mirrors    Topics
 //	mirror-epochs     Topics, MinOffset: once this broker's metadata has
@@ -23,6 +26,9 @@ package link
 //	                  partition of the paused mirrors it leads, the latest
 //	                  epoch in its log (Epochs) and its leader epoch
 //	                  (LeaderEpochs); no mirrored append can follow
+//	sync-offsets      Link: one consumer offset sync of the link now, on
+//	                  the active controller's node (nothing when the link
+//	                  does not sync offsets); a promotion waits for it
 //	stop-mirrors      Topics, State ("promoted" or "failed-over"), Epochs
 //	                  and LeaderEpochs from mirror-epochs for every
 //	                  partition (see StopMirror in internal/controller)
@@ -60,6 +66,7 @@ type AdminResponse struct {
 	MetadataOffset int64                      `json:"metadata_offset,omitempty"`
 	Epochs         map[string]map[int32]int32 `json:"epochs,omitempty"`
 	LeaderEpochs   map[string]map[int32]int32 `json:"leader_epochs,omitempty"`
+	Offsets        map[string]map[int32]int64 `json:"offsets,omitempty"`
 }
 
 // TopicResult is the outcome of a per-topic op for one topic.
@@ -68,6 +75,13 @@ type TopicResult struct {
 	ErrorCode    int16  `json:"error_code"`
 	ErrorMessage string `json:"error_message,omitempty"`
 }
+
+// SensitiveConfigs are the link properties whose values list-links
+// hides (HiddenValue), as Kafka's DescribeConfigs hides passwords.
+var SensitiveConfigs = map[string]bool{"sasl.jaas.config": true, "ssl.keystore.key": true}
+
+// HiddenValue stands for a sensitive property's value in list-links.
+const HiddenValue = "[hidden]"
 
 // LinkInfo describes a link.
 type LinkInfo struct {

@@ -85,11 +85,7 @@ func (m *Manager) Mirror(p *partition.Partition, link *metadata.Link, sourceTopi
 	}
 	ls := m.sources[link.ID]
 	if ls == nil {
-		clientID := link.Configs["client.id"]
-		if clientID == "" {
-			clientID = "weir-cluster-link-" + link.Name + "-" + strconv.Itoa(int(m.self))
-		}
-		src, err := newClientSource(link.Configs["bootstrap.servers"], clientID)
+		src, err := newClientSource(link, "weir-cluster-link-"+link.Name+"-"+strconv.Itoa(int(m.self)))
 		if err != nil {
 			m.lg.Warn("cannot start the client of a cluster link", "link", link.Name, "err", err)
 			return

@@ -14,6 +14,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"weir/internal/clientsec"
 	"weir/internal/metadata"
 )
 
@@ -39,16 +40,25 @@ type sourceTopic struct {
 
 type leaderEpoch struct{ leader, epoch int32 }
 
-// newClientSource connects to the cluster at bootstrap (comma-separated
-// host:port).
-func newClientSource(bootstrap, clientID string) (*clientSource, error) {
+// newClientSource connects to the source cluster of l: its
+// bootstrap.servers (comma-separated host:port), with the TLS and SASL
+// client properties among its configs (clientsec). clientID is used
+// unless the link sets client.id.
+func newClientSource(l *metadata.Link, clientID string) (*clientSource, error) {
 	var seeds []string
-	for _, s := range strings.Split(bootstrap, ",") {
+	for _, s := range strings.Split(l.Configs["bootstrap.servers"], ",") {
 		if s = strings.TrimSpace(s); s != "" {
 			seeds = append(seeds, s)
 		}
 	}
-	cl, err := kgo.NewClient(kgo.SeedBrokers(seeds...), kgo.ClientID(clientID), kgo.RequestRetries(0))
+	if id := l.Configs["client.id"]; id != "" {
+		clientID = id
+	}
+	sec, err := clientsec.Opts(l.Configs)
+	if err != nil {
+		return nil, err
+	}
+	cl, err := kgo.NewClient(append([]kgo.Opt{kgo.SeedBrokers(seeds...), kgo.ClientID(clientID), kgo.RequestRetries(0)}, sec...)...)
 	if err != nil {
 		return nil, err
 	}
@@ -209,44 +219,113 @@ func (s *clientSource) LogStart(ctx context.Context, topic string, part, epoch i
 	return lp.Offset, nil
 }
 
-// SyncedTopicConfigs are the topic configs a mirror topic takes from its
-// source topic when it is created: those that shape the log and its
-// records. The destination's own business (replica placement,
-// min.insync.replicas, throttles, flushing) is not copied. Changes at the
-// source after the creation are not followed yet.
-var SyncedTopicConfigs = []string{
-	"cleanup.policy", "compression.type", "delete.retention.ms", "max.compaction.lag.ms", "max.message.bytes",
-	"message.timestamp.after.max.ms", "message.timestamp.before.max.ms", "message.timestamp.type",
-	"min.cleanable.dirty.ratio", "min.compaction.lag.ms", "retention.bytes", "retention.ms", "segment.bytes", "segment.ms",
-}
-
 // SourceTopic asks the source cluster of l for topic's partition count
-// and the configs among SyncedTopicConfigs set on it.
+// and the configs among metadata.MirrorSyncedConfigs set on it.
 func SourceTopic(ctx context.Context, l *metadata.Link, topic string) (int32, map[string]string, error) {
-	src, err := newClientSource(l.Configs["bootstrap.servers"], "weir-cluster-link-admin-"+l.Name)
+	src, err := newClientSource(l, "weir-cluster-link-admin-"+l.Name)
 	if err != nil {
 		return 0, nil, err
 	}
 	defer src.Close()
-	n, err := src.Partitions(ctx, topic)
+	info, err := src.describe(ctx, []string{topic})
 	if err != nil {
 		return 0, nil, err
 	}
-	rcs, err := kadm.NewClient(src.cl).DescribeTopicConfigs(ctx, topic)
-	if err == nil && len(rcs) != 1 {
-		err = errors.New("malformed DescribeConfigs answer from the source")
+	if err := info[topic].err; err != nil {
+		return 0, nil, err
 	}
-	if err == nil {
-		err = rcs[0].Err
-	}
+	return info[topic].partitions, info[topic].configs, nil
+}
+
+// topicInfo is what a mirror takes from its source topic.
+type topicInfo struct {
+	partitions int32
+	configs    map[string]string // those of metadata.MirrorSyncedConfigs set on it
+	err        error             // the topic's own error (unknown ...)
+}
+
+// describe asks the source for the partition counts and synced configs of
+// topics; an error for the whole call is returned, one topic's in its
+// topicInfo.
+func (s *clientSource) describe(ctx context.Context, topics []string) (map[string]topicInfo, error) {
+	adm := kadm.NewClient(s.cl)
+	tds, err := adm.ListTopics(ctx, topics...)
 	if err != nil {
-		return 0, nil, fmt.Errorf("source topic %s's configs: %w", topic, err)
+		return nil, err
 	}
-	cfg := map[string]string{}
-	for _, c := range rcs[0].Configs {
-		if c.Source == kmsg.ConfigSourceDynamicTopicConfig && c.Value != nil && slices.Contains(SyncedTopicConfigs, c.Key) {
-			cfg[c.Key] = *c.Value
+	out := map[string]topicInfo{}
+	var found []string
+	for _, t := range topics {
+		td, ok := tds[t]
+		switch {
+		case !ok:
+			out[t] = topicInfo{err: fmt.Errorf("source topic %s: %w", t, kerr.UnknownTopicOrPartition)}
+		case td.Err != nil:
+			out[t] = topicInfo{err: fmt.Errorf("source topic %s: %w", t, td.Err)}
+		default:
+			out[t] = topicInfo{partitions: int32(len(td.Partitions))}
+			found = append(found, t)
 		}
 	}
-	return n, cfg, nil
+	if len(found) == 0 {
+		return out, nil
+	}
+	rcs, err := adm.DescribeTopicConfigs(ctx, found...)
+	if err != nil {
+		return nil, fmt.Errorf("source topics' configs: %w", err)
+	}
+	for _, rc := range rcs {
+		ti, ok := out[rc.Name]
+		if !ok {
+			continue
+		}
+		if rc.Err != nil {
+			ti.err = fmt.Errorf("source topic %s's configs: %w", rc.Name, rc.Err)
+		} else {
+			ti.configs = map[string]string{}
+			for _, c := range rc.Configs {
+				if c.Source == kmsg.ConfigSourceDynamicTopicConfig && c.Value != nil && slices.Contains(metadata.MirrorSyncedConfigs, c.Key) {
+					ti.configs[c.Key] = *c.Value
+				}
+			}
+		}
+		out[rc.Name] = ti
+	}
+	for _, t := range found {
+		if out[t].configs == nil && out[t].err == nil {
+			out[t] = topicInfo{err: fmt.Errorf("the source did not describe the configs of topic %s", t)}
+		}
+	}
+	return out, nil
+}
+
+// SourceEndOffsets asks the source cluster of l for the high watermarks
+// of every partition of topics (ListOffsets, latest), by topic and
+// partition.
+func SourceEndOffsets(ctx context.Context, l *metadata.Link, topics []string) (map[string]map[int32]int64, error) {
+	src, err := newClientSource(l, "weir-cluster-link-admin-"+l.Name)
+	if err != nil {
+		return nil, err
+	}
+	defer src.Close()
+	lo, err := kadm.NewClient(src.cl).ListEndOffsets(ctx, topics...)
+	if err == nil {
+		err = lo.Error()
+	}
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]map[int32]int64{}
+	lo.Each(func(o kadm.ListedOffset) {
+		if out[o.Topic] == nil {
+			out[o.Topic] = map[int32]int64{}
+		}
+		out[o.Topic][o.Partition] = o.Offset
+	})
+	for _, t := range topics {
+		if out[t] == nil {
+			return nil, fmt.Errorf("source topic %s: %w", t, kerr.UnknownTopicOrPartition)
+		}
+	}
+	return out, nil
 }

@@ -30,6 +30,18 @@ type Mirror struct {
 // refused.
 func (m *Mirror) ReadOnly() bool { return m.State == MirrorActive || m.State == MirrorPaused }
 
+// MirrorSyncedConfigs are the topic configs a mirror topic takes from its
+// source topic, at its creation and then as they change there: those that
+// shape the log and its records. The destination's own business (replica
+// placement, min.insync.replicas, throttles, flushing, unclean leader
+// election) is not synced and stays alterable; these are not, while the
+// topic mirrors.
+var MirrorSyncedConfigs = []string{
+	"cleanup.policy", "compression.type", "delete.retention.ms", "max.compaction.lag.ms", "max.message.bytes",
+	"message.timestamp.after.max.ms", "message.timestamp.before.max.ms", "message.timestamp.type",
+	"min.cleanable.dirty.ratio", "min.compaction.lag.ms", "retention.bytes", "retention.ms", "segment.bytes", "segment.ms",
+}
+
 // LinkByName returns the link named name, or nil.
 func (im *Image) LinkByName(name string) *Link {
 	for _, l := range im.Links {

@@ -72,6 +72,7 @@ type Server struct {
 	partitions *partition.Manager
 	fetchers   *fetcher.Manager // follower replication
 	links      *link.Manager    // mirror partitions' copying from their sources
+	linkSync   *link.Syncer     // the links' periodic tasks (controllers)
 	isr        *isrSender       // leaders' ISR changes to the controller
 	replQuota  *quota.Replication
 	groups     *group.Service
@@ -185,6 +186,7 @@ func (s *Server) Start() (err error) {
 		}
 		s.controller = controller.New(controller.Config{Static: s.cfg, ClusterID: s.clusterID}, s.quorum, s.lg.With("component", "controller"))
 		s.quorum.Subscribe(s.controller.Publish)
+		s.linkSync = s.newLinkSyncer()
 		subscribe, replay = s.quorum.Subscribe, s.quorum.Replay
 	} else {
 		if err := s.openObserver(); err != nil {
@@ -237,6 +239,11 @@ func (s *Server) Start() (err error) {
 		go func() {
 			defer s.wg.Done()
 			s.rebalanceLeaders(ctx)
+		}()
+		s.wg.Add(1)
+		go func() {
+			defer s.wg.Done()
+			s.linkSync.Run(ctx)
 		}()
 	} else {
 		go func() {
@@ -445,7 +452,7 @@ func (s *Server) listen() error {
 			deps.Forward, deps.ProducerIDs = s.lifecycle, s.lifecycle.allocateProducerIDs
 		}
 		if s.controller != nil {
-			deps.Controller = s.controller
+			deps.Controller, deps.LinkSync = s.controller, s.linkSync
 		}
 		if s.quorum != nil {
 			deps.Quorum = s.quorum

@@ -1,0 +1,235 @@
+package link
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"slices"
+	"strconv"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"weir/internal/metadata"
+)
+
+// Link property defaults (Confluent's).
+const (
+	DefaultTopicConfigSyncMs = 5000
+)
+
+// linkMs is a link's millisecond property, or def when unset.
+func linkMs(l *metadata.Link, key string, def int64) time.Duration {
+	if n, err := strconv.ParseInt(l.Configs[key], 10, 64); err == nil && n > 0 {
+		return time.Duration(n) * time.Millisecond
+	}
+	return time.Duration(def) * time.Millisecond
+}
+
+// MirrorUpdate is a mirror topic's source as the sync task last read it:
+// its synced configs and partition count.
+type MirrorUpdate struct {
+	Topic, SourceTopic string
+	Configs            map[string]string
+	Partitions         int32
+}
+
+// SyncConfig is what a Syncer needs of its node.
+type SyncConfig struct {
+	// Image is the active controller's metadata image.
+	Image func() *metadata.Image
+	// Active reports whether this node is the active controller.
+	Active func() bool
+	// SyncMirror has the controller make a mirror topic's synced configs
+	// and partition count the source's (controller.SyncMirror).
+	SyncMirror func(MirrorUpdate) error
+	// Local returns a new client of this cluster (for consumer offsets).
+	Local  func() (*kgo.Client, error)
+	Logger *slog.Logger
+}
+
+// Syncer runs the periodic tasks of every cluster link on the active
+// controller's node: one goroutine per link, with its own client of the
+// source, which every topic.config.sync.ms reads the configs and
+// partition counts of the link's mirror topics' sources and has the
+// controller follow them, and, with consumer.offset.sync.enable, every
+// consumer.offset.sync.ms copies the selected groups' offsets
+// (syncOffsets). It does nothing on the other nodes; a newly active
+// controller starts the tasks over.
+type Syncer struct {
+	cfg SyncConfig
+	// reconcile is how often the set of tasks is matched to the links.
+	reconcile time.Duration
+}
+
+// NewSyncer returns a syncer; Run runs it.
+func NewSyncer(cfg SyncConfig) *Syncer {
+	return &Syncer{cfg: cfg, reconcile: 500 * time.Millisecond}
+}
+
+// Run runs the link tasks while this node is the active controller, until
+// ctx ends.
+func (s *Syncer) Run(ctx context.Context) {
+	type task struct {
+		cancel context.CancelFunc
+		done   chan struct{}
+	}
+	tasks := map[metadata.Uuid]task{}
+	stop := func(id metadata.Uuid) {
+		t := tasks[id]
+		t.cancel()
+		<-t.done
+		delete(tasks, id)
+	}
+	defer func() {
+		for id := range tasks {
+			stop(id)
+		}
+	}()
+	tick := time.NewTicker(s.reconcile)
+	defer tick.Stop()
+	for {
+		links := map[metadata.Uuid]*metadata.Link{}
+		if s.cfg.Active() {
+			links = s.cfg.Image().Links
+		}
+		for id := range tasks {
+			if links[id] == nil {
+				stop(id)
+			}
+		}
+		for id, l := range links {
+			if _, ok := tasks[id]; !ok {
+				tctx, cancel := context.WithCancel(ctx)
+				t := task{cancel: cancel, done: make(chan struct{})}
+				tasks[id] = t
+				go func() {
+					defer close(t.done)
+					s.runLink(tctx, l)
+				}()
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+	}
+}
+
+// runLink runs one link's tasks until ctx ends.
+func (s *Syncer) runLink(ctx context.Context, l *metadata.Link) {
+	lg := s.cfg.Logger.With("link", l.Name)
+	src, err := newClientSource(l, "weir-cluster-link-sync-"+l.Name)
+	if err != nil {
+		lg.Warn("cannot start the sync client of a cluster link", "err", err)
+		return
+	}
+	defer src.Close()
+	topicsEvery := linkMs(l, "topic.config.sync.ms", DefaultTopicConfigSyncMs)
+	offsetsEvery := linkMs(l, "consumer.offset.sync.ms", DefaultConsumerOffsetSyncMs)
+	var nextTopics, nextOffsets time.Time
+	for {
+		now := time.Now()
+		if !now.Before(nextTopics) {
+			s.syncTopics(ctx, l, src, lg)
+			nextTopics = now.Add(topicsEvery)
+		}
+		next := nextTopics
+		if offsetSync(l) {
+			if !now.Before(nextOffsets) {
+				if err := s.syncOffsetsWith(ctx, l, src); err != nil && ctx.Err() == nil {
+					lg.Info("syncing consumer offsets failed; retrying at the next pass", "err", err)
+				}
+				nextOffsets = now.Add(offsetsEvery)
+			}
+			if nextOffsets.Before(next) {
+				next = nextOffsets
+			}
+		}
+		t := time.NewTimer(time.Until(next))
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return
+		case <-t.C:
+		}
+	}
+}
+
+// SyncOffsets runs one consumer offset sync of the link named name now
+// (for a promotion, which waits for it); nothing when the link does not
+// sync offsets. It must run on the active controller's node.
+func (s *Syncer) SyncOffsets(ctx context.Context, name string) error {
+	l := s.cfg.Image().LinkByName(name)
+	if l == nil {
+		return fmt.Errorf("cluster link '%s' does not exist", name)
+	}
+	if !offsetSync(l) {
+		return nil
+	}
+	src, err := newClientSource(l, "weir-cluster-link-sync-"+l.Name)
+	if err != nil {
+		return err
+	}
+	defer src.Close()
+	return s.syncOffsetsWith(ctx, l, src)
+}
+
+func (s *Syncer) syncOffsetsWith(ctx context.Context, l *metadata.Link, src *clientSource) error {
+	dst, err := s.cfg.Local()
+	if err != nil {
+		return err
+	}
+	defer dst.Close()
+	cctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	return syncOffsets(cctx, s.cfg.Image(), l, src, dst)
+}
+
+// mirrorsOf returns the mirror topics of link id that still follow their
+// source, by mirror topic name, with their source topic names.
+func mirrorsOf(img *metadata.Image, id metadata.Uuid) map[string]string {
+	out := map[string]string{}
+	for tid, m := range img.Mirrors {
+		if t := img.TopicsByID[tid]; t != nil && m.LinkID == id && m.ReadOnly() {
+			out[t.Name] = m.SourceTopic
+		}
+	}
+	return out
+}
+
+// syncTopics has the controller follow the configs and partition counts
+// of the link's mirror topics' sources.
+func (s *Syncer) syncTopics(ctx context.Context, l *metadata.Link, src *clientSource, lg *slog.Logger) {
+	mirrors := mirrorsOf(s.cfg.Image(), l.ID)
+	if len(mirrors) == 0 {
+		return
+	}
+	var sources []string
+	for _, st := range mirrors {
+		if !slices.Contains(sources, st) {
+			sources = append(sources, st)
+		}
+	}
+	slices.Sort(sources)
+	cctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	info, err := src.describe(cctx, sources)
+	if err != nil {
+		if ctx.Err() == nil {
+			lg.Info("cannot read the source topics' configs", "err", err)
+		}
+		return
+	}
+	for topic, st := range mirrors {
+		ti := info[st]
+		if ti.err != nil {
+			lg.Info("cannot read a mirror's source topic", "topic", topic, "source_topic", st, "err", ti.err)
+			continue
+		}
+		if err := s.cfg.SyncMirror(MirrorUpdate{Topic: topic, SourceTopic: st, Configs: ti.configs, Partitions: ti.partitions}); err != nil && ctx.Err() == nil {
+			lg.Info("cannot follow a mirror's source topic", "topic", topic, "source_topic", st, "err", err)
+		}
+	}
+}
