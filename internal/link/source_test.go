@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/twmb/franz-go/pkg/kfake"
+	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
@@ -25,10 +26,11 @@ func TestClientSourceForgetsAnUnreachableLeader(t *testing.T) {
 		metadata.Add(1)
 		return nil, nil, false
 	})
-	src, err := newClientSource(c.ListenAddrs()[0], "test")
+	cl, err := kgo.NewClient(kgo.SeedBrokers(c.ListenAddrs()[0]), kgo.RequestRetries(0))
 	if err != nil {
 		t.Fatal(err)
 	}
+	src := &clientSource{cl: cl, topics: map[string]*sourceTopic{}}
 	defer src.Close()
 	ctx := context.Background()
 	epoch, err := src.LeaderEpoch(ctx, "t", 0, true)
