@@ -171,6 +171,7 @@ func (m *Manager) Status() []PartitionStatus {
 
 func (m *Manager) run(ctx context.Context, l *loop, sourceTopic string, ls *linkSource, lg *slog.Logger) {
 	st := NewState()
+	src := &pipeline{Source: ls.src}
 	failures := 0
 	for ctx.Err() == nil {
 		select {
@@ -178,7 +179,7 @@ func (m *Manager) run(ctx context.Context, l *loop, sourceTopic string, ls *link
 			st = NewState()
 		default:
 		}
-		res, err := Step(ctx, l.p, sourceTopic, &st, ls.src, ls.maxBytes)
+		res, err := Step(ctx, l.p, sourceTopic, &st, src, ls.maxBytes)
 		l.bytes.Add(uint64(res.Appended))
 		l.records.Add(uint64(res.Records))
 		if res.SourceHW >= 0 {
