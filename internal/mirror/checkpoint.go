@@ -26,17 +26,14 @@ import (
 type checkpointer struct {
 	f     *flow
 	store *syncStore
-	// syncsNext is the read position in the offset-syncs topic, and
-	// syncsSeen the offset after the last sync read from its partition 0
-	// (-1: none yet), to find holes (see syncStore).
+	// syncsNext is the read position in the offset-syncs topic.
 	syncsNext map[int32]int64
-	syncsSeen int64
 	// last is the latest checkpoint of each group and remote partition.
 	last map[string]map[topicPartition]Checkpoint
 }
 
 func (f *flow) checkpoints(ctx context.Context) error {
-	c := &checkpointer{f: f, store: newSyncStore(), last: map[string]map[topicPartition]Checkpoint{}, syncsSeen: -1}
+	c := &checkpointer{f: f, store: newSyncStore(), last: map[string]map[topicPartition]Checkpoint{}}
 	topic := f.cfg.Policy.CheckpointsTopic(f.cfg.Source)
 	compact := map[string]*string{"cleanup.policy": kadm.StringPtr("compact")}
 	if err := ensureTopic(ctx, f.dstAdm, topic, 1, f.cfg.CheckpointsReplicationFactor, compact); err != nil {
@@ -183,14 +180,9 @@ func (c *checkpointer) readSyncs(ctx context.Context) error {
 		if r.Partition != 0 {
 			return // MM2 reads partition 0 only
 		}
-		if c.syncsSeen >= 0 && r.Offset != c.syncsSeen {
-			c.store.hole() // compacted, aborted or a transaction marker
-		}
-		c.syncsSeen = r.Offset + 1
 		s, err := DecodeOffsetSync(r.Key, r.Value)
 		if err != nil {
 			c.f.log.Warn("unreadable offset sync skipped", "topic", topic, "offset", r.Offset, "err", err)
-			c.store.hole()
 			return
 		}
 		c.store.add(s)
@@ -257,7 +249,7 @@ func (c *checkpointer) checkpoint(group string, o kadm.OffsetResponse) (Checkpoi
 	if o.Err != nil || o.At < 0 || !c.f.cfg.Topics.Match(o.Topic) {
 		return Checkpoint{}, false
 	}
-	down, ok := c.store.translate(o.Topic, o.Partition, o.At)
+	down, ok := translateOffset(c.store, c.f.copied, topicPartition{o.Topic, o.Partition}, o.At)
 	if !ok || down < 0 {
 		return Checkpoint{}, false
 	}
