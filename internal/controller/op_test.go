@@ -230,6 +230,46 @@ func TestBuildDeleteTopics(t *testing.T) {
 	}
 }
 
+func TestBuildElectLeaders(t *testing.T) {
+	c := builder(t, nil)
+	id := metadata.Uuid{6}
+	recs := topicRecords("t", id, []int32{1, 2}, []int32{2, 1})
+	recs[1].(*metadata.PartitionRecord).Leader = 2 // not its preferred replica
+	img := testImage(t, 2, recs...)
+	res, err := c.electLeaders(img, electReq(preferredElection, "t", 0, 1, 2))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Records) != 1 {
+		t.Fatalf("records %v", res.Records)
+	}
+	if pc := res.Records[0].(*metadata.PartitionChangeRecord); pc.TopicId != id || pc.PartitionId != 0 || pc.Leader != 1 {
+		t.Errorf("election %+v, want t-0 led by 1", pc)
+	}
+	ps := res.Answer.Topics[0].Partitions
+	wantCode(t, "t-0", ps[0].Err, nil)
+	wantCode(t, "t-1", ps[1].Err, kerr.ElectionNotNeeded)
+	wantCode(t, "t-2", ps[2].Err, kerr.UnknownTopicOrPartition)
+	if _, err := c.electLeaders(img, electReq(7, "t", 0)); errorCode(err) != kerr.InvalidRequest {
+		t.Errorf("unknown election type: %v", err)
+	}
+}
+
+func TestBuildAllocateProducerIDs(t *testing.T) {
+	img := testImage(t, 2, &metadata.ProducerIdsRecord{BrokerId: 1, BrokerEpoch: 1, NextProducerId: 5000})
+	res, err := allocateProducerIDs(img, 2, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []metadata.Record{&metadata.ProducerIdsRecord{BrokerId: 2, BrokerEpoch: 2, NextProducerId: 5000 + ProducerIDBlockSize}}
+	if !reflect.DeepEqual(res.Records, want) || res.Answer != (ProducerIDBlock{First: 5000, Size: ProducerIDBlockSize}) {
+		t.Errorf("records %v, answer %+v", res.Records, res.Answer)
+	}
+	if _, err := allocateProducerIDs(img, 2, 1); !errors.Is(err, kerr.StaleBrokerEpoch) {
+		t.Errorf("stale epoch: %v", err)
+	}
+}
+
 // run commits what the build returns, as one batch, and answers with the
 // offset of its last record.
 func TestRunCommitsTheBuildsRecords(t *testing.T) {
@@ -285,6 +325,26 @@ func TestInactiveControllerRefusesEveryOperation(t *testing.T) {
 		"SetMirrorState": func() error { _, err := h.c.SetMirrorState("t", metadata.MirrorPaused); return err },
 		"StopMirror": func() error {
 			_, err := h.c.StopMirror("t", metadata.MirrorPromoted, nil, nil)
+			return err
+		},
+		"ElectLeaders": func() error {
+			_, err := h.c.ElectLeaders(electReq(preferredElection, "t", 0))
+			return err
+		},
+		"AlterPartitionReassignments": func() error {
+			_, err := h.c.AlterPartitionReassignments(reassignReq("t", 0, []int32{2}))
+			return err
+		},
+		"ListPartitionReassignments": func() error { _, err := h.c.ListPartitionReassignments(nil); return err },
+		"AlterUserScramCredentials": func() error {
+			_, err := h.c.AlterUserScramCredentials(kmsg.NewPtrAlterUserSCRAMCredentialsRequest())
+			return err
+		},
+		"AllocateProducerIDs": func() error { _, err := h.c.AllocateProducerIDs(1, h.epochs[1]); return err },
+		"Bootstrap":           func() error { return h.c.Bootstrap(nil) },
+		"RebalanceLeaders":    func() error { _, err := h.c.RebalanceLeaders(); return err },
+		"AlterPartition": func() error {
+			_, err := h.alterPartition(3, 1, "t", h.isrEntry("t", 0, 1))
 			return err
 		},
 	}

@@ -33,12 +33,12 @@ type Controller interface {
 	DeleteTopics(refs []controller.TopicRef) (controller.DeleteTopicsResult, error)
 	CreatePartitions(req *kmsg.CreatePartitionsRequest) (controller.CreatePartitionsResult, error)
 	AlterConfigs(changes []controller.ConfigChange, validateOnly bool) (controller.AlterConfigsResult, error)
-	AllocateProducerIDs(broker int32, epoch int64) (int64, int32, error)
+	AllocateProducerIDs(broker int32, epoch int64) (controller.ProducerIDBlock, error)
 	RegisterBroker(req *kmsg.BrokerRegistrationRequest, now time.Time) (int64, error)
 	BrokerHeartbeat(req *kmsg.BrokerHeartbeatRequest, now time.Time) (*kmsg.BrokerHeartbeatResponse, error)
 	AlterPartition(req *kmsg.AlterPartitionRequest) (*kmsg.AlterPartitionResponse, error)
-	ElectLeaders(req *kmsg.ElectLeadersRequest) ([]controller.TopicResult, int64, error)
-	AlterPartitionReassignments(req *kmsg.AlterPartitionAssignmentsRequest) ([]controller.TopicResult, int64, error)
+	ElectLeaders(req *kmsg.ElectLeadersRequest) (controller.ElectLeadersResult, error)
+	AlterPartitionReassignments(req *kmsg.AlterPartitionAssignmentsRequest) (controller.ReassignmentsResult, error)
 	ListPartitionReassignments(topics []kmsg.ListPartitionReassignmentsRequestTopic) ([]controller.Reassignment, error)
 	UpdateFeatures(req *kmsg.UpdateFeaturesRequest) (controller.UpdateFeaturesResult, error)
 	// Cluster links (controller/links.go).
@@ -47,7 +47,7 @@ type Controller interface {
 	CreateMirrorTopic(m controller.MirrorTopic) (controller.Committed, error)
 	SetMirrorState(topic string, state int8) (controller.Committed, error)
 	StopMirror(topic string, state int8, logEpochs, leaderEpochs map[int32]int32) (controller.Committed, error)
-	AlterUserScramCredentials(req *kmsg.AlterUserSCRAMCredentialsRequest) ([]controller.ScramResult, int64, error)
+	AlterUserScramCredentials(req *kmsg.AlterUserSCRAMCredentialsRequest) (controller.ScramCredentialsResult, error)
 }
 
 // Groups is the group coordinator.
