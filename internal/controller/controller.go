@@ -4,9 +4,11 @@
 // change to topics, partitions, configs, brokers and producer id blocks
 // goes through here; nothing else writes metadata.
 //
-// Requests are handled one at a time. The controller's image includes all
-// of its own committed writes before it takes the next request, because
-// the quorum delivers committed batches (to Publish) before Append returns.
+// Requests are handled one at a time, each by run (op.go): a build
+// function of the image plans the records and the answer, and run commits
+// them. The controller's image includes all of its own committed writes
+// before it takes the next request, because the quorum delivers committed
+// batches (to Publish) before Append returns.
 package controller
 
 import (
@@ -83,13 +85,10 @@ func (c *Controller) Publish(b quorum.Committed) error {
 // Image is the controller's current image.
 func (c *Controller) Image() *metadata.Image { return c.image.Load() }
 
-// commit appends records; the caller holds c.mu. Unclean elections among
-// them (the only changes that set a RECOVERING leader) are logged once
-// committed.
+// commit appends records (at least one) as one batch; the caller (run)
+// holds c.mu. Unclean elections among them (the only changes that set a
+// RECOVERING leader) are logged once committed.
 func (c *Controller) commit(recs []metadata.Record) (int64, error) {
-	if len(recs) == 0 {
-		return c.quorum.EndOffset() - 1, nil
-	}
 	last, err := c.quorum.Append(recs)
 	if err != nil {
 		return last, err
