@@ -384,7 +384,7 @@ func (c *Cluster) Heal() { c.net.heal() }
 func (c *Cluster) Leader() int {
 	c.t.Helper()
 	leader := -1
-	Eventually(c.t, 10*time.Second, "an active controller", func() error {
+	testwait.For(c.t, 10*time.Second, "an active controller", func() error {
 		var term uint64
 		leader = -1
 		for _, i := range c.Live() {
@@ -427,11 +427,4 @@ func (c *Cluster) Client(t testing.TB, opts ...kgo.Opt) *kgo.Client {
 	}
 	t.Cleanup(cl.Close)
 	return cl
-}
-
-// Eventually waits until cond returns nil and fails the test with cond's
-// last error after timeout (see testwait.For).
-func Eventually(t testing.TB, timeout time.Duration, what string, cond func() error) {
-	t.Helper()
-	testwait.For(t, timeout, what, cond)
 }

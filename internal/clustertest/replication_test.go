@@ -12,6 +12,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"weir/internal/testwait"
 )
 
 // createReplicated creates topic with partitions of replication factor rf
@@ -98,7 +100,7 @@ func TestLeaderKilledFollowerTakesOver(t *testing.T) {
 	img := c.Node(0).Server.Image()
 	leader := img.Topics["r3"].Partitions[0].Leader
 	c.Kill(int(leader - 1))
-	Eventually(t, 15*time.Second, "a new leader", func() error {
+	testwait.For(t, 15*time.Second, "a new leader", func() error {
 		for _, i := range c.Live() {
 			p := c.Node(i).Server.Image().Topics["r3"].Partitions[0]
 			if p.Leader < 0 || p.Leader == leader {
@@ -215,7 +217,7 @@ func waitState(t *testing.T, c *Cluster, topic string, p int32, what string, ok 
 // waitStateOn is waitState on the given nodes only.
 func waitStateOn(t *testing.T, c *Cluster, nodes []int, topic string, p int32, what string, ok func(leader int32, isr []int32) bool) {
 	t.Helper()
-	Eventually(t, 20*time.Second, what, func() error {
+	testwait.For(t, 20*time.Second, what, func() error {
 		for _, i := range nodes {
 			tp := c.Node(i).Server.Image().Topics[topic]
 			if tp == nil || tp.Partitions[p] == nil {
@@ -427,7 +429,7 @@ func TestReassignmentOntoANewBrokerUnderThrottle(t *testing.T) {
 			t.Fatalf("reassigning %s-%d: %v", r.Topic, r.Partition, r.Err)
 		}
 	})
-	Eventually(t, 30*time.Second, "the reassignment to complete", func() error {
+	testwait.For(t, 30*time.Second, "the reassignment to complete", func() error {
 		l, err := adm.ListPartitionReassignments(ctx, kadm.TopicsSet{"move": {0: {}}})
 		if err != nil {
 			return err

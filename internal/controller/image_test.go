@@ -1029,10 +1029,11 @@ func TestAllocateProducerIDs(t *testing.T) {
 	next := int64(0)
 	for i := range 6 {
 		id := int32(1 + i%2)
-		first, n, err := h.c.AllocateProducerIDs(id, h.epochs[id])
+		block, err := h.c.AllocateProducerIDs(id, h.epochs[id])
 		if err != nil {
 			t.Fatal(err)
 		}
+		first, n := block.First, block.Size
 		if first != next || n != ProducerIDBlockSize || seen[first] {
 			t.Fatalf("block %d: first %d, size %d; want first %d", i, first, n, next)
 		}
@@ -1051,21 +1052,21 @@ func TestAllocateProducerIDs(t *testing.T) {
 		id    int32
 		epoch int64
 	}{{1, h.epochs[1] + 1}, {2, h.epochs[1]}, {9, 0}} {
-		if _, _, err := h.c.AllocateProducerIDs(tc.id, tc.epoch); !errors.Is(err, kerr.StaleBrokerEpoch) {
+		if _, err := h.c.AllocateProducerIDs(tc.id, tc.epoch); !errors.Is(err, kerr.StaleBrokerEpoch) {
 			t.Fatalf("broker %d epoch %d: %v, want STALE_BROKER_EPOCH", tc.id, tc.epoch, err)
 		}
 	}
 	// A re-registered broker must use its new epoch.
 	old := h.epochs[1]
 	h.addBroker(1, false)
-	if _, _, err := h.c.AllocateProducerIDs(1, old); !errors.Is(err, kerr.StaleBrokerEpoch) {
+	if _, err := h.c.AllocateProducerIDs(1, old); !errors.Is(err, kerr.StaleBrokerEpoch) {
 		t.Fatalf("old epoch after re-registration: %v", err)
 	}
 	if len(h.q.batches) != n+2 { // only the registration and the unfence
 		t.Fatalf("refused allocations wrote records")
 	}
-	if first, _, err := h.c.AllocateProducerIDs(1, h.epochs[1]); err != nil || first != next {
-		t.Fatalf("after re-registration: first %d, %v", first, err)
+	if block, err := h.c.AllocateProducerIDs(1, h.epochs[1]); err != nil || block.First != next {
+		t.Fatalf("after re-registration: first %d, %v", block.First, err)
 	}
 }
 

@@ -116,11 +116,11 @@ func (s *electionScript) run(t *testing.T, d *datadriven.TestData) string {
 			n, _ := strconv.Atoi(v)
 			partitions = append(partitions, int32(n))
 		}
-		res, _, err := h.c.ElectLeaders(electReq(typ, tracetest.Arg(d, "topic"), partitions...))
+		res, err := h.c.ElectLeaders(electReq(typ, tracetest.Arg(d, "topic"), partitions...))
 		if err != nil {
 			d.Fatalf(t, "ElectLeaders: %v", err)
 		}
-		for _, tr := range res {
+		for _, tr := range res.Topics {
 			for _, pr := range tr.Partitions {
 				outcome := "OK"
 				var te *TopicError

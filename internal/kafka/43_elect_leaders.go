@@ -23,7 +23,8 @@ import (
 func (s *Server) handleElectLeaders(req *Request) *Reply {
 	r := req.Body.(*kmsg.ElectLeadersRequest)
 	resp := respFor(req).(*kmsg.ElectLeadersResponse)
-	results, last, err := s.deps.Controller.ElectLeaders(r)
+	out, err := s.deps.Controller.ElectLeaders(r)
+	results := out.Topics
 	if err != nil {
 		code := errorCode(err)
 		if code == kerr.UnknownServerError.Code {
@@ -33,7 +34,7 @@ func (s *Server) handleElectLeaders(req *Request) *Reply {
 			resp.ErrorCode = code
 		}
 		results = failAll(r.Topics, err)
-	} else if err := s.awaitMetadata(req.Ctx, last, time.Duration(r.TimeoutMillis)*time.Millisecond); err != nil {
+	} else if err := s.awaitMetadata(req.Ctx, out.Offset, time.Duration(r.TimeoutMillis)*time.Millisecond); err != nil {
 		timedOut(results)
 	}
 	var msgs messageBudget

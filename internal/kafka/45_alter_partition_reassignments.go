@@ -18,7 +18,7 @@ import (
 func (s *Server) handleAlterPartitionReassignments(req *Request) *Reply {
 	r := req.Body.(*kmsg.AlterPartitionAssignmentsRequest)
 	resp := respFor(req).(*kmsg.AlterPartitionAssignmentsResponse)
-	results, last, err := s.deps.Controller.AlterPartitionReassignments(r)
+	out, err := s.deps.Controller.AlterPartitionReassignments(r)
 	if err != nil {
 		if resp.ErrorCode = errorCode(err); resp.ErrorCode == kerr.UnknownServerError.Code {
 			s.lg.Error("alter partition reassignments", "err", err)
@@ -26,11 +26,11 @@ func (s *Server) handleAlterPartitionReassignments(req *Request) *Reply {
 		resp.ErrorMessage = errorMessage(err)
 		return done(resp)
 	}
-	if err := s.awaitMetadata(req.Ctx, last, time.Duration(r.TimeoutMillis)*time.Millisecond); err != nil {
-		timedOut(results)
+	if err := s.awaitMetadata(req.Ctx, out.Offset, time.Duration(r.TimeoutMillis)*time.Millisecond); err != nil {
+		timedOut(out.Topics)
 	}
 	var msgs messageBudget
-	for _, tr := range results {
+	for _, tr := range out.Topics {
 		rt := kmsg.NewAlterPartitionAssignmentsResponseTopic()
 		rt.Topic = tr.Topic
 		for _, pr := range tr.Partitions {

@@ -17,7 +17,7 @@ import (
 func (s *Server) handleAlterUserScramCredentials(req *Request) *Reply {
 	r := req.Body.(*kmsg.AlterUserSCRAMCredentialsRequest)
 	resp := respFor(req).(*kmsg.AlterUserSCRAMCredentialsResponse)
-	results, last, err := s.deps.Controller.AlterUserScramCredentials(r)
+	altered, err := s.deps.Controller.AlterUserScramCredentials(r)
 	if err != nil {
 		// The controller moved: every user gets the error.
 		seen := map[string]bool{}
@@ -37,12 +37,12 @@ func (s *Server) handleAlterUserScramCredentials(req *Request) *Reply {
 		}
 		return done(resp)
 	}
-	if last >= 0 {
-		if err := s.awaitMetadata(req.Ctx, last, 30*time.Second); err != nil {
-			s.lg.Warn("metadata did not catch up with new SCRAM credentials", "offset", last, "err", err)
+	if altered.Offset >= 0 {
+		if err := s.awaitMetadata(req.Ctx, altered.Offset, 30*time.Second); err != nil {
+			s.lg.Warn("metadata did not catch up with new SCRAM credentials", "offset", altered.Offset, "err", err)
 		}
 	}
-	for _, res := range results {
+	for _, res := range altered.Users {
 		out := kmsg.NewAlterUserSCRAMCredentialsResponseResult()
 		out.User, out.ErrorCode, out.ErrorMessage = res.User, errorCode(res.Err), errorMessage(res.Err)
 		resp.Results = append(resp.Results, out)

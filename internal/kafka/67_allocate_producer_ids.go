@@ -12,7 +12,7 @@ import "github.com/twmb/franz-go/pkg/kmsg"
 func (s *Server) handleAllocateProducerIDs(req *Request) *Reply {
 	r := req.Body.(*kmsg.AllocateProducerIDsRequest)
 	resp := respFor(req).(*kmsg.AllocateProducerIDsResponse)
-	start, n, err := s.deps.Controller.AllocateProducerIDs(r.BrokerID, r.BrokerEpoch)
-	resp.ErrorCode, resp.ProducerIDStart, resp.ProducerIDLen = errorCode(err), start, n
+	block, err := s.deps.Controller.AllocateProducerIDs(r.BrokerID, r.BrokerEpoch)
+	resp.ErrorCode, resp.ProducerIDStart, resp.ProducerIDLen = errorCode(err), block.First, block.Size
 	return done(resp)
 }

@@ -371,3 +371,38 @@ func TestProposalsCompleteByIndex(t *testing.T) {
 		t.Fatalf("read %d batches below %d, want at least 6", n, end)
 	}
 }
+
+// OnActive runs once the node reports itself active, so what it does as
+// the active controller (bootstrapping the log, the first fencing check)
+// is not refused as coming from a node that is not.
+func TestOnActiveSeesTheNodeActive(t *testing.T) {
+	nw := &network{nodes: map[int32]*Node{}, cut: map[[2]int32]bool{}}
+	opened := make(chan *Node, 1)
+	active := make(chan bool, 1)
+	node, err := Open(Config{NodeID: 0, Voters: []int32{0}, MetadataDir: "/meta", SegmentBytes: 1 << 20,
+		Tick: 5 * time.Millisecond, FS: vfstest.NewMem(), Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
+		Transport: nw.transport(0), State: func() []metadata.Record { return nil },
+		OnActive: func() {
+			n := <-opened
+			active <- n.Status().Active
+		}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	opened <- node
+	if err := node.Replay(); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- node.Run(ctx) }()
+	defer func() { cancel(); <-done }()
+	select {
+	case a := <-active:
+		if !a {
+			t.Fatal("OnActive ran while the node reported itself not active")
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("OnActive did not run")
+	}
+}

@@ -735,7 +735,7 @@ func (s *Server) becameActive() {
 	extra, err := quorum.ReadBootstrap(s.opts.FS, s.cfg.MetadataLogDir)
 	if err != nil {
 		s.lg.Error("reading the bootstrap records", "err", err)
-	} else if err := s.controller.Bootstrap(extra); err != nil {
+	} else if err := s.controller.Bootstrap(extra); err != nil && !errors.Is(err, quorum.ErrNotLeader) {
 		s.lg.Error("bootstrapping the metadata log", "err", err)
 	}
 	if _, err := s.controller.FenceStaleBrokers(time.Now()); err != nil && !errors.Is(err, quorum.ErrNotLeader) {
