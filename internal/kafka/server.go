@@ -43,7 +43,7 @@ type Controller interface {
 	AlterPartitionReassignments(req *kmsg.AlterPartitionAssignmentsRequest) (controller.ReassignmentsResult, error)
 	ListPartitionReassignments(topics []kmsg.ListPartitionReassignmentsRequestTopic) ([]controller.Reassignment, error)
 	UpdateFeatures(req *kmsg.UpdateFeaturesRequest) (controller.UpdateFeaturesResult, error)
-	UnregisterBroker(broker int32) (int64, error)
+	UnregisterBroker(broker int32) (controller.Committed, error)
 	// Cluster links (controller/links.go).
 	CreateClusterLink(name string, cfg map[string]string, validateOnly bool) (controller.Committed, error)
 	DeleteClusterLink(name string) (controller.Committed, error)
