@@ -280,7 +280,11 @@ func (l *Log) SetOwnProducersFrom(epoch int32) error {
 		return nil
 	}
 	// The earlier rebuild mended the transaction indexes: all trusted.
-	return l.rebuildProducerState(l.logEnd.Load(), l.logEnd.Load())
+	if err := l.rebuildProducerState(l.logEnd.Load(), l.logEnd.Load()); err != nil {
+		return err
+	}
+	l.updateLSOLocked()
+	return nil
 }
 
 // foreignBelowLocked is where the log's own producers begin (see
