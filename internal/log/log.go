@@ -120,6 +120,14 @@ type Log struct {
 
 	mu        sync.Mutex // serializes appends, rolls, truncation, retention
 	producers *producerState
+	// ownFrom is the leader epoch where the log's own producers begin
+	// when its first batches were copied from another cluster (see
+	// SetOwnProducersFrom); -1: all are its own. ownKnown: it was set.
+	// blind: the producer state was rebuilt from batches of producers
+	// before ownFrom was known, so it may mix two clusters' producers.
+	ownFrom   int32
+	ownKnown  bool
+	blind     bool
 	epochs    *epochCache
 	unflushed int64        // messages appended since the last flush
 	lastFlush atomic.Int64 // unix ms of the last completed flush
@@ -252,7 +260,8 @@ func (l *Log) Close() error {
 		return nil
 	}
 	l.closed = true
-	if l.logEnd.Load() == l.segments()[0].base && len(l.producers.entries) == 0 {
+	if l.logEnd.Load() == l.segments()[0].base && len(l.producers.entries) == 0 || l.blind {
+		// A blind state is not kept: the next open rebuilds it.
 		return l.closeFiles()
 	}
 	snap := l.producers.clone()
