@@ -26,6 +26,11 @@ package kafka
 // open transaction (INVALID_TXN_STATE); clients' control batches are
 // INVALID_RECORD.
 //
+// With an authorizer, a transactional id needs WRITE on it (else
+// TRANSACTIONAL_ID_AUTHORIZATION_FAILED for every partition) and each
+// topic WRITE (else TOPIC_AUTHORIZATION_FAILED for its partitions),
+// checked before anything else, as Kafka does.
+//
 // Internal topics (__consumer_offsets, __transaction_state, and
 // __cluster_metadata, which never exists as a topic) are written by the
 // coordinators only: a produce to them is INVALID_TOPIC_EXCEPTION ("Cannot
@@ -40,6 +45,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"weir/internal/acl"
 	"weir/internal/log"
 	"weir/internal/metadata"
 	"weir/internal/partition"
@@ -77,9 +83,17 @@ func (s *Server) handleProduce(req *Request) *Reply {
 	// valid for the acks=all waiters.
 	resp.Topics = make([]kmsg.ProduceResponseTopic, len(r.Topics))
 	var entries []*produceEntry
+	txnDenied := r.TransactionID != nil && !s.authorized(req, acl.OpWrite, acl.ResourceTransactionalID, *r.TransactionID)
 	for ti := range r.Topics {
 		rt := &r.Topics[ti]
 		st := &resp.Topics[ti]
+		var denied error
+		switch {
+		case txnDenied:
+			denied = kerr.TransactionalIDAuthorizationFailed
+		case !s.authorized(req, acl.OpWrite, acl.ResourceTopic, rt.Topic):
+			denied = kerr.TopicAuthorizationFailed
+		}
 		st.Default()
 		st.Topic = rt.Topic
 		st.Partitions = make([]kmsg.ProduceResponseTopicPartition, len(rt.Partitions))
@@ -87,9 +101,12 @@ func (s *Server) handleProduce(req *Request) *Reply {
 			e := &produceEntry{topic: rt.Topic, rp: &rt.Partitions[pi], sp: &st.Partitions[pi]}
 			e.sp.Default()
 			e.sp.Partition, e.sp.BaseOffset, e.sp.LogAppendTime, e.sp.LogStartOffset = e.rp.Partition, -1, -1, -1
-			if badAcks {
+			switch {
+			case denied != nil:
+				e.err = denied
+			case badAcks:
 				e.err = kerr.InvalidRequiredAcks
-			} else {
+			default:
 				e.p, e.batch, e.err = s.producePartition(req.Version, rt.Topic, e.rp)
 			}
 			entries = append(entries, e)

@@ -14,12 +14,19 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"weir/internal/acl"
 )
 
 func (s *Server) handleUpdateFeatures(req *Request) *Reply {
 	r := req.Body.(*kmsg.UpdateFeaturesRequest)
 	resp := respFor(req).(*kmsg.UpdateFeaturesResponse)
-	errs, last, err := s.deps.Controller.UpdateFeatures(r)
+	var errs []error
+	var last int64
+	var err error = kerr.ClusterAuthorizationFailed // ALTER on the cluster
+	if s.authorizedCluster(req, acl.OpAlter) {
+		errs, last, err = s.deps.Controller.UpdateFeatures(r)
+	}
 	if err != nil {
 		resp.ErrorCode, resp.ErrorMessage = errorCode(err), errorMessage(err)
 		if resp.ErrorCode == kerr.UnknownServerError.Code {
