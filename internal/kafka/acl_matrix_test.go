@@ -11,6 +11,7 @@ import (
 	"context"
 	"encoding/json"
 	"net"
+	"path/filepath"
 	"slices"
 	"testing"
 	"time"
@@ -27,6 +28,7 @@ import (
 	"weir/internal/nodeclient"
 	"weir/internal/sasl"
 	"weir/internal/servertest"
+	"weir/internal/testwait"
 )
 
 const aclUsers = `org.apache.kafka.common.security.plain.PlainLoginModule required username="broker" password="broker-secret" ` +
@@ -52,6 +54,8 @@ func aclNode(t *testing.T, dir string) *servertest.Node {
 		"authorizer.class.name":                           acl.ClassName,
 		"super.users":                                     "User:admin;User:broker",
 		"offsets.topic.num.partitions":                    "1",
+		// Snapshots early, so a restart loads one and the log after it.
+		"metadata.log.max.record.bytes.between.snapshots": "1024",
 		"transaction.state.log.num.partitions":            "1",
 	}})
 }
@@ -711,12 +715,22 @@ func TestACLMatrix(t *testing.T) {
 		}
 	}
 
-	// The ACLs survive a restart (a snapshot and the log replayed).
+	// The ACLs survive a restart: a snapshot holds them, and one more,
+	// added after it, is in the log.
+	testwait.Until(t, 30*time.Second, "a metadata snapshot", func() bool {
+		snapshots, _ := filepath.Glob(filepath.Join(dir, "metadata", "__cluster_metadata-0", "*.checkpoint"))
+		return len(snapshots) > 0
+	})
+	res, err := admin.CreateACLs(ctx, kadm.NewACLs().Allow("User:dave").AllowHosts("*").Topics("after-snapshot").
+		ResourcePatternType(kadm.ACLPatternLiteral).Operations(kadm.OpRead))
+	if err != nil || len(res) != 1 || res[0].Err != nil {
+		t.Fatalf("creating an ACL after the snapshot: %v %+v", err, res)
+	}
 	before := describeAllACLs(t, ctx, admin)
 	n.Stop()
 	n = aclNode(t, dir)
 	admin = kadm.NewClient(userClient(t, n.Server.Addr("SASL").String(), "admin"))
-	if after := describeAllACLs(t, ctx, admin); !slices.Equal(after, before) || len(after) != 16 {
+	if after := describeAllACLs(t, ctx, admin); !slices.Equal(after, before) || len(after) != 17 {
 		t.Fatalf("after a restart: %v\nbefore: %v", after, before)
 	}
 	alice := userClient(t, n.Server.Addr("SASL").String(), "alice", kgo.ConsumeTopics("t"), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
