@@ -4,11 +4,14 @@ package kafka_test
 // serves (on a SASL broker listener and a SASL controller listener) is
 // sent by alice, who holds the ACLs it needs, and by bob, who holds none:
 // alice gets the data or a non-authorization answer, bob Kafka's
-// authorization error. The node's own requests run as User:broker, a
-// super user, over the same SASL listeners; ACLs survive a restart.
+// authorization error; ANONYMOUS on a PLAINTEXT listener sees nothing;
+// weir's internal APIs (cluster link admin, forwarding) are checked too.
+// The node's own requests run as User:broker, a super user, over the same
+// SASL listeners; ACLs survive a restart (snapshot and log).
 
 import (
 	"context"
+	"encoding/binary"
 	"encoding/json"
 	"net"
 	"path/filepath"
@@ -17,6 +20,7 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kbin"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -24,6 +28,7 @@ import (
 	"github.com/twmb/franz-go/pkg/sasl/plain"
 
 	"weir/internal/acl"
+	"weir/internal/kafka"
 	"weir/internal/link"
 	"weir/internal/nodeclient"
 	"weir/internal/sasl"
@@ -715,6 +720,22 @@ func TestACLMatrix(t *testing.T) {
 		}
 	}
 
+	// Forwarding (weir's internal envelope) needs CLUSTER_ACTION, and the
+	// request is authorized as the principal it carries.
+	quorum := kmsg.NewPtrDescribeQuorumRequest()
+	qt := kmsg.NewDescribeQuorumRequestTopic()
+	qt.Topic, qt.Partitions = "__cluster_metadata", []kmsg.DescribeQuorumRequestTopicPartition{kmsg.NewDescribeQuorumRequestTopicPartition()}
+	quorum.Topics = append(quorum.Topics, qt)
+	for principal, want := range map[string]int16{"User:alice": 0, "User:bob": kerr.ClusterAuthorizationFailed.Code} {
+		resp, err := forwardAs(ctx, ctrl, "alice", principal, quorum)
+		if err != nil || resp.(*kmsg.DescribeQuorumResponse).ErrorCode != want {
+			t.Errorf("DescribeQuorum forwarded by alice for %s: %v %+v", principal, err, resp)
+		}
+	}
+	if _, err := forwardAs(ctx, ctrl, "bob", "User:admin", quorum); err == nil {
+		t.Error("bob, without CLUSTER_ACTION, had a request forwarded")
+	}
+
 	// The ACLs survive a restart: a snapshot holds them, and one more,
 	// added after it, is in the log.
 	testwait.Until(t, 30*time.Second, "a metadata snapshot", func() bool {
@@ -762,12 +783,10 @@ func describeAllACLs(t *testing.T, ctx context.Context, adm *kadm.Client) []stri
 	return out
 }
 
-// linkAdminCode sends a cluster link admin request as user and returns
-// its error code.
-func linkAdminCode(t *testing.T, ctx context.Context, addr, user, body string) int16 {
-	t.Helper()
+// saslConn is a node-to-node connection to addr, logged in as user.
+func saslConn(addr, user string) *nodeclient.Conn {
 	m := plain.Auth{User: user, Pass: user + "-secret"}.AsMechanism()
-	c := nodeclient.New(addr, "acl-test", func(ctx context.Context, network, address string) (net.Conn, error) {
+	return nodeclient.New(addr, "acl-test", func(ctx context.Context, network, address string) (net.Conn, error) {
 		nc, err := (&net.Dialer{}).DialContext(ctx, network, address)
 		if err == nil {
 			if err = sasl.Login(ctx, nc, m, "acl-test"); err != nil {
@@ -776,6 +795,13 @@ func linkAdminCode(t *testing.T, ctx context.Context, addr, user, body string) i
 		}
 		return nc, err
 	})
+}
+
+// linkAdminCode sends a cluster link admin request as user and returns
+// its error code.
+func linkAdminCode(t *testing.T, ctx context.Context, addr, user, body string) int16 {
+	t.Helper()
+	c := saslConn(addr, user)
 	defer c.Close()
 	raw, err := c.RoundTrip(ctx, link.AdminAPIKey, 0, false, []byte(body))
 	if err != nil {
@@ -786,4 +812,21 @@ func linkAdminCode(t *testing.T, ctx context.Context, addr, user, body string) i
 		t.Fatal(err)
 	}
 	return resp.ErrorCode
+}
+
+// forwardAs sends req to the controller listener at addr as a request
+// forwarded by user on behalf of principal (see forward.go).
+func forwardAs(ctx context.Context, addr, user, principal string, req kmsg.Request) (kmsg.Response, error) {
+	c := saslConn(addr, user)
+	defer c.Close()
+	body := binary.BigEndian.AppendUint16(nil, uint16(req.Key()))
+	body = binary.BigEndian.AppendUint16(body, uint16(req.GetVersion()))
+	body = kbin.AppendString(kbin.AppendString(body, principal), "127.0.0.1")
+	raw, err := c.RoundTrip(ctx, kafka.ForwardAPIKey, 0, false, req.AppendTo(body))
+	if err != nil {
+		return nil, err
+	}
+	resp := req.ResponseKind()
+	resp.SetVersion(req.GetVersion())
+	return resp, resp.ReadFrom(raw[8:])
 }
