@@ -11,6 +11,7 @@ package kafka_test
 
 import (
 	"context"
+	"crypto/tls"
 	"encoding/binary"
 	"encoding/json"
 	"net"
@@ -34,6 +35,7 @@ import (
 	"weir/internal/sasl"
 	"weir/internal/servertest"
 	"weir/internal/testwait"
+	"weir/internal/tlsconf/tlstest"
 )
 
 const aclUsers = `org.apache.kafka.common.security.plain.PlainLoginModule required username="broker" password="broker-secret" ` +
@@ -829,4 +831,40 @@ func forwardAs(ctx context.Context, addr, user, principal string, req kmsg.Reque
 	resp := req.ResponseKind()
 	resp.SetVersion(req.GetVersion())
 	return resp, resp.ReadFrom(raw[8:])
+}
+
+// Over mutual TLS the principal is the client certificate's DN: the nodes'
+// own connections present the broker's certificate (a super user), and
+// ACLs name clients by DN.
+func TestACLsOverMutualTLS(t *testing.T) {
+	ctx := cliCtx(t)
+	ca := tlstest.NewCA(t, "test CA")
+	addr := tlsNode(t, ca, map[string]string{
+		"ssl.truststore.type":         "PEM",
+		"ssl.truststore.certificates": string(ca.PEM),
+		"ssl.client.auth":             "required",
+		"authorizer.class.name":       acl.ClassName,
+		"super.users":                 "User:CN=broker;User:CN=admin",
+	})
+	as := func(cn string, opts ...kgo.Opt) *kgo.Client {
+		return tlsClient(t, addr, &tls.Config{RootCAs: ca.Pool(), Certificates: []tls.Certificate{ca.Issue(cn, "").TLS(t)}}, opts...)
+	}
+	admin := kadm.NewClient(as("admin"))
+	cliCreateTopic(t, ctx, admin, "granted", 1, nil)
+	cliCreateTopic(t, ctx, admin, "other", 1, nil)
+	res, err := admin.CreateACLs(ctx, kadm.NewACLs().Allow("User:CN=alice").AllowHosts("*").Topics("granted").
+		ResourcePatternType(kadm.ACLPatternLiteral).Operations(kadm.OpWrite))
+	if err != nil || len(res) != 1 || res[0].Err != nil {
+		t.Fatalf("creating the ACL: %v %+v", err, res)
+	}
+	alice := as("alice", kgo.RecordRetries(1))
+	if err := alice.ProduceSync(ctx, &kgo.Record{Topic: "granted", Value: []byte("v")}).FirstErr(); err != nil {
+		t.Fatalf("alice producing to granted: %v", err)
+	}
+	if err := alice.ProduceSync(ctx, &kgo.Record{Topic: "other", Value: []byte("v")}).FirstErr(); err != kerr.TopicAuthorizationFailed {
+		t.Fatalf("alice producing to other: %v", err)
+	}
+	if err := as("mallory", kgo.RecordRetries(1)).ProduceSync(ctx, &kgo.Record{Topic: "granted", Value: []byte("v")}).FirstErr(); err == nil {
+		t.Fatal("mallory, without ACLs, produced")
+	}
 }
