@@ -26,10 +26,10 @@ package kafka
 // open transaction (INVALID_TXN_STATE); clients' control batches are
 // INVALID_RECORD.
 //
-// With an authorizer, a transactional id needs WRITE on it (else
-// TRANSACTIONAL_ID_AUTHORIZATION_FAILED for every partition) and each
-// topic WRITE (else TOPIC_AUTHORIZATION_FAILED for its partitions),
-// checked before anything else, as Kafka does.
+// With an authorizer, a request with transactional batches needs WRITE on
+// its transactional id (else TRANSACTIONAL_ID_AUTHORIZATION_FAILED for
+// every partition) and each topic WRITE (else TOPIC_AUTHORIZATION_FAILED
+// for its partitions, before any other check), as Kafka does.
 //
 // Internal topics (__consumer_offsets, __transaction_state, and
 // __cluster_metadata, which never exists as a topic) are written by the
@@ -83,17 +83,10 @@ func (s *Server) handleProduce(req *Request) *Reply {
 	// valid for the acks=all waiters.
 	resp.Topics = make([]kmsg.ProduceResponseTopic, len(r.Topics))
 	var entries []*produceEntry
-	txnDenied := r.TransactionID != nil && !s.authorized(req, acl.OpWrite, acl.ResourceTransactionalID, *r.TransactionID)
 	for ti := range r.Topics {
 		rt := &r.Topics[ti]
 		st := &resp.Topics[ti]
-		var denied error
-		switch {
-		case txnDenied:
-			denied = kerr.TransactionalIDAuthorizationFailed
-		case !s.authorized(req, acl.OpWrite, acl.ResourceTopic, rt.Topic):
-			denied = kerr.TopicAuthorizationFailed
-		}
+		denied := !s.authorized(req, acl.OpWrite, acl.ResourceTopic, rt.Topic)
 		st.Default()
 		st.Topic = rt.Topic
 		st.Partitions = make([]kmsg.ProduceResponseTopicPartition, len(rt.Partitions))
@@ -102,8 +95,11 @@ func (s *Server) handleProduce(req *Request) *Reply {
 			e.sp.Default()
 			e.sp.Partition, e.sp.BaseOffset, e.sp.LogAppendTime, e.sp.LogStartOffset = e.rp.Partition, -1, -1, -1
 			switch {
-			case denied != nil:
-				e.err = denied
+			case denied:
+				// The batch is still read: a transactional one makes
+				// the transactional id's check apply (checkTxnProduce).
+				e.batch, _ = produceBatch(req.Version, e.rp.Records)
+				e.err = kerr.TopicAuthorizationFailed
 			case badAcks:
 				e.err = kerr.InvalidRequiredAcks
 			default:

@@ -164,13 +164,13 @@ func TestACLMatrix(t *testing.T) {
 			return r
 		}, code: func(r kmsg.Response) int16 { return r.(*kmsg.ProduceResponse).Topics[0].Partitions[0].ErrorCode },
 			denied: kerr.TopicAuthorizationFailed},
-		{name: "Produce with a transactional id", req: func(string) kmsg.Request {
+		{name: "Produce of a transactional batch", req: func(string) kmsg.Request {
 			r := kmsg.NewPtrProduceRequest()
 			r.TransactionID, r.Acks, r.TimeoutMillis = kmsg.StringPtr("other-tx"), -1, 10000
 			rt := kmsg.NewProduceRequestTopic()
 			rt.Topic = "t"
 			rp := kmsg.NewProduceRequestTopicPartition()
-			rp.Records = batchOf(t, 1, "acl")
+			rp.Records = txnBatch(t, 1, 0, 0, 1, "acl")
 			rt.Partitions = append(rt.Partitions, rp)
 			r.Topics = append(r.Topics, rt)
 			return r
