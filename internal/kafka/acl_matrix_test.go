@@ -14,6 +14,7 @@ import (
 	"crypto/tls"
 	"encoding/binary"
 	"encoding/json"
+	"fmt"
 	"net"
 	"path/filepath"
 	"slices"
@@ -113,6 +114,7 @@ func TestACLMatrix(t *testing.T) {
 	clients := map[string][2]*kgo.Client{
 		"alice": {userClient(t, addr, "alice"), userClient(t, ctrl, "alice")},
 		"bob":   {userClient(t, addr, "bob"), userClient(t, ctrl, "bob")},
+		"admin": {userClient(t, addr, "admin"), userClient(t, ctrl, "admin")},
 	}
 	ask := func(user string, onController bool, version int16, req kmsg.Request) kmsg.Response {
 		t.Helper()
@@ -720,6 +722,36 @@ func TestACLMatrix(t *testing.T) {
 		if got := linkAdminCode(t, ctx, addr, user, `{"op":"delete-link","link":"none"}`); got != want {
 			t.Errorf("%s: cluster link admin: %v, want %v", user, kerr.ErrorForCode(got), kerr.ErrorForCode(want))
 		}
+	}
+
+	// ConsumerGroupDescribe hides a group whose members are assigned
+	// topics the principal may not describe: bob may describe g848, whose
+	// member the admin joined to t.
+	hb := kmsg.NewPtrConsumerGroupHeartbeatRequest()
+	hb.Group, hb.MemberID, hb.RebalanceTimeoutMillis, hb.SubscribedTopicNames = "g848", "admin-member", 30000, []string{"t"}
+	hb.Topics = []kmsg.ConsumerGroupHeartbeatRequestTopic{}
+	if resp, err := userClient(t, addr, "admin").SeedBrokers()[0].Request(ctx, hb); err != nil || resp.(*kmsg.ConsumerGroupHeartbeatResponse).ErrorCode != 0 {
+		t.Fatalf("admin joining g848: %v %+v", err, resp)
+	}
+	if res, err := admin.CreateACLs(ctx, kadm.NewACLs().Allow("User:bob").AllowHosts("*").Groups("g848").
+		ResourcePatternType(kadm.ACLPatternLiteral).Operations(kadm.OpDescribe)); err != nil || res[0].Err != nil {
+		t.Fatalf("granting bob g848: %v %+v", err, res)
+	}
+	describe848 := kmsg.NewPtrConsumerGroupDescribeRequest()
+	describe848.Groups = []string{"g848"}
+	testwait.For(t, 30*time.Second, "g848's member assigned t", func() error {
+		resp := ask("admin", false, 0, describe848).(*kmsg.ConsumerGroupDescribeResponse)
+		if g := resp.Groups[0]; g.ErrorCode != 0 || len(g.Members) != 1 || len(g.Members[0].TargetAssignment.TopicPartitions) == 0 {
+			return fmt.Errorf("g848: %+v", g)
+		}
+		return nil
+	})
+	if g := ask("bob", false, 0, describe848).(*kmsg.ConsumerGroupDescribeResponse).Groups[0]; g.ErrorCode != kerr.TopicAuthorizationFailed.Code || len(g.Members) != 0 {
+		t.Errorf("bob describing g848: %v, %d members", kerr.ErrorForCode(g.ErrorCode), len(g.Members))
+	}
+	if _, err := admin.DeleteACLs(ctx, kadm.NewACLs().Allow("User:bob").AllowHosts("*").Groups("g848").
+		ResourcePatternType(kadm.ACLPatternLiteral).Operations(kadm.OpDescribe)); err != nil {
+		t.Fatal(err)
 	}
 
 	// Forwarding (weir's internal envelope) needs CLUSTER_ACTION, and the

@@ -5,7 +5,9 @@ package kafka
 // on the group (whose subscribed topics also need DESCRIBE), OffsetFetch
 // DESCRIBE on the group and on each topic (topics it may not see are left
 // out when all are asked for), DescribeGroups and ConsumerGroupDescribe
-// DESCRIBE on each group, DeleteGroups DELETE on each group, OffsetDelete
+// DESCRIBE on each group (and, for the latter, on the topics its members
+// are assigned: else TOPIC_AUTHORIZATION_FAILED and no members),
+// DeleteGroups DELETE on each group, OffsetDelete
 // DELETE on the group and READ on each topic; ListGroups lists the groups
 // the principal may DESCRIBE, or all of them with DESCRIBE on the
 // cluster. A denied group gets GROUP_AUTHORIZATION_FAILED, a denied topic
@@ -121,6 +123,9 @@ func (s *Server) authorizeGroupRequest(req *Request) (kmsg.Request, func(kmsg.Re
 		}
 		return &allowed, finish, nil
 	case *kmsg.ConsumerGroupDescribeRequest:
+		describable := func(a kmsg.Assignment) bool {
+			return !slices.ContainsFunc(a.TopicPartitions, func(tp kmsg.AssignmentTopicPartition) bool { return !topic(acl.OpDescribe, tp.Topic) })
+		}
 		allowed := *r
 		allowed.Groups = slices.DeleteFunc(slices.Clone(r.Groups), func(g string) bool { return !group(acl.OpDescribe, g) })
 		finish := func(got kmsg.Response) kmsg.Response {
@@ -129,6 +134,12 @@ func (s *Server) authorizeGroupRequest(req *Request) (kmsg.Request, func(kmsg.Re
 			for _, d := range g.Groups {
 				if r.IncludeAuthorizedOperations {
 					d.AuthorizedOperations = s.authorizedOps(req, acl.ResourceGroup, d.Group, groupOps)
+				}
+				if hidden := slices.ContainsFunc(d.Members, func(m kmsg.ConsumerGroupDescribeResponseGroupMember) bool {
+					return !describable(m.Assignment) || !describable(m.TargetAssignment)
+				}); hidden {
+					d.ErrorCode, d.Members = kerr.TopicAuthorizationFailed.Code, nil
+					d.ErrorMessage = kmsg.StringPtr("The group has described topic(s) that the client is not authorized to describe.")
 				}
 				byID[d.Group] = d
 			}
