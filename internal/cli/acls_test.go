@@ -56,6 +56,7 @@ func TestACLsTool(t *testing.T) {
 		"\t(principal=User:bob, host=*, operation=READ, permissionType=ALLOW)\n\n"
 	want(acls("--list"), 0, topicPayments+orders+billing+cluster)
 	want(acls("--list", "--topic", "orders-eu", "--resource-pattern-type", "match"), 0, orders)
+	want(runTool(t, "acls", "--bootstrap-controller", n.Server.Addr("CONTROLLER").String(), "--list"), 0, topicPayments+orders+billing+cluster)
 	want(acls("--list", "--principal", "User:alice"), 0, "ACLs for principal `User:alice`\n"+topicPayments)
 
 	// bob is no super user: ALTER on the cluster is missing.
