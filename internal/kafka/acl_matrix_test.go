@@ -316,6 +316,27 @@ func TestACLMatrix(t *testing.T) {
 					t.Errorf("alice's offsets of g: %+v", g.Topics)
 				}
 			}},
+		{name: "OffsetFetch of named topics", req: func(string) kmsg.Request {
+			r := kmsg.NewPtrOffsetFetchRequest()
+			g := kmsg.NewOffsetFetchRequestGroup()
+			g.Group = "g"
+			for _, topic := range []string{"t", "hidden"} {
+				gt := kmsg.NewOffsetFetchRequestGroupTopic()
+				gt.Topic, gt.Partitions = topic, []int32{0}
+				g.Topics = append(g.Topics, gt)
+			}
+			r.Groups = append(r.Groups, g)
+			return r
+		}, code: func(r kmsg.Response) int16 { return r.(*kmsg.OffsetFetchResponse).Groups[0].ErrorCode },
+			denied: kerr.GroupAuthorizationFailed, check: func(t *testing.T, r kmsg.Response) {
+				codes := map[string]int16{}
+				for _, gt := range r.(*kmsg.OffsetFetchResponse).Groups[0].Topics {
+					codes[gt.Topic] = gt.Partitions[0].ErrorCode
+				}
+				if len(codes) != 2 || codes["t"] != 0 || codes["hidden"] != kerr.TopicAuthorizationFailed.Code {
+					t.Errorf("alice's offsets of t and hidden: %v", codes)
+				}
+			}},
 		{name: "JoinGroup", req: func(string) kmsg.Request {
 			r := kmsg.NewPtrJoinGroupRequest()
 			r.Group, r.ProtocolType, r.SessionTimeoutMillis, r.RebalanceTimeoutMillis = "g", "consumer", 10000, 10000

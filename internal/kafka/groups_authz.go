@@ -233,7 +233,9 @@ func (s *Server) authorizeOffsetFetch(req *Request, r *kmsg.OffsetFetchRequest) 
 		}
 		return &allowed, func(got kmsg.Response) kmsg.Response {
 			g := got.(*kmsg.OffsetFetchResponse)
-			g.Topics = slices.DeleteFunc(g.Topics, func(t kmsg.OffsetFetchResponseTopic) bool { return !topic(t.Topic) })
+			g.Topics = slices.DeleteFunc(g.Topics, func(t kmsg.OffsetFetchResponseTopic) bool {
+				return !topic(t.Topic) || r.Topics != nil && !slices.ContainsFunc(allowed.Topics, func(a kmsg.OffsetFetchRequestTopic) bool { return a.Topic == t.Topic })
+			})
 			for _, t := range r.Topics {
 				if topic(t.Topic) {
 					continue
@@ -264,8 +266,15 @@ func (s *Server) authorizeOffsetFetch(req *Request, r *kmsg.OffsetFetchRequest) 
 	finish := func(got kmsg.Response) kmsg.Response {
 		g := got.(*kmsg.OffsetFetchResponse)
 		byID := map[string]kmsg.OffsetFetchResponseGroup{}
+		asked := map[string][]kmsg.OffsetFetchRequestGroupTopic{} // nil: every topic
+		for _, ag := range allowed.Groups {
+			asked[ag.Group] = ag.Topics
+		}
 		for _, rg := range g.Groups {
-			rg.Topics = slices.DeleteFunc(rg.Topics, func(t kmsg.OffsetFetchResponseGroupTopic) bool { return !topic(t.Topic) })
+			want := asked[rg.Group]
+			rg.Topics = slices.DeleteFunc(rg.Topics, func(t kmsg.OffsetFetchResponseGroupTopic) bool {
+				return !topic(t.Topic) || want != nil && !slices.ContainsFunc(want, func(a kmsg.OffsetFetchRequestGroupTopic) bool { return a.Topic == t.Topic })
+			})
 			byID[rg.Group] = rg
 		}
 		g.Groups = nil
