@@ -224,7 +224,7 @@ func LoadBroker(props map[string]string) (*Broker, []string, error) {
 	if errs := append(refusals, b.check()...); len(errs) > 0 {
 		return nil, warnings, errors.Join(errs...)
 	}
-	return b, warnings, nil
+	return b, append(warnings, b.authorizerWarnings()...), nil
 }
 
 // fill sets the typed fields from Values (which are valid by now).

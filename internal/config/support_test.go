@@ -176,6 +176,14 @@ func TestAuthorizerSettings(t *testing.T) {
 		b.Values["allow.everyone.if.no.acl.found"] != "true" {
 		t.Fatalf("StandardAuthorizer: %v %v", err, b)
 	}
+	if _, _, err := LoadBroker(map[string]string{"super.users": "admin"}); err == nil ||
+		!strings.Contains(err.Error(), "expected a string in format principalType:principalName but got admin") {
+		t.Fatalf("a super user without a type: %v", err)
+	}
+	if _, warnings, err := LoadBroker(map[string]string{"super.users": "User:admin"}); err != nil || len(warnings) != 1 ||
+		!strings.Contains(warnings[0], "super.users has no effect: authorizer.class.name is not set") {
+		t.Fatalf("super.users without an authorizer: %v %q", err, warnings)
+	}
 	_, _, err = LoadBroker(map[string]string{"authorizer.class.name": "kafka.security.authorizer.AclAuthorizer"})
 	if err == nil || !strings.Contains(err.Error(), "weir implements only Kafka's StandardAuthorizer: set "+StandardAuthorizer) {
 		t.Fatalf("another authorizer: %v", err)

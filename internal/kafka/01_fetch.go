@@ -23,6 +23,12 @@ package kafka
 // progress to the partition, which moves the high watermark and the ISR
 // (partition/leader.go).
 //
+// With an authorizer, a follower's fetch needs CLUSTER_ACTION on the
+// cluster (else TOPIC_AUTHORIZATION_FAILED for every partition) and a
+// consumer's READ on each topic (else TOPIC_AUTHORIZATION_FAILED for its
+// partitions, after UNKNOWN_TOPIC_ID), as in Kafka; a fetch of the
+// metadata log (observers, on a controller listener) needs CLUSTER_ACTION.
+//
 // An isolation level other than 0 (read_uncommitted) and 1
 // (read_committed) is INVALID_REQUEST for the whole request, in the shape
 // of Kafka's error response: the top-level error, and before v13 every
@@ -36,6 +42,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"weir/internal/acl"
 	"weir/internal/log"
 	"weir/internal/metadata"
 	"weir/internal/partition"
@@ -44,6 +51,9 @@ import (
 func (s *Server) handleFetch(req *Request) *Reply {
 	r := req.Body.(*kmsg.FetchRequest)
 	if s.isMetadataFetch(r) {
+		if !s.authorizedCluster(req, acl.OpClusterAction) {
+			return done(fetchFailed(req, r, kerr.ClusterAuthorizationFailed))
+		}
 		return s.handleMetadataFetch(req, r)
 	}
 	if r.IsolationLevel != 0 && r.IsolationLevel != 1 {
@@ -136,6 +146,7 @@ func (s *Server) readFetch(req *Request, r *kmsg.FetchRequest) (*kmsg.FetchRespo
 	total := 0
 	urgent := false
 	minOne := true
+	followerDenied := replica.id >= 0 && !s.authorizedCluster(req, acl.OpClusterAction)
 	for _, rt := range r.Topics {
 		st := kmsg.NewFetchResponseTopic()
 		st.Topic, st.TopicID = rt.Topic, rt.TopicID
@@ -147,6 +158,7 @@ func (s *Server) readFetch(req *Request, r *kmsg.FetchRequest) (*kmsg.FetchRespo
 				name = t.Name
 			}
 		}
+		denied := followerDenied || replica.id < 0 && known && !s.authorized(req, acl.OpRead, acl.ResourceTopic, name)
 		for _, rp := range rt.Partitions {
 			sp := kmsg.NewFetchResponseTopicPartition()
 			sp.Partition = rp.Partition
@@ -154,12 +166,14 @@ func (s *Server) readFetch(req *Request, r *kmsg.FetchRequest) (*kmsg.FetchRespo
 			sp.PreferredReadReplica = -1
 			sp.RecordBatches = []byte{}
 			var p *partition.Partition
-			if known {
+			if known && !denied {
 				p = s.deps.Partitions.Get(log.TopicPartition{Topic: name, Partition: rp.Partition})
 			}
 			switch {
-			case p == nil && req.Version >= 13 && !known:
+			case !known && !followerDenied:
 				sp.ErrorCode = kerr.UnknownTopicID.Code
+			case denied:
+				sp.ErrorCode = kerr.TopicAuthorizationFailed.Code
 			case p == nil && known && s.deps.Partitions.Offline(log.TopicPartition{Topic: name, Partition: rp.Partition}) != nil:
 				sp.ErrorCode = kerr.KafkaStorageError.Code
 			case p == nil && img.Topics[name] != nil && img.Topics[name].Partitions[rp.Partition] != nil:

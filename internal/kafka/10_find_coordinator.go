@@ -17,6 +17,9 @@ package kafka
 // transaction.state.log.min.isr, compaction, no compression, no unclean
 // election and transaction.state.log.segment.bytes, as Kafka creates it.
 // An unknown key type is INVALID_REQUEST. v4+ looks up many keys at once.
+// With an authorizer a group key needs DESCRIBE on the group (else
+// GROUP_AUTHORIZATION_FAILED), a transactional id DESCRIBE on it (else
+// TRANSACTIONAL_ID_AUTHORIZATION_FAILED), as in Kafka.
 
 import (
 	"context"
@@ -27,6 +30,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"weir/internal/acl"
 	"weir/internal/metadata"
 )
 
@@ -89,9 +93,15 @@ func (s *Server) findCoordinator(req *Request, keyType int8, key string) coordin
 	var partition int32
 	switch keyType {
 	case 0:
+		if !s.authorized(req, acl.OpDescribe, acl.ResourceGroup, key) {
+			return fail(kerr.GroupAuthorizationFailed, "%s", kerr.GroupAuthorizationFailed.Message)
+		}
 		t, err = s.offsetsTopic(req.Ctx)
 		partition = s.deps.Groups.PartitionFor(key)
 	case 1:
+		if !s.authorized(req, acl.OpDescribe, acl.ResourceTransactionalID, key) {
+			return fail(kerr.TransactionalIDAuthorizationFailed, "%s", kerr.TransactionalIDAuthorizationFailed.Message)
+		}
 		if s.deps.Txns == nil {
 			return fail(kerr.CoordinatorNotAvailable, "The transaction coordinator is not available.")
 		}

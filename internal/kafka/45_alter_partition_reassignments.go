@@ -13,12 +13,21 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"weir/internal/acl"
+	"weir/internal/controller"
 )
 
 func (s *Server) handleAlterPartitionReassignments(req *Request) *Reply {
 	r := req.Body.(*kmsg.AlterPartitionAssignmentsRequest)
 	resp := respFor(req).(*kmsg.AlterPartitionAssignmentsResponse)
-	out, err := s.deps.Controller.AlterPartitionReassignments(r)
+	var results []controller.TopicResult
+	var last int64
+	var err error = kerr.ClusterAuthorizationFailed // ALTER on the cluster
+	if s.authorizedCluster(req, acl.OpAlter) {
+		out, e := s.deps.Controller.AlterPartitionReassignments(r)
+		results, last, err = out.Topics, out.Offset, e
+	}
 	if err != nil {
 		if resp.ErrorCode = errorCode(err); resp.ErrorCode == kerr.UnknownServerError.Code {
 			s.lg.Error("alter partition reassignments", "err", err)
@@ -26,11 +35,11 @@ func (s *Server) handleAlterPartitionReassignments(req *Request) *Reply {
 		resp.ErrorMessage = errorMessage(err)
 		return done(resp)
 	}
-	if err := s.awaitMetadata(req.Ctx, out.Offset, time.Duration(r.TimeoutMillis)*time.Millisecond); err != nil {
-		timedOut(out.Topics)
+	if err := s.awaitMetadata(req.Ctx, last, time.Duration(r.TimeoutMillis)*time.Millisecond); err != nil {
+		timedOut(results)
 	}
 	var msgs messageBudget
-	for _, tr := range out.Topics {
+	for _, tr := range results {
 		rt := kmsg.NewAlterPartitionAssignmentsResponseTopic()
 		rt.Topic = tr.Topic
 		for _, pr := range tr.Partitions {

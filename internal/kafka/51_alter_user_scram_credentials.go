@@ -11,13 +11,23 @@ package kafka
 import (
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"weir/internal/acl"
+	"weir/internal/controller"
 )
 
 func (s *Server) handleAlterUserScramCredentials(req *Request) *Reply {
 	r := req.Body.(*kmsg.AlterUserSCRAMCredentialsRequest)
 	resp := respFor(req).(*kmsg.AlterUserSCRAMCredentialsResponse)
-	altered, err := s.deps.Controller.AlterUserScramCredentials(r)
+	var results []controller.ScramResult
+	var last int64
+	var err error = kerr.ClusterAuthorizationFailed // ALTER on the cluster
+	if s.authorizedCluster(req, acl.OpAlter) {
+		out, e := s.deps.Controller.AlterUserScramCredentials(r)
+		results, last, err = out.Users, out.Offset, e
+	}
 	if err != nil {
 		// The controller moved: every user gets the error.
 		seen := map[string]bool{}
@@ -37,12 +47,12 @@ func (s *Server) handleAlterUserScramCredentials(req *Request) *Reply {
 		}
 		return done(resp)
 	}
-	if altered.Offset >= 0 {
-		if err := s.awaitMetadata(req.Ctx, altered.Offset, 30*time.Second); err != nil {
-			s.lg.Warn("metadata did not catch up with new SCRAM credentials", "offset", altered.Offset, "err", err)
+	if last >= 0 {
+		if err := s.awaitMetadata(req.Ctx, last, 30*time.Second); err != nil {
+			s.lg.Warn("metadata did not catch up with new SCRAM credentials", "offset", last, "err", err)
 		}
 	}
-	for _, res := range altered.Users {
+	for _, res := range results {
 		out := kmsg.NewAlterUserSCRAMCredentialsResponseResult()
 		out.User, out.ErrorCode, out.ErrorMessage = res.User, errorCode(res.Err), errorMessage(res.Err)
 		resp.Results = append(resp.Results, out)
