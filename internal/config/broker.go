@@ -109,6 +109,8 @@ type Broker struct {
 	TransactionRemoveExpiredInterval time.Duration
 	TransactionPartitionVerification bool
 	ReplicationQuotaWindowNum        int32
+	QuotaWindowNum                   int32
+	QuotaWindowSize                  time.Duration
 	ReplicationQuotaWindowSize       time.Duration
 
 	// MetricsListener is the host:port of the Prometheus endpoint
@@ -314,6 +316,8 @@ func (b *Broker) fill() {
 	b.TransactionRemoveExpiredInterval = g.ms("transaction.remove.expired.transaction.cleanup.interval.ms")
 	b.TransactionPartitionVerification = g.bool("transaction.partition.verification.enable")
 	b.ReplicationQuotaWindowNum = g.i32("replication.quota.window.num")
+	b.QuotaWindowNum = g.i32("quota.window.num")
+	b.QuotaWindowSize = g.dur("quota.window.size.seconds", time.Second)
 	b.ReplicationQuotaWindowSize = g.dur("replication.quota.window.size.seconds", time.Second)
 	b.MetricsListener, _ = ParseMetricsListener(g.str(KeyMetricsListener))
 	b.FastFencing = g.bool(KeyFastFencing)

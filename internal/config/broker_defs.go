@@ -61,7 +61,6 @@ const (
 	reasonNoLogDirMoves       = "weir never moves replicas between log directories (AlterReplicaLogDirs is not served), so there is nothing to throttle"
 	reasonOffsetsUncompressed = "weir writes __consumer_offsets batches uncompressed; readers accept any codec"
 	reasonLoadBuffer          = "loading a coordinator's partition reads its batches straight from the log; there is no load buffer to size"
-	reasonNoClientQuotas      = "weir implements no client quotas (DescribeClientQuotas and AlterClientQuotas are not served), so there is nothing to measure"
 	reasonPreallocate         = "weir does not preallocate segment files; preallocation only affects file-system fragmentation, never the data"
 	reasonTiered              = "weir implements no tiered storage (remote.storage.enable is refused), so no topic is tiered"
 	reasonCleanerThreads      = "weir runs one log cleaner per broker whatever the count (0, with which Kafka never compacts, is refused)"
@@ -193,8 +192,8 @@ var brokerCoreDefs = []Def{
 	def(KeyProducerIDExpiration, TypeInt, "86400000", atLeast(1), ClusterWide, "Idle time after which a partition leader forgets a producer id."),
 
 	// Client quotas.
-	ignored(def("quota.window.num", TypeInt, "11", atLeast(1), ReadOnly, "Samples kept for client quotas."), reasonNoClientQuotas),
-	ignored(def("quota.window.size.seconds", TypeInt, "1", atLeast(1), ReadOnly, "Length of one client quota sample."), reasonNoClientQuotas),
+	def("quota.window.num", TypeInt, "11", atLeast(1), ReadOnly, "Samples kept for client quotas."),
+	def("quota.window.size.seconds", TypeInt, "1", atLeast(1), ReadOnly, "Length of one client quota sample."),
 	def("replication.quota.window.num", TypeInt, "11", atLeast(1), ReadOnly, "Samples kept for replication quotas."),
 	def("replication.quota.window.size.seconds", TypeInt, "1", atLeast(1), ReadOnly, "Length of one replication quota sample."),
 

@@ -92,6 +92,8 @@ var brokerExercisedBy = map[string][]string{
 	"replica.fetch.wait.max.ms":                                   {"internal/clustertest.TestLeaderKilledFollowerTakesOver", "internal/config.TestLoadBrokerCrossChecks"},
 	"replica.lag.time.max.ms":                                     {"internal/clustertest.TestSlowFollowerLeavesAndRejoinsTheISR"},
 	"replica.socket.timeout.ms":                                   {"internal/clustertest.TestNetworkCutsAndHeals", "internal/config.TestLoadBrokerCrossChecks"},
+	"quota.window.num":                                            {"internal/kafka.TestProduceQuotaSlowsClientToItsRate", "internal/quota.TestRecordThrottle"},
+	"quota.window.size.seconds":                                   {"internal/kafka.TestFetchQuotaSlowsConsumerToItsRate", "internal/quota.TestRecordThrottle"},
 	"replication.quota.window.num":                                {"internal/clustertest.TestReplicationMetrics"},
 	"replication.quota.window.size.seconds":                       {"internal/clustertest.TestReplicationMetrics"},
 	"request.timeout.ms":                                          {"internal/server.TestTxnVerifierBatchesPerCoordinator", "internal/kafka.TestTxnMarkersReachTheGroupCoordinator"},

@@ -9,9 +9,11 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math"
 	"net"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kbin"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -58,6 +60,11 @@ type Reply struct {
 	// bare sends raw alone, without a correlation id (SASL tokens after
 	// a SaslHandshake v0).
 	bare bool
+	// throttle is set by a handler before the reply completes (a
+	// consumer's fetch over its quota); reqThrottle by the reader once
+	// the handler returns (produce bytes, request time). The larger
+	// goes in the response's throttle_time_ms (quota.go).
+	throttle, reqThrottle time.Duration
 }
 
 func newReply() *Reply { return &Reply{ready: make(chan struct{})} }
@@ -97,6 +104,9 @@ type conn struct {
 	sasl          saslState
 	saslMechanism string
 	saslServer    sasl.Server
+	// muteUntil (unix ns) is when a throttled client's next request may
+	// be handled: the channel is muted until then, as Kafka's is.
+	muteUntil atomic.Int64
 }
 
 // brokerPeer is a broker registration: its id and broker epoch.
@@ -173,12 +183,17 @@ func (c *conn) serve() {
 				"api", kmsg.NameForKey(req.Key))
 			return
 		}
+		if !c.awaitUnmuted() {
+			return
+		}
 		var rep *Reply
 		if req.Body == nil && req.Raw == nil {
 			// Unsupported ApiVersions version: answered at v0 (KIP-511).
 			rep = c.srv.unsupportedAPIVersions()
 		} else {
+			start := time.Now()
 			rep = c.srv.dispatch(req)
+			c.srv.recordQuotas(req, rep, len(frame), time.Since(start))
 		}
 		rep.corrID = req.CorrelationID
 		if req.Key == produceKey {
@@ -361,6 +376,17 @@ func (c *conn) writeReply(bw *bufio.Writer, rep *Reply, buf []byte) ([]byte, err
 		return buf, err
 	}
 	resp := rep.resp
+	if t := max(rep.throttle, rep.reqThrottle); t > 0 {
+		if tr, ok := resp.(interface {
+			kmsg.ThrottleResponse
+			SetThrottle(int32)
+		}); ok {
+			if ms := int32(min(t.Milliseconds(), math.MaxInt32)); ms > 0 {
+				cur, _ := tr.Throttle()
+				tr.SetThrottle(max(cur, ms))
+			}
+		}
+	}
 	// ApiVersions responses always use header v0 so that a client can
 	// parse them before it knows which versions the broker speaks.
 	if resp.IsFlexible() && resp.Key() != apiVersionsKey {

@@ -48,6 +48,7 @@ type Controller interface {
 	SetMirrorState(topic string, state int8) (int64, error)
 	StopMirror(topic string, state int8, logEpochs, leaderEpochs map[int32]int32) (int64, error)
 	AlterUserScramCredentials(req *kmsg.AlterUserSCRAMCredentialsRequest) ([]controller.ScramResult, int64, error)
+	AlterClientQuotas(req *kmsg.AlterClientQuotasRequest) ([]controller.QuotaResult, int64, error)
 }
 
 // Groups is the group coordinator.
@@ -131,6 +132,8 @@ type Deps struct {
 	// ReplicationQuota throttles the leader side of replication (nil:
 	// never).
 	ReplicationQuota *quota.Replication
+	// ClientQuotas enforces the client quotas (nil: none; quota.go).
+	ClientQuotas *quota.Clients
 	// ProducerIDs fetches a block of producer ids from the active
 	// controller.
 	ProducerIDs func() (first int64, n int32, err error)

@@ -101,6 +101,9 @@ type Image struct {
 	Mirrors map[Uuid]*Mirror
 	// Scram holds the users' SCRAM credentials (image_scram.go).
 	Scram map[ScramKey]ScramCredential
+	// ClientQuotas are the client quotas, by entity and key
+	// (image_quotas.go).
+	ClientQuotas map[QuotaEntity]map[string]float64
 }
 
 // Empty is the image before any record.
@@ -108,7 +111,7 @@ func Empty() *Image {
 	return &Image{Offset: -1, Topics: map[string]*Topic{}, TopicsByID: map[Uuid]*Topic{},
 		Brokers: map[int32]*Broker{}, Configs: map[ConfigResource]map[string]string{}, Features: map[string]int16{},
 		Links: map[Uuid]*Link{}, Mirrors: map[Uuid]*Mirror{},
-		Scram: map[ScramKey]ScramCredential{}}
+		Scram: map[ScramKey]ScramCredential{}, ClientQuotas: map[QuotaEntity]map[string]float64{}}
 }
 
 // TopicConfig returns a topic's dynamic config overrides (never nil).
@@ -142,6 +145,8 @@ type Delta struct {
 	// ChangedLinks is set when a cluster link was created, changed or
 	// removed. A mirror state change marks its topic changed.
 	ChangedLinks bool
+	// ChangedQuotas is set when a client quota changed.
+	ChangedQuotas bool
 }
 
 func newDelta() *Delta {
@@ -338,12 +343,14 @@ func (b *builder) apply(r Record) error {
 		}
 	case *UserScramCredentialRecord, *RemoveUserScramCredentialRecord:
 		b.applyScram(r)
+	case *ClientQuotaRecord:
+		b.applyQuota(r)
 	case *NoOpRecord:
 	default:
 		if ok, err := b.applyLinkRecord(r); ok {
 			return err
 		}
-		// ACLs, quotas and delegation tokens are
+		// ACLs and delegation tokens are
 		// carried by the log; weir does not act on them yet.
 	}
 	return nil

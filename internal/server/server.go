@@ -72,13 +72,15 @@ type Server struct {
 	links      *link.Manager    // mirror partitions' copying from their sources
 	isr        *isrSender       // leaders' ISR changes to the controller
 	replQuota  *quota.Replication
-	groups     *group.Service
-	txns       *txn.Service
-	txnNet     *txnCluster  // the coordinator's connections for markers
-	txnVerify  *txnVerifier // KIP-890 checks with transaction coordinators
-	fastFence  *fastFencer  // the active controller's probes of brokers that look dead
-	listeners  map[string]net.Listener
-	kafka      map[string]*kafka.Server
+	// clientQuotas enforces the client quotas on every listener.
+	clientQuotas *quota.Clients
+	groups       *group.Service
+	txns         *txn.Service
+	txnNet       *txnCluster  // the coordinator's connections for markers
+	txnVerify    *txnVerifier // KIP-890 checks with transaction coordinators
+	fastFence    *fastFencer  // the active controller's probes of brokers that look dead
+	listeners    map[string]net.Listener
+	kafka        map[string]*kafka.Server
 	// tls is the node's TLS material (nil: no listener it serves or dials
 	// uses TLS); dialBroker and dialController open its connections to
 	// other brokers' inter-broker listener and to the controllers' listener,
@@ -417,13 +419,14 @@ func (s *Server) checkStorage() error {
 // controller listeners also carry Raft and the brokers' controller APIs.
 func (s *Server) listen() error {
 	broker := false
+	s.clientQuotas = quota.NewClients(int(s.cfg.QuotaWindowNum), s.cfg.QuotaWindowSize, s.publisher.Image)
 	for _, l := range s.cfg.Listeners {
 		ln, err := net.Listen("tcp", l.Address())
 		if err != nil {
 			return fmt.Errorf("listener %s: %w", l, err)
 		}
 		s.listeners[l.Name] = ln
-		deps := kafka.Deps{Metadata: s.publisher, Logger: s.lg.With("listener", l.Name)}
+		deps := kafka.Deps{Metadata: s.publisher, ClientQuotas: s.clientQuotas, Logger: s.lg.With("listener", l.Name)}
 		if s.partitions != nil && !s.isControllerListener(l.Name) {
 			// Only broker listeners serve the partitions, groups and
 			// transactions; a controller listener serves the
