@@ -65,8 +65,6 @@ const (
 	reasonTiered              = "weir implements no tiered storage (remote.storage.enable is refused), so no topic is tiered"
 	reasonCleanerThreads      = "weir runs one log cleaner per broker whatever the count (0, with which Kafka never compacts, is refused)"
 	reasonCleanerIOBuffer     = "weir's log cleaner reads and writes segments through the log's own buffers"
-	reasonConnLimits          = "weir does not limit connections yet; every connection is accepted"
-	reasonIdle                = "weir does not close idle connections yet (clients close their own: the client's connections.max.idle.ms)"
 	reasonQueuedBytes         = "weir does not bound the bytes of requests in flight yet; each connection reads at most socket.request.max.bytes per request"
 	reasonCleanerThrottle     = "weir's log cleaner does not throttle its I/O yet"
 	reasonTieredStorage       = "weir does not implement tiered storage; each topic keeps all its data in its local log"
@@ -112,11 +110,11 @@ var brokerCoreDefs = []Def{
 	def("socket.receive.buffer.bytes", TypeInt, "-1", nil, ReadOnly, "SO_RCVBUF of server sockets; -1 (weir's default; Kafka's is 102400) keeps the kernel's autotuning."),
 	def("socket.request.max.bytes", TypeInt, "104857600", atLeast(1), ReadOnly, "Largest request the server accepts."),
 	ignored(def("socket.listen.backlog.size", TypeInt, "50", atLeast(1), ReadOnly, "Maximum number of pending connections per listening socket."), reasonBacklog),
-	refused(def("max.connections", TypeInt, maxInt, atLeast(0), ClusterWide, "Maximum number of connections across all listeners."), reasonConnLimits),
-	refused(def("max.connections.per.ip", TypeInt, maxInt, atLeast(0), ClusterWide, "Maximum number of connections from one IP address."), reasonConnLimits),
-	refused(def("max.connections.per.ip.overrides", TypeString, "", nil, ClusterWide, "Per host or IP connection limits as host:count pairs."), reasonConnLimits),
-	refused(def("max.connection.creation.rate", TypeInt, maxInt, atLeast(0), ClusterWide, "Maximum new connections per second across the broker."), reasonConnLimits),
-	refused(def("connections.max.idle.ms", TypeLong, "600000", nil, ReadOnly, "Idle connections are closed after this long."), reasonIdle),
+	def("max.connections", TypeInt, maxInt, atLeast(0), ClusterWide, "Maximum number of connections across all listeners but the inter-broker one."),
+	def("max.connections.per.ip", TypeInt, maxInt, atLeast(0), ClusterWide, "Maximum number of connections from one IP address."),
+	def("max.connections.per.ip.overrides", TypeString, "", connectionOverridesValidator, ClusterWide, "Per host or IP connection limits as host:count pairs."),
+	def("max.connection.creation.rate", TypeInt, maxInt, atLeast(0), ClusterWide, "Maximum new connections per second across the listeners but the inter-broker one."),
+	def("connections.max.idle.ms", TypeLong, "600000", nil, ReadOnly, "Idle connections are closed after this long; a negative value never closes them."),
 	def("connection.failed.authentication.delay.ms", TypeInt, "100", atLeast(0), ReadOnly, "Delay before answering and closing a connection that failed authentication."),
 	ignored(def("queued.max.requests", TypeInt, "500", atLeast(1), ReadOnly, "Requests queued before network threads stop reading."), reasonNoRequestQueue),
 	refused(def("queued.max.request.bytes", TypeLong, "-1", nil, ReadOnly, "Bytes of queued requests before reading stops; -1 means no limit."), reasonQueuedBytes),

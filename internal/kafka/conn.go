@@ -107,6 +107,29 @@ type conn struct {
 	// muteUntil (unix ns) is when a throttled client's next request may
 	// be handled: the channel is muted until then, as Kafka's is.
 	muteUntil atomic.Int64
+	// lastActive (unix ns) is when the connection last read or wrote.
+	lastActive atomic.Int64
+}
+
+// touch notes activity: the connection is closed once it has read and
+// written nothing for connections.max.idle.ms (Config.MaxIdle).
+func (c *conn) touch() {
+	now := time.Now()
+	c.lastActive.Store(now.UnixNano())
+	if d := c.srv.cfg.MaxIdle; d > 0 {
+		c.nc.SetReadDeadline(now.Add(d))
+	}
+}
+
+// activeReader notes each read as activity.
+type activeReader struct{ c *conn }
+
+func (r activeReader) Read(p []byte) (int, error) {
+	n, err := r.c.nc.Read(p)
+	if n > 0 {
+		r.c.touch()
+	}
+	return n, err
 }
 
 // brokerPeer is a broker registration: its id and broker epoch.
@@ -148,7 +171,7 @@ func (c *conn) serve() {
 		close(c.replies)
 		<-writerDone
 	}()
-	r := bufio.NewReaderSize(c.nc, 64<<10)
+	r := bufio.NewReaderSize(activeReader{c}, 64<<10)
 	for {
 		frame, err := c.readFrame(r)
 		if err != nil {
@@ -231,15 +254,31 @@ func (c *conn) readFrame(r *bufio.Reader) ([]byte, error) {
 	if c.srv.cfg.SASL != nil && c.sasl != saslDone && n > c.srv.cfg.SASL.MaxReceive {
 		return nil, fmt.Errorf("request size %d before SASL authentication exceeds sasl.server.max.receive.size=%d", n, c.srv.cfg.SASL.MaxReceive)
 	}
-	frame := getFrame(int(n))
-	if _, err := io.ReadFull(r, frame); err != nil {
-		return nil, err
+	// The buffer grows as the bytes arrive, so a connection holds about
+	// what it has sent, never the size it announced (at most
+	// socket.request.max.bytes).
+	frame := getFrame(min(int(n), frameChunk))
+	for have := 0; ; {
+		if _, err := io.ReadFull(r, frame[have:]); err != nil {
+			return nil, err
+		}
+		if have = len(frame); have == int(n) {
+			return frame, nil
+		}
+		next := min(int(n), 2*have)
+		if cap(frame) >= next {
+			frame = frame[:next]
+		} else {
+			frame = append(frame, make([]byte, next-have)...)
+		}
 	}
-	return frame, nil
 }
 
 // framePool recycles the buffers of produce requests; see serve.
 var framePool sync.Pool
+
+// frameChunk is the most of a frame allocated before its bytes arrive.
+const frameChunk = 1 << 20
 
 const (
 	minPooledFrame = 64 << 10
@@ -349,6 +388,7 @@ func (c *conn) writeLoop() {
 		if err == nil && len(c.replies) == 0 {
 			err = bw.Flush()
 		}
+		c.touch()
 		if rep.release != nil {
 			rep.release()
 		}

@@ -106,6 +106,12 @@ type Config struct {
 	// SASL, when set, makes every connection authenticate with SASL
 	// first (SASL_PLAINTEXT and SASL_SSL listeners; see sasl.go).
 	SASL *SASLConfig
+	// Conns are the node's connection limits, shared by its listeners
+	// (nil: none; connquota.go).
+	Conns *ConnQuotas
+	// MaxIdle is connections.max.idle.ms: a connection that reads and
+	// writes nothing that long is closed (<= 0: never).
+	MaxIdle time.Duration
 }
 
 // Deps are the broker services the handlers call.
@@ -161,6 +167,10 @@ type Server struct {
 	ln    net.Listener
 	conns map[*conn]struct{}
 	wg    sync.WaitGroup
+	// stop is closed by Close: an accept waiting for a connection slot
+	// gives up.
+	stop     chan struct{}
+	stopOnce sync.Once
 }
 
 // New returns a server; call Serve with a listener.
@@ -168,7 +178,7 @@ func New(cfg Config, deps Deps) *Server {
 	if deps.Now == nil {
 		deps.Now = time.Now
 	}
-	s := &Server{cfg: cfg, deps: deps, lg: deps.Logger, conns: map[*conn]struct{}{}}
+	s := &Server{cfg: cfg, deps: deps, lg: deps.Logger, conns: map[*conn]struct{}{}, stop: make(chan struct{})}
 	s.apis = s.apiTable()
 	s.internal = map[int16]func(*Request) *Reply{}
 	if deps.Raft != nil {
@@ -211,18 +221,27 @@ func (s *Server) Serve(ln net.Listener) error {
 				tc.SetReadBuffer(int(n))
 			}
 		}
+		ip := remoteIP(nc)
+		if !s.cfg.Conns.admit(s.stop, s.cfg.ListenerName, ip) {
+			s.lg.Debug("connection refused: too many from its address", "remote", nc.RemoteAddr().String())
+			nc.Close()
+			continue
+		}
 		if s.cfg.TLS != nil {
 			nc = tls.Server(nc, s.cfg.TLS)
 		}
 		ctx, cancel := context.WithCancel(context.Background())
 		c := &conn{srv: s, nc: nc, replies: make(chan *Reply, maxInFlight), ctx: ctx, cancel: cancel}
+		c.touch()
 		s.mu.Lock()
 		s.conns[c] = struct{}{}
 		s.wg.Add(1)
 		s.mu.Unlock()
+		s.cfg.Conns.track(c, s.cfg.ListenerName)
 		go func() {
 			defer s.wg.Done()
 			c.serve()
+			s.cfg.Conns.release(c, ip)
 			s.mu.Lock()
 			delete(s.conns, c)
 			s.mu.Unlock()
@@ -232,6 +251,7 @@ func (s *Server) Serve(ln net.Listener) error {
 
 // Close stops accepting, closes every connection and waits for them.
 func (s *Server) Close() {
+	s.stopOnce.Do(func() { close(s.stop) })
 	s.mu.Lock()
 	if s.ln != nil {
 		s.ln.Close()

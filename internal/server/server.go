@@ -74,13 +74,16 @@ type Server struct {
 	replQuota  *quota.Replication
 	// clientQuotas enforces the client quotas on every listener.
 	clientQuotas *quota.Clients
-	groups       *group.Service
-	txns         *txn.Service
-	txnNet       *txnCluster  // the coordinator's connections for markers
-	txnVerify    *txnVerifier // KIP-890 checks with transaction coordinators
-	fastFence    *fastFencer  // the active controller's probes of brokers that look dead
-	listeners    map[string]net.Listener
-	kafka        map[string]*kafka.Server
+	// conns are the connection limits of every listener (connlimits.go).
+	conns      connLimits
+	connQuotas *kafka.ConnQuotas
+	groups     *group.Service
+	txns       *txn.Service
+	txnNet     *txnCluster  // the coordinator's connections for markers
+	txnVerify  *txnVerifier // KIP-890 checks with transaction coordinators
+	fastFence  *fastFencer  // the active controller's probes of brokers that look dead
+	listeners  map[string]net.Listener
+	kafka      map[string]*kafka.Server
 	// tls is the node's TLS material (nil: no listener it serves or dials
 	// uses TLS); dialBroker and dialController open its connections to
 	// other brokers' inter-broker listener and to the controllers' listener,
@@ -420,6 +423,7 @@ func (s *Server) checkStorage() error {
 func (s *Server) listen() error {
 	broker := false
 	s.clientQuotas = quota.NewClients(int(s.cfg.QuotaWindowNum), s.cfg.QuotaWindowSize, s.publisher.Image)
+	s.connQuotas = kafka.NewConnQuotas(s.cfg.InterBrokerListenerName, int(s.cfg.QuotaWindowNum), s.cfg.QuotaWindowSize, s.connLimits)
 	for _, l := range s.cfg.Listeners {
 		ln, err := net.Listen("tcp", l.Address())
 		if err != nil {
@@ -464,6 +468,8 @@ func (s *Server) listen() error {
 			MaxRequestSize: s.cfg.SocketRequestMaxBytes,
 			TLS:            s.listenerTLS(l.Name),
 			SASL:           s.listenerSASL(l.Name),
+			Conns:          s.connQuotas,
+			MaxIdle:        s.cfg.ConnectionsMaxIdle,
 		}, deps)
 	}
 	if !broker && s.cfg.HasRole("broker") {
