@@ -191,7 +191,7 @@ func alterQuotaEntity(img *metadata.Image, e kmsg.AlterClientQuotasRequestEntry)
 
 // unenforced are quota keys Kafka has that weir does not enforce yet:
 // refused rather than stored and ignored.
-var unenforced = map[string]bool{"controller_mutation_rate": true, "connection_creation_rate": true}
+var unenforced = map[string]bool{"connection_creation_rate": true}
 
 // validQuotaValue is Kafka's validateQuotaKeyValue.
 func validQuotaValue(keys map[string]QuotaType, key string, v float64) error {

@@ -17,6 +17,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
 func quotaEntity(parts ...string) kadm.ClientQuotaEntity {
@@ -62,7 +63,7 @@ func TestClientQuotasAlterDescribe(t *testing.T) {
 	}{
 		{alice, []kadm.AlterClientQuotaOp{set("producer_byte_rate", 1024), set("request_percentage", 12.5)}},
 		{aliceApp, []kadm.AlterClientQuotaOp{set("consumer_byte_rate", 2048)}},
-		{defClient, []kadm.AlterClientQuotaOp{set("consumer_byte_rate", 3000)}},
+		{defClient, []kadm.AlterClientQuotaOp{set("consumer_byte_rate", 3000), set("controller_mutation_rate", 2.5)}},
 		{quotaEntity("ip", "10.0.0.1"), []kadm.AlterClientQuotaOp{}},
 	} {
 		if err := alterQuota(t, ctx, adm, c.e, c.ops...); err != nil {
@@ -84,7 +85,6 @@ func TestClientQuotasAlterDescribe(t *testing.T) {
 		{quotaEntity("group", "g"), set("producer_byte_rate", 1), "Unhandled client quota entity type: group"},
 		{quotaEntity("ip", "not an ip"), set("connection_creation_rate", 1), "is not a valid IP"},
 		{quotaEntity("ip", "10.0.0.1"), set("connection_creation_rate", 1), "weir does not enforce connection_creation_rate yet"},
-		{defClient, set("controller_mutation_rate", 1), "weir does not enforce controller_mutation_rate yet"},
 	} {
 		err := alterQuota(t, ctx, adm, c.e, c.op)
 		if err == nil || !strings.Contains(err.Error(), "INVALID_REQUEST") || !strings.Contains(err.Error(), c.want) {
@@ -126,7 +126,8 @@ func TestClientQuotasAlterDescribe(t *testing.T) {
 		t.Helper()
 		all := describe(false)
 		if len(all) != 3 || all["user=alice"]["producer_byte_rate"] != 1024 || all["user=alice"]["request_percentage"] != 12.5 ||
-			all["user=alice,client-id=app"]["consumer_byte_rate"] != 2048 || all["client-id=<default>"]["consumer_byte_rate"] != 3000 {
+			all["user=alice,client-id=app"]["consumer_byte_rate"] != 2048 || all["client-id=<default>"]["consumer_byte_rate"] != 3000 ||
+			all["client-id=<default>"]["controller_mutation_rate"] != 2.5 {
 			t.Fatalf("%s: all quotas %v", what, all)
 		}
 		// user=alice exactly, not strict: alice's and alice's app's.
@@ -155,7 +156,8 @@ func TestClientQuotasAlterDescribe(t *testing.T) {
 	if err := alterQuota(t, ctx, adm, alice, kadm.AlterClientQuotaOp{Key: "request_percentage", Remove: true}); err != nil {
 		t.Fatal(err)
 	}
-	if err := alterQuota(t, ctx, adm, defClient, kadm.AlterClientQuotaOp{Key: "consumer_byte_rate", Remove: true}); err != nil {
+	if err := alterQuota(t, ctx, adm, defClient, kadm.AlterClientQuotaOp{Key: "consumer_byte_rate", Remove: true},
+		kadm.AlterClientQuotaOp{Key: "controller_mutation_rate", Remove: true}); err != nil {
 		t.Fatal(err)
 	}
 	all := describe(false)
@@ -335,5 +337,70 @@ type throttleHook struct{ n *atomic.Int64 }
 func (h throttleHook) OnBrokerThrottle(_ kgo.BrokerMetadata, d time.Duration, _ bool) {
 	if d > 0 {
 		h.n.Add(1)
+	}
+}
+
+// The controller mutation quota (KIP-599) over a burst of two partitions
+// (a rate of 1 over two one-second windows): strict requests are refused
+// once the bucket is below zero, older versions only throttled.
+func TestControllerMutationQuota(t *testing.T) {
+	ctx := cliCtx(t)
+	n := cliNode(t, map[string]string{"quota.window.num": "2", "quota.window.size.seconds": "1"})
+	adm := cliAdmin(t, n.Addr)
+	if err := alterQuota(t, ctx, adm, quotaEntity("user", "<default>"), kadm.AlterClientQuotaOp{Key: "controller_mutation_rate", Value: 1}); err != nil {
+		t.Fatal(err)
+	}
+	createReq := func(version int16, topics map[string]int32, order ...string) *kmsg.CreateTopicsRequest {
+		req := kmsg.NewPtrCreateTopicsRequest()
+		req.SetVersion(version)
+		req.TimeoutMillis = 30000
+		for _, name := range order {
+			rt := kmsg.NewCreateTopicsRequestTopic()
+			rt.Topic, rt.NumPartitions, rt.ReplicationFactor = name, topics[name], 1
+			req.Topics = append(req.Topics, rt)
+		}
+		return req
+	}
+	codes := func(resp *kmsg.CreateTopicsResponse) map[string]int16 {
+		out := map[string]int16{}
+		for _, t := range resp.Topics {
+			out[t.Topic] = t.ErrorCode
+		}
+		return out
+	}
+	// a takes the two tokens, b takes three more (the bucket was not
+	// below zero yet), c is refused.
+	resp := dial(t, n.Addr).do(createReq(7, map[string]int32{"a": 2, "b": 3, "c": 1}, "a", "b", "c")).(*kmsg.CreateTopicsResponse)
+	got := codes(resp)
+	if len(got) != 3 || got["a"] != 0 || got["b"] != 0 || got["c"] != kerr.ThrottlingQuotaExceeded.Code || resp.ThrottleMillis <= 0 {
+		t.Fatalf("strict CreateTopics: codes %v, throttle %d ms", got, resp.ThrottleMillis)
+	}
+	topics, err := adm.ListTopics(ctx)
+	if err != nil || !topics.Has("a") || !topics.Has("b") || topics.Has("c") {
+		t.Fatalf("topics %v, %v: want a and b, not c", topics.Names(), err)
+	}
+	// Deleting and adding partitions are refused too while the bucket is
+	// below zero.
+	del := kmsg.NewPtrDeleteTopicsRequest()
+	del.SetVersion(5)
+	del.TopicNames, del.TimeoutMillis = []string{"a"}, 30000
+	dresp := dial(t, n.Addr).do(del).(*kmsg.DeleteTopicsResponse)
+	if len(dresp.Topics) != 1 || dresp.Topics[0].ErrorCode != kerr.ThrottlingQuotaExceeded.Code || dresp.ThrottleMillis <= 0 {
+		t.Fatalf("strict DeleteTopics: %+v", dresp)
+	}
+	cp := kmsg.NewPtrCreatePartitionsRequest()
+	cp.SetVersion(3)
+	cp.TimeoutMillis = 30000
+	cpt := kmsg.NewCreatePartitionsRequestTopic()
+	cpt.Topic, cpt.Count = "b", 5
+	cp.Topics = append(cp.Topics, cpt)
+	cpresp := dial(t, n.Addr).do(cp).(*kmsg.CreatePartitionsResponse)
+	if len(cpresp.Topics) != 1 || cpresp.Topics[0].ErrorCode != kerr.ThrottlingQuotaExceeded.Code {
+		t.Fatalf("strict CreatePartitions: %+v", cpresp)
+	}
+	// CreateTopics v5 is permissive: created, and throttled.
+	resp = dial(t, n.Addr).do(createReq(5, map[string]int32{"d": 1}, "d")).(*kmsg.CreateTopicsResponse)
+	if got := codes(resp); got["d"] != 0 || resp.ThrottleMillis <= 0 {
+		t.Fatalf("permissive CreateTopics: codes %v, throttle %d ms", got, resp.ThrottleMillis)
 	}
 }

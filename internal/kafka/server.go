@@ -274,6 +274,14 @@ func (s *Server) dispatch(req *Request) *Reply {
 	if req.Raw != nil {
 		return s.internal[req.Key](req)
 	}
+	if rep := s.mutationQuota(req, s.dispatchAPI); rep != nil {
+		return rep
+	}
+	return s.dispatchAPI(req)
+}
+
+// dispatchAPI runs req's handler here or at the active controller.
+func (s *Server) dispatchAPI(req *Request) *Reply {
 	if rep := s.maybeForward(req); rep != nil {
 		return rep
 	}

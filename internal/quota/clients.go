@@ -261,3 +261,16 @@ func (c *Clients) Refund(user, clientID string, n int) {
 		s.tokens = min(rate*float64(c.samples)*c.window.Seconds(), s.tokens+float64(n))
 	}
 }
+
+// Applies reports whether a quota of kind applies to user and clientID.
+func (c *Clients) Applies(kind Kind, user, clientID string) bool {
+	if c == nil || c.image == nil {
+		return false
+	}
+	img := c.image()
+	if img == nil {
+		return false
+	}
+	_, _, ok := Resolve(img.ClientQuotas, kind.Key(), user, clientID)
+	return ok
+}
