@@ -241,4 +241,3 @@ func appendThrottled(resp kmsg.Response, body kmsg.Request, i int) {
 		r.Topics = append(r.Topics, rt)
 	}
 }
-
