@@ -189,18 +189,11 @@ func alterQuotaEntity(img *metadata.Image, e kmsg.AlterClientQuotasRequestEntry)
 	return recs, nil
 }
 
-// unenforced are quota keys Kafka has that weir does not enforce yet:
-// refused rather than stored and ignored.
-var unenforced = map[string]bool{"connection_creation_rate": true}
-
 // validQuotaValue is Kafka's validateQuotaKeyValue.
 func validQuotaValue(keys map[string]QuotaType, key string, v float64) error {
 	typ, ok := keys[key]
 	if !ok {
 		return topicErr(kerr.InvalidRequest, "Invalid configuration key %s", key)
-	}
-	if unenforced[key] {
-		return topicErr(kerr.InvalidRequest, "weir does not enforce %s yet", key)
 	}
 	if !(v > 0) {
 		return topicErr(kerr.InvalidRequest, "Quota %s must be greater than 0", key)

@@ -10,6 +10,10 @@ package kafka
 //   - waits while max.connections connections are open (the inter-broker
 //     listener is exempt: its connection is accepted, and the least
 //     recently active connection of another listener closed instead);
+//   - when its IP address is over its connection_creation_rate quota
+//     (the ip entity's, else the default ip's, over the same windows;
+//     not on the inter-broker listener), closes it once the rate is back
+//     within the quota, as Kafka delays closing a throttled connection;
 //   - closes it at once when its IP address already has
 //     max.connections.per.ip connections (or its count in
 //     max.connections.per.ip.overrides).
@@ -32,6 +36,9 @@ type ConnLimits struct {
 	PerIP          int            // max.connections.per.ip
 	PerIPOverrides map[string]int // max.connections.per.ip.overrides, by IP address
 	CreationRate   int            // max.connection.creation.rate, per second
+	// IPRate is the connection_creation_rate quota of an address (ok
+	// false: none).
+	IPRate func(ip string) (limit float64, ok bool)
 }
 
 // ConnQuotas counts a node's connections and enforces ConnLimits.
@@ -41,12 +48,22 @@ type ConnQuotas struct {
 	protected string
 	rate      *quota.Rate
 	now       func() time.Time
+	samples   int
+	window    time.Duration
 
 	mu    sync.Mutex
 	total int
 	perIP map[string]int
 	conns map[*conn]string // open connections and their listeners
 	freed chan struct{}    // closed (and replaced) when a connection goes
+	// ipRates are the addresses' connection rates, for their quotas.
+	ipRates   map[string]*ipRate
+	lastSweep time.Time
+}
+
+type ipRate struct {
+	rate *quota.Rate
+	used time.Time
 }
 
 // NewConnQuotas returns the quotas of a node whose inter-broker listener
@@ -55,16 +72,17 @@ type ConnQuotas struct {
 // window.
 func NewConnQuotas(protected string, samples int, window time.Duration, limits func() ConnLimits) *ConnQuotas {
 	return &ConnQuotas{limits: limits, protected: protected, rate: quota.NewRate(samples, window), now: time.Now,
-		perIP: map[string]int{}, conns: map[*conn]string{}, freed: make(chan struct{})}
+		samples: samples, window: window, perIP: map[string]int{}, conns: map[*conn]string{}, freed: make(chan struct{}),
+		ipRates: map[string]*ipRate{}}
 }
 
 // admit waits until a connection from ip may be served on listener and
 // counts it; false when it is to be closed (too many from its address,
-// or stop closed meanwhile). A connection admitted is let go with
-// release.
-func (q *ConnQuotas) admit(stop <-chan struct{}, listener, ip string) bool {
+// or stop closed meanwhile), after closeIn when its address is over its
+// connection rate quota. A connection admitted is let go with release.
+func (q *ConnQuotas) admit(stop <-chan struct{}, listener, ip string) (ok bool, closeIn time.Duration) {
 	if q == nil {
-		return true
+		return true, 0
 	}
 	protected := listener == q.protected
 	if !protected {
@@ -74,8 +92,11 @@ func (q *ConnQuotas) admit(stop <-chan struct{}, listener, ip string) bool {
 			case <-t.C:
 			case <-stop:
 				t.Stop()
-				return false
+				return false, 0
 			}
+		}
+		if d := q.ipThrottle(ip); d > 0 {
+			return false, d
 		}
 	}
 	for {
@@ -88,7 +109,7 @@ func (q *ConnQuotas) admit(stop <-chan struct{}, listener, ip string) bool {
 			}
 			if q.perIP[ip] >= max {
 				q.mu.Unlock()
-				return false
+				return false, 0
 			}
 			q.perIP[ip]++
 			q.total++
@@ -96,16 +117,55 @@ func (q *ConnQuotas) admit(stop <-chan struct{}, listener, ip string) bool {
 				q.closeLeastRecentLocked()
 			}
 			q.mu.Unlock()
-			return true
+			return true, 0
 		}
 		freed := q.freed
 		q.mu.Unlock()
 		select {
 		case <-freed:
 		case <-stop:
-			return false
+			return false, 0
 		}
 	}
+}
+
+// ipThrottle records a connection from ip against its address's
+// connection_creation_rate quota and returns how long until the rate is
+// back within it; a throttled connection is not counted (Kafka
+// unrecords it).
+func (q *ConnQuotas) ipThrottle(ip string) time.Duration {
+	l := q.limits()
+	if l.IPRate == nil {
+		return 0
+	}
+	limit, ok := l.IPRate(ip)
+	if !ok {
+		return 0
+	}
+	now := q.now()
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if now.Sub(q.lastSweep) > time.Minute {
+		q.lastSweep = now
+		for a, r := range q.ipRates {
+			if now.Sub(r.used) > time.Hour {
+				delete(q.ipRates, a)
+			}
+		}
+	}
+	r := q.ipRates[ip]
+	if r == nil {
+		r = &ipRate{rate: quota.NewRate(q.samples, q.window)}
+		q.ipRates[ip] = r
+	}
+	r.used = now
+	r.rate.Record(1, now)
+	v, span := r.rate.Measure(now)
+	if v <= limit {
+		return 0
+	}
+	r.rate.Record(-1, now)
+	return max(time.Duration((v-limit)/limit*float64(span)).Round(time.Millisecond), time.Millisecond)
 }
 
 // creationThrottle records a new connection and returns how long the

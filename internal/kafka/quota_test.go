@@ -64,7 +64,7 @@ func TestClientQuotasAlterDescribe(t *testing.T) {
 		{alice, []kadm.AlterClientQuotaOp{set("producer_byte_rate", 1024), set("request_percentage", 12.5)}},
 		{aliceApp, []kadm.AlterClientQuotaOp{set("consumer_byte_rate", 2048)}},
 		{defClient, []kadm.AlterClientQuotaOp{set("consumer_byte_rate", 3000), set("controller_mutation_rate", 2.5)}},
-		{quotaEntity("ip", "10.0.0.1"), []kadm.AlterClientQuotaOp{}},
+		{quotaEntity("ip", "10.0.0.1"), []kadm.AlterClientQuotaOp{set("connection_creation_rate", 5)}},
 	} {
 		if err := alterQuota(t, ctx, adm, c.e, c.ops...); err != nil {
 			t.Fatalf("altering %v: %v", c.e, err)
@@ -84,7 +84,7 @@ func TestClientQuotasAlterDescribe(t *testing.T) {
 		{quotaEntity("user", ""), set("producer_byte_rate", 1), "Empty user not supported"},
 		{quotaEntity("group", "g"), set("producer_byte_rate", 1), "Unhandled client quota entity type: group"},
 		{quotaEntity("ip", "not an ip"), set("connection_creation_rate", 1), "is not a valid IP"},
-		{quotaEntity("ip", "10.0.0.1"), set("connection_creation_rate", 1), "weir does not enforce connection_creation_rate yet"},
+		{quotaEntity("ip", "10.0.0.1"), set("connection_creation_rate", 1.5), "connection_creation_rate cannot be a fractional value."},
 	} {
 		err := alterQuota(t, ctx, adm, c.e, c.op)
 		if err == nil || !strings.Contains(err.Error(), "INVALID_REQUEST") || !strings.Contains(err.Error(), c.want) {
@@ -125,7 +125,7 @@ func TestClientQuotasAlterDescribe(t *testing.T) {
 	check := func(what string) {
 		t.Helper()
 		all := describe(false)
-		if len(all) != 3 || all["user=alice"]["producer_byte_rate"] != 1024 || all["user=alice"]["request_percentage"] != 12.5 ||
+		if len(all) != 4 || all["ip=10.0.0.1"]["connection_creation_rate"] != 5 || all["user=alice"]["producer_byte_rate"] != 1024 || all["user=alice"]["request_percentage"] != 12.5 ||
 			all["user=alice,client-id=app"]["consumer_byte_rate"] != 2048 || all["client-id=<default>"]["consumer_byte_rate"] != 3000 ||
 			all["client-id=<default>"]["controller_mutation_rate"] != 2.5 {
 			t.Fatalf("%s: all quotas %v", what, all)
@@ -161,7 +161,7 @@ func TestClientQuotasAlterDescribe(t *testing.T) {
 		t.Fatal(err)
 	}
 	all := describe(false)
-	if len(all) != 2 || len(all["user=alice"]) != 1 || all["client-id=<default>"] != nil {
+	if len(all) != 3 || len(all["user=alice"]) != 1 || all["client-id=<default>"] != nil {
 		t.Fatalf("after removals: %v", all)
 	}
 }

@@ -222,7 +222,15 @@ func (s *Server) Serve(ln net.Listener) error {
 			}
 		}
 		ip := remoteIP(nc)
-		if !s.cfg.Conns.admit(s.stop, s.cfg.ListenerName, ip) {
+		if ok, closeIn := s.cfg.Conns.admit(s.stop, s.cfg.ListenerName, ip); !ok {
+			if closeIn > 0 {
+				// Over its address's connection rate: closed once the
+				// rate is back within the quota, so it cannot retry at
+				// once (as Kafka's delayed close).
+				s.lg.Debug("connection throttled: its address is over its connection_creation_rate", "remote", nc.RemoteAddr().String(), "close_in", closeIn)
+				time.AfterFunc(closeIn, func() { nc.Close() })
+				continue
+			}
 			s.lg.Debug("connection refused: too many from its address", "remote", nc.RemoteAddr().String())
 			nc.Close()
 			continue

@@ -10,6 +10,7 @@ import (
 
 	"weir/internal/config"
 	"weir/internal/kafka"
+	"weir/internal/metadata"
 )
 
 // connLimits holds the last parsed max.connections.per.ip.overrides, so
@@ -33,7 +34,19 @@ func (s *Server) connLimits() kafka.ConnLimits {
 		return n
 	}
 	return kafka.ConnLimits{Max: num("max.connections"), PerIP: num("max.connections.per.ip"),
-		CreationRate: num("max.connection.creation.rate"), PerIPOverrides: s.conns.parse(val("max.connections.per.ip.overrides"), s)}
+		CreationRate: num("max.connection.creation.rate"), PerIPOverrides: s.conns.parse(val("max.connections.per.ip.overrides"), s),
+		IPRate: func(ip string) (float64, bool) { return ipConnectionRate(img, ip) }}
+}
+
+// ipConnectionRate is an address's connection_creation_rate quota: its
+// own, else the default ip's.
+func ipConnectionRate(img *metadata.Image, ip string) (float64, bool) {
+	for _, e := range []metadata.QuotaEntity{{IP: metadata.Named(ip)}, {IP: metadata.DefaultName}} {
+		if v, ok := img.ClientQuotas[e]["connection_creation_rate"]; ok {
+			return v, true
+		}
+	}
+	return 0, false
 }
 
 // parse returns the overrides of raw by IP address; a host name counts
