@@ -7,6 +7,7 @@ package kafka_test
 
 import (
 	"context"
+	"fmt"
 	"errors"
 	"strings"
 	"sync"
@@ -205,8 +206,8 @@ func measure(ctx context.Context, meters []*meter, warmUp, span time.Duration) (
 
 // quotaNode runs a node whose client quotas are measured over three
 // one-second windows, so a client settles at its rate within seconds.
-func quotaNode(t *testing.T) *kadm.Client {
-	n := cliNode(t, map[string]string{"quota.window.num": "3", "quota.window.size.seconds": "1"})
+func quotaNode(t *testing.T, samples int) *kadm.Client {
+	n := cliNode(t, map[string]string{"quota.window.num": fmt.Sprint(samples), "quota.window.size.seconds": "1"})
 	adm := cliAdmin(t, n.Addr)
 	quotaAddr = n.Addr
 	return adm
@@ -225,7 +226,7 @@ func inBand(t *testing.T, what string, got, want float64) {
 func TestProduceQuotaSlowsClientToItsRate(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
-	adm := quotaNode(t)
+	adm := quotaNode(t, 3)
 	cliCreateTopic(t, ctx, adm, "quota-produce", 2, nil)
 	const slowRate, fastRate = 512 << 10, 1 << 20
 	if err := alterQuota(t, ctx, adm, quotaEntity("client-id", "slow"), kadm.AlterClientQuotaOp{Key: "producer_byte_rate", Value: slowRate}); err != nil {
@@ -271,14 +272,14 @@ func TestProduceQuotaSlowsClientToItsRate(t *testing.T) {
 func TestFetchQuotaSlowsConsumerToItsRate(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
-	adm := quotaNode(t)
+	adm := quotaNode(t, 3)
 	cliCreateTopic(t, ctx, adm, "quota-fetch", 1, nil)
 	// 16 MB to read: more than a throttled consumer reads in the test.
 	// Small batches: a fetch returns at least one whole batch.
 	p := cliFranz(t, quotaAddr, kgo.DefaultProduceTopic("quota-fetch"), kgo.ProducerBatchCompression(kgo.NoCompression()),
-		kgo.ProducerBatchMaxBytes(32<<10))
+		kgo.ProducerBatchMaxBytes(16<<10))
 	value := make([]byte, 8<<10)
-	for i := 0; i < 2048; i++ {
+	for i := 0; i < 1024; i++ {
 		p.Produce(ctx, &kgo.Record{Value: value}, func(_ *kgo.Record, err error) {
 			if err != nil {
 				t.Errorf("produce: %v", err)
@@ -288,13 +289,13 @@ func TestFetchQuotaSlowsConsumerToItsRate(t *testing.T) {
 	if err := p.Flush(ctx); err != nil {
 		t.Fatal(err)
 	}
-	const readRate = 512 << 10
+	const readRate = 128 << 10
 	if err := alterQuota(t, ctx, adm, quotaEntity("user", "<default>", "client-id", "reader"), kadm.AlterClientQuotaOp{Key: "consumer_byte_rate", Value: readRate}); err != nil {
 		t.Fatal(err)
 	}
 	var throttled atomic.Int64
 	m := &meter{}
-	cl := cliFranz(t, quotaAddr, kgo.ClientID("reader"), kgo.ConsumeTopics("quota-fetch"), kgo.FetchMaxPartitionBytes(64<<10),
+	cl := cliFranz(t, quotaAddr, kgo.ClientID("reader"), kgo.ConsumeTopics("quota-fetch"), kgo.FetchMaxPartitionBytes(16<<10),
 		kgo.WithHooks(throttleHook{&throttled}))
 	done := make(chan struct{})
 	go func() {
@@ -307,7 +308,7 @@ func TestFetchQuotaSlowsConsumerToItsRate(t *testing.T) {
 	// An unthrottled consumer of the same data reads it all meanwhile.
 	free := cliFranz(t, quotaAddr, kgo.ClientID("free"), kgo.ConsumeTopics("quota-fetch"))
 	var freeBytes int
-	for freeBytes < 2048*len(value) {
+	for freeBytes < 1024*len(value) {
 		fs := free.PollFetches(ctx)
 		if err := ctx.Err(); err != nil {
 			t.Fatalf("unthrottled consumer read %d bytes: %v", freeBytes, err)
@@ -321,10 +322,11 @@ func TestFetchQuotaSlowsConsumerToItsRate(t *testing.T) {
 		t.Fatal(err)
 	}
 	// A fetch over the quota is answered empty and its bytes taken back,
-	// but its throttle time counts them (as Kafka's): with few samples a
-	// consumer settles below its rate, never above.
+	// but its throttle time counts them (as Kafka's), and a window whose
+	// oldest sample goes takes a burst: a consumer reads below its rate
+	// (about half to two thirds of it here), never above.
 	t.Logf("consumer reader: %.0f B/s (quota %d B/s, %.1f%%), %d throttled answers", rates[0], readRate, 100*rates[0]/readRate, throttled.Load())
-	if rates[0] > 1.1*readRate || rates[0] < 0.4*readRate {
+	if rates[0] > 1.1*readRate || rates[0] < 0.25*readRate {
 		t.Errorf("consumer reader: %.0f B/s, want at most 10%% over %d B/s and not starved", rates[0], readRate)
 	}
 	if throttled.Load() == 0 {
