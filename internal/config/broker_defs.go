@@ -114,7 +114,7 @@ var brokerCoreDefs = []Def{
 	def("max.connections.per.ip", TypeInt, maxInt, atLeast(0), ClusterWide, "Maximum number of connections from one IP address."),
 	def("max.connections.per.ip.overrides", TypeString, "", connectionOverridesValidator, ClusterWide, "Per host or IP connection limits as host:count pairs."),
 	def("max.connection.creation.rate", TypeInt, maxInt, atLeast(0), ClusterWide, "Maximum new connections per second across the listeners but the inter-broker one."),
-	def("connections.max.idle.ms", TypeLong, "600000", nil, ReadOnly, "Idle connections are closed after this long; a negative value never closes them."),
+	def("connections.max.idle.ms", TypeLong, "600000", nil, ReadOnly, "Idle connections are closed after this long; a negative value never closes them (weir's own connections between nodes are redialled after 5 minutes unused)."),
 	def("connection.failed.authentication.delay.ms", TypeInt, "100", atLeast(0), ReadOnly, "Delay before answering and closing a connection that failed authentication."),
 	ignored(def("queued.max.requests", TypeInt, "500", atLeast(1), ReadOnly, "Requests queued before network threads stop reading."), reasonNoRequestQueue),
 	refused(def("queued.max.request.bytes", TypeLong, "-1", nil, ReadOnly, "Bytes of queued requests before reading stops; -1 means no limit."), reasonQueuedBytes),
