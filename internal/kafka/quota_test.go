@@ -7,8 +7,8 @@ package kafka_test
 
 import (
 	"context"
-	"fmt"
 	"errors"
+	"fmt"
 	"strings"
 	"sync"
 	"sync/atomic"
