@@ -109,6 +109,9 @@ type Broker struct {
 	TransactionRemoveExpiredInterval time.Duration
 	TransactionPartitionVerification bool
 	ReplicationQuotaWindowNum        int32
+	QuotaWindowNum                   int32
+	ConnectionsMaxIdle               time.Duration // < 0: never
+	QuotaWindowSize                  time.Duration
 	ReplicationQuotaWindowSize       time.Duration
 
 	// MetricsListener is the host:port of the Prometheus endpoint
@@ -320,6 +323,9 @@ func (b *Broker) fill() {
 	b.TransactionRemoveExpiredInterval = g.ms("transaction.remove.expired.transaction.cleanup.interval.ms")
 	b.TransactionPartitionVerification = g.bool("transaction.partition.verification.enable")
 	b.ReplicationQuotaWindowNum = g.i32("replication.quota.window.num")
+	b.QuotaWindowNum = g.i32("quota.window.num")
+	b.ConnectionsMaxIdle = time.Duration(g.i64("connections.max.idle.ms")) * time.Millisecond
+	b.QuotaWindowSize = g.dur("quota.window.size.seconds", time.Second)
 	b.ReplicationQuotaWindowSize = g.dur("replication.quota.window.size.seconds", time.Second)
 	b.MetricsListener, _ = ParseMetricsListener(g.str(KeyMetricsListener))
 	b.FastFencing = g.bool(KeyFastFencing)

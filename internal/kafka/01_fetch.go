@@ -46,6 +46,7 @@ import (
 	"weir/internal/log"
 	"weir/internal/metadata"
 	"weir/internal/partition"
+	"weir/internal/quota"
 )
 
 func (s *Server) handleFetch(req *Request) *Reply {
@@ -72,11 +73,17 @@ func (s *Server) handleFetch(req *Request) *Reply {
 	if limit := s.cfg.Broker.FetchMaxBytes; r.MaxBytes <= 0 || r.MaxBytes > limit {
 		r.MaxBytes = limit
 	}
+	if user, ok := s.quotaUser(req); ok && !isFollowerFetch(req) {
+		// No more than the consumer's quota lets through in a window.
+		r.MaxBytes = int32(min(int64(r.MaxBytes), s.deps.ClientQuotas.MaxInWindow(quota.Fetch, user, req.ClientID)))
+	}
 	r.MinBytes = min(r.MinBytes, r.MaxBytes)
 	resp, sections, size, urgent := s.readFetch(req, r)
 	wait := time.Duration(r.MaxWaitMillis) * time.Millisecond
 	if urgent || wait <= 0 || size >= int(r.MinBytes) {
-		return &Reply{ready: closedChan, resp: resp, sections: sections}
+		rep := &Reply{ready: closedChan}
+		rep.resp, rep.sections = s.chargeFetch(req, rep, resp, sections, size)
+		return rep
 	}
 	rep := newReply()
 	go s.longPoll(req, r, rep, wait)
@@ -114,15 +121,15 @@ func (s *Server) longPoll(req *Request, r *kmsg.FetchRequest, rep *Reply, wait t
 		// Re-read after registering, so data appended in between is seen.
 		resp, sections, size, urgent := s.readFetch(req, r)
 		if urgent || size >= int(r.MinBytes) {
-			rep.sections = sections
+			resp, rep.sections = s.chargeFetch(req, rep, resp, sections, size)
 			rep.complete(resp)
 			return
 		}
 		select {
 		case <-w.C:
 		case <-timer.C:
-			resp, sections, _, _ := s.readFetch(req, r)
-			rep.sections = sections
+			resp, sections, size, _ := s.readFetch(req, r)
+			resp, rep.sections = s.chargeFetch(req, rep, resp, sections, size)
 			rep.complete(resp)
 			return
 		case <-req.Ctx.Done():
@@ -130,6 +137,35 @@ func (s *Server) longPoll(req *Request, r *kmsg.FetchRequest, rep *Reply, wait t
 			return
 		}
 	}
+}
+
+// isFollowerFetch reports a replica's fetch (a follower's, or an
+// observer's of the metadata log): never throttled by client quotas.
+func isFollowerFetch(req *Request) bool {
+	r, ok := req.Body.(*kmsg.FetchRequest)
+	return ok && (r.ReplicaID >= 0 || r.ReplicaState.ID >= 0)
+}
+
+// chargeFetch counts a consumer's fetch of size record bytes against its
+// fetch quota. Over the quota, the client gets an empty answer with the
+// throttle time (the bytes are taken back) and its connection is muted,
+// as Kafka's getThrottledResponse.
+func (s *Server) chargeFetch(req *Request, rep *Reply, resp *kmsg.FetchResponse, sections []section, size int) (*kmsg.FetchResponse, []section) {
+	user, ok := s.quotaUser(req)
+	if !ok || isFollowerFetch(req) || size == 0 {
+		return resp, sections
+	}
+	q := s.deps.ClientQuotas
+	d := q.Record(quota.Fetch, user, req.ClientID, int64(size))
+	if d <= 0 {
+		return resp, sections
+	}
+	q.Unrecord(quota.Fetch, user, req.ClientID, int64(size))
+	rep.throttle = d
+	req.conn.mute(d)
+	empty := respFor(req).(*kmsg.FetchResponse)
+	empty.SessionID = resp.SessionID
+	return empty, nil
 }
 
 // readFetch reads every requested partition once. urgent reports an error

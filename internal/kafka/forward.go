@@ -3,7 +3,7 @@ package kafka
 // Admin requests that change metadata (CreateTopics, DeleteTopics,
 // CreatePartitions, AlterConfigs, IncrementalAlterConfigs, ElectLeaders,
 // AlterPartitionReassignments, UpdateFeatures, AlterUserScramCredentials,
-// UnregisterBroker, CreateAcls, DeleteAcls),
+// UnregisterBroker, CreateAcls, DeleteAcls, AlterClientQuotas),
 // ListPartitionReassignments, and
 // DescribeQuorum, which only the leader can answer, are carried out by the
 // active controller. A node whose own controller is not active
@@ -52,7 +52,7 @@ type Forwarder interface {
 }
 
 // forwarded are the APIs the active controller carries out.
-var forwarded = map[int16]bool{19: true, 20: true, 30: true, 31: true, 33: true, 37: true, 43: true, 44: true, 45: true, 46: true, 51: true, 55: true, 57: true, 64: true}
+var forwarded = map[int16]bool{19: true, 20: true, 30: true, 31: true, 33: true, 37: true, 43: true, 44: true, 45: true, 46: true, 49: true, 51: true, 55: true, 57: true, 64: true}
 
 // maybeForward sends req to the active controller when this node's is not
 // active; it returns nil when req is to be handled here.
@@ -265,19 +265,8 @@ func (s *Server) notController(req *Request) *Reply {
 		resp := respFor(req).(*kmsg.UnregisterBrokerResponse)
 		resp.ErrorCode = code
 		return done(resp)
-	case *kmsg.AlterUserSCRAMCredentialsRequest:
-		resp := respFor(req).(*kmsg.AlterUserSCRAMCredentialsResponse)
-		for _, u := range r.Deletions {
-			res := kmsg.NewAlterUserSCRAMCredentialsResponseResult()
-			res.User, res.ErrorCode, res.ErrorMessage = u.Name, code, &msg
-			resp.Results = append(resp.Results, res)
-		}
-		for _, u := range r.Upsertions {
-			res := kmsg.NewAlterUserSCRAMCredentialsResponseResult()
-			res.User, res.ErrorCode, res.ErrorMessage = u.Name, code, &msg
-			resp.Results = append(resp.Results, res)
-		}
-		return done(resp)
+	case *kmsg.AlterClientQuotasRequest:
+		return done(alterClientQuotasFailed(req, kerr.NotController))
 	case *kmsg.CreateACLsRequest:
 		resp := respFor(req).(*kmsg.CreateACLsResponse)
 		for range r.Creations {
@@ -292,6 +281,24 @@ func (s *Server) notController(req *Request) *Reply {
 			res := kmsg.NewDeleteACLsResponseResult()
 			res.ErrorCode, res.ErrorMessage = code, &msg
 			resp.Results = append(resp.Results, res)
+		}
+		return done(resp)
+	case *kmsg.AlterUserSCRAMCredentialsRequest:
+		resp := respFor(req).(*kmsg.AlterUserSCRAMCredentialsResponse)
+		seen := map[string]bool{}
+		add := func(user string) {
+			if !seen[user] {
+				seen[user] = true
+				res := kmsg.NewAlterUserSCRAMCredentialsResponseResult()
+				res.User, res.ErrorCode, res.ErrorMessage = user, code, &msg
+				resp.Results = append(resp.Results, res)
+			}
+		}
+		for _, d := range r.Deletions {
+			add(d.Name)
+		}
+		for _, u := range r.Upsertions {
+			add(u.Name)
 		}
 		return done(resp)
 	default:

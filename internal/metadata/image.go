@@ -103,6 +103,9 @@ type Image struct {
 	Scram map[ScramKey]ScramCredential
 	// ACLs are the access control entries, by id (image_acls.go).
 	ACLs map[Uuid]ACL
+	// ClientQuotas are the client quotas, by entity and key
+	// (image_quotas.go).
+	ClientQuotas map[QuotaEntity]map[string]float64
 }
 
 // Empty is the image before any record.
@@ -110,7 +113,7 @@ func Empty() *Image {
 	return &Image{Offset: -1, Topics: map[string]*Topic{}, TopicsByID: map[Uuid]*Topic{},
 		Brokers: map[int32]*Broker{}, Configs: map[ConfigResource]map[string]string{}, Features: map[string]int16{},
 		Links: map[Uuid]*Link{}, Mirrors: map[Uuid]*Mirror{},
-		Scram: map[ScramKey]ScramCredential{}, ACLs: map[Uuid]ACL{}}
+		Scram: map[ScramKey]ScramCredential{}, ACLs: map[Uuid]ACL{}, ClientQuotas: map[QuotaEntity]map[string]float64{}}
 }
 
 // TopicConfig returns a topic's dynamic config overrides (never nil).
@@ -146,6 +149,8 @@ type Delta struct {
 	ChangedLinks bool
 	// ChangedACLs is set when an ACL was added or removed.
 	ChangedACLs bool
+	// ChangedQuotas is set when a client quota changed.
+	ChangedQuotas bool
 }
 
 func newDelta() *Delta {
@@ -345,13 +350,15 @@ func (b *builder) apply(r Record) error {
 		b.applyScram(r)
 	case *AccessControlEntryRecord, *RemoveAccessControlEntryRecord:
 		return b.applyACL(r)
+	case *ClientQuotaRecord:
+		b.applyQuota(r)
 	case *NoOpRecord:
 	default:
 		if ok, err := b.applyLinkRecord(r); ok {
 			return err
 		}
-		// Quotas and delegation tokens are
-		// carried by the log; weir does not act on them yet.
+		// Delegation tokens are carried by the log; weir does not act
+		// on them yet.
 	}
 	return nil
 }

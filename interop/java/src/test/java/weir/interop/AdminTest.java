@@ -78,9 +78,6 @@ import org.apache.kafka.common.errors.UnknownTopicOrPartitionException;
 import org.apache.kafka.common.errors.ResourceNotFoundException;
 import org.apache.kafka.common.errors.SecurityDisabledException;
 import org.apache.kafka.common.errors.UnsupportedVersionException;
-import org.apache.kafka.common.quota.ClientQuotaAlteration;
-import org.apache.kafka.common.quota.ClientQuotaEntity;
-import org.apache.kafka.common.quota.ClientQuotaFilter;
 import org.apache.kafka.common.resource.PatternType;
 import org.apache.kafka.common.resource.ResourcePattern;
 import org.apache.kafka.common.resource.ResourceType;
@@ -577,10 +574,6 @@ class AdminTest {
         Map<String, Function<Admin, KafkaFuture<?>>> calls = new java.util.LinkedHashMap<>();
         calls.put("createDelegationToken", a -> a.createDelegationToken().delegationToken());
         calls.put("describeDelegationToken", a -> a.describeDelegationToken().delegationTokens());
-        calls.put("describeClientQuotas", a -> a.describeClientQuotas(ClientQuotaFilter.all()).entities());
-        calls.put("alterClientQuotas", a -> a.alterClientQuotas(List.of(new ClientQuotaAlteration(
-                new ClientQuotaEntity(Map.of(ClientQuotaEntity.USER, "a")),
-                List.of(new ClientQuotaAlteration.Op("producer_byte_rate", 1000.0))))).all());
         calls.put("alterReplicaLogDirs", a -> a.alterReplicaLogDirs(Map.of(new TopicPartitionReplica("t", 0, 1), "/tmp")).all());
         calls.put("describeShareGroups", a -> a.describeShareGroups(List.of("g")).all());
         calls.put("describeStreamsGroups", a -> a.describeStreamsGroups(List.of("g")).all());
