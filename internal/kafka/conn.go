@@ -104,6 +104,7 @@ type conn struct {
 	sessionExpiry    time.Time
 	reauthStart      time.Time
 	reauthenticating bool
+	badMechanism     string // why a re-authentication fails (saslReauthBadMechanism)
 }
 
 // brokerPeer is a broker registration: its id and broker epoch.
