@@ -12,6 +12,8 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -74,6 +76,29 @@ func TestOAuthBearerJWKS(t *testing.T) {
 	}
 	if err := first.ProduceSync(ctx, kgo.StringRecord("after")).FirstErr(); err != nil {
 		t.Fatalf("produce after refused tokens: %v", err)
+	}
+}
+
+// A file:// JWKS is read at start-up.
+func TestOAuthBearerJWKSFile(t *testing.T) {
+	ctx := cliCtx(t)
+	key := jwttest.EC(t, "file-key")
+	path := filepath.Join(t.TempDir(), "jwks.json")
+	if err := os.WriteFile(path, jwttest.JWKS(t, key), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	_, addr := saslNode(t, "SASL_PLAINTEXT", map[string]string{
+		"sasl.enabled.mechanisms": "PLAIN,OAUTHBEARER",
+		"listener.name.sasl.oauthbearer.sasl.server.callback.handler.class": oauthValidator,
+		"sasl.oauthbearer.jwks.endpoint.url":                                "file://" + path,
+	})
+	now := time.Now()
+	claims := map[string]any{"sub": "svc-file", "iat": now.Unix(), "exp": now.Add(time.Hour).Unix()}
+	if err := oauthClient(t, addr, key.Sign(t, claims)).Ping(ctx); err != nil {
+		t.Fatalf("a token of the file's key: %v", err)
+	}
+	if err := oauthClient(t, addr, jwttest.EC(t, "file-key").Sign(t, claims)).Ping(ctx); !errors.Is(err, kerr.SaslAuthenticationFailed) {
+		t.Fatalf("a token of another key: %v", err)
 	}
 }
 
