@@ -116,6 +116,7 @@ type conn struct {
 	sessionExpiry    time.Time
 	reauthStart      time.Time
 	reauthenticating bool
+	badMechanism     string // why a re-authentication fails (saslReauthBadMechanism)
 	// muteUntil (unix ns) is when a throttled client's next request may
 	// be handled: the channel is muted until then, as Kafka's is.
 	muteUntil atomic.Int64

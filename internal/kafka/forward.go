@@ -132,6 +132,21 @@ func (s *Server) createTopics(ctx context.Context, req *kmsg.CreateTopicsRequest
 	return out.Errs, s.awaitMetadata(ctx, out.Offset, 10*time.Second)
 }
 
+// decodeForwarded decodes the body of a forwarded request: an API that
+// brokers forward, at a version this node serves.
+func (s *Server) decodeForwarded(key, version int16, raw []byte) (kmsg.Request, error) {
+	a, ok := s.apis[key]
+	if !ok || !forwarded[key] || version < a.min || version > a.max {
+		return nil, fmt.Errorf("api %d v%d is not forwarded", key, version)
+	}
+	body := kmsg.RequestForKey(key)
+	body.SetVersion(version)
+	if err := body.ReadFrom(raw); err != nil {
+		return nil, fmt.Errorf("malformed: %w", err)
+	}
+	return body, nil
+}
+
 // handleForward carries out a forwarded request as the active controller.
 func (s *Server) handleForward(req *Request) *Reply {
 	raw := req.Raw
@@ -151,20 +166,14 @@ func (s *Server) handleForward(req *Request) *Reply {
 	if key == link.AdminAPIKey && version == 0 && s.deps.Controller != nil {
 		return s.handleForwardedLinkAdmin(rd.Src) // authorized by the forwarding broker
 	}
-	a, ok := s.apis[key]
-	if !ok || !forwarded[key] || version < a.min || version > a.max {
-		s.lg.Warn("refusing a forwarded request", "api", key, "version", version)
-		return &Reply{ready: closedChan, none: true, closeConn: true}
-	}
-	body := kmsg.RequestForKey(key)
-	body.SetVersion(version)
-	if err := body.ReadFrom(rd.Src); err != nil {
-		s.lg.Warn("malformed forwarded request", "err", err)
+	body, err := s.decodeForwarded(key, version, rd.Src)
+	if err != nil {
+		s.lg.Warn("refusing a forwarded request", "api", key, "version", version, "err", err)
 		return &Reply{ready: closedChan, none: true, closeConn: true}
 	}
 	inner := &Request{Key: key, Version: version, CorrelationID: req.CorrelationID, ClientID: req.ClientID,
 		Body: body, Listener: req.Listener, RemoteAddr: req.RemoteAddr, Ctx: req.Ctx, Principal: principal, Host: host}
-	innerRep := a.handle(inner)
+	innerRep := s.apis[key].handle(inner)
 	rep := newReply()
 	go func() {
 		select {
