@@ -297,3 +297,58 @@ func waitOffsets(t *testing.T, adm *kadm.Client, group, topic string, want map[i
 		return nil
 	})
 }
+
+// auto.create.mirror.topics.enable creates the mirrors of the source topics
+// the filters select, named with the link's cluster.link.prefix, topics
+// created at the source later too; a mirror created by hand on a link with
+// a prefix must carry it.
+func TestClusterLinkAutoCreatesPrefixedMirrors(t *testing.T) {
+	src := clustertest.New(t, clustertest.Options{Nodes: 1})
+	dst := clustertest.New(t, clustertest.Options{Nodes: 1})
+	sb, db := src.Node(0).Addr, dst.Node(0).Addr
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	scl := newClient(t, sb)
+	sadm := kadm.NewClient(scl)
+	for _, name := range []string{"orders.eu", "orders.us", "orders.secret", "payments"} {
+		if _, err := sadm.CreateTopic(ctx, 2, 1, nil, name); err != nil {
+			t.Fatal(err)
+		}
+		produceN(t, scl, name, 0, 10)
+	}
+	props := filepath.Join(t.TempDir(), "link.properties")
+	os.WriteFile(props, []byte("bootstrap.servers="+sb+"\ntopic.config.sync.ms=100\ncluster.link.prefix=src.\n"+
+		"auto.create.mirror.topics.enable=true\n"+`auto.create.mirror.topics.filters={"topicFilters": [`+
+		`{"name": "orders.", "patternType": "PREFIXED", "filterType": "INCLUDE"}, {"name": "orders.secret", "patternType": "LITERAL", "filterType": "EXCLUDE"}]}`+"\n"), 0o644)
+	if r := runTool(t, "cluster-links", "--bootstrap-server", db, "--create", "--link", "dr", "--config-file", props); r.code != 0 {
+		t.Fatalf("create link: %s%s", r.out, r.err)
+	}
+	sameLogs(t, sb, "orders.eu", db, "src.orders.eu", 2)
+	sameLogs(t, sb, "orders.us", db, "src.orders.us", 2)
+	dadm := kadm.NewClient(newClient(t, db))
+	tds, err := dadm.ListTopics(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := tds.Names(); len(got) != 2 {
+		t.Fatalf("destination topics %v, want the two selected mirrors", got)
+	}
+	// A topic created at the source later is mirrored too.
+	if _, err := sadm.CreateTopic(ctx, 2, 1, nil, "orders.asia"); err != nil {
+		t.Fatal(err)
+	}
+	produceN(t, scl, "orders.asia", 0, 10)
+	sameLogs(t, sb, "orders.asia", db, "src.orders.asia", 2)
+	r := runTool(t, "mirrors", "--bootstrap-server", db, "--create", "--mirror-topic", "pay", "--source-topic", "payments", "--link", "dr")
+	if r.code == 0 || !strings.Contains(r.err, "the mirror of payments is named src.payments") {
+		t.Fatalf("an unprefixed mirror: exit %d %s%s", r.code, r.out, r.err)
+	}
+	if r := runTool(t, "mirrors", "--bootstrap-server", db, "--create", "--mirror-topic", "src.payments", "--link", "dr"); r.code != 0 {
+		t.Fatalf("a prefixed mirror: %s%s", r.out, r.err)
+	}
+	sameLogs(t, sb, "payments", db, "src.payments", 2)
+	out := runTool(t, "mirrors", "--bootstrap-server", db, "--describe", "--topics", "src.payments").out
+	if !strings.Contains(out, "SourceTopic: payments") {
+		t.Fatalf("describe:\n%s", out)
+	}
+}

@@ -32,15 +32,21 @@ var linkConfigs = map[string]func(string) error{
 		}
 		return nil
 	},
-	"client.id":            func(string) error { return nil },
-	"topic.config.sync.ms": positiveMs,
-	"consumer.offset.sync.enable": func(v string) error {
-		if v != "true" && v != "false" {
-			return fmt.Errorf("must be true or false")
+	"client.id":                        func(string) error { return nil },
+	"topic.config.sync.ms":             positiveMs,
+	"consumer.offset.sync.enable":      trueOrFalse,
+	"consumer.offset.sync.ms":          positiveMs,
+	"auto.create.mirror.topics.enable": trueOrFalse,
+	"auto.create.mirror.topics.filters": func(v string) error {
+		_, err := link.ParseFilters("topicFilters", v)
+		return err
+	},
+	"cluster.link.prefix": func(v string) error {
+		if err := ValidateTopicName(v); err != nil {
+			return fmt.Errorf("mirror topic names would not be valid: %v", err)
 		}
 		return nil
 	},
-	"consumer.offset.sync.ms": positiveMs,
 	"consumer.group.filters": func(v string) error {
 		_, err := link.ParseFilters("groupFilters", v)
 		return err
@@ -55,11 +61,8 @@ var linkConfigs = map[string]func(string) error{
 }
 
 var notYetLinkConfigs = map[string]string{
-	"auto.create.mirror.topics.enable":    "auto-created mirror topics",
-	"auto.create.mirror.topics.filters":   "auto-created mirror topics",
 	"acl.sync.enable":                     "ACL sync",
 	"acl.filters":                         "ACL sync",
-	"cluster.link.prefix":                 "mirror topic prefixes",
 	"link.fetcher.throttle.bytes.per.sec": "link throttles",
 }
 
@@ -69,6 +72,13 @@ func init() {
 	for k := range clientsec.Properties {
 		linkConfigs[k] = func(string) error { return nil }
 	}
+}
+
+func trueOrFalse(v string) error {
+	if v != "true" && v != "false" {
+		return fmt.Errorf("must be true or false")
+	}
+	return nil
 }
 
 func positiveMs(v string) error {
@@ -188,6 +198,10 @@ func (c *Controller) CreateMirrorTopic(m MirrorTopic) (int64, error) {
 	}
 	if err := ValidateTopicName(m.SourceTopic); err != nil {
 		return -1, topicErr(kerr.InvalidRequest, "Source topic: %v", err)
+	}
+	if p := l.Configs["cluster.link.prefix"]; p != "" && m.Topic != p+m.SourceTopic {
+		return -1, topicErr(kerr.InvalidRequest, "Cluster link '%s' has cluster.link.prefix %s: the mirror of %s is named %s%s, not %s.",
+			m.Link, p, m.SourceTopic, p, m.SourceTopic, m.Topic)
 	}
 	if m.Topic == metadata.LogTopic || m.Topic == "__consumer_offsets" || m.Topic == "__transaction_state" {
 		return -1, topicErr(kerr.InvalidRequest, "internal topic %s cannot be a mirror topic", m.Topic)

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"weir/internal/metadata"
@@ -43,6 +44,10 @@ type SyncConfig struct {
 	// SyncMirror has the controller make a mirror topic's synced configs
 	// and partition count the source's (controller.SyncMirror).
 	SyncMirror func(MirrorUpdate) error
+	// CreateMirror has the controller create a mirror topic of the link
+	// named link (controller.CreateMirrorTopic), with the default
+	// replication factor.
+	CreateMirror func(link string, u MirrorUpdate) error
 	// Local returns a new client of this cluster (for consumer offsets).
 	Local  func() (*kgo.Client, error)
 	Logger *slog.Logger
@@ -52,7 +57,8 @@ type SyncConfig struct {
 // controller's node: one goroutine per link, with its own client of the
 // source, which every topic.config.sync.ms reads the configs and
 // partition counts of the link's mirror topics' sources and has the
-// controller follow them, and, with consumer.offset.sync.enable, every
+// controller follow them (and, with auto.create.mirror.topics.enable,
+// create the mirrors of the source topics the filters select), and, with consumer.offset.sync.enable, every
 // consumer.offset.sync.ms copies the selected groups' offsets
 // (syncOffsets). It does nothing on the other nodes; a newly active
 // controller starts the tasks over.
@@ -200,36 +206,83 @@ func mirrorsOf(img *metadata.Image, id metadata.Uuid) map[string]string {
 }
 
 // syncTopics has the controller follow the configs and partition counts
-// of the link's mirror topics' sources.
+// of the link's mirror topics' sources, and create the mirrors of the
+// source topics auto.create.mirror.topics.filters selects.
 func (s *Syncer) syncTopics(ctx context.Context, l *metadata.Link, src *clientSource, lg *slog.Logger) {
+	cctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
 	mirrors := mirrorsOf(s.cfg.Image(), l.ID)
-	if len(mirrors) == 0 {
-		return
-	}
 	var sources []string
 	for _, st := range mirrors {
 		if !slices.Contains(sources, st) {
 			sources = append(sources, st)
 		}
 	}
-	slices.Sort(sources)
-	cctx, cancel := context.WithTimeout(ctx, 30*time.Second)
-	defer cancel()
-	info, err := src.describe(cctx, sources)
+	if len(sources) > 0 {
+		slices.Sort(sources)
+		info, err := src.describe(cctx, sources)
+		if err != nil {
+			if ctx.Err() == nil {
+				lg.Info("cannot read the source topics' configs", "err", err)
+			}
+			return
+		}
+		for topic, st := range mirrors {
+			ti := info[st]
+			if ti.err != nil {
+				lg.Info("cannot read a mirror's source topic", "topic", topic, "source_topic", st, "err", ti.err)
+				continue
+			}
+			if err := s.cfg.SyncMirror(MirrorUpdate{Topic: topic, SourceTopic: st, Configs: ti.configs, Partitions: ti.partitions}); err != nil && ctx.Err() == nil {
+				lg.Info("cannot follow a mirror's source topic", "topic", topic, "source_topic", st, "err", err)
+			}
+		}
+	}
+	if l.Configs["auto.create.mirror.topics.enable"] == "true" {
+		if err := s.autoCreate(cctx, l, src, lg); err != nil && ctx.Err() == nil {
+			lg.Info("cannot auto-create mirror topics", "err", err)
+		}
+	}
+}
+
+// autoCreate creates the mirror (named cluster.link.prefix + its name) of
+// every source topic auto.create.mirror.topics.filters selects that has
+// none here; a name already taken by a topic here is left alone. The
+// source's internal topics are never selected.
+func (s *Syncer) autoCreate(ctx context.Context, l *metadata.Link, src *clientSource, lg *slog.Logger) error {
+	filters, err := ParseFilters("topicFilters", l.Configs["auto.create.mirror.topics.filters"])
+	if err != nil || len(filters) == 0 {
+		return err
+	}
+	tds, err := kadm.NewClient(src.cl).ListTopics(ctx)
 	if err != nil {
-		if ctx.Err() == nil {
-			lg.Info("cannot read the source topics' configs", "err", err)
-		}
-		return
+		return fmt.Errorf("listing the source's topics: %w", err)
 	}
-	for topic, st := range mirrors {
+	img := s.cfg.Image()
+	prefix := l.Configs["cluster.link.prefix"]
+	var want []string
+	for _, t := range tds.Names() {
+		if filters.Match(t) && img.Topics[prefix+t] == nil {
+			want = append(want, t)
+		}
+	}
+	if len(want) == 0 {
+		return nil
+	}
+	info, err := src.describe(ctx, want)
+	if err != nil {
+		return err
+	}
+	for _, st := range want {
 		ti := info[st]
-		if ti.err != nil {
-			lg.Info("cannot read a mirror's source topic", "topic", topic, "source_topic", st, "err", ti.err)
-			continue
+		if ti.err == nil {
+			ti.err = s.cfg.CreateMirror(l.Name, MirrorUpdate{Topic: prefix + st, SourceTopic: st, Configs: ti.configs, Partitions: ti.partitions})
 		}
-		if err := s.cfg.SyncMirror(MirrorUpdate{Topic: topic, SourceTopic: st, Configs: ti.configs, Partitions: ti.partitions}); err != nil && ctx.Err() == nil {
-			lg.Info("cannot follow a mirror's source topic", "topic", topic, "source_topic", st, "err", err)
+		if ti.err != nil {
+			lg.Info("cannot auto-create a mirror topic", "source_topic", st, "err", ti.err)
+		} else {
+			lg.Info("auto-created a mirror topic", "topic", prefix+st, "source_topic", st)
 		}
 	}
+	return nil
 }

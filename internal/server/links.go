@@ -26,6 +26,11 @@ func (s *Server) newLinkSyncer() *link.Syncer {
 				Configs: u.Configs, Partitions: u.Partitions})
 			return err
 		},
+		CreateMirror: func(linkName string, u link.MirrorUpdate) error {
+			_, err := s.controller.CreateMirrorTopic(controller.MirrorTopic{Topic: u.Topic, Link: linkName, SourceTopic: u.SourceTopic,
+				Partitions: u.Partitions, ReplicationFactor: -1, Configs: u.Configs})
+			return err
+		},
 		Local:  s.localClient,
 		Logger: s.lg.With("component", "cluster-link-sync"),
 	})
