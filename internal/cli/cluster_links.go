@@ -35,8 +35,13 @@ func newClusterLinksCommand() *cobra.Command {
         the link's properties: bootstrap.servers (the source cluster),
         client.id, the client security settings of the source
         (security.protocol, ssl.* with PEM stores, sasl.* with PLAIN or
-        SCRAM) and link.fetcher.max.bytes. Confluent's other link
-        properties that weir does not have yet are refused by name.
+        SCRAM), link.fetcher.max.bytes,
+        link.fetcher.throttle.bytes.per.sec, topic.config.sync.ms,
+        consumer.offset.sync.enable, consumer.offset.sync.ms,
+        consumer.group.filters, auto.create.mirror.topics.enable,
+        auto.create.mirror.topics.filters and cluster.link.prefix.
+        Confluent's other link properties (acl.sync.enable, acl.filters)
+        are refused by name: weir does not have them yet.
   --list                       the links, one a line
   --describe [--link NAME]     the links with their properties
   --delete --link NAME         refused while mirror topics follow the link

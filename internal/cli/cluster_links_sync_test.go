@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -350,5 +352,50 @@ func TestClusterLinkAutoCreatesPrefixedMirrors(t *testing.T) {
 	out := runTool(t, "mirrors", "--bootstrap-server", db, "--describe", "--topics", "src.payments").out
 	if !strings.Contains(out, "SourceTopic: payments") {
 		t.Fatalf("describe:\n%s", out)
+	}
+}
+
+// link.fetcher.throttle.bytes.per.sec holds the link's fetches on a broker
+// to the rate: at one byte a second, after its first fetches the mirror
+// waits (the throttled fetches counted in /metrics) well behind its
+// source.
+func TestClusterLinkThrottle(t *testing.T) {
+	src := clustertest.New(t, clustertest.Options{Nodes: 1})
+	dst := clustertest.New(t, clustertest.Options{Nodes: 1, Overrides: map[string]string{"weir.metrics.listener": "127.0.0.1:0"}})
+	sb, db := src.Node(0).Addr, dst.Node(0).Addr
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	scl := newClient(t, sb)
+	if _, err := kadm.NewClient(scl).CreateTopic(ctx, 2, 1, nil, "orders"); err != nil {
+		t.Fatal(err)
+	}
+	produceN(t, scl, "orders", 0, 300)
+	props := filepath.Join(t.TempDir(), "link.properties")
+	os.WriteFile(props, []byte("bootstrap.servers="+sb+"\nlink.fetcher.max.bytes=1024\nlink.fetcher.throttle.bytes.per.sec=1\n"), 0o644)
+	for _, args := range [][]string{
+		{"cluster-links", "--bootstrap-server", db, "--create", "--link", "dr", "--config-file", props},
+		{"mirrors", "--bootstrap-server", db, "--create", "--mirror-topic", "orders", "--link", "dr"},
+	} {
+		if r := runTool(t, args...); r.code != 0 {
+			t.Fatalf("weir %v: %s%s", args, r.out, r.err)
+		}
+	}
+	testwait.For(t, 60*time.Second, "the link's fetches to be throttled", func() error {
+		resp, err := http.Get("http://" + dst.Node(0).Server.MetricsAddr().String() + "/metrics")
+		if err != nil {
+			return err
+		}
+		defer resp.Body.Close()
+		body, _ := io.ReadAll(resp.Body)
+		for _, line := range strings.Split(string(body), "\n") {
+			if strings.HasPrefix(line, "weir_cluster_link_throttled_fetches_total{") && !strings.HasSuffix(line, " 0") {
+				return nil
+			}
+		}
+		return errors.New("no throttled fetch yet")
+	})
+	ends := endsOf(t, kadm.NewClient(newClient(t, db)), "orders")
+	if ends[0]+ends[1] >= 600 {
+		t.Fatalf("the throttled mirror has %v of the source's 300 records a partition", ends)
 	}
 }

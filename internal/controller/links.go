@@ -32,10 +32,16 @@ var linkConfigs = map[string]func(string) error{
 		}
 		return nil
 	},
-	"client.id":                        func(string) error { return nil },
-	"topic.config.sync.ms":             positiveMs,
-	"consumer.offset.sync.enable":      trueOrFalse,
-	"consumer.offset.sync.ms":          positiveMs,
+	"client.id":                   func(string) error { return nil },
+	"topic.config.sync.ms":        positiveMs,
+	"consumer.offset.sync.enable": trueOrFalse,
+	"consumer.offset.sync.ms":     positiveMs,
+	"link.fetcher.throttle.bytes.per.sec": func(v string) error {
+		if n, err := strconv.ParseInt(v, 10, 64); err != nil || n <= 0 {
+			return fmt.Errorf("must be a positive number of bytes per second")
+		}
+		return nil
+	},
 	"auto.create.mirror.topics.enable": trueOrFalse,
 	"auto.create.mirror.topics.filters": func(v string) error {
 		_, err := link.ParseFilters("topicFilters", v)
@@ -61,9 +67,8 @@ var linkConfigs = map[string]func(string) error{
 }
 
 var notYetLinkConfigs = map[string]string{
-	"acl.sync.enable":                     "ACL sync",
-	"acl.filters":                         "ACL sync",
-	"link.fetcher.throttle.bytes.per.sec": "link throttles",
+	"acl.sync.enable": "ACL sync",
+	"acl.filters":     "ACL sync",
 }
 
 func init() {
