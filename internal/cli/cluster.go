@@ -11,8 +11,7 @@ import (
 
 func init() { subcommands = append(subcommands, newClusterCommand) }
 
-// unregisterBrokerKey is UnregisterBroker's API key (KIP-631), which weir's
-// controller does not serve.
+// unregisterBrokerKey is UnregisterBroker's API key (KIP-631).
 const unregisterBrokerKey = 64
 
 func newClusterCommand() *cobra.Command {
@@ -23,12 +22,15 @@ func newClusterCommand() *cobra.Command {
 output and exit codes, against weir or Kafka alike:
 
   cluster-id    prints "Cluster ID: <id>"
-  unregister    removes a broker's registration (UnregisterBroker), once its
-                replicas have been moved off it (see reassign-partitions)
+  unregister    removes a broker's registration (UnregisterBroker): the
+                controller takes it out of every ISR and leadership and
+                drops it from the cluster. Move its replicas off it first
+                (reassign-partitions) and stop it: a broker that is still
+                running registers again. An id that is not registered is
+                refused (BrokerIdNotRegisteredException, exit 1); a cluster
+                without the API prints "The target cluster does not support
+                the broker unregistration API." and exits 0, as Kafka's tool.
 
-weir's controller does not serve UnregisterBroker yet: against weir,
-unregister prints Kafka's "The target cluster does not support the broker
-unregistration API." and exits 1 (Kafka's tool exits 0 there).
 --config (-c) is the client properties file.
 
 ` + commandConfigHelp,
@@ -107,7 +109,7 @@ func runCluster(cmd *cobra.Command, conn *connFlags, unregister bool, id int32) 
 	}
 	if !ok {
 		fmt.Fprintln(out, "The target cluster does not support the broker unregistration API.")
-		return exitCode(1)
+		return nil
 	}
 	req := kmsg.NewPtrUnregisterBrokerRequest()
 	req.BrokerID = id
@@ -117,7 +119,7 @@ func runCluster(cmd *cobra.Command, conn *connFlags, unregister bool, id int32) 
 	}
 	if errors.Is(err, kerr.UnsupportedVersion) {
 		fmt.Fprintln(out, "The target cluster does not support the broker unregistration API.")
-		return exitCode(1)
+		return nil
 	}
 	if err != nil {
 		var msg *string

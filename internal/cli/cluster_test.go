@@ -1,13 +1,21 @@
 package cli
 
 import (
+	"context"
+	"fmt"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kfake"
+	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"weir/internal/clustertest"
+	"weir/internal/testwait"
 )
 
 var epochRE = regexp.MustCompile(`Epoch: \d+`)
@@ -33,7 +41,7 @@ func TestClusterAndFeaturesCommands(t *testing.T) {
 	}
 	cluster("cluster-id", "--bootstrap-server", bs)
 	cluster("cluster-id", "-b", bs)
-	cluster("unregister", "--bootstrap-server", bs, "--id", "3")
+	cluster("unregister", "--bootstrap-server", bs, "--id", "9")
 	cluster("unregister", "--bootstrap-server", bs)
 	cluster("cluster-id")
 
@@ -71,4 +79,85 @@ func TestClusterAndFeaturesCommandsKfake(t *testing.T) {
 	tr.run(t, "cluster", "unregister", "--bootstrap-server", bs, "--id", "0")
 	tr.run(t, "features", "--bootstrap-server", bs, "describe")
 	checkGolden(t, "cluster_kfake.golden", epochRE.ReplaceAllString(tr.String(), "Epoch: <epoch>"))
+}
+
+// kafka-cluster.sh unregister of a stopped broker, asked of a broker-only
+// node (which forwards it to the active controller): the broker leaves
+// DescribeCluster and every ISR, its partitions are led elsewhere, and it
+// registers again when it is restarted.
+func TestClusterUnregisterStoppedBroker(t *testing.T) {
+	c := clustertest.New(t, clustertest.Options{Nodes: 1, Brokers: 2})
+	bs := c.Node(1).Addr // node id 2, broker only
+	cl := c.Client(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	req := kmsg.NewPtrCreateTopicsRequest()
+	rt := kmsg.NewCreateTopicsRequestTopic()
+	rt.Topic, rt.NumPartitions, rt.ReplicationFactor = "scale-in", -1, -1
+	for i, replicas := range [][]int32{{3, 1}, {3, 2}, {1, 3}} {
+		a := kmsg.NewCreateTopicsRequestTopicReplicaAssignment()
+		a.Partition, a.Replicas = int32(i), replicas
+		rt.ReplicaAssignment = append(rt.ReplicaAssignment, a)
+	}
+	req.Topics, req.TimeoutMillis = append(req.Topics, rt), 30000
+	resp, err := req.RequestWith(ctx, cl)
+	if err == nil {
+		err = kerr.ErrorForCode(resp.Topics[0].ErrorCode)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	settled(t, c)
+
+	c.Stop(2) // node id 3
+	r := runTool(t, "cluster", "unregister", "--bootstrap-server", bs, "--id", "3")
+	if r.code != 0 || r.out != "Broker 3 is no longer registered.\n" || r.err != "" {
+		t.Fatalf("unregister: exit %d, stdout %q, stderr %q", r.code, r.out, r.err)
+	}
+	// The answer waits for the forwarding broker's metadata.
+	if ids, err := describeClusterIDs(ctx, cl); err != nil || !slices.Equal(ids, []int32{1, 2}) {
+		t.Fatalf("brokers after unregistering 3: %v (%v)", ids, err)
+	}
+	settled(t, c)
+	img := c.Node(0).Server.Image()
+	if img.Brokers[3] != nil {
+		t.Fatal("broker 3 still registered in the image")
+	}
+	wantLeaders := []int32{1, 2, 1}
+	for _, p := range img.Topics["scale-in"].SortedPartitions() {
+		if p.Leader != wantLeaders[p.ID] || slices.Contains(p.ISR, 3) {
+			t.Errorf("partition %d: leader %d ISR %v, want leader %d and broker 3 out of the ISR", p.ID, p.Leader, p.ISR, wantLeaders[p.ID])
+		}
+	}
+
+	r = runTool(t, "cluster", "unregister", "--bootstrap-server", bs, "--id", "3")
+	want := "org.apache.kafka.common.errors.BrokerIdNotRegisteredException: The given broker ID was not registered.\n"
+	if r.code != 1 || r.out != "" || r.err != want {
+		t.Fatalf("unregistering 3 again: exit %d, stdout %q, stderr %q", r.code, r.out, r.err)
+	}
+
+	c.Restart(2, true)
+	testwait.For(t, time.Minute, "broker 3 registered again", func() error {
+		if ids, err := describeClusterIDs(ctx, cl); err != nil || !slices.Equal(ids, []int32{1, 2, 3}) {
+			return fmt.Errorf("brokers %v (%v)", ids, err)
+		}
+		return nil
+	})
+}
+
+// describeClusterIDs returns the broker ids DescribeCluster lists, sorted.
+func describeClusterIDs(ctx context.Context, cl *kgo.Client) ([]int32, error) {
+	resp, err := kmsg.NewPtrDescribeClusterRequest().RequestWith(ctx, cl)
+	if err != nil {
+		return nil, err
+	}
+	if err := kerr.ErrorForCode(resp.ErrorCode); err != nil {
+		return nil, err
+	}
+	var ids []int32
+	for _, b := range resp.Brokers {
+		ids = append(ids, b.NodeID)
+	}
+	slices.Sort(ids)
+	return ids, nil
 }

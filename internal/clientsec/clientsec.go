@@ -120,7 +120,7 @@ func saslMechanism(props map[string]string) (kgosasl.Mechanism, error) {
 	if mech == "" {
 		mech = "GSSAPI" // Kafka's default
 	}
-	if !slices.Contains(sasl.Mechanisms, mech) {
+	if !slices.Contains(sasl.LoginMechanisms, mech) {
 		return nil, fmt.Errorf("client property sasl.mechanism: %s is not supported (PLAIN, SCRAM-SHA-256, SCRAM-SHA-512)", mech)
 	}
 	raw, ok := props["sasl.jaas.config"]

@@ -168,6 +168,12 @@ func LoadBroker(props map[string]string) (*Broker, []string, error) {
 			}
 			continue
 		}
+		if l, isHandler := callbackKey(k); !ok && isHandler {
+			if err := b.loadCallbackHandler(k, props[k], l); err != nil {
+				refusals = append(refusals, err)
+			}
+			continue
+		}
 		if !ok {
 			if err := checkUnknownBroker(k, props[k]); err != nil {
 				refusals = append(refusals, err)

@@ -1,6 +1,9 @@
 package config
 
-import "strings"
+import (
+	"fmt"
+	"strings"
+)
 
 // Broker key registry, part 3: security. weir serves PLAINTEXT and SSL
 // listeners (TLS 1.2 and 1.3 with PEM key and trust stores, optional or
@@ -10,20 +13,32 @@ import "strings"
 // default so that a file holding Kafka's defaults still loads (with a
 // warning), but is Refused: an operator must never believe a weir cluster
 // is protected when it is not. Keys of these families that are not defined
-// here (for example listener.name.<listener>.ssl.keystore.location or
-// super.users) are refused too, whatever their value; see refusedFamily.
+// here (for example listener.name.<listener>.ssl.keystore.location) are
+// refused too, whatever their value; see refusedFamily. The authorizer
+// (authorizer.class.name, super.users, allow.everyone.if.no.acl.found)
+// is Kafka's StandardAuthorizer (internal/acl).
 
 // Why each family of security settings is refused, and what weir does
 // instead.
 const (
 	reasonTLS         = "weir does not implement this TLS setting; it serves TLS from PEM key and trust stores (ssl.keystore.type=PEM), configured with the ssl.* keys documented as honoured"
-	reasonSASL        = "weir does not implement this SASL setting; it serves SASL listeners with the PLAIN, SCRAM-SHA-256 and SCRAM-SHA-512 mechanisms (users in listener.name.<listener>.plain.sasl.jaas.config and in the metadata log), and logs in to other nodes with sasl.mechanism.inter.broker.protocol and sasl.mechanism.controller.protocol"
+	reasonSASL        = "weir does not implement this SASL setting; it serves SASL listeners with the PLAIN, SCRAM-SHA-256, SCRAM-SHA-512 and OAUTHBEARER mechanisms (users in listener.name.<listener>.plain.sasl.jaas.config and in the metadata log, JWTs checked against sasl.oauthbearer.jwks.endpoint.url), and logs in to other nodes with sasl.mechanism.inter.broker.protocol and sasl.mechanism.controller.protocol"
 	reasonAuthn       = "weir does not authenticate clients yet; it serves only PLAINTEXT listeners"
-	reasonAuthz       = "weir implements no authorizer or ACLs yet; every client may perform every operation"
 	reasonToken       = "weir does not implement delegation tokens (they need SASL); it serves only PLAINTEXT listeners"
 	reasonPerListener = "listener-prefixed settings (listener.name.<listener>.<key>) are not implemented, " +
 		"but for listener.name.<listener>.<mechanism>.sasl.jaas.config; weir applies the broker-wide settings to each listener"
 )
+
+// StandardAuthorizer is the one authorizer.class.name weir implements
+// (internal/acl); "" turns authorization off.
+const StandardAuthorizer = "org.apache.kafka.metadata.authorizer.StandardAuthorizer"
+
+var authorizerClass validator = check{"\"\" or " + StandardAuthorizer, func(v any) error {
+	if s, _ := v.(string); s != "" && s != StandardAuthorizer {
+		return fmt.Errorf("weir implements only Kafka's StandardAuthorizer: set %s, or leave it empty for no authorization", StandardAuthorizer)
+	}
+	return nil
+}}
 
 // DefaultPrincipalBuilder is Kafka's principal.builder.class default.
 const DefaultPrincipalBuilder = "org.apache.kafka.common.security.authenticator.DefaultKafkaPrincipalBuilder"
@@ -118,23 +133,25 @@ var brokerSecurityDefs = []Def{
 	refusedSASL("sasl.login.read.timeout.ms", TypeInt, nullDefault, "Read timeout of the external authentication provider."),
 	refusedSASL("sasl.login.retry.backoff.max.ms", TypeLong, "10000", "Maximum wait between login attempts."),
 	refusedSASL("sasl.login.retry.backoff.ms", TypeLong, "100", "Initial wait between login attempts."),
-	refusedSASL("sasl.oauthbearer.scope.claim.name", TypeString, "scope", "Name of the OAuth scope claim."),
-	refusedSASL("sasl.oauthbearer.sub.claim.name", TypeString, "sub", "Name of the OAuth subject claim."),
+	def("sasl.oauthbearer.scope.claim.name", TypeString, "scope", nil, ReadOnly, "Name of the OAuth scope claim."),
+	def("sasl.oauthbearer.sub.claim.name", TypeString, "sub", nil, ReadOnly, "Name of the OAuth subject claim."),
 	refusedSASL("sasl.oauthbearer.token.endpoint.url", TypeString, nullDefault, "URL of the OAuth token endpoint."),
-	refusedSASL("sasl.oauthbearer.jwks.endpoint.url", TypeString, nullDefault, "URL of the OAuth JWKS endpoint."),
-	refusedSASL("sasl.oauthbearer.jwks.endpoint.refresh.ms", TypeLong, "3600000", "How often the JWKS cache is refreshed."),
-	refusedSASL("sasl.oauthbearer.jwks.endpoint.retry.backoff.max.ms", TypeLong, "10000", "Maximum wait between JWKS retrieval attempts."),
-	refusedSASL("sasl.oauthbearer.jwks.endpoint.retry.backoff.ms", TypeLong, "100", "Initial wait between JWKS retrieval attempts."),
-	refusedSASL("sasl.oauthbearer.clock.skew.seconds", TypeInt, "30", "Allowed clock skew between the broker and the OAuth provider."),
-	refusedSASL("sasl.oauthbearer.expected.audience", TypeList, nullDefault, "Audiences a JWT must name."),
-	refusedSASL("sasl.oauthbearer.expected.issuer", TypeString, nullDefault, "Issuer a JWT must name."),
+	def("sasl.oauthbearer.jwks.endpoint.url", TypeString, nullDefault, nil, ReadOnly, "URL of the OAuth JWKS endpoint."),
+	def("sasl.oauthbearer.jwks.endpoint.refresh.ms", TypeLong, "3600000", atLeast(1), ReadOnly, "How often the JWKS cache is refreshed."),
+	def("sasl.oauthbearer.jwks.endpoint.retry.backoff.max.ms", TypeLong, "10000", nil, ReadOnly, "Maximum wait between JWKS retrieval attempts."),
+	def("sasl.oauthbearer.jwks.endpoint.retry.backoff.ms", TypeLong, "100", nil, ReadOnly, "Initial wait between JWKS retrieval attempts."),
+	def("sasl.oauthbearer.clock.skew.seconds", TypeInt, "30", atLeast(0), ReadOnly, "Allowed clock skew between the broker and the OAuth provider."),
+	def("sasl.oauthbearer.expected.audience", TypeList, nullDefault, nil, ReadOnly, "Audiences a JWT must name."),
+	def("sasl.oauthbearer.expected.issuer", TypeString, nullDefault, nil, ReadOnly, "Issuer a JWT must name."),
 	def("sasl.server.max.receive.size", TypeInt, "524288", nil, ReadOnly, "Largest request accepted before authentication on a SASL listener."),
-	refused(def("connections.max.reauth.ms", TypeLong, "0", nil, ReadOnly, "Lifetime of an authenticated session before re-authentication; 0 disables."), reasonSASL),
+	def("connections.max.reauth.ms", TypeLong, "0", nil, ReadOnly, "Lifetime of an authenticated session before re-authentication; 0 disables."),
 
 	// Authentication, authorization, delegation tokens.
 	security("principal.builder.class", TypeClass, DefaultPrincipalBuilder, nil, reasonAuthn, "Class that builds the principal of a connection."),
 	refused(def("security.providers", TypeString, nullDefault, nil, ReadOnly, "Classes that provide security algorithms."), reasonAuthn),
-	refused(def("authorizer.class.name", TypeString, "", nil, ReadOnly, "Authorizer class; empty for none."), reasonAuthz),
+	def("authorizer.class.name", TypeString, "", authorizerClass, ReadOnly, "Authorizer class; empty for none."),
+	def("super.users", TypeString, "", nil, ReadOnly, "Principals (User:name) separated by ';' that the authorizer allows everything."),
+	def("allow.everyone.if.no.acl.found", TypeBoolean, "false", nil, ReadOnly, "Whether the authorizer allows an operation on a resource no ACL applies to."),
 	refused(def("delegation.token.secret.key", TypePassword, nullDefault, nil, ReadOnly, "Secret that signs delegation tokens."), reasonToken),
 	refused(def("delegation.token.max.lifetime.ms", TypeLong, "604800000", atLeast(1), ReadOnly, "Longest lifetime of a delegation token."), reasonToken),
 	refused(def("delegation.token.expiry.time.ms", TypeLong, "86400000", atLeast(1), ReadOnly, "Validity of a delegation token before it must be renewed."), reasonToken),
@@ -142,12 +159,9 @@ var brokerSecurityDefs = []Def{
 }
 
 // refusedFamilies are settings refused whatever their value although they
-// have no definition: Kafka's authorizer reads them from the broker
-// configuration, and listener-prefixed keys exist for any listener name.
+// have no definition: listener-prefixed keys exist for any listener name.
 // A name matches an entry ending in '.' by prefix, any other exactly.
 var refusedFamilies = []struct{ pattern, reason string }{
-	{"super.users", reasonAuthz},
-	{"allow.everyone.if.no.acl.found", reasonAuthz},
 	{"listener.name.", reasonPerListener},
 	{"ssl.", reasonTLS},
 	{"sasl.", reasonSASL},

@@ -19,6 +19,9 @@ import (
 // refused keys need none either: their reasons are in the definitions, and
 // the tests of support_test.go check that they warn or are refused.
 var brokerExercisedBy = map[string][]string{
+	"authorizer.class.name":                     {"internal/config.TestAuthorizerSettings"},
+	"super.users":                               {"internal/acl.TestAuthorize"},
+	"allow.everyone.if.no.acl.found":            {"internal/acl.TestAuthorize"},
 	"advertised.listeners":                      {"internal/config.TestLoadBrokerCrossChecks", "internal/kafka.TestKcatMetadataList"},
 	"auto.create.topics.enable":                 {"internal/kafka.TestAutoCreateTopic"},
 	"auto.leader.rebalance.enable":              {"internal/clustertest.TestPreferredLeaderRestored"},
@@ -27,6 +30,7 @@ var brokerExercisedBy = map[string][]string{
 	"broker.rack":                               {"internal/config.TestLoadBrokerFromProperties", "internal/controller.TestCreateTopicsRackAware"},
 	"broker.session.timeout.ms":                 {"internal/clustertest.TestIsolatedBrokerIsFencedAndUnfenced"},
 	"connection.failed.authentication.delay.ms": {"internal/kafka.TestSASLFailedLoginIsDelayed"},
+	"connections.max.reauth.ms":                 {"internal/config.TestOAuthSettings", "internal/kafka.TestSASLReauthentication"},
 	"controlled.shutdown.enable":                {"internal/controller.TestControlledShutdownMovesLeadersFirst", "internal/clustertest.TestStoppedActiveControllerHandsOver"},
 	"controller.listener.names":                 {"internal/kafka.TestDescribeQuorumThreeVoters", "cmd/weir.TestStartOfABrokerWithNoReachableControllerFails"},
 	"controller.quorum.bootstrap.servers":       {"internal/config.TestLoadBrokerCrossChecks"},
@@ -98,6 +102,15 @@ var brokerExercisedBy = map[string][]string{
 	"sasl.enabled.mechanisms":                                     {"internal/config.TestSASLSettings", "internal/kafka.TestSASLPlainAndScram", "internal/kafka.TestSASLBeforeAuthentication"},
 	"sasl.mechanism.controller.protocol":                          {"internal/clustertest.TestSASLCluster", "internal/config.TestRefusedListenersAtStartup"},
 	"sasl.mechanism.inter.broker.protocol":                        {"internal/clustertest.TestSASLCluster", "internal/config.TestRefusedListenersAtStartup"},
+	"sasl.oauthbearer.clock.skew.seconds":                         {"internal/config.TestOAuthSettings", "internal/sasl.TestJWTValidation"},
+	"sasl.oauthbearer.expected.audience":                          {"internal/config.TestOAuthSettings", "internal/kafka.TestOAuthBearerJWKS"},
+	"sasl.oauthbearer.expected.issuer":                            {"internal/config.TestOAuthSettings", "internal/kafka.TestOAuthBearerJWKS"},
+	"sasl.oauthbearer.jwks.endpoint.refresh.ms":                   {"internal/config.TestOAuthSettings", "internal/sasl.TestJWKSRefresh"},
+	"sasl.oauthbearer.jwks.endpoint.retry.backoff.max.ms":         {"internal/sasl.TestJWKSRefresh"},
+	"sasl.oauthbearer.jwks.endpoint.retry.backoff.ms":             {"internal/sasl.TestJWKSRefresh"},
+	"sasl.oauthbearer.jwks.endpoint.url":                          {"internal/config.TestOAuthSettings", "internal/kafka.TestOAuthBearerJWKS"},
+	"sasl.oauthbearer.scope.claim.name":                           {"internal/config.TestOAuthSettings", "internal/sasl.TestJWTValidation"},
+	"sasl.oauthbearer.sub.claim.name":                             {"internal/config.TestOAuthSettings", "internal/kafka.TestOAuthBearerJWKS"},
 	"sasl.server.max.receive.size":                                {"internal/kafka.TestSASLBeforeAuthentication"},
 	"security.inter.broker.protocol":                              {"internal/config.TestLoadBrokerCrossChecks", "internal/config.TestRefusedListenersAtStartup"},
 	"socket.receive.buffer.bytes":                                 {"internal/kafka.TestConcurrentProducers"},

@@ -144,15 +144,15 @@ func TestRefusedKeysAtStartup(t *testing.T) {
 			}
 		}
 	}
-	if n < 55 {
+	if n < 40 {
 		t.Fatalf("only %d refused broker keys", n)
 	}
 	// The keys the issue names.
 	for name, value := range map[string]string{
-		"authorizer.class.name": "org.apache.kafka.metadata.authorizer.StandardAuthorizer", "ssl.key.password": "pw",
+		"ssl.key.password": "pw",
 		"sasl.jaas.config": "x", "sasl.login.class": "com.example.Login", "ssl.keystore.password": "pw",
 		"principal.builder.class": "com.example.Builder", "security.providers": "com.example.Provider",
-		"connections.max.reauth.ms": "3600000", "delegation.token.secret.key": "s3cret",
+		"delegation.token.secret.key":        "s3cret",
 		"sasl.server.callback.handler.class": "com.example.Handler", "max.connections": "100",
 		"max.connections.per.ip": "10", "connections.max.idle.ms": "1000",
 	} {
@@ -167,10 +167,18 @@ func TestRefusedKeysAtStartup(t *testing.T) {
 		}
 		wantUnsupported(t, err, name, hidden, d.Reason)
 	}
-	_, _, err := LoadBroker(map[string]string{"authorizer.class.name": "org.apache.kafka.metadata.authorizer.StandardAuthorizer"})
-	if want := `unsupported configuration authorizer.class.name="org.apache.kafka.metadata.authorizer.StandardAuthorizer": ` +
-		`weir implements no authorizer or ACLs yet; every client may perform every operation (only Kafka's default "" is accepted, and has no effect)`; err == nil || err.Error() != want {
-		t.Errorf("authorizer:\n got %v\nwant %s", err, want)
+}
+
+func TestAuthorizerSettings(t *testing.T) {
+	b, _, err := LoadBroker(map[string]string{"authorizer.class.name": StandardAuthorizer, "super.users": "User:admin;User:broker",
+		"allow.everyone.if.no.acl.found": "true"})
+	if err != nil || b.Values["authorizer.class.name"] != StandardAuthorizer || b.Values["super.users"] != "User:admin;User:broker" ||
+		b.Values["allow.everyone.if.no.acl.found"] != "true" {
+		t.Fatalf("StandardAuthorizer: %v %v", err, b)
+	}
+	_, _, err = LoadBroker(map[string]string{"authorizer.class.name": "kafka.security.authorizer.AclAuthorizer"})
+	if err == nil || !strings.Contains(err.Error(), "weir implements only Kafka's StandardAuthorizer: set "+StandardAuthorizer) {
+		t.Fatalf("another authorizer: %v", err)
 	}
 }
 
@@ -180,8 +188,6 @@ func TestRefusedFamiliesAtStartup(t *testing.T) {
 		hidden     bool
 		reason     string
 	}{
-		{"super.users", "User:admin", false, reasonAuthz},
-		{"allow.everyone.if.no.acl.found", "false", false, reasonAuthz},
 		{"listener.name.sasl_ssl.scram-sha-512.sasl.server.callback.handler.class", "com.example.Handler", false, reasonPerListener},
 		{"listener.name.ssl.ssl.keystore.location", "/etc/ks.jks", false, reasonPerListener},
 		{"listener.name.ssl.ssl.keystore.password", "pw", true, reasonPerListener},
@@ -246,7 +252,7 @@ func TestRefusedDynamically(t *testing.T) {
 			}
 		}
 	}
-	for _, key := range []string{"super.users", "allow.everyone.if.no.acl.found", "listener.name.plaintext.ssl.client.auth", "sasl.new.key", "ssl.new.key"} {
+	for _, key := range []string{"listener.name.plaintext.ssl.client.auth", "sasl.new.key", "ssl.new.key"} {
 		wantUnsupported(t, ValidateBrokerDynamic(key, "x"), key, "", "weir")
 	}
 	wantUnsupported(t, ValidateBrokerDynamic("listener.name.sasl_ssl.gssapi.sasl.jaas.config", "secret-jaas"), "listener.name.sasl_ssl.gssapi.sasl.jaas.config", "secret-jaas", "=[hidden]")

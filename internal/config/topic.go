@@ -125,7 +125,8 @@ func ValidateTopicConfigs(cfg map[string]string) error {
 // sasl.*, listener.name.*, super.users, ...).
 func ValidateBrokerDynamic(key, value string) error {
 	d, ok := brokerRegistry.byName[key]
-	if _, _, isJAAS := jaasKey(key); !ok && isJAAS {
+	_, isHandler := callbackKey(key)
+	if _, _, isJAAS := jaasKey(key); !ok && (isJAAS || isHandler) {
 		return &Error{Kind: NotDynamic, Name: key, Reason: "cannot be updated dynamically: weir reads it only at start-up (in Kafka it is per-broker)"}
 	}
 	if !ok {

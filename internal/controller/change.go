@@ -75,6 +75,9 @@ type change struct {
 	minISR          int
 	elr, lastKnown  []int32
 	uncleanShutdown []int32 // replicas whose brokers shut down uncleanly
+	// offline are replicas whose logs are offline on their brokers: they
+	// may not lead, even uncleanly.
+	offline []int32
 }
 
 // newChange plans a change of p (of topic) against img whose targets start
@@ -196,7 +199,8 @@ func (ch *change) completeReassignment() {
 func (ch *change) elect() (leader int32, unclean bool) {
 	// In the ISR, or in the ELR when the ISR is empty.
 	eligible := func(r int32) bool {
-		return (slices.Contains(ch.isr, r) || len(ch.isr) == 0 && slices.Contains(ch.elr, r)) && live(ch.img, r)
+		return (slices.Contains(ch.isr, r) || len(ch.isr) == 0 && slices.Contains(ch.elr, r)) && live(ch.img, r) &&
+			!slices.Contains(ch.offline, r)
 	}
 	if ch.election == electPreferred && len(ch.replicas) > 0 && eligible(ch.replicas[0]) {
 		return ch.replicas[0], false
@@ -211,7 +215,7 @@ func (ch *change) elect() (leader int32, unclean bool) {
 	}
 	if ch.election == electUnclean {
 		for _, r := range ch.replicas {
-			if live(ch.img, r) {
+			if live(ch.img, r) && !slices.Contains(ch.offline, r) {
 				return r, true
 			}
 		}

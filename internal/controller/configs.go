@@ -25,22 +25,34 @@ type ConfigChange struct {
 	Incremental bool
 }
 
+// AlterConfigsResult is the answer of AlterConfigs: one error per
+// resource (nil: applied), in request order.
+type AlterConfigsResult struct {
+	Committed
+	Errs []error
+}
+
 // AlterConfigs applies config changes to topics and brokers, each
-// resource independently; it returns per-resource errors and the offset
-// of the last committed record.
-func (c *Controller) AlterConfigs(changes []ConfigChange, validateOnly bool) ([]error, int64, error) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	img := c.Image()
-	errs := make([]error, len(changes))
+// resource independently.
+func (c *Controller) AlterConfigs(changes []ConfigChange, validateOnly bool) (AlterConfigsResult, error) {
+	return run(c, func(img *metadata.Image) (result[AlterConfigsResult], error) {
+		return c.alterConfigs(img, changes, validateOnly)
+	})
+}
+
+// alterConfigs builds AlterConfigs. Validating only plans the same
+// records and commits none.
+func (c *Controller) alterConfigs(img *metadata.Image, changes []ConfigChange, validateOnly bool) (result[AlterConfigsResult], error) {
+	res := result[AlterConfigsResult]{Answer: AlterConfigsResult{Committed{img.Offset}, make([]error, len(changes))}}
+	errs := res.Answer.Errs
 	seen := map[metadata.ConfigResource]int{}
 	for _, ch := range changes {
 		seen[metadata.ConfigResource{Type: ch.Type, Name: ch.Name}]++
 	}
 	var recs userRecords
 	for i, ch := range changes {
-		res := metadata.ConfigResource{Type: ch.Type, Name: ch.Name}
-		if seen[res] > 1 {
+		r := metadata.ConfigResource{Type: ch.Type, Name: ch.Name}
+		if seen[r] > 1 {
 			errs[i] = topicErr(kerr.InvalidRequest, "Duplicate resource in request.")
 			continue
 		}
@@ -50,26 +62,17 @@ func (c *Controller) AlterConfigs(changes []ConfigChange, validateOnly bool) ([]
 			continue
 		}
 		if err := recs.add(rrecs...); err != nil {
-			return nil, -1, err
+			return res, err
 		}
 	}
-	if validateOnly {
-		return errs, c.quorum.EndOffset() - 1, nil
+	if validateOnly || len(recs) == 0 {
+		return res, nil
 	}
-	all := []metadata.Record(recs)
-	if len(all) > 0 {
-		// unclean.leader.election.enable may have been turned on: offline
-		// partitions it now lets lead are elected in the same commit.
-		var err error
-		if all, err = thenElect(img, all, c.electOffline); err != nil {
-			return nil, -1, err
-		}
-	}
-	last, err := c.commit(all)
-	if err != nil {
-		return nil, -1, err
-	}
-	return errs, last, nil
+	// unclean.leader.election.enable may have been turned on: offline
+	// partitions it now lets lead are elected in the same commit.
+	var err error
+	res.Records, err = thenElect(img, recs, c.electOffline)
+	return res, err
 }
 
 func (c *Controller) planConfigChange(img *metadata.Image, ch ConfigChange) ([]metadata.Record, error) {

@@ -33,17 +33,23 @@ const (
 	unsafeDowngrade int8 = 3
 )
 
-// UpdateFeatures finalizes new feature levels. It returns each update's
-// outcome (nil or a *TopicError), in request order, and the offset of the
-// last record committed (-1 when nothing was).
-func (c *Controller) UpdateFeatures(req *kmsg.UpdateFeaturesRequest) ([]error, int64, error) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if err := c.requireActive(); err != nil {
-		return nil, -1, err
-	}
-	img := c.Image()
-	errs := make([]error, len(req.FeatureUpdates))
+// UpdateFeaturesResult is the answer of UpdateFeatures: each update's
+// outcome (nil or a *TopicError), in request order.
+type UpdateFeaturesResult struct {
+	Committed
+	Errs []error
+}
+
+// UpdateFeatures finalizes new feature levels.
+func (c *Controller) UpdateFeatures(req *kmsg.UpdateFeaturesRequest) (UpdateFeaturesResult, error) {
+	return run(c, func(img *metadata.Image) (result[UpdateFeaturesResult], error) { return updateFeatures(img, req) })
+}
+
+// updateFeatures builds UpdateFeatures. Nothing is to be waited for
+// (Offset -1) unless levels change.
+func updateFeatures(img *metadata.Image, req *kmsg.UpdateFeaturesRequest) (result[UpdateFeaturesResult], error) {
+	res := result[UpdateFeaturesResult]{Answer: UpdateFeaturesResult{Committed{-1}, make([]error, len(req.FeatureUpdates))}}
+	errs := res.Answer.Errs
 	var recs []metadata.Record
 	failed := false
 	seen := map[string]bool{}
@@ -83,23 +89,20 @@ func (c *Controller) UpdateFeatures(req *kmsg.UpdateFeaturesRequest) ([]error, i
 				errs[i] = topicErr(kerr.InvalidUpdateVersion, "Not applied: another update in the request is invalid.")
 			}
 		}
-		return errs, -1, nil
+		return res, nil
 	}
 	if req.ValidateOnly || len(recs) == 0 {
-		return errs, -1, nil
+		return res, nil
 	}
 	after, _, err := img.Apply(recs, img.Offset)
 	if err != nil {
-		return nil, -1, err
+		return res, err
 	}
 	if img.Features[metadata.ELRFeature] >= 1 && after.Features[metadata.ELRFeature] < 1 {
 		recs = append(recs, clearELR(after)...)
 	}
-	last, err := c.commit(recs)
-	if err != nil {
-		return nil, -1, err
-	}
-	return errs, last, nil
+	res.Records = recs
+	return res, nil
 }
 
 // clearELR returns the records that empty every partition's ELR and last

@@ -19,11 +19,11 @@ func (h *harness) updateFeature(name string, level int16, typ int8) error {
 	u := kmsg.NewUpdateFeaturesRequestFeatureUpdate()
 	u.Feature, u.MaxVersionLevel, u.UpgradeType = name, level, typ
 	req.FeatureUpdates = append(req.FeatureUpdates, u)
-	errs, _, err := h.c.UpdateFeatures(req)
+	res, err := h.c.UpdateFeatures(req)
 	if err != nil {
 		h.t.Fatal(err)
 	}
-	return errs[0]
+	return res.Errs[0]
 }
 
 // reregister registers broker id again with previousEpoch, as a broker

@@ -175,14 +175,14 @@ func (h *harness) create(validateOnly bool, topics ...kmsg.CreateTopicsRequestTo
 	h.t.Helper()
 	req := kmsg.NewPtrCreateTopicsRequest()
 	req.Topics, req.ValidateOnly = topics, validateOnly
-	res, errs, last, err := h.c.CreateTopics(req)
+	res, err := h.c.CreateTopics(req)
 	if err != nil {
 		h.t.Fatalf("CreateTopics: %v", err)
 	}
-	if len(res) != len(topics) || len(errs) != len(topics) {
-		h.t.Fatalf("CreateTopics returned %d results and %d errors for %d topics", len(res), len(errs), len(topics))
+	if len(res.Topics) != len(topics) || len(res.Errs) != len(topics) {
+		h.t.Fatalf("CreateTopics returned %d results and %d errors for %d topics", len(res.Topics), len(res.Errs), len(topics))
 	}
-	return res, errs, last
+	return res.Topics, res.Errs, res.Offset
 }
 
 func (h *harness) mustCreate(topics ...kmsg.CreateTopicsRequestTopic) []CreatedTopic {
@@ -632,10 +632,11 @@ func TestDeleteTopics(t *testing.T) {
 		{Name: "a"},     // a duplicate by name
 		{ID: res[0].ID}, // and by id
 	}
-	out, errs, last, err := h.c.DeleteTopics(refs)
+	deleted, err := h.c.DeleteTopics(refs)
 	if err != nil {
 		t.Fatal(err)
 	}
+	out, errs, last := deleted.Topics, deleted.Errs, deleted.Offset
 	wantCode(t, "a", errs[0], nil)
 	wantCode(t, "b by id", errs[1], nil)
 	wantCode(t, "unknown name", errs[2], kerr.UnknownTopicOrPartition)
@@ -665,16 +666,30 @@ func TestDeleteTopics(t *testing.T) {
 	}
 	// Nothing to delete writes nothing.
 	n := len(h.q.batches)
-	_, errs, _, err = h.c.DeleteTopics([]TopicRef{{Name: "a"}})
+	deleted, err = h.c.DeleteTopics([]TopicRef{{Name: "a"}})
 	if err != nil || len(h.q.batches) != n {
 		t.Fatalf("deleting a deleted topic wrote records (%v)", err)
 	}
-	wantCode(t, "deleted again", errs[0], kerr.UnknownTopicOrPartition)
+	wantCode(t, "deleted again", deleted.Errs[0], kerr.UnknownTopicOrPartition)
+	if deleted.Offset != h.q.end-1 {
+		t.Errorf("nothing deleted: offset %d, want the image's %d", deleted.Offset, h.q.end-1)
+	}
 	// A recreated topic gets a new id.
 	res2 := h.mustCreate(topicReq("a", 1, 1))
 	if res2[0].ID == res[0].ID {
 		t.Fatal("recreated topic reuses the old id")
 	}
+}
+
+// createPartitions sends one CreatePartitions request and returns its
+// errors.
+func (h *harness) createPartitions(req *kmsg.CreatePartitionsRequest) []error {
+	h.t.Helper()
+	res, err := h.c.CreatePartitions(req)
+	if err != nil {
+		h.t.Fatalf("CreatePartitions: %v", err)
+	}
+	return res.Errs
 }
 
 func partsReq(validateOnly bool, topics ...kmsg.CreatePartitionsRequestTopic) *kmsg.CreatePartitionsRequest {
@@ -698,10 +713,11 @@ func TestCreatePartitions(t *testing.T) {
 	h := newCluster(t, 3, nil)
 	res := h.mustCreate(topicReq("t", 2, 2), topicReq("u", 1, 1), topicReq("v", 1, 3))
 	from := len(h.q.batches)
-	errs, last, err := h.c.CreatePartitions(partsReq(false, partsTopic("t", 5), partsTopic("u", 3, []int32{3}, []int32{1})))
+	created, err := h.c.CreatePartitions(partsReq(false, partsTopic("t", 5), partsTopic("u", 3, []int32{3}, []int32{1})))
 	if err != nil {
 		t.Fatal(err)
 	}
+	errs, last := created.Errs, created.Offset
 	wantCode(t, "t", errs[0], nil)
 	wantCode(t, "u", errs[1], nil)
 	if last != h.q.end-1 || len(h.q.batches) != from+1 {
@@ -743,24 +759,24 @@ func TestCreatePartitions(t *testing.T) {
 	}
 	for _, tc := range cases {
 		n := len(h.q.batches)
-		errs, _, err := h.c.CreatePartitions(partsReq(false, tc.topic))
+		created, err := h.c.CreatePartitions(partsReq(false, tc.topic))
 		if err != nil {
 			t.Fatal(err)
 		}
-		wantCode(t, tc.name, errs[0], tc.code)
+		wantCode(t, tc.name, created.Errs[0], tc.code)
 		if len(h.q.batches) != n {
 			t.Fatalf("%s: wrote records", tc.name)
 		}
 	}
 
 	// Duplicate topics in one request are both refused.
-	errs, _, _ = h.c.CreatePartitions(partsReq(false, partsTopic("t", 6), partsTopic("t", 7)))
+	errs = h.createPartitions(partsReq(false, partsTopic("t", 6), partsTopic("t", 7)))
 	wantCode(t, "dup 1", errs[0], kerr.InvalidRequest)
 	wantCode(t, "dup 2", errs[1], kerr.InvalidRequest)
 
 	// validate_only checks everything and writes nothing.
 	n := len(h.q.batches)
-	errs, _, _ = h.c.CreatePartitions(partsReq(true, partsTopic("t", 8), partsTopic("u", 2), partsTopic("v", 4, []int32{7, 1, 2})))
+	errs = h.createPartitions(partsReq(true, partsTopic("t", 8), partsTopic("u", 2), partsTopic("v", 4, []int32{7, 1, 2})))
 	wantCode(t, "validate t", errs[0], nil)
 	wantCode(t, "validate u", errs[1], kerr.InvalidPartitions)
 	wantCode(t, "validate v", errs[2], kerr.InvalidReplicaAssignment)
@@ -771,11 +787,11 @@ func TestCreatePartitions(t *testing.T) {
 	// Automatic placement needs enough usable brokers.
 	h.addBroker(4, true)
 	h.mustCreate(manualReq("wide", []int32{1, 2, 3, 4}))
-	errs, _, _ = h.c.CreatePartitions(partsReq(false, partsTopic("wide", 2)))
+	errs = h.createPartitions(partsReq(false, partsTopic("wide", 2)))
 	wantCode(t, "rf above usable brokers", errs[0], kerr.InvalidReplicationFactor)
 	// A manual assignment whose replicas are all fenced is refused.
 	h.mustCreate(manualReq("one", []int32{1}))
-	errs, _, _ = h.c.CreatePartitions(partsReq(false, partsTopic("one", 2, []int32{4})))
+	errs = h.createPartitions(partsReq(false, partsTopic("one", 2, []int32{4})))
 	wantCode(t, "all fenced", errs[0], kerr.InvalidReplicaAssignment)
 	_ = res
 }
@@ -804,14 +820,14 @@ func incChange(typ int8, name string, ops ...kmsg.IncrementalAlterConfigsRequest
 
 func (h *harness) alter(validateOnly bool, changes ...ConfigChange) []error {
 	h.t.Helper()
-	errs, last, err := h.c.AlterConfigs(changes, validateOnly)
+	res, err := h.c.AlterConfigs(changes, validateOnly)
 	if err != nil {
 		h.t.Fatal(err)
 	}
-	if last != h.q.end-1 {
-		h.t.Fatalf("last = %d, end = %d", last, h.q.end)
+	if res.Offset != h.q.end-1 {
+		h.t.Fatalf("offset = %d, end = %d", res.Offset, h.q.end)
 	}
-	return errs
+	return res.Errs
 }
 
 func TestAlterConfigsReplacesTheWholeSet(t *testing.T) {
@@ -1100,16 +1116,16 @@ func TestUserOpRecordBound(t *testing.T) {
 		t.Fatal(err)
 	}
 	from := len(h.q.batches)
-	_, _, _, err := h.c.DeleteTopics(all)
+	_, err := h.c.DeleteTopics(all)
 	wantCode(t, "deleting too many topics at once", err, kerr.PolicyViolation)
 	if len(h.q.batches) != from || len(h.c.Image().Topics) != topics {
 		t.Fatalf("a refused request committed %d batches", len(h.q.batches)-from)
 	}
-	_, errs, _, err := h.c.DeleteTopics(all[:MaxRecordsPerUserOp])
+	deleted, err := h.c.DeleteTopics(all[:MaxRecordsPerUserOp])
 	if err != nil {
 		t.Fatal(err)
 	}
-	wantCode(t, "deleting the most topics at once", errs[0], nil)
+	wantCode(t, "deleting the most topics at once", deleted.Errs[0], nil)
 	if n := len(h.c.Image().Topics); n != topics-MaxRecordsPerUserOp {
 		t.Fatalf("%d topics left, want %d", n, topics-MaxRecordsPerUserOp)
 	}

@@ -122,46 +122,50 @@ func ValidateLinkConfigs(cfg map[string]string) error {
 	return nil
 }
 
-// CreateClusterLink creates the link named name. It returns the offset of
-// the record committed.
-func (c *Controller) CreateClusterLink(name string, cfg map[string]string, validateOnly bool) (int64, error) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if err := c.requireActive(); err != nil {
-		return -1, err
-	}
-	img := c.Image()
+// The cluster link operations answer with the offset to wait for only
+// (Committed); each is refused as a whole with a *TopicError.
+
+// CreateClusterLink creates the link named name.
+func (c *Controller) CreateClusterLink(name string, cfg map[string]string, validateOnly bool) (Committed, error) {
+	return run(c, func(img *metadata.Image) (result[Committed], error) {
+		return createClusterLink(img, name, cfg, validateOnly)
+	})
+}
+
+// createClusterLink builds CreateClusterLink.
+func createClusterLink(img *metadata.Image, name string, cfg map[string]string, validateOnly bool) (result[Committed], error) {
+	res := result[Committed]{Answer: Committed{img.Offset}}
 	if err := ValidateTopicName(name); err != nil {
-		return -1, topicErr(kerr.InvalidRequest, "Cluster link name is invalid: %v", err)
+		return res, topicErr(kerr.InvalidRequest, "Cluster link name is invalid: %v", err)
 	}
 	if img.LinkByName(name) != nil {
-		return -1, topicErr(kerr.InvalidRequest, "Cluster link '%s' already exists.", name)
+		return res, topicErr(kerr.InvalidRequest, "Cluster link '%s' already exists.", name)
 	}
 	if err := ValidateLinkConfigs(cfg); err != nil {
-		return -1, err
+		return res, err
 	}
 	r := &metadata.ClusterLinkRecord{LinkName: name, LinkId: newUUID()}
 	for _, k := range slices.Sorted(maps.Keys(cfg)) {
 		r.Configs = append(r.Configs, metadata.LinkConfig{Name: k, Value: cfg[k]})
 	}
-	if validateOnly {
-		return img.Offset, nil
+	if !validateOnly {
+		res.Records = []metadata.Record{r}
 	}
-	return c.commit([]metadata.Record{r})
+	return res, nil
 }
 
 // DeleteClusterLink deletes the link named name; it is refused while
 // mirror topics follow the link.
-func (c *Controller) DeleteClusterLink(name string) (int64, error) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if err := c.requireActive(); err != nil {
-		return -1, err
-	}
-	img := c.Image()
+func (c *Controller) DeleteClusterLink(name string) (Committed, error) {
+	return run(c, func(img *metadata.Image) (result[Committed], error) { return deleteClusterLink(img, name) })
+}
+
+// deleteClusterLink builds DeleteClusterLink.
+func deleteClusterLink(img *metadata.Image, name string) (result[Committed], error) {
+	res := result[Committed]{Answer: Committed{img.Offset}}
 	l := img.LinkByName(name)
 	if l == nil {
-		return -1, topicErr(kerr.InvalidRequest, "Cluster link '%s' does not exist.", name)
+		return res, topicErr(kerr.InvalidRequest, "Cluster link '%s' does not exist.", name)
 	}
 	var following []string
 	for id, m := range img.Mirrors {
@@ -171,9 +175,10 @@ func (c *Controller) DeleteClusterLink(name string) (int64, error) {
 	}
 	if len(following) > 0 {
 		slices.Sort(following)
-		return -1, topicErr(kerr.InvalidRequest, "Cluster link '%s' still has mirror topics %v: promote, fail over or delete them first.", name, following)
+		return res, topicErr(kerr.InvalidRequest, "Cluster link '%s' still has mirror topics %v: promote, fail over or delete them first.", name, following)
 	}
-	return c.commit([]metadata.Record{&metadata.RemoveClusterLinkRecord{LinkId: l.ID}})
+	res.Records = []metadata.Record{&metadata.RemoveClusterLinkRecord{LinkId: l.ID}}
+	return res, nil
 }
 
 // MirrorTopic is a mirror topic to create.
@@ -187,29 +192,29 @@ type MirrorTopic struct {
 }
 
 // CreateMirrorTopic creates a topic that mirrors SourceTopic through Link.
-func (c *Controller) CreateMirrorTopic(m MirrorTopic) (int64, error) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if err := c.requireActive(); err != nil {
-		return -1, err
-	}
-	img := c.Image()
+func (c *Controller) CreateMirrorTopic(m MirrorTopic) (Committed, error) {
+	return run(c, func(img *metadata.Image) (result[Committed], error) { return c.createMirrorTopic(img, m) })
+}
+
+// createMirrorTopic builds CreateMirrorTopic.
+func (c *Controller) createMirrorTopic(img *metadata.Image, m MirrorTopic) (result[Committed], error) {
+	res := result[Committed]{Answer: Committed{img.Offset}}
 	l := img.LinkByName(m.Link)
 	if l == nil {
-		return -1, topicErr(kerr.InvalidRequest, "Cluster link '%s' does not exist.", m.Link)
+		return res, topicErr(kerr.InvalidRequest, "Cluster link '%s' does not exist.", m.Link)
 	}
 	if m.Partitions <= 0 {
-		return -1, topicErr(kerr.InvalidRequest, "a mirror topic needs its source topic's partition count")
+		return res, topicErr(kerr.InvalidRequest, "a mirror topic needs its source topic's partition count")
 	}
 	if err := ValidateTopicName(m.SourceTopic); err != nil {
-		return -1, topicErr(kerr.InvalidRequest, "Source topic: %v", err)
+		return res, topicErr(kerr.InvalidRequest, "Source topic: %v", err)
 	}
 	if p := l.Configs["cluster.link.prefix"]; p != "" && m.Topic != p+m.SourceTopic {
-		return -1, topicErr(kerr.InvalidRequest, "Cluster link '%s' has cluster.link.prefix %s: the mirror of %s is named %s%s, not %s.",
+		return res, topicErr(kerr.InvalidRequest, "Cluster link '%s' has cluster.link.prefix %s: the mirror of %s is named %s%s, not %s.",
 			m.Link, p, m.SourceTopic, p, m.SourceTopic, m.Topic)
 	}
 	if m.Topic == metadata.LogTopic || m.Topic == "__consumer_offsets" || m.Topic == "__transaction_state" {
-		return -1, topicErr(kerr.InvalidRequest, "internal topic %s cannot be a mirror topic", m.Topic)
+		return res, topicErr(kerr.InvalidRequest, "internal topic %s cannot be a mirror topic", m.Topic)
 	}
 	t := kmsg.NewCreateTopicsRequestTopic()
 	t.Topic, t.NumPartitions, t.ReplicationFactor = m.Topic, m.Partitions, m.ReplicationFactor
@@ -218,38 +223,39 @@ func (c *Controller) CreateMirrorTopic(m MirrorTopic) (int64, error) {
 		c.Name, c.Value = k, kmsg.StringPtr(m.Configs[k])
 		t.Configs = append(t.Configs, c)
 	}
-	recs, res, err := c.planTopic(img, t, map[string]bool{})
+	recs, created, err := c.planTopic(img, t, map[string]bool{})
 	if err != nil {
-		return -1, err
+		return res, err
 	}
-	recs = append(recs, &metadata.MirrorTopicRecord{TopicId: res.ID, LinkId: l.ID, SourceTopic: m.SourceTopic, State: metadata.MirrorActive})
+	recs = append(recs, &metadata.MirrorTopicRecord{TopicId: created.ID, LinkId: l.ID, SourceTopic: m.SourceTopic, State: metadata.MirrorActive})
 	var u userRecords
 	if err := u.add(recs...); err != nil {
-		return -1, err
+		return res, err
 	}
-	return c.commit(u)
+	res.Records = u
+	return res, nil
 }
 
 // SetMirrorState pauses (MirrorPaused) or resumes (MirrorActive) a
 // mirror topic.
-func (c *Controller) SetMirrorState(topic string, state int8) (int64, error) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if err := c.requireActive(); err != nil {
-		return -1, err
-	}
-	img := c.Image()
+func (c *Controller) SetMirrorState(topic string, state int8) (Committed, error) {
+	return run(c, func(img *metadata.Image) (result[Committed], error) { return setMirrorState(img, topic, state) })
+}
+
+// setMirrorState builds SetMirrorState.
+func setMirrorState(img *metadata.Image, topic string, state int8) (result[Committed], error) {
+	res := result[Committed]{Answer: Committed{img.Offset}}
 	m, err := readOnlyMirror(img, topic)
 	if err != nil {
-		return -1, err
+		return res, err
 	}
 	if state != metadata.MirrorActive && state != metadata.MirrorPaused {
-		return -1, topicErr(kerr.InvalidRequest, "mirror state %d cannot be set directly", state)
+		return res, topicErr(kerr.InvalidRequest, "mirror state %d cannot be set directly", state)
 	}
-	if m.State == state {
-		return img.Offset, nil
+	if m.State != state {
+		res.Records = []metadata.Record{&metadata.MirrorTopicRecord{TopicId: m.TopicID, LinkId: m.LinkID, SourceTopic: m.SourceTopic, State: state}}
 	}
-	return c.commit([]metadata.Record{&metadata.MirrorTopicRecord{TopicId: m.TopicID, LinkId: m.LinkID, SourceTopic: m.SourceTopic, State: state}})
+	return res, nil
 }
 
 // StopMirror ends a PAUSED mirror topic's mirroring (state MirrorPromoted
@@ -261,22 +267,24 @@ func (c *Controller) SetMirrorState(topic string, state int8) (int64, error) {
 // record keeps those epochs (StopEpochs): producers whose batches all come
 // before them are the source's (see log.LeaderAppend.ForeignBelow). A
 // partition whose leader epoch moved since is refused (read again).
-func (c *Controller) StopMirror(topic string, state int8, logEpochs, leaderEpochs map[int32]int32) (int64, error) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if err := c.requireActive(); err != nil {
-		return -1, err
-	}
-	img := c.Image()
+func (c *Controller) StopMirror(topic string, state int8, logEpochs, leaderEpochs map[int32]int32) (Committed, error) {
+	return run(c, func(img *metadata.Image) (result[Committed], error) {
+		return stopMirror(img, topic, state, logEpochs, leaderEpochs)
+	})
+}
+
+// stopMirror builds StopMirror.
+func stopMirror(img *metadata.Image, topic string, state int8, logEpochs, leaderEpochs map[int32]int32) (result[Committed], error) {
+	res := result[Committed]{Answer: Committed{img.Offset}}
 	m, err := readOnlyMirror(img, topic)
 	if err != nil {
-		return -1, err
+		return res, err
 	}
 	if state != metadata.MirrorPromoted && state != metadata.MirrorFailedOver {
-		return -1, topicErr(kerr.InvalidRequest, "mirror state %d does not stop a mirror", state)
+		return res, topicErr(kerr.InvalidRequest, "mirror state %d does not stop a mirror", state)
 	}
 	if m.State != metadata.MirrorPaused {
-		return -1, topicErr(kerr.InvalidRequest, "mirror topic %s must be paused before it stops", topic)
+		return res, topicErr(kerr.InvalidRequest, "mirror topic %s must be paused before it stops", topic)
 	}
 	t := img.Topics[topic]
 	stop := &metadata.MirrorTopicRecord{TopicId: m.TopicID, LinkId: m.LinkID, SourceTopic: m.SourceTopic, State: state,
@@ -284,16 +292,16 @@ func (c *Controller) StopMirror(topic string, state int8, logEpochs, leaderEpoch
 	recs := []metadata.Record{stop}
 	for _, p := range t.SortedPartitions() {
 		if int(p.ID) >= len(stop.StopEpochs) {
-			return -1, fmt.Errorf("topic %s has partition %d of %d", topic, p.ID, len(t.Partitions))
+			return res, fmt.Errorf("topic %s has partition %d of %d", topic, p.ID, len(t.Partitions))
 		}
 		stop.StopEpochs[p.ID] = p.LeaderEpoch
 		e, ok := logEpochs[p.ID]
 		le, lok := leaderEpochs[p.ID]
 		switch {
 		case !ok || !lok:
-			return -1, topicErr(kerr.InvalidRequest, "the latest log epoch of %s-%d is missing", topic, p.ID)
+			return res, topicErr(kerr.InvalidRequest, "the latest log epoch of %s-%d is missing", topic, p.ID)
 		case le != p.LeaderEpoch:
-			return -1, topicErr(kerr.FencedLeaderEpoch, "the leader epoch of %s-%d is %d, not %d, since its log epoch was read: read it again", topic, p.ID, p.LeaderEpoch, le)
+			return res, topicErr(kerr.FencedLeaderEpoch, "the leader epoch of %s-%d is %d, not %d, since its log epoch was read: read it again", topic, p.ID, p.LeaderEpoch, le)
 		}
 		if e < p.LeaderEpoch {
 			continue
@@ -308,7 +316,8 @@ func (c *Controller) StopMirror(topic string, state int8, logEpochs, leaderEpoch
 		r.LeaderRecoveryState, r.EligibleLeaderReplicas, r.LastKnownElr = p.LeaderRecoveryState, p.ELR, p.LastKnownELR
 		recs = append(recs, r)
 	}
-	return c.commit(recs)
+	res.Records = recs
+	return res, nil
 }
 
 func readOnlyMirror(img *metadata.Image, topic string) (*metadata.Mirror, error) {

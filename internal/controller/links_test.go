@@ -68,11 +68,7 @@ func TestClusterLinksAndMirrorTopics(t *testing.T) {
 	cp.Topic, cp.Count = "orders", 3
 	req := kmsg.NewPtrCreatePartitionsRequest()
 	req.Topics = append(req.Topics, cp)
-	errs, _, err := h.c.CreatePartitions(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	wantErr(t, errs[0], kerr.InvalidRequest, "mirror of cluster link 'dr'")
+	wantErr(t, h.createPartitions(req)[0], kerr.InvalidRequest, "mirror of cluster link 'dr'")
 	// The link cannot go while the mirror follows it.
 	_, err = h.c.DeleteClusterLink("dr")
 	wantErr(t, err, kerr.InvalidRequest, "still has mirror topics [orders]")

@@ -419,11 +419,7 @@ func TestCreateTopicsRackAware(t *testing.T) {
 				t.Fatalf("%s: topic %s: %v\n%v", l.name, name, err, got)
 			}
 		}
-		errs, _, err := h.c.CreatePartitions(partsReq(false, partsTopic("u", 9)))
-		if err != nil {
-			t.Fatal(err)
-		}
-		wantCode(t, l.name+": add partitions", errs[0], nil)
+		wantCode(t, l.name+": add partitions", h.createPartitions(partsReq(false, partsTopic("u", 9)))[0], nil)
 		got := topicAssignment(h, "u")
 		if err := checkPlacement(l, got[:5], got[5:], 4, 2); err != nil {
 			t.Fatalf("%s: topic u after CreatePartitions: %v\n%v", l.name, err, got)
@@ -455,8 +451,7 @@ func TestPlacementSkipsUnusableBrokers(t *testing.T) {
 	// 6 usable brokers: rf 7 is refused.
 	_, errs, _ := h.create(false, topicReq("wide", 1, 7))
 	wantCode(t, "rf above usable brokers", errs[0], kerr.InvalidReplicationFactor)
-	errs2, _, _ := h.c.CreatePartitions(partsReq(false, partsTopic("t", 31)))
-	wantCode(t, "add partitions", errs2[0], nil)
+	wantCode(t, "add partitions", h.createPartitions(partsReq(false, partsTopic("t", 31)))[0], nil)
 	if p := h.c.Image().Topics["t"].Partitions[30]; p.HasReplica(7) || p.HasReplica(8) || len(p.Replicas) != 3 {
 		t.Fatalf("new partition %+v", p)
 	}

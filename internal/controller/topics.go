@@ -66,15 +66,24 @@ type CreatedTopic struct {
 	Configs           map[string]string
 }
 
-// CreateTopics creates the topics of a request, each independently. It
-// returns one result or error per requested topic (by index) and the
-// offset of the last record committed (-1 if none).
-func (c *Controller) CreateTopics(req *kmsg.CreateTopicsRequest) ([]CreatedTopic, []error, int64, error) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	img := c.Image()
-	results := make([]CreatedTopic, len(req.Topics))
-	errs := make([]error, len(req.Topics))
+// CreateTopicsResult is the answer of CreateTopics: per requested topic
+// (by index), what was created or the error.
+type CreateTopicsResult struct {
+	Committed
+	Topics []CreatedTopic
+	Errs   []error
+}
+
+// CreateTopics creates the topics of a request, each independently.
+func (c *Controller) CreateTopics(req *kmsg.CreateTopicsRequest) (CreateTopicsResult, error) {
+	return run(c, func(img *metadata.Image) (result[CreateTopicsResult], error) { return c.createTopics(img, req) })
+}
+
+// createTopics builds CreateTopics. Nothing is to be waited for (Offset
+// -1) unless topics are created.
+func (c *Controller) createTopics(img *metadata.Image, req *kmsg.CreateTopicsRequest) (result[CreateTopicsResult], error) {
+	res := result[CreateTopicsResult]{Answer: CreateTopicsResult{Committed{-1}, make([]CreatedTopic, len(req.Topics)), make([]error, len(req.Topics))}}
+	results, errs := res.Answer.Topics, res.Answer.Errs
 	seen := map[string]int{}
 	for _, t := range req.Topics {
 		seen[t.Topic]++
@@ -98,7 +107,7 @@ func (c *Controller) CreateTopics(req *kmsg.CreateTopicsRequest) ([]CreatedTopic
 				errs[i] = errTooManyPartitions
 			}
 		}
-		return results, errs, -1, nil
+		return res, nil
 	}
 	// Validating only plans the same records, and is refused as large
 	// batches are.
@@ -109,12 +118,12 @@ func (c *Controller) CreateTopics(req *kmsg.CreateTopicsRequest) ([]CreatedTopic
 		if errs[i] != nil {
 			continue
 		}
-		trecs, res, err := c.planTopic(img, t, pending)
+		trecs, created, err := c.planTopic(img, t, pending)
 		if err != nil {
 			errs[i] = err
 			continue
 		}
-		results[i] = res
+		results[i] = created
 		pending[collisionName(t.Topic)] = true
 		// Later topics of the request are placed against an image that
 		// has this one, so their leaders spread too.
@@ -122,17 +131,13 @@ func (c *Controller) CreateTopics(req *kmsg.CreateTopicsRequest) ([]CreatedTopic
 			img = next
 		}
 		if err := recs.add(trecs...); err != nil {
-			return nil, nil, -1, err
+			return res, err
 		}
 	}
-	last := int64(-1)
-	if len(recs) > 0 && !req.ValidateOnly {
-		var err error
-		if last, err = c.commit(recs); err != nil {
-			return nil, nil, -1, err
-		}
+	if !req.ValidateOnly {
+		res.Records = recs
 	}
-	return results, errs, last, nil
+	return res, nil
 }
 
 // newPartitions counts the partitions a topic of CreateTopics asks for, as
@@ -283,14 +288,24 @@ type TopicRef struct {
 	ID   metadata.Uuid
 }
 
-// DeleteTopics removes topics; it returns per-topic errors (nil for
-// success) and the offset of the last committed record.
-func (c *Controller) DeleteTopics(refs []TopicRef) ([]TopicRef, []error, int64, error) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	img := c.Image()
-	errs := make([]error, len(refs))
-	out := make([]TopicRef, len(refs))
+// DeleteTopicsResult is the answer of DeleteTopics: per requested topic
+// (by index), its name and id (as requested when unknown) and its error
+// (nil: deleted).
+type DeleteTopicsResult struct {
+	Committed
+	Topics []TopicRef
+	Errs   []error
+}
+
+// DeleteTopics removes topics.
+func (c *Controller) DeleteTopics(refs []TopicRef) (DeleteTopicsResult, error) {
+	return run(c, func(img *metadata.Image) (result[DeleteTopicsResult], error) { return deleteTopics(img, refs) })
+}
+
+// deleteTopics builds DeleteTopics.
+func deleteTopics(img *metadata.Image, refs []TopicRef) (result[DeleteTopicsResult], error) {
+	res := result[DeleteTopicsResult]{Answer: DeleteTopicsResult{Committed{img.Offset}, make([]TopicRef, len(refs)), make([]error, len(refs))}}
+	out, errs := res.Answer.Topics, res.Answer.Errs
 	var recs userRecords
 	removed := map[metadata.Uuid]bool{}
 	for i, r := range refs {
@@ -316,23 +331,29 @@ func (c *Controller) DeleteTopics(refs []TopicRef) ([]TopicRef, []error, int64, 
 		}
 		removed[t.ID] = true
 		if err := recs.add(&metadata.RemoveTopicRecord{TopicId: t.ID}); err != nil {
-			return nil, nil, -1, err
+			return res, err
 		}
 	}
-	last, err := c.commit(recs)
-	if err != nil {
-		return nil, nil, -1, err
-	}
-	return out, errs, last, nil
+	res.Records = recs
+	return res, nil
 }
 
-// CreatePartitions raises partition counts. It returns per-topic errors
-// (nil for success) and the offset of the last committed record.
-func (c *Controller) CreatePartitions(req *kmsg.CreatePartitionsRequest) ([]error, int64, error) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	img := c.Image()
-	errs := make([]error, len(req.Topics))
+// CreatePartitionsResult is the answer of CreatePartitions: per requested
+// topic (by index), its error (nil: done).
+type CreatePartitionsResult struct {
+	Committed
+	Errs []error
+}
+
+// CreatePartitions raises partition counts.
+func (c *Controller) CreatePartitions(req *kmsg.CreatePartitionsRequest) (CreatePartitionsResult, error) {
+	return run(c, func(img *metadata.Image) (result[CreatePartitionsResult], error) { return createPartitions(img, req) })
+}
+
+// createPartitions builds CreatePartitions.
+func createPartitions(img *metadata.Image, req *kmsg.CreatePartitionsRequest) (result[CreatePartitionsResult], error) {
+	res := result[CreatePartitionsResult]{Answer: CreatePartitionsResult{Committed{img.Offset}, make([]error, len(req.Topics))}}
+	errs := res.Answer.Errs
 	seen := map[string]int{}
 	for _, t := range req.Topics {
 		seen[t.Topic]++
@@ -349,7 +370,8 @@ func (c *Controller) CreatePartitions(req *kmsg.CreatePartitionsRequest) ([]erro
 		for i := range errs {
 			errs[i] = errTooManyPartitions
 		}
-		return errs, -1, nil
+		res.Answer.Offset = -1
+		return res, nil
 	}
 	var recs userRecords
 	brokers := usableBrokers(img)
@@ -433,15 +455,12 @@ func (c *Controller) CreatePartitions(req *kmsg.CreatePartitionsRequest) ([]erro
 			trecs = append(trecs, pr)
 		}
 		if err := recs.add(trecs...); err != nil {
-			return nil, -1, err
+			return res, err
 		}
 		if next, _, err := img.Apply(trecs, img.Offset); err == nil {
 			img = next
 		}
 	}
-	last, err := c.commit(recs)
-	if err != nil {
-		return nil, -1, err
-	}
-	return errs, last, nil
+	res.Records = recs
+	return res, nil
 }

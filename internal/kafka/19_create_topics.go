@@ -28,7 +28,7 @@ import (
 func (s *Server) handleCreateTopics(req *Request) *Reply {
 	r := req.Body.(*kmsg.CreateTopicsRequest)
 	resp := respFor(req).(*kmsg.CreateTopicsResponse)
-	results, errs, last, err := s.deps.Controller.CreateTopics(r)
+	out, err := s.deps.Controller.CreateTopics(r)
 	if err != nil {
 		s.logUnexpected("create topics", err)
 		for _, t := range r.Topics {
@@ -39,7 +39,8 @@ func (s *Server) handleCreateTopics(req *Request) *Reply {
 		}
 		return done(resp)
 	}
-	if err := s.awaitMetadata(req.Ctx, last, time.Duration(r.TimeoutMillis)*time.Millisecond); err != nil {
+	errs := out.Errs
+	if err := s.awaitMetadata(req.Ctx, out.Offset, time.Duration(r.TimeoutMillis)*time.Millisecond); err != nil {
 		for i := range errs {
 			if errs[i] == nil {
 				errs[i] = kerr.RequestTimedOut
@@ -56,7 +57,7 @@ func (s *Server) handleCreateTopics(req *Request) *Reply {
 			resp.Topics = append(resp.Topics, rt)
 			continue
 		}
-		res := results[i]
+		res := out.Topics[i]
 		rt.TopicID, rt.NumPartitions, rt.ReplicationFactor = res.ID, res.NumPartitions, res.ReplicationFactor
 		entries := config.DescribeTopic(res.Configs, img.BrokerConfig(itoa(s.cfg.Broker.NodeID)), img.BrokerConfig(""), s.cfg.Broker)
 		for _, e := range entries {

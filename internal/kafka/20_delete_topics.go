@@ -48,7 +48,7 @@ func (s *Server) handleDeleteTopics(req *Request) *Reply {
 		}
 		return done(resp)
 	}
-	out, errs, last, err := s.deps.Controller.DeleteTopics(refs)
+	out, err := s.deps.Controller.DeleteTopics(refs)
 	if err != nil {
 		s.logUnexpected("delete topics", err)
 		for _, ref := range refs {
@@ -56,14 +56,15 @@ func (s *Server) handleDeleteTopics(req *Request) *Reply {
 		}
 		return done(resp)
 	}
-	if err := s.awaitMetadata(req.Ctx, last, time.Duration(r.TimeoutMillis)*time.Millisecond); err != nil {
+	errs := out.Errs
+	if err := s.awaitMetadata(req.Ctx, out.Offset, time.Duration(r.TimeoutMillis)*time.Millisecond); err != nil {
 		for i := range errs {
 			if errs[i] == nil {
 				errs[i] = kerr.RequestTimedOut
 			}
 		}
 	}
-	for i, ref := range out {
+	for i, ref := range out.Topics {
 		answer(ref, errs[i])
 	}
 	return done(resp)

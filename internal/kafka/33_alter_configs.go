@@ -39,7 +39,8 @@ func (s *Server) handleAlterConfigs(req *Request) *Reply {
 // alterConfigs sends changes to the controller and waits for the result
 // to reach this broker's metadata.
 func (s *Server) alterConfigs(req *Request, changes []controller.ConfigChange, validateOnly bool) []error {
-	errs, last, err := s.deps.Controller.AlterConfigs(changes, validateOnly)
+	res, err := s.deps.Controller.AlterConfigs(changes, validateOnly)
+	errs := res.Errs
 	if err != nil {
 		s.logUnexpected("alter configs", err)
 		errs = make([]error, len(changes))
@@ -48,7 +49,7 @@ func (s *Server) alterConfigs(req *Request, changes []controller.ConfigChange, v
 		}
 		return errs
 	}
-	if err := s.awaitMetadata(req.Ctx, last, 0); err != nil {
+	if err := s.awaitMetadata(req.Ctx, res.Offset, 0); err != nil {
 		for i := range errs {
 			if errs[i] == nil {
 				errs[i] = err

@@ -18,14 +18,15 @@ import (
 func (s *Server) handleCreatePartitions(req *Request) *Reply {
 	r := req.Body.(*kmsg.CreatePartitionsRequest)
 	resp := respFor(req).(*kmsg.CreatePartitionsResponse)
-	errs, last, err := s.deps.Controller.CreatePartitions(r)
+	out, err := s.deps.Controller.CreatePartitions(r)
+	errs := out.Errs
 	if err != nil {
 		s.logUnexpected("create partitions", err)
 		errs = make([]error, len(r.Topics))
 		for i := range errs {
 			errs[i] = err
 		}
-	} else if err := s.awaitMetadata(req.Ctx, last, time.Duration(r.TimeoutMillis)*time.Millisecond); err != nil {
+	} else if err := s.awaitMetadata(req.Ctx, out.Offset, time.Duration(r.TimeoutMillis)*time.Millisecond); err != nil {
 		for i := range errs {
 			if errs[i] == nil {
 				errs[i] = kerr.RequestTimedOut

@@ -19,7 +19,7 @@ import (
 func (s *Server) handleUpdateFeatures(req *Request) *Reply {
 	r := req.Body.(*kmsg.UpdateFeaturesRequest)
 	resp := respFor(req).(*kmsg.UpdateFeaturesResponse)
-	errs, last, err := s.deps.Controller.UpdateFeatures(r)
+	out, err := s.deps.Controller.UpdateFeatures(r)
 	if err != nil {
 		resp.ErrorCode, resp.ErrorMessage = errorCode(err), errorMessage(err)
 		if resp.ErrorCode == kerr.UnknownServerError.Code {
@@ -27,12 +27,12 @@ func (s *Server) handleUpdateFeatures(req *Request) *Reply {
 		}
 		return done(resp)
 	}
-	if err := s.awaitMetadata(req.Ctx, last, time.Duration(r.TimeoutMillis)*time.Millisecond); err != nil {
+	if err := s.awaitMetadata(req.Ctx, out.Offset, time.Duration(r.TimeoutMillis)*time.Millisecond); err != nil {
 		resp.ErrorCode, resp.ErrorMessage = kerr.RequestTimedOut.Code, errorMessage(err)
 	}
 	for i, u := range r.FeatureUpdates {
 		res := kmsg.NewUpdateFeaturesResponseResult()
-		res.Feature, res.ErrorCode, res.ErrorMessage = u.Feature, errorCode(errs[i]), errorMessage(errs[i])
+		res.Feature, res.ErrorCode, res.ErrorMessage = u.Feature, errorCode(out.Errs[i]), errorMessage(out.Errs[i])
 		resp.Results = append(resp.Results, res)
 	}
 	return done(resp)

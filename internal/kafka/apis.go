@@ -40,6 +40,9 @@ func (s *Server) apiTable() map[int16]api {
 		23: {0, 4, s.handleOffsetForLeaderEpoch},
 		27: {0, 1, s.handleWriteTxnMarkers},
 		28: {0, 4, s.handleTxnOffsetCommit},
+		29: {0, 3, s.handleDescribeAcls},
+		30: {0, 3, s.handleCreateAcls},
+		31: {0, 3, s.handleDeleteAcls},
 		32: {0, 4, s.handleDescribeConfigs},
 		33: {0, 2, s.handleAlterConfigs},
 		35: {0, 4, s.handleDescribeLogDirs},
@@ -58,6 +61,7 @@ func (s *Server) apiTable() map[int16]api {
 		69: {0, 1, s.handleGroupRequest}, // ConsumerGroupDescribe
 		60: {0, 1, s.handleDescribeCluster},
 		61: {0, 0, s.handleDescribeProducers},
+		64: {0, 0, s.handleUnregisterBroker},
 		75: {0, 0, s.handleDescribeTopicPartitions},
 	}
 	if s.deps.Txns != nil {
@@ -73,6 +77,7 @@ func (s *Server) apiTable() map[int16]api {
 		t[62] = api{0, 4, s.handleBrokerRegistration}
 		t[63] = api{0, 2, s.handleBrokerHeartbeat}
 		t[67] = api{0, 0, s.handleAllocateProducerIDs}
+		t[73] = api{0, 0, s.handleAssignReplicasToDirs}
 	}
 	if s.deps.MetadataLog != nil {
 		t[59] = api{0, 1, s.handleFetchSnapshot}
@@ -94,11 +99,11 @@ func (s *Server) apiTable() map[int16]api {
 }
 
 // controllerAPIs are those a controller listener serves. BrokerRegistration,
-// BrokerHeartbeat, AlterPartition, AllocateProducerIds and FetchSnapshot
+// BrokerHeartbeat, AlterPartition, AllocateProducerIds, AssignReplicasToDirs and FetchSnapshot
 // are served there only (they are added for controller listeners above),
 // as in Kafka; Fetch there reads the metadata log only.
-var controllerAPIs = map[int16]bool{1: true, 3: true, 17: true, 18: true, 36: true, 19: true, 20: true, 32: true, 33: true, 37: true,
-	43: true, 44: true, 45: true, 46: true, 51: true, 55: true, 57: true, 56: true, 59: true, 60: true, 62: true, 63: true, 67: true}
+var controllerAPIs = map[int16]bool{1: true, 3: true, 17: true, 18: true, 36: true, 19: true, 20: true, 29: true, 30: true, 31: true, 32: true, 33: true, 37: true,
+	43: true, 44: true, 45: true, 46: true, 51: true, 55: true, 57: true, 56: true, 59: true, 60: true, 62: true, 63: true, 64: true, 67: true, 73: true}
 
 // respFor returns the response type for a request, at the request's version.
 func respFor(req *Request) kmsg.Response {

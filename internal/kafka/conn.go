@@ -12,10 +12,12 @@ import (
 	"net"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kbin"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"weir/internal/acl"
 	"weir/internal/sasl"
 	"weir/internal/tlsconf"
 )
@@ -32,6 +34,10 @@ type Request struct {
 	Raw        []byte
 	Listener   string // the listener name the connection arrived on
 	RemoteAddr string
+	// Principal is who sent the request ("User:alice"), Host the
+	// client's address as ACLs name hosts (acl.Host). A request a node
+	// makes itself, forwarded without a principal, has neither.
+	Principal, Host string
 	// Ctx is cancelled when the connection closes.
 	Ctx context.Context
 
@@ -94,9 +100,16 @@ type conn struct {
 	// on a PLAINTEXT listener). The SASL fields below, like principal,
 	// belong to the reader goroutine (see sasl.go).
 	principal     string
+	host          string // the client's address, as ACLs name hosts
 	sasl          saslState
 	saslMechanism string
 	saslServer    sasl.Server
+	// sessionExpiry ends the authenticated session (zero: never);
+	// reauthStart is when the last re-authentication began, and
+	// reauthenticating is set during one.
+	sessionExpiry    time.Time
+	reauthStart      time.Time
+	reauthenticating bool
 }
 
 // brokerPeer is a broker registration: its id and broker epoch.
@@ -111,7 +124,7 @@ const maxInFlight = 100
 
 func (c *conn) serve() {
 	defer c.close()
-	c.principal = "User:ANONYMOUS"
+	c.principal, c.host = acl.Anonymous, acl.Host(c.nc.RemoteAddr().String())
 	if tc, ok := c.nc.(*tls.Conn); ok {
 		if err := tc.HandshakeContext(c.ctx); err != nil {
 			level := slog.LevelInfo
@@ -168,16 +181,19 @@ func (c *conn) serve() {
 			c.srv.lg.Info("closing connection on bad request", "remote", c.nc.RemoteAddr().String(), "err", err)
 			return
 		}
-		if c.sasl != saslDone && !beforeAuthentication[req.Key] {
-			c.srv.lg.Info("closing connection: unexpected request during SASL authentication", "remote", c.nc.RemoteAddr().String(),
-				"api", kmsg.NameForKey(req.Key))
-			return
-		}
 		var rep *Reply
-		if req.Body == nil && req.Raw == nil {
+		if c.srv.cfg.SASL != nil {
+			var closeNow bool
+			if rep, closeNow = c.srv.saslGate(c, req); closeNow {
+				return
+			}
+		}
+		switch {
+		case rep != nil: // answered by the SASL gate
+		case req.Body == nil && req.Raw == nil:
 			// Unsupported ApiVersions version: answered at v0 (KIP-511).
 			rep = c.srv.unsupportedAPIVersions()
-		} else {
+		default:
 			rep = c.srv.dispatch(req)
 		}
 		rep.corrID = req.CorrelationID
@@ -254,6 +270,7 @@ func (c *conn) decode(frame []byte) (*Request, error) {
 		return nil, err
 	}
 	req.Listener, req.RemoteAddr, req.Ctx, req.conn = c.srv.cfg.ListenerName, c.nc.RemoteAddr().String(), c.ctx, c
+	req.Principal, req.Host = c.principal, c.host
 	return req, nil
 }
 

@@ -2,16 +2,23 @@ package kafka
 
 // Admin requests that change metadata (CreateTopics, DeleteTopics,
 // CreatePartitions, AlterConfigs, IncrementalAlterConfigs, ElectLeaders,
-// AlterPartitionReassignments, UpdateFeatures, AlterUserScramCredentials),
+// AlterPartitionReassignments, UpdateFeatures, AlterUserScramCredentials,
+// UnregisterBroker, CreateAcls, DeleteAcls),
 // ListPartitionReassignments, and
 // DescribeQuorum, which only the leader can answer, are carried out by the
 // active controller. A node whose own controller is not active
 // forwards them, whole, to the active one over an internal API of the
 // controller listener:
 //
-//	request body:  api key int16 | api version int16 | the request's body
+//	request body:  api key int16 | api version int16 | principal string |
+//	               client host string | the request's body
 //	response body: metadata offset int64 | the response's body
 //
+// (strings as Kafka's: int16 length, then the bytes). As Kafka's
+// EnvelopeRequest, the sender needs CLUSTER_ACTION on the cluster, and the
+// request is authorized at the controller as the principal and host of
+// the client that sent it; an empty principal is a request the forwarding
+// node makes itself (auto-created and internal topics), authorized there.
 // The offset is the active controller's metadata image after the change;
 // the forwarding node answers its client once its own image has it, so a
 // client sees its change wherever it asks next.
@@ -23,9 +30,11 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kbin"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"weir/internal/acl"
 	"weir/internal/link"
 )
 
@@ -43,7 +52,7 @@ type Forwarder interface {
 }
 
 // forwarded are the APIs the active controller carries out.
-var forwarded = map[int16]bool{19: true, 20: true, 33: true, 37: true, 43: true, 44: true, 45: true, 46: true, 51: true, 55: true, 57: true}
+var forwarded = map[int16]bool{19: true, 20: true, 30: true, 31: true, 33: true, 37: true, 43: true, 44: true, 45: true, 46: true, 51: true, 55: true, 57: true, 64: true}
 
 // maybeForward sends req to the active controller when this node's is not
 // active; it returns nil when req is to be handled here.
@@ -51,7 +60,7 @@ func (s *Server) maybeForward(req *Request) *Reply {
 	if s.deps.Forward == nil || !forwarded[req.Key] || s.deps.Forward.Local() {
 		return nil
 	}
-	resp, err := s.forward(req.Ctx, req.Body)
+	resp, err := s.forward(req.Ctx, req.Body, req.Principal, req.Host)
 	if err != nil {
 		// The active controller moved or cannot be reached: the client
 		// gets NOT_CONTROLLER and retries (a node with a controller of
@@ -67,9 +76,12 @@ func (s *Server) maybeForward(req *Request) *Reply {
 
 // forward has the active controller carry out body (a request at its
 // version) and waits until this node's metadata includes the outcome.
-func (s *Server) forward(ctx context.Context, body kmsg.Request) (kmsg.Response, error) {
+// principal and host are the client's ("" for the node's own requests).
+func (s *Server) forward(ctx context.Context, body kmsg.Request, principal, host string) (kmsg.Response, error) {
 	enc := binary.BigEndian.AppendUint16(nil, uint16(body.Key()))
 	enc = binary.BigEndian.AppendUint16(enc, uint16(body.GetVersion()))
+	enc = kbin.AppendString(enc, principal)
+	enc = kbin.AppendString(enc, host)
 	enc = body.AppendTo(enc)
 	out, err := s.deps.Forward.Forward(ctx, enc)
 	if err != nil {
@@ -97,7 +109,7 @@ func (s *Server) forward(ctx context.Context, body kmsg.Request) (kmsg.Response,
 func (s *Server) createTopics(ctx context.Context, req *kmsg.CreateTopicsRequest) ([]error, error) {
 	if s.deps.Forward != nil && !s.deps.Forward.Local() {
 		req.SetVersion(7)
-		out, err := s.forward(ctx, req)
+		out, err := s.forward(ctx, req, "", "")
 		if err != nil {
 			return nil, err
 		}
@@ -113,11 +125,11 @@ func (s *Server) createTopics(ctx context.Context, req *kmsg.CreateTopicsRequest
 	if s.deps.Controller == nil {
 		return nil, kerr.NotController
 	}
-	_, errs, last, err := s.deps.Controller.CreateTopics(req)
+	out, err := s.deps.Controller.CreateTopics(req)
 	if err != nil {
 		return nil, err
 	}
-	return errs, s.awaitMetadata(ctx, last, 10*time.Second)
+	return out.Errs, s.awaitMetadata(ctx, out.Offset, 10*time.Second)
 }
 
 // handleForward carries out a forwarded request as the active controller.
@@ -126,9 +138,18 @@ func (s *Server) handleForward(req *Request) *Reply {
 	if len(raw) < 4 {
 		return &Reply{ready: closedChan, none: true, closeConn: true}
 	}
+	if !s.authorizedCluster(req, acl.OpClusterAction) {
+		s.lg.Warn("refusing a forwarded request: the sender lacks CLUSTER_ACTION", "principal", req.Principal, "remote", req.RemoteAddr)
+		return &Reply{ready: closedChan, none: true, closeConn: true}
+	}
 	key, version := int16(binary.BigEndian.Uint16(raw)), int16(binary.BigEndian.Uint16(raw[2:]))
+	rd := kbin.Reader{Src: raw[4:]}
+	principal, host := rd.String(), rd.String()
+	if !rd.Ok() {
+		return &Reply{ready: closedChan, none: true, closeConn: true}
+	}
 	if key == link.AdminAPIKey && version == 0 && s.deps.Controller != nil {
-		return s.handleForwardedLinkAdmin(raw[4:])
+		return s.handleForwardedLinkAdmin(rd.Src) // authorized by the forwarding broker
 	}
 	a, ok := s.apis[key]
 	if !ok || !forwarded[key] || version < a.min || version > a.max {
@@ -137,12 +158,12 @@ func (s *Server) handleForward(req *Request) *Reply {
 	}
 	body := kmsg.RequestForKey(key)
 	body.SetVersion(version)
-	if err := body.ReadFrom(raw[4:]); err != nil {
+	if err := body.ReadFrom(rd.Src); err != nil {
 		s.lg.Warn("malformed forwarded request", "err", err)
 		return &Reply{ready: closedChan, none: true, closeConn: true}
 	}
 	inner := &Request{Key: key, Version: version, CorrelationID: req.CorrelationID, ClientID: req.ClientID,
-		Body: body, Listener: req.Listener, RemoteAddr: req.RemoteAddr, Ctx: req.Ctx}
+		Body: body, Listener: req.Listener, RemoteAddr: req.RemoteAddr, Ctx: req.Ctx, Principal: principal, Host: host}
 	innerRep := a.handle(inner)
 	rep := newReply()
 	go func() {
@@ -239,6 +260,39 @@ func (s *Server) notController(req *Request) *Reply {
 	case *kmsg.UpdateFeaturesRequest:
 		resp := respFor(req).(*kmsg.UpdateFeaturesResponse)
 		resp.ErrorCode, resp.ErrorMessage = code, &msg
+		return done(resp)
+	case *kmsg.UnregisterBrokerRequest:
+		resp := respFor(req).(*kmsg.UnregisterBrokerResponse)
+		resp.ErrorCode = code
+		return done(resp)
+	case *kmsg.AlterUserSCRAMCredentialsRequest:
+		resp := respFor(req).(*kmsg.AlterUserSCRAMCredentialsResponse)
+		for _, u := range r.Deletions {
+			res := kmsg.NewAlterUserSCRAMCredentialsResponseResult()
+			res.User, res.ErrorCode, res.ErrorMessage = u.Name, code, &msg
+			resp.Results = append(resp.Results, res)
+		}
+		for _, u := range r.Upsertions {
+			res := kmsg.NewAlterUserSCRAMCredentialsResponseResult()
+			res.User, res.ErrorCode, res.ErrorMessage = u.Name, code, &msg
+			resp.Results = append(resp.Results, res)
+		}
+		return done(resp)
+	case *kmsg.CreateACLsRequest:
+		resp := respFor(req).(*kmsg.CreateACLsResponse)
+		for range r.Creations {
+			res := kmsg.NewCreateACLsResponseResult()
+			res.ErrorCode, res.ErrorMessage = code, &msg
+			resp.Results = append(resp.Results, res)
+		}
+		return done(resp)
+	case *kmsg.DeleteACLsRequest:
+		resp := respFor(req).(*kmsg.DeleteACLsResponse)
+		for range r.Filters {
+			res := kmsg.NewDeleteACLsResponseResult()
+			res.ErrorCode, res.ErrorMessage = code, &msg
+			resp.Results = append(resp.Results, res)
+		}
 		return done(resp)
 	default:
 		resp := respFor(req).(*kmsg.DescribeQuorumResponse)

@@ -699,3 +699,36 @@ func TestHostileAPIsOutsideTheirListener(t *testing.T) {
 	}
 	serving(t, n)
 }
+
+// DeleteTopics of the coordinators' internal topics succeeds, as in Kafka
+// 4 (whose brokers forward it to the controller, which checks nothing but
+// the topic's existence: ACLs are the guard); the coordinators create
+// them again on next use. __cluster_metadata is no topic of the image:
+// UNKNOWN_TOPIC_OR_PARTITION.
+func TestDeleteInternalTopics(t *testing.T) {
+	n := servertest.Start(t, servertest.Options{Overrides: internalOverrides})
+	w := dial(t, n.Addr)
+	w.createTopic("data", 1, nil)
+	useCoordinators(t, n, "data", "g", "tx")
+	for _, topic := range []string{"__consumer_offsets", "__transaction_state", "__cluster_metadata"} {
+		req := kmsg.NewPtrDeleteTopicsRequest()
+		req.SetVersion(6)
+		rt := kmsg.NewDeleteTopicsRequestTopic()
+		rt.Topic = kmsg.StringPtr(topic)
+		req.Topics, req.TimeoutMillis = append(req.Topics, rt), 10000
+		resp := w.do(req).(*kmsg.DeleteTopicsResponse)
+		if len(resp.Topics) != 1 {
+			t.Fatalf("DeleteTopics %s answered %d topics", topic, len(resp.Topics))
+		}
+		if topic == "__cluster_metadata" {
+			wantCode(t, "DeleteTopics "+topic, resp.Topics[0].ErrorCode, kerr.UnknownTopicOrPartition)
+			continue
+		}
+		wantOK(t, "DeleteTopics "+topic, resp.Topics[0].ErrorCode)
+		wantCode(t, "metadata of deleted "+topic, w.metadataTopic(topic, false).ErrorCode, kerr.UnknownTopicOrPartition)
+	}
+	useCoordinators(t, n, "data", "g2", "tx2")
+	for _, topic := range []string{"__consumer_offsets", "__transaction_state"} {
+		wantOK(t, "metadata of recreated "+topic, w.metadataTopic(topic, false).ErrorCode)
+	}
+}

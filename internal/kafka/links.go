@@ -4,7 +4,9 @@ package kafka
 // the frame and the ops). Reads are answered from this broker's image;
 // changes are carried out by the active controller, forwarded to it like
 // Kafka's admin requests when the local controller is not active (the
-// forward body is api key | version 0 | the JSON request), and answered
+// forward body is api key | version 0 | two empty strings (no principal:
+// the broker authorized it, ALTER on the cluster, DESCRIBE for the
+// lists) | the JSON request), and answered
 // once this broker's image has them. create-mirror first asks the source
 // cluster, through the link, for the source topic's partition count.
 
@@ -19,8 +21,10 @@ import (
 	"strings"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kbin"
 	"github.com/twmb/franz-go/pkg/kerr"
 
+	"weir/internal/acl"
 	"weir/internal/controller"
 	"weir/internal/link"
 	"weir/internal/metadata"
@@ -34,6 +38,13 @@ func (s *Server) handleLinkAdmin(req *Request) *Reply {
 	if err := json.Unmarshal(req.Raw, &areq); err != nil {
 		return s.linkAnswer(link.AdminResponse{ErrorCode: kerr.InvalidRequest.Code,
 			ErrorMessage: fmt.Sprintf("malformed cluster link admin request: %v", err)})
+	}
+	op := acl.OpAlter
+	if areq.Op == "list-links" || areq.Op == "list-mirrors" {
+		op = acl.OpDescribe
+	}
+	if !s.authorizedCluster(req, op) {
+		return s.linkAnswer(link.AdminResponse{ErrorCode: kerr.ClusterAuthorizationFailed.Code, ErrorMessage: kerr.ClusterAuthorizationFailed.Message})
 	}
 	rep := newReply()
 	go func() {
@@ -135,6 +146,7 @@ func (s *Server) linkChange(ctx context.Context, r *link.AdminRequest) (link.Adm
 		body, _ := json.Marshal(r)
 		enc := binary.BigEndian.AppendUint16(nil, uint16(link.AdminAPIKey))
 		enc = binary.BigEndian.AppendUint16(enc, 0)
+		enc = kbin.AppendString(kbin.AppendString(enc, ""), "") // authorized here (see forward.go)
 		out, err := s.deps.Forward.Forward(ctx, append(enc, body...))
 		if err != nil {
 			return link.AdminResponse{}, -1, fmt.Errorf("%w: %v", kerr.NotController, err)
@@ -174,24 +186,24 @@ func (s *Server) handleForwardedLinkAdmin(raw []byte) *Reply {
 func (s *Server) linkControllerOp(r *link.AdminRequest) (link.AdminResponse, int64) {
 	c := s.deps.Controller
 	last := int64(-1)
-	one := func(offset int64, err error) link.AdminResponse {
+	one := func(done controller.Committed, err error) link.AdminResponse {
 		if err != nil {
 			s.logUnexpected("cluster link admin", err)
 			return adminErrFor(err)
 		}
-		last = max(last, offset)
+		last = max(last, done.Offset)
 		return link.AdminResponse{}
 	}
-	perTopic := func(fn func(topic string) (int64, error)) link.AdminResponse {
+	perTopic := func(fn func(topic string) (controller.Committed, error)) link.AdminResponse {
 		var resp link.AdminResponse
 		for _, t := range r.Topics {
-			off, err := fn(t)
+			done, err := fn(t)
 			res := link.TopicResult{Topic: t}
 			if err != nil {
 				s.logUnexpected("cluster link admin", err)
 				res.ErrorCode, res.ErrorMessage = errorCode(err), err.Error()
 			} else {
-				last = max(last, off)
+				last = max(last, done.Offset)
 			}
 			resp.Results = append(resp.Results, res)
 		}
@@ -216,7 +228,7 @@ func (s *Server) linkControllerOp(r *link.AdminRequest) (link.AdminResponse, int
 		if len(r.Topics) != 1 {
 			return adminErr(kerr.InvalidRequest, "create-mirror names one mirror topic"), -1
 		}
-		resp = perTopic(func(t string) (int64, error) {
+		resp = perTopic(func(t string) (controller.Committed, error) {
 			return c.CreateMirrorTopic(controller.MirrorTopic{Topic: t, Link: r.Link, SourceTopic: r.SourceTopic,
 				Partitions: r.Partitions, ReplicationFactor: r.ReplicationFactor, Configs: r.Configs})
 		})
@@ -225,7 +237,7 @@ func (s *Server) linkControllerOp(r *link.AdminRequest) (link.AdminResponse, int
 		if r.Op == "resume-mirrors" {
 			state = metadata.MirrorActive
 		}
-		resp = perTopic(func(t string) (int64, error) { return c.SetMirrorState(t, state) })
+		resp = perTopic(func(t string) (controller.Committed, error) { return c.SetMirrorState(t, state) })
 	case "stop-mirrors":
 		var state int8
 		switch r.State {
@@ -236,7 +248,9 @@ func (s *Server) linkControllerOp(r *link.AdminRequest) (link.AdminResponse, int
 		default:
 			return adminErr(kerr.InvalidRequest, fmt.Sprintf("stop-mirrors state must be %q or %q", link.StatePromoted, link.StateFailedOver)), -1
 		}
-		resp = perTopic(func(t string) (int64, error) { return c.StopMirror(t, state, r.Epochs[t], r.LeaderEpochs[t]) })
+		resp = perTopic(func(t string) (controller.Committed, error) {
+			return c.StopMirror(t, state, r.Epochs[t], r.LeaderEpochs[t])
+		})
 	default:
 		return adminErr(kerr.InvalidRequest, fmt.Sprintf("op %q is not a change", r.Op)), -1
 	}

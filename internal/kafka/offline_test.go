@@ -4,10 +4,12 @@ import (
 	"fmt"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 
 	"weir/internal/servertest"
+	"weir/internal/testwait"
 	"weir/internal/vfs"
 	"weir/internal/vfs/vfstest"
 )
@@ -52,18 +54,33 @@ func TestOfflinePartition(t *testing.T) {
 	if mt := w.metadataTopic("good", false); mt.Partitions[0].ErrorCode != 0 || mt.Partitions[0].Leader != 1 {
 		t.Fatalf("metadata of good: %+v", mt.Partitions[0])
 	}
-	mfs, err := n.Server.Metrics().Registry().Gather()
-	if err != nil {
-		t.Fatal(err)
-	}
-	offline := -1.0
-	for _, mf := range mfs {
-		if mf.GetName() == "weir_server_replica_manager_offline_replica_count" {
-			offline = mf.GetMetric()[0].GetGauge().GetValue()
+	gauge := func(name string) float64 {
+		mfs, err := n.Server.Metrics().Registry().Gather()
+		if err != nil {
+			t.Fatal(err)
 		}
+		for _, mf := range mfs {
+			if mf.GetName() == name {
+				return mf.GetMetric()[0].GetGauge().GetValue()
+			}
+		}
+		return -1
 	}
-	if offline != 2 {
-		t.Fatalf("offline replica count %v, want 2", offline)
+	if got := gauge("weir_server_replica_manager_offline_replica_count"); got != 2 {
+		t.Fatalf("offline replica count %v, want 2", got)
+	}
+	// The broker tells the controller (AssignReplicasToDirs to the LOST
+	// directory), which takes the partitions' leadership away.
+	testwait.For(t, 60*time.Second, "the controller to count the offline partitions", func() error {
+		if got := gauge("weir_controller_kafka_controller_offline_partitions_count"); got != 2 {
+			return fmt.Errorf("offline partitions count %v, want 2", got)
+		}
+		return nil
+	})
+	for p := int32(0); p < 2; p++ {
+		if l := n.Server.Image().Topics["bad"].Partitions[p].Leader; l != -1 {
+			t.Fatalf("bad-%d: leader %d in the metadata image after the report", p, l)
+		}
 	}
 
 	// Offline lasts until a restart, which opens (or creates) the logs.

@@ -1,19 +1,30 @@
 package kafka
 
-// SASL authentication on SASL_PLAINTEXT and SASL_SSL listeners:
-// SaslHandshake picks an enabled mechanism, then SaslAuthenticate (v0-2)
-// carries its tokens until the client is authenticated; after a v0
-// handshake (before KIP-152) the tokens come and go as bare size-prefixed
-// frames instead, without a Kafka header, and a failed login closes the
-// connection without an answer. Before that, a connection may
-// send only ApiVersions and these two; anything else closes it, as in
-// Kafka. A failed login is answered with SASL_AUTHENTICATION_FAILED after
-// connection.failed.authentication.delay.ms, and the connection closed.
-// On other listeners, and once authenticated (weir does not
-// re-authenticate, connections.max.reauth.ms=0), both APIs answer
-// ILLEGAL_SASL_STATE.
+// SASL authentication on SASL_PLAINTEXT and SASL_SSL listeners, as
+// Kafka's SaslServerAuthenticator: SaslHandshake picks an enabled
+// mechanism, then SaslAuthenticate (v0-2) carries its tokens until the
+// client is authenticated; after a v0 handshake (before KIP-152) the
+// tokens come and go as bare size-prefixed frames instead, without a
+// Kafka header. Before the handshake a connection may send ApiVersions
+// (once it is answered) and SaslHandshake; after it, only
+// SaslAuthenticate. A failed login, an unsupported mechanism or a request
+// out of that order fails the authentication: the answer (none before the
+// handshake, a SaslHandshake or ApiVersions answer with
+// ILLEGAL_SASL_STATE after it, nothing for other APIs where Kafka sends
+// their error response) waits connection.failed.authentication.delay.ms,
+// then the connection closes. A second ApiVersions before the handshake
+// closes it at once (Kafka's IllegalStateException).
+//
+// A session ends with its credential (an OAUTHBEARER token's exp) or
+// after connections.max.reauth.ms, whichever comes first (KIP-368);
+// SaslAuthenticate v1+ tells the client how long it has. Its next
+// SaslHandshake then re-authenticates the open connection (at most once a
+// second, with the same mechanism and principal); any other request after
+// the end closes it unanswered. Without a session end, and on other
+// listeners, SaslHandshake and SaslAuthenticate answer ILLEGAL_SASL_STATE.
 
 import (
+	"fmt"
 	"slices"
 	"time"
 
@@ -36,6 +47,12 @@ type SASLConfig struct {
 	// MaxReceive is sasl.server.max.receive.size: the largest request
 	// before authentication.
 	MaxReceive int32
+	// OAuth validates OAUTHBEARER tokens (nil: the mechanism is not
+	// enabled).
+	OAuth sasl.Validator
+	// MaxReauth is connections.max.reauth.ms (0: a session lasts as long
+	// as its credential).
+	MaxReauth time.Duration
 }
 
 const (
@@ -47,22 +64,91 @@ const (
 type saslState int8
 
 const (
-	saslAwaitHandshake saslState = iota
+	saslAwaitHandshake     saslState = iota
+	saslAwaitHandshakeOnly           // ApiVersions answered
 	saslAwaitAuthenticate
 	saslAwaitBareToken // after a SaslHandshake v0
 	saslDone
 )
 
-// beforeAuthentication are the APIs a connection may use before it has
-// authenticated.
-var beforeAuthentication = map[int16]bool{apiVersionsKey: true, saslHandshakeKey: true, saslAuthenticateKey: true}
+// minReauthInterval is Kafka's shortest time between two
+// re-authentications of a connection.
+const minReauthInterval = time.Second
+
+// saslGate runs before a request of a connection on a SASL listener is
+// dispatched. It returns nil to dispatch it, or the reply that answers it
+// instead (closing the connection); closeNow closes it without a reply.
+func (s *Server) saslGate(c *conn, req *Request) (rep *Reply, closeNow bool) {
+	remote := c.nc.RemoteAddr().String()
+	switch c.sasl {
+	case saslDone:
+		if c.sessionExpiry.IsZero() {
+			return nil, false
+		}
+		now := time.Now()
+		if req.Key == saslHandshakeKey && (c.reauthStart.IsZero() || now.Sub(c.reauthStart) >= minReauthInterval) {
+			c.reauthStart, c.reauthenticating, c.sasl = now, true, saslAwaitHandshake
+			return nil, false
+		}
+		if now.After(c.sessionExpiry) {
+			s.lg.Info("closing connection: its SASL session expired", "remote", remote, "principal", c.principal, "api", kmsg.NameForKey(req.Key))
+			return nil, true
+		}
+		return nil, false
+	case saslAwaitHandshake, saslAwaitHandshakeOnly:
+		switch {
+		case req.Key == saslHandshakeKey:
+			return nil, false
+		case req.Key == apiVersionsKey && c.sasl == saslAwaitHandshakeOnly:
+			s.lg.Info("closing connection: a second ApiVersions request during SASL authentication", "remote", remote)
+			return nil, true
+		case req.Key == apiVersionsKey:
+			if req.Body != nil {
+				c.sasl = saslAwaitHandshakeOnly
+			}
+			return nil, false
+		}
+		s.lg.Info("failed authentication: unexpected request during SASL handshake", "remote", remote, "api", kmsg.NameForKey(req.Key))
+		return s.failLater(nil), false
+	default: // saslAwaitAuthenticate
+		if req.Key == saslAuthenticateKey {
+			return nil, false
+		}
+		s.lg.Info("failed authentication: unexpected request during SASL authentication", "remote", remote, "api", kmsg.NameForKey(req.Key))
+		var resp kmsg.Response
+		switch req.Key {
+		case saslHandshakeKey:
+			r := respFor(req).(*kmsg.SASLHandshakeResponse)
+			r.ErrorCode = kerr.IllegalSaslState.Code
+			resp = r
+		case apiVersionsKey:
+			if req.Body != nil {
+				r := respFor(req).(*kmsg.ApiVersionsResponse)
+				r.ErrorCode = kerr.IllegalSaslState.Code
+				resp = r
+			}
+		}
+		return s.failLater(resp), false
+	}
+}
+
+// failLater answers a failed authentication with resp (nil: no answer)
+// after connection.failed.authentication.delay.ms, then closes the
+// connection: a client guessing passwords gets one try per delay and
+// connection.
+func (s *Server) failLater(resp kmsg.Response) *Reply {
+	rep := newReply()
+	rep.closeConn, rep.none = true, resp == nil
+	time.AfterFunc(s.cfg.SASL.FailedDelay, func() { rep.complete(resp) })
+	return rep
+}
 
 func (s *Server) handleSaslHandshake(req *Request) *Reply {
 	r := req.Body.(*kmsg.SASLHandshakeRequest)
 	resp := respFor(req).(*kmsg.SASLHandshakeResponse)
 	c := req.conn
 	cfg := s.cfg.SASL
-	if cfg == nil || c.sasl != saslAwaitHandshake {
+	if cfg == nil || (c.sasl != saslAwaitHandshake && c.sasl != saslAwaitHandshakeOnly) {
 		resp.ErrorCode = kerr.IllegalSaslState.Code
 		return done(resp)
 	}
@@ -70,13 +156,19 @@ func (s *Server) handleSaslHandshake(req *Request) *Reply {
 	if !slices.Contains(cfg.Mechanisms, r.Mechanism) {
 		s.lg.Info("failed authentication (unsupported SASL mechanism)", "remote", req.RemoteAddr, "mechanism", r.Mechanism)
 		resp.ErrorCode = kerr.UnsupportedSaslMechanism.Code
-		rep := done(resp)
-		rep.closeConn = true
-		return rep
+		return s.failLater(resp)
 	}
-	if r.Mechanism == sasl.Plain {
+	if c.reauthenticating && r.Mechanism != c.saslMechanism {
+		s.lg.Info("failed re-authentication: SASL mechanism changed", "remote", req.RemoteAddr, "mechanism", r.Mechanism, "was", c.saslMechanism)
+		resp.ErrorCode = kerr.UnsupportedSaslMechanism.Code
+		return s.failLater(resp)
+	}
+	switch r.Mechanism {
+	case sasl.Plain:
 		c.saslServer = sasl.NewPlain(cfg.PlainUsers)
-	} else {
+	case sasl.OAuthBearer:
+		c.saslServer = sasl.NewOAuthBearer(cfg.OAuth, s.lg.With("remote", req.RemoteAddr))
+	default:
 		id := sasl.ScramID(r.Mechanism)
 		c.saslServer = sasl.NewScram(id, func(user string) (sasl.Credential, bool) {
 			cred, ok := s.deps.Metadata.Image().Scram[metadata.ScramKey{User: user, Mechanism: id}]
@@ -95,24 +187,54 @@ func (s *Server) handleSaslHandshake(req *Request) *Reply {
 // connection after the delay.
 func (s *Server) saslBareToken(c *conn, token []byte) *Reply {
 	answer, finished, err := c.saslServer.Step(token)
-	if err != nil {
-		s.lg.Info("failed authentication", "remote", c.nc.RemoteAddr().String(), "mechanism", c.saslMechanism, "err", err)
-		rep := newReply()
-		rep.none, rep.closeConn = true, true
-		time.AfterFunc(s.cfg.SASL.FailedDelay, func() { rep.complete(nil) })
-		return rep
+	if err == nil && finished {
+		_, err = s.authenticated(c)
 	}
-	if finished {
-		s.authenticated(c)
+	if err != nil {
+		s.lg.Info("failed "+c.authText(), "remote", c.nc.RemoteAddr().String(), "mechanism", c.saslMechanism, "err", err)
+		return s.failLater(nil)
 	}
 	return &Reply{ready: closedChan, raw: answer, bare: true}
 }
 
-// authenticated ends a connection's login.
-func (s *Server) authenticated(c *conn) {
-	c.principal = "User:" + c.saslServer.User()
-	c.sasl, c.saslServer = saslDone, nil
-	s.lg.Debug("authenticated", "remote", c.nc.RemoteAddr().String(), "mechanism", c.saslMechanism, "principal", c.principal)
+// authText names what the connection is doing, for messages.
+func (c *conn) authText() string {
+	if c.reauthenticating {
+		return "re-authentication"
+	}
+	return "authentication"
+}
+
+// authenticated ends a connection's login: it sets the principal and
+// returns the session's lifetime (0: unbounded). A re-authentication
+// must keep the principal.
+func (s *Server) authenticated(c *conn) (time.Duration, error) {
+	principal := "User:" + c.saslServer.User()
+	if c.reauthenticating && principal != c.principal {
+		return 0, &sasl.AuthError{Msg: fmt.Sprintf("Cannot change principals during re-authentication from %s: %s", c.principal, principal)}
+	}
+	now := time.Now()
+	var lifetime time.Duration
+	credential, maxReauth := c.saslServer.CredentialExpiry(), s.cfg.SASL.MaxReauth
+	switch {
+	case credential.IsZero() && maxReauth <= 0:
+	case credential.IsZero():
+		lifetime = maxReauth
+	case maxReauth <= 0:
+		lifetime = max(0, credential.Sub(now))
+	default:
+		lifetime = max(0, min(credential.Sub(now), maxReauth))
+	}
+	lifetime = lifetime.Truncate(time.Millisecond)
+	c.sessionExpiry = time.Time{}
+	if lifetime > 0 || !credential.IsZero() {
+		c.sessionExpiry = now.Add(lifetime)
+	}
+	s.lg.Debug("authenticated", "remote", c.nc.RemoteAddr().String(), "mechanism", c.saslMechanism, "principal", principal,
+		"reauthentication", c.reauthenticating, "session_lifetime", lifetime)
+	c.principal = principal
+	c.sasl, c.saslServer, c.reauthenticating = saslDone, nil, false
+	return lifetime, nil
 }
 
 func (s *Server) handleSaslAuthenticate(req *Request) *Reply {
@@ -122,30 +244,26 @@ func (s *Server) handleSaslAuthenticate(req *Request) *Reply {
 	if s.cfg.SASL == nil || c.sasl != saslAwaitAuthenticate {
 		resp.ErrorCode = kerr.IllegalSaslState.Code
 		msg := "SaslAuthenticate request received after successful authentication"
-		if c.sasl == saslAwaitHandshake {
-			msg = "Unexpected SaslAuthenticate request: no SASL mechanism was chosen with SaslHandshake"
-		}
 		resp.ErrorMessage = &msg
 		return done(resp)
 	}
 	answer, finished, err := c.saslServer.Step(r.SASLAuthBytes)
+	var lifetime time.Duration
+	if err == nil && finished {
+		lifetime, err = s.authenticated(c)
+	}
 	if err != nil {
 		msg := err.Error()
-		if _, ok := err.(*sasl.AuthError); !ok {
-			msg = "Authentication failed during authentication due to invalid credentials with SASL mechanism " + c.saslMechanism
+		if ae, ok := err.(*sasl.AuthError); ok {
+			msg = ae.Msg
+		} else {
+			msg = "Authentication failed during " + c.authText() + " due to invalid credentials with SASL mechanism " + c.saslMechanism
 		}
-		s.lg.Info("failed authentication", "remote", req.RemoteAddr, "mechanism", c.saslMechanism, "err", err)
+		s.lg.Info("failed "+c.authText(), "remote", req.RemoteAddr, "mechanism", c.saslMechanism, "err", err)
 		resp.ErrorCode, resp.ErrorMessage = kerr.SaslAuthenticationFailed.Code, &msg
-		// The answer, and the close, wait: a client guessing passwords
-		// gets one try per delay and connection.
-		rep := newReply()
-		rep.closeConn = true
-		time.AfterFunc(s.cfg.SASL.FailedDelay, func() { rep.complete(resp) })
-		return rep
+		return s.failLater(resp)
 	}
 	resp.SASLAuthBytes = answer
-	if finished {
-		s.authenticated(c)
-	}
+	resp.SessionLifetimeMillis = lifetime.Milliseconds()
 	return done(resp)
 }

@@ -32,7 +32,7 @@ import (
 // saslNode starts a node with a PLAINTEXT listener (inter-broker, and the
 // test's admin) and a SASL listener "SASL" of protocol proto with PLAIN
 // users alice and bob and both SCRAM mechanisms; it returns the node and
-// the SASL listener's address.
+// the SASL listener's address. An empty value in extra removes the key.
 func saslNode(t *testing.T, proto string, extra map[string]string) (*servertest.Node, string) {
 	t.Helper()
 	o := map[string]string{
@@ -46,6 +46,9 @@ func saslNode(t *testing.T, proto string, extra map[string]string) (*servertest.
 	}
 	for k, v := range extra {
 		o[k] = v
+		if v == "" {
+			delete(o, k)
+		}
 	}
 	n := cliNode(t, o)
 	return n, n.Server.Addr("SASL").String()
@@ -167,13 +170,50 @@ func TestSASLBeforeAuthentication(t *testing.T) {
 	}
 	w.expectClosed()
 
-	// SaslAuthenticate before SaslHandshake is out of order.
+	// SaslAuthenticate before SaslHandshake is out of order: as in
+	// Kafka, the connection closes unanswered.
 	w = dial(t, addr)
 	auth := kmsg.NewPtrSASLAuthenticateRequest()
 	auth.SetVersion(2)
 	auth.SASLAuthBytes = []byte("\x00alice\x00alice-secret")
-	if r := w.do(auth).(*kmsg.SASLAuthenticateResponse); r.ErrorCode != kerr.IllegalSaslState.Code {
-		t.Errorf("SaslAuthenticate without a handshake: %+v", r)
+	w.send(auth)
+	w.expectClosed()
+
+	// A second ApiVersions before the handshake closes the connection.
+	w = dial(t, addr)
+	w.ping()
+	w.send(kmsg.NewPtrApiVersionsRequest())
+	w.expectClosed()
+
+	// After the handshake, only SaslAuthenticate: a second handshake is
+	// answered ILLEGAL_SASL_STATE, then the connection closes.
+	w = dial(t, addr)
+	hs.Mechanism = "PLAIN"
+	if r := w.do(hs).(*kmsg.SASLHandshakeResponse); r.ErrorCode != 0 {
+		t.Fatalf("PLAIN handshake: %+v", r)
+	}
+	if r := w.do(hs).(*kmsg.SASLHandshakeResponse); r.ErrorCode != kerr.IllegalSaslState.Code {
+		t.Errorf("a second handshake: %+v", r)
+	}
+	w.expectClosed()
+	w = dial(t, addr)
+	w.do(hs)
+	w.send(kmsg.NewPtrMetadataRequest())
+	w.expectClosed()
+
+	// Once authenticated, without re-authentication (connections.max.reauth.ms=0),
+	// both SASL requests answer ILLEGAL_SASL_STATE.
+	w = dial(t, addr)
+	w.do(hs)
+	if r := w.do(auth).(*kmsg.SASLAuthenticateResponse); r.ErrorCode != 0 || r.SessionLifetimeMillis != 0 {
+		t.Fatalf("PLAIN login: %+v", r)
+	}
+	if r := w.do(hs).(*kmsg.SASLHandshakeResponse); r.ErrorCode != kerr.IllegalSaslState.Code {
+		t.Errorf("handshake after the login: %+v", r)
+	}
+	if r := w.do(auth).(*kmsg.SASLAuthenticateResponse); r.ErrorCode != kerr.IllegalSaslState.Code ||
+		str(r.ErrorMessage) != "SaslAuthenticate request received after successful authentication" {
+		t.Errorf("SaslAuthenticate after the login: %+v", r)
 	}
 
 	// A request larger than sasl.server.max.receive.size before

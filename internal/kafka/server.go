@@ -16,6 +16,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"weir/internal/acl"
 	"weir/internal/config"
 	"weir/internal/controller"
 	"weir/internal/link"
@@ -29,25 +30,29 @@ import (
 // Controller is the controller as the request handlers see it: on a single
 // node it is the local controller; in a cluster, a client of the active one.
 type Controller interface {
-	CreateTopics(req *kmsg.CreateTopicsRequest) ([]controller.CreatedTopic, []error, int64, error)
-	DeleteTopics(refs []controller.TopicRef) ([]controller.TopicRef, []error, int64, error)
-	CreatePartitions(req *kmsg.CreatePartitionsRequest) ([]error, int64, error)
-	AlterConfigs(changes []controller.ConfigChange, validateOnly bool) ([]error, int64, error)
+	CreateTopics(req *kmsg.CreateTopicsRequest) (controller.CreateTopicsResult, error)
+	DeleteTopics(refs []controller.TopicRef) (controller.DeleteTopicsResult, error)
+	CreatePartitions(req *kmsg.CreatePartitionsRequest) (controller.CreatePartitionsResult, error)
+	AlterConfigs(changes []controller.ConfigChange, validateOnly bool) (controller.AlterConfigsResult, error)
 	AllocateProducerIDs(broker int32, epoch int64) (int64, int32, error)
 	RegisterBroker(req *kmsg.BrokerRegistrationRequest, now time.Time) (int64, error)
 	BrokerHeartbeat(req *kmsg.BrokerHeartbeatRequest, now time.Time) (*kmsg.BrokerHeartbeatResponse, error)
 	AlterPartition(req *kmsg.AlterPartitionRequest) (*kmsg.AlterPartitionResponse, error)
+	AssignReplicasToDirs(req *kmsg.AssignReplicasToDirsRequest) (*kmsg.AssignReplicasToDirsResponse, error)
 	ElectLeaders(req *kmsg.ElectLeadersRequest) ([]controller.TopicResult, int64, error)
 	AlterPartitionReassignments(req *kmsg.AlterPartitionAssignmentsRequest) ([]controller.TopicResult, int64, error)
 	ListPartitionReassignments(topics []kmsg.ListPartitionReassignmentsRequestTopic) ([]controller.Reassignment, error)
-	UpdateFeatures(req *kmsg.UpdateFeaturesRequest) ([]error, int64, error)
+	UpdateFeatures(req *kmsg.UpdateFeaturesRequest) (controller.UpdateFeaturesResult, error)
+	UnregisterBroker(broker int32) (int64, error)
 	// Cluster links (controller/links.go).
-	CreateClusterLink(name string, cfg map[string]string, validateOnly bool) (int64, error)
-	DeleteClusterLink(name string) (int64, error)
-	CreateMirrorTopic(m controller.MirrorTopic) (int64, error)
-	SetMirrorState(topic string, state int8) (int64, error)
-	StopMirror(topic string, state int8, logEpochs, leaderEpochs map[int32]int32) (int64, error)
+	CreateClusterLink(name string, cfg map[string]string, validateOnly bool) (controller.Committed, error)
+	DeleteClusterLink(name string) (controller.Committed, error)
+	CreateMirrorTopic(m controller.MirrorTopic) (controller.Committed, error)
+	SetMirrorState(topic string, state int8) (controller.Committed, error)
+	StopMirror(topic string, state int8, logEpochs, leaderEpochs map[int32]int32) (controller.Committed, error)
 	AlterUserScramCredentials(req *kmsg.AlterUserSCRAMCredentialsRequest) ([]controller.ScramResult, int64, error)
+	CreateAcls(bindings []acl.Binding) ([]error, int64, error)
+	DeleteAcls(filters []acl.Filter) ([]controller.DeletedACLs, int64, error)
 }
 
 // Groups is the group coordinator.
@@ -105,6 +110,9 @@ type Config struct {
 	// SASL, when set, makes every connection authenticate with SASL
 	// first (SASL_PLAINTEXT and SASL_SSL listeners; see sasl.go).
 	SASL *SASLConfig
+	// Authorizer, when set, authorizes every request (acls.go); nil
+	// allows everything.
+	Authorizer *acl.Authorizer
 }
 
 // Deps are the broker services the handlers call.
@@ -265,6 +273,10 @@ func (s *Server) dispatch(req *Request) *Reply {
 // handleRaft passes another controller's Raft messages to the quorum. The
 // sender expects no answer.
 func (s *Server) handleRaft(req *Request) *Reply {
+	if !s.authorizedCluster(req, acl.OpClusterAction) {
+		s.lg.Warn("refusing raft frames: the sender lacks CLUSTER_ACTION", "principal", req.Principal, "remote", req.RemoteAddr)
+		return &Reply{ready: closedChan, none: true, closeConn: true}
+	}
 	if err := s.deps.Raft.Receive(req.Raw); err != nil {
 		// The sender redials at once; one warning a minute is enough.
 		if now := s.deps.Now().UnixNano(); now-s.raftWarned.Load() > int64(time.Minute) {

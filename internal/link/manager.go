@@ -188,6 +188,7 @@ func (m *Manager) Status() []PartitionStatus {
 
 func (m *Manager) run(ctx context.Context, l *loop, sourceTopic string, ls *linkSource, lg *slog.Logger) {
 	st := NewState()
+	src := &pipeline{Source: ls.src}
 	failures := 0
 	for ctx.Err() == nil {
 		select {
@@ -197,7 +198,8 @@ func (m *Manager) run(ctx context.Context, l *loop, sourceTopic string, ls *link
 		}
 		if ls.throttle.Exceeded(ls.limit, time.Now()) {
 			// As Kafka's follower throttle: no fetch until this broker's
-			// rate through the link falls below the limit.
+			// rate through the link falls below the limit (a fetch the
+			// pipeline already has in flight still lands).
 			l.throttled.Add(1)
 			t := time.NewTimer(throttleCheck)
 			select {
@@ -208,7 +210,7 @@ func (m *Manager) run(ctx context.Context, l *loop, sourceTopic string, ls *link
 			}
 			continue
 		}
-		res, err := Step(ctx, l.p, sourceTopic, &st, ls.src, ls.maxBytes)
+		res, err := Step(ctx, l.p, sourceTopic, &st, src, ls.maxBytes)
 		ls.throttle.Record(int64(res.Appended), time.Now())
 		l.bytes.Add(uint64(res.Appended))
 		l.records.Add(uint64(res.Records))

@@ -67,6 +67,17 @@ func newClientSource(l *metadata.Link, clientID string) (*clientSource, error) {
 
 func (s *clientSource) Close() { s.cl.Close() }
 
+// forget drops what is known of topic's leaders, so that the next
+// LeaderEpoch asks the source again: a request to a leader that failed
+// without an answer (the broker is down or unreachable) would otherwise
+// go on to the same broker, as no error code in an answer says to look
+// elsewhere.
+func (s *clientSource) forget(topic string) {
+	s.mu.Lock()
+	delete(s.topics, topic)
+	s.mu.Unlock()
+}
+
 func (s *clientSource) leader(topic string, part int32) (leaderEpoch, [16]byte, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -149,6 +160,7 @@ func (s *clientSource) Fetch(ctx context.Context, topic string, part, epoch int3
 	req.Topics = append(req.Topics, rt)
 	resp, err := s.cl.Broker(int(le.leader)).Request(ctx, req)
 	if err != nil {
+		s.forget(topic)
 		return Fetched{}, err
 	}
 	fr := resp.(*kmsg.FetchResponse)
@@ -178,6 +190,7 @@ func (s *clientSource) EpochEnd(ctx context.Context, topic string, part, epoch, 
 	req.Topics = append(req.Topics, rt)
 	resp, err := s.cl.Broker(int(le.leader)).Request(ctx, req)
 	if err != nil {
+		s.forget(topic)
 		return 0, 0, err
 	}
 	or := resp.(*kmsg.OffsetForLeaderEpochResponse)
@@ -206,6 +219,7 @@ func (s *clientSource) LogStart(ctx context.Context, topic string, part, epoch i
 	req.Topics = append(req.Topics, rt)
 	resp, err := s.cl.Broker(int(le.leader)).Request(ctx, req)
 	if err != nil {
+		s.forget(topic)
 		return 0, err
 	}
 	lr := resp.(*kmsg.ListOffsetsResponse)

@@ -55,6 +55,24 @@ func (c *epochCache) assign(epoch int32, offset int64) error {
 	return nil
 }
 
+// assignAtEnd is assign of an epoch starting at the log end (offset), in
+// memory only: until a batch of the epoch is appended nothing in the log
+// depends on the entry, and assign writes the checkpoint before that
+// batch lands (as for dropFromEnd). A crash before then loses an entry
+// that no record needs. This spares a new leader's log, of a new
+// partition or after every election, a checkpoint's two fsyncs until it
+// is written to.
+func (c *epochCache) assignAtEnd(epoch int32, offset int64) {
+	if epoch < 0 {
+		return
+	}
+	if last, ok := c.latest(); ok && epoch <= last.Epoch {
+		return
+	}
+	c.entries = append(c.entries, EpochEntry{epoch, offset})
+	c.stale = true
+}
+
 func (c *epochCache) flush() error {
 	if err := writeEpochCheckpoint(c.fs, c.path, c.entries); err != nil {
 		return err

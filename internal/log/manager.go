@@ -272,9 +272,10 @@ type NewLog struct {
 }
 
 // CreateAll creates the logs of ls that do not exist yet, each in the log
-// directory holding the fewest partitions, CreateWorkers at a time: every
-// partition directory is made durable with one fsync once its files are
-// created, and each log directory with one fsync for the whole batch. A
+// directory holding the fewest partitions, CreateWorkers at a time, and
+// makes them durable with one fsync of each log directory for the whole
+// batch (a new partition's own directory is fsynced by its first flush:
+// see create). A
 // log that cannot be created is left offline (Failed); a partition whose
 // directory is one of SkipDirs is not created. The manager's lock is not held while
 // the disk works, so the logs that exist stay available.
@@ -374,34 +375,50 @@ func parallel(n, workers int, fn func(i int)) {
 	wg.Wait()
 }
 
-// create makes tp's directory, partition.metadata and log files in root
-// and fsyncs the directory; the caller fsyncs root.
+// create makes tp's directory, partition.metadata and log files in root;
+// the caller fsyncs root. Nothing in the new directory is fsynced: the
+// log's first flush fsyncs the directory (the log is marked dirUnsynced),
+// and until then a crash may leave it without some of its files, which
+// opening recreates (an empty segment) and the partition manager repairs
+// (partition.metadata, from the metadata image; see WriteTopicID), as
+// nothing was acknowledged as durable in it.
 func (m *Manager) create(root string, tp TopicPartition, topicID [16]byte, cfg Config) (*Log, error) {
 	dir := filepath.Join(root, tp.String())
 	if err := m.opts.FS.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
 	}
-	if err := writePartitionMetadata(m.opts.FS, dir, topicID); err != nil {
+	if err := writePartitionMetadata(m.opts.FS, dir, topicID, false); err != nil {
 		return nil, err
 	}
 	l, err := Open(dir, tp, cfg, m.opts)
 	if err != nil {
 		return nil, err
 	}
-	if err := m.opts.FS.SyncDir(dir); err != nil {
-		return nil, errors.Join(err, l.Abandon())
-	}
-	l.dirUnsynced.Store(false)
+	l.dirUnsynced.Store(true)
 	return l, nil
 }
 
 // partition.metadata is Kafka's: "version: 0" and "topic_id: <base64 id>".
-// It is written to a temporary file, synced and renamed into place; the
-// caller syncs dir.
-func writePartitionMetadata(fsys vfs.FS, dir string, id [16]byte) error {
-	body := fmt.Sprintf("version: 0\ntopic_id: %s\n", base64.RawURLEncoding.EncodeToString(id[:]))
-	return vfs.WriteFileSynced(fsys, filepath.Join(dir, partitionMetaFile), []byte(body))
+// Durably, it is written to a temporary file, synced, renamed into place
+// and its directory synced; otherwise it is written in place (a new
+// partition's, whose directory is synced later).
+func writePartitionMetadata(fsys vfs.FS, dir string, id [16]byte, durable bool) error {
+	body := []byte(fmt.Sprintf("version: 0\ntopic_id: %s\n", base64.RawURLEncoding.EncodeToString(id[:])))
+	name := filepath.Join(dir, partitionMetaFile)
+	if durable {
+		return vfs.WriteFileAtomic(fsys, name, body)
+	}
+	f, err := fsys.OpenFile(name, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o644)
+	if err != nil {
+		return err
+	}
+	_, err = f.Write(body)
+	return errors.Join(err, f.Close())
 }
+
+// WriteTopicID rewrites the log's partition.metadata, durably: the
+// partition manager repairs with it a file a crash left unreadable.
+func (l *Log) WriteTopicID(id [16]byte) error { return writePartitionMetadata(l.fs, l.dir, id, true) }
 
 // ReadTopicID returns the topic id recorded in a log's partition.metadata.
 func (l *Log) ReadTopicID() ([16]byte, error) {

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"weir/internal/record"
+	"weir/internal/vfs/vfstest"
 )
 
 // openFails opens the log with the open at position skip (and later
@@ -239,5 +240,109 @@ func TestManagerOfflineLogs(t *testing.T) {
 	}
 	if err := m.Close(); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// Creating logs and then loading them with opens, file creations and
+// fsyncs (of files and directories) failing at random points leaves every
+// partition either open or offline with an error naming it and its cause;
+// nothing panics, and loading without faults finds every log that was
+// created online, with its records.
+func TestManagerFaultsAtRandomPoints(t *testing.T) {
+	const n = 12
+	kinds := [][]vfstest.OpKind{{vfstest.OpOpen}, {vfstest.OpSync, vfstest.OpSyncDir}, {vfstest.OpOpen, vfstest.OpSync, vfstest.OpSyncDir, vfstest.OpMkdirAll, vfstest.OpRename}}
+	for seed := int64(0); seed < 60; seed++ {
+		t.Run(fmt.Sprint(seed), func(t *testing.T) {
+			r := seeded(t, seed)
+			e := newEnv(t)
+			manager := func() *Manager {
+				return NewManager(ManagerConfig{Dirs: []string{"/d1", "/d2"}, CreateWorkers: 1, RecoveryThreadsPerDir: 1}, e.opts())
+			}
+			load := func(m *Manager) {
+				t.Helper()
+				if err := m.Load(func(TopicPartition) Config { return smallConfig() }); err != nil {
+					t.Fatalf("load: %v", err)
+				}
+			}
+			// Faults only within partition directories: a log dir that
+			// cannot be read fails the load as a whole.
+			inPartition := func(k []vfstest.OpKind) func(vfstest.Op) bool {
+				return func(op vfstest.Op) bool { return vfstest.Kinds(k...)(op) && strings.Contains(op.Path, "/p-") }
+			}
+			// check: every partition is open or offline with a clear error.
+			check := func(m *Manager, when string) map[TopicPartition]bool {
+				t.Helper()
+				online := map[TopicPartition]bool{}
+				for i := int32(0); i < n; i++ {
+					tp := TopicPartition{"p", i}
+					l, ferr := m.Get(tp), m.Failed(tp)
+					switch {
+					case l != nil && ferr != nil:
+						t.Fatalf("%s: %s is both open and offline", when, tp)
+					case l != nil:
+						online[tp] = true
+					case ferr != nil && (!errors.Is(ferr, ErrOffline) || !errors.Is(ferr, syscall.EIO) || !strings.Contains(ferr.Error(), tp.String())):
+						t.Fatalf("%s: unclear offline error of %s: %v", when, tp, ferr)
+					}
+				}
+				return online
+			}
+
+			m := manager()
+			load(m)
+			var ls []NewLog
+			for i := int32(0); i < n; i++ {
+				ls = append(ls, NewLog{TopicPartition: TopicPartition{"p", i}, Config: smallConfig()})
+			}
+			e.inject.Set(vfstest.Failing(inPartition(kinds[r.Intn(len(kinds))]), r.Intn(8*n), 1+r.Intn(4), syscall.EIO))
+			m.CreateAll(ls)
+			e.inject.Set(nil)
+			created := check(m, "after creating")
+			for i := int32(0); i < n; i++ {
+				tp := TopicPartition{"p", i}
+				if !created[tp] && m.Failed(tp) == nil {
+					t.Fatalf("%s is silently missing after CreateAll", tp)
+				}
+			}
+			written := map[TopicPartition]record.Batch{}
+			for tp := range created {
+				b := valueBatch(t, 1, 20, e.clock.Ms())
+				mustAppend(t, m.Get(tp), b)
+				written[tp] = b
+			}
+			if err := m.Close(); err != nil {
+				t.Fatal(err)
+			}
+
+			// Recovery with faults: the logs created online are open or
+			// offline, never missing.
+			m = manager()
+			e.inject.Set(vfstest.Failing(inPartition(kinds[r.Intn(len(kinds))]), r.Intn(6*n), 1+r.Intn(4), syscall.EIO))
+			load(m)
+			e.inject.Set(nil)
+			check(m, "after a faulty load")
+			for tp := range written {
+				if m.Get(tp) == nil && m.Failed(tp) == nil {
+					t.Fatalf("%s is silently missing after a faulty load", tp)
+				}
+			}
+			for _, l := range m.All() {
+				l.Abandon()
+			}
+
+			// Without faults every log written is back with its records.
+			m = manager()
+			load(m)
+			for tp, b := range written {
+				l := m.Get(tp)
+				if l == nil {
+					t.Fatalf("%s not open after a clean load: %v", tp, m.Failed(tp))
+				}
+				checkEveryOffset(t, l, []record.Batch{b})
+			}
+			if err := m.Close(); err != nil {
+				t.Fatal(err)
+			}
+		})
 	}
 }

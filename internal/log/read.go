@@ -119,9 +119,11 @@ func (l *Log) Epochs() []EpochEntry {
 }
 
 // AssignEpoch records that a new leader epoch starts at the log end (a new
-// leader does this before its first append in the epoch).
+// leader does this before its first append in the epoch). The checkpoint
+// is written before the epoch's first batch lands (see assignAtEnd).
 func (l *Log) AssignEpoch(epoch int32) error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	return l.epochs.assign(epoch, l.logEnd.Load())
+	l.epochs.assignAtEnd(epoch, l.logEnd.Load())
+	return nil
 }

@@ -101,6 +101,8 @@ type Image struct {
 	Mirrors map[Uuid]*Mirror
 	// Scram holds the users' SCRAM credentials (image_scram.go).
 	Scram map[ScramKey]ScramCredential
+	// ACLs are the access control entries, by id (image_acls.go).
+	ACLs map[Uuid]ACL
 }
 
 // Empty is the image before any record.
@@ -108,7 +110,7 @@ func Empty() *Image {
 	return &Image{Offset: -1, Topics: map[string]*Topic{}, TopicsByID: map[Uuid]*Topic{},
 		Brokers: map[int32]*Broker{}, Configs: map[ConfigResource]map[string]string{}, Features: map[string]int16{},
 		Links: map[Uuid]*Link{}, Mirrors: map[Uuid]*Mirror{},
-		Scram: map[ScramKey]ScramCredential{}}
+		Scram: map[ScramKey]ScramCredential{}, ACLs: map[Uuid]ACL{}}
 }
 
 // TopicConfig returns a topic's dynamic config overrides (never nil).
@@ -142,6 +144,8 @@ type Delta struct {
 	// ChangedLinks is set when a cluster link was created, changed or
 	// removed. A mirror state change marks its topic changed.
 	ChangedLinks bool
+	// ChangedACLs is set when an ACL was added or removed.
+	ChangedACLs bool
 }
 
 func newDelta() *Delta {
@@ -156,6 +160,7 @@ type builder struct {
 	brokersCopied bool
 	configsCopied bool
 	scramCopied   bool
+	aclsCopied    bool
 	ownTopics     map[Uuid]bool // topics already copied in this build
 	delta         *Delta
 }
@@ -338,12 +343,14 @@ func (b *builder) apply(r Record) error {
 		}
 	case *UserScramCredentialRecord, *RemoveUserScramCredentialRecord:
 		b.applyScram(r)
+	case *AccessControlEntryRecord, *RemoveAccessControlEntryRecord:
+		return b.applyACL(r)
 	case *NoOpRecord:
 	default:
 		if ok, err := b.applyLinkRecord(r); ok {
 			return err
 		}
-		// ACLs, quotas and delegation tokens are
+		// Quotas and delegation tokens are
 		// carried by the log; weir does not act on them yet.
 	}
 	return nil

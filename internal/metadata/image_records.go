@@ -50,6 +50,7 @@ func (im *Image) Records() []Record {
 	}
 	out = append(out, im.linkRecords()...)
 	out = append(out, im.scramRecords()...)
+	out = append(out, im.aclRecords()...)
 	if im.NextProducerID > 0 {
 		r := NewProducerIdsRecord()
 		r.NextProducerId = im.NextProducerID

@@ -75,7 +75,7 @@ func mustClone(t *testing.T, im *Image) *Image {
 	t.Helper()
 	c := &Image{Offset: im.Offset, NextProducerID: im.NextProducerID, Topics: map[string]*Topic{},
 		TopicsByID: map[Uuid]*Topic{}, Brokers: map[int32]*Broker{}, Configs: map[ConfigResource]map[string]string{},
-		Features: map[string]int16{}, Links: map[Uuid]*Link{}, Mirrors: map[Uuid]*Mirror{}, Scram: maps.Clone(im.Scram)}
+		Features: map[string]int16{}, Links: map[Uuid]*Link{}, Mirrors: map[Uuid]*Mirror{}, Scram: maps.Clone(im.Scram), ACLs: maps.Clone(im.ACLs)}
 	for id, l := range im.Links {
 		cl := *l
 		cl.Configs = maps.Clone(l.Configs)
@@ -502,7 +502,6 @@ func TestApplyIgnoresRecordsWeirDoesNotActOn(t *testing.T) {
 	snapshot := mustClone(t, old)
 	im, d := mustApply(t, old, 9,
 		&NoOpRecord{},
-		&AccessControlEntryRecord{ResourceName: "t"},
 		&ClientQuotaRecord{Key: "producer_byte_rate", Value: 1},
 		&DelegationTokenRecord{TokenId: "x"},
 		&BeginTransactionRecord{}, &EndTransactionRecord{})

@@ -169,6 +169,15 @@ func (m *Manager) Load(img *metadata.Image) error {
 			delete(m.parts, tp)
 			m.mu.Unlock()
 			errs = append(errs, m.logs.Delete(tp))
+			continue
+		}
+		if err != nil {
+			// A new partition's partition.metadata is not fsynced (see
+			// log.Manager.CreateAll): a crash may have lost it.
+			m.lg.Info("rewriting partition.metadata", "partition", tp.String(), "err", err)
+			if err := l.WriteTopicID(t.ID); err != nil {
+				errs = append(errs, fmt.Errorf("rewriting partition.metadata of %s: %w", tp, err))
+			}
 		}
 	}
 	var changed []*metadata.Partition

@@ -90,9 +90,10 @@ func (p *Partition) appendLeader(b record.Batch, o AppendOptions) (AppendResult,
 		return AppendResult{}, err
 	}
 	if acks == AcksAll && len(p.state.ISR) < cfg.minISR {
+		isr := p.state.ISR // read under p.mu: an ISR change replaces it
 		p.mu.Unlock()
 		p.leaderMu.RUnlock()
-		return AppendResult{}, fmt.Errorf("%w: ISR %v, min.insync.replicas=%d", ErrNotEnoughReplicas, p.state.ISR, cfg.minISR)
+		return AppendResult{}, fmt.Errorf("%w: ISR %v, min.insync.replicas=%d", ErrNotEnoughReplicas, isr, cfg.minISR)
 	}
 	epoch := p.state.LeaderEpoch
 	if latest := p.log.LatestEpoch(); latest > epoch {

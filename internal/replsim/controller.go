@@ -118,11 +118,11 @@ func (n *ctrlNode) createTopic() error {
 	}
 	req := kmsg.NewPtrCreateTopicsRequest()
 	req.Topics = append(req.Topics, t)
-	_, errs, _, err := n.c.CreateTopics(req)
+	res, err := n.c.CreateTopics(req)
 	if err != nil {
 		return err
 	}
-	return errors.Join(errs...)
+	return errors.Join(res.Errs...)
 }
 
 // fetchMetadata answers a broker's metadata fetch: the committed batches

@@ -1,7 +1,8 @@
 // Package sasl is the broker side of Kafka's SASL mechanisms: PLAIN with
 // the users of the JAAS configuration, SCRAM-SHA-256 and SCRAM-SHA-512
 // (RFC 5802, as Kafka's ScramSaslServer) with credentials kept in the
-// metadata log, the credentials' derivation from a password, and Kafka's
+// metadata log, the credentials' derivation from a password, OAUTHBEARER
+// (RFC 7628) with JWTs validated against a JWKS or unsecured, and Kafka's
 // JAAS configuration syntax; and the login of weir's own connections to
 // SASL listeners of other nodes (client.go, with franz-go's mechanisms).
 package sasl
@@ -9,6 +10,7 @@ package sasl
 import (
 	"errors"
 	"fmt"
+	"time"
 )
 
 // Mechanism names.
@@ -16,19 +18,26 @@ const (
 	Plain       = "PLAIN"
 	ScramSHA256 = "SCRAM-SHA-256"
 	ScramSHA512 = "SCRAM-SHA-512"
+	OAuthBearer = "OAUTHBEARER"
 )
 
-// Mechanisms are the mechanisms weir implements.
-var Mechanisms = []string{Plain, ScramSHA256, ScramSHA512}
+// Mechanisms are the mechanisms weir serves.
+var Mechanisms = []string{Plain, ScramSHA256, ScramSHA512, OAuthBearer}
+
+// LoginMechanisms are the mechanisms weir's own connections log in with.
+var LoginMechanisms = []string{Plain, ScramSHA256, ScramSHA512}
 
 // Server authenticates one client. Step takes the client's next token and
 // returns the answer; done is set once the client is authenticated as
 // User(). An error ends the exchange: an *AuthError is a failed login
 // whose message the client may read, any other error a malformed
-// exchange.
+// exchange. CredentialExpiry, once done, is when the credential the
+// client logged in with expires (zero: never; an OAUTHBEARER token's
+// exp), which ends its session (KIP-368).
 type Server interface {
 	Step(token []byte) (answer []byte, done bool, err error)
 	User() string
+	CredentialExpiry() time.Time
 }
 
 // AuthError is a failed authentication, with the message Kafka sends.
@@ -52,7 +61,8 @@ type plainServer struct {
 // NewPlain returns a PLAIN server checking passwords against users.
 func NewPlain(users map[string]string) Server { return &plainServer{users: users} }
 
-func (p *plainServer) User() string { return p.user }
+func (p *plainServer) User() string                { return p.user }
+func (p *plainServer) CredentialExpiry() time.Time { return time.Time{} }
 
 func (p *plainServer) Step(token []byte) ([]byte, bool, error) {
 	parts := splitNUL(token)

@@ -11,6 +11,7 @@ import (
 	"hash"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // Kafka's SCRAM mechanism ids (ScramMechanism), as in
@@ -108,7 +109,8 @@ func NewScram(id int8, lookup func(user string) (Credential, bool)) Server {
 	return &scramServer{id: id, lookup: lookup}
 }
 
-func (s *scramServer) User() string { return s.user }
+func (s *scramServer) User() string                { return s.user }
+func (s *scramServer) CredentialExpiry() time.Time { return time.Time{} }
 
 func (s *scramServer) Step(token []byte) ([]byte, bool, error) {
 	defer func() { s.step++ }()

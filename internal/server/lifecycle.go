@@ -272,6 +272,9 @@ func (l *lifecycle) run(ctx context.Context) {
 		if err != nil && ctx.Err() == nil {
 			l.s.lg.Debug("heartbeat failed", "err", err)
 		}
+		if err == nil {
+			l.reportOffline(ctx)
+		}
 		select {
 		case <-ctx.Done():
 			return

@@ -5,9 +5,13 @@ import (
 	"crypto/tls"
 	"fmt"
 	"net"
+	"slices"
+	"time"
 
+	"weir/internal/acl"
 	"weir/internal/config"
 	"weir/internal/kafka"
+	"weir/internal/metadata"
 	"weir/internal/nodeclient"
 	"weir/internal/sasl"
 	"weir/internal/tlsconf"
@@ -31,12 +35,47 @@ func (s *Server) openSecurity() error {
 		}
 		s.tls = st
 	}
+	if err := s.openOAuth(); err != nil {
+		return err
+	}
+	s.openAuthorizer()
 	var err error
 	if s.dialBroker, err = s.dialer(brokerTLS, s.cfg.SASL.InterBroker); err != nil {
 		return err
 	}
 	s.dialController, err = s.dialer(controllerTLS, s.cfg.SASL.Controller)
 	return err
+}
+
+// openAuthorizer sets up the authorizer when authorizer.class.name names
+// it (config refuses any other class). The node's own requests to other
+// nodes run as its principal on their listeners, which needs
+// CLUSTER_ACTION (and more): as Kafka's documentation advises, that
+// principal belongs in super.users; a warning says when a SASL or
+// PLAINTEXT login's principal is not there.
+func (s *Server) openAuthorizer() {
+	if s.cfg.Values["authorizer.class.name"] == "" {
+		return
+	}
+	cfg := acl.Config{SuperUsers: acl.ParseSuperUsers(s.cfg.Values["super.users"]),
+		AllowIfNoACL: s.cfg.Values["allow.everyone.if.no.acl.found"] == "true"}
+	s.authz = acl.New(cfg, func() *metadata.Image { return s.publisher.Image() })
+	for _, dial := range []struct {
+		protocol string
+		login    config.Login
+	}{{s.cfg.DialProtocol(true), s.cfg.SASL.InterBroker}, {s.cfg.DialProtocol(false), s.cfg.SASL.Controller}} {
+		principal := acl.Anonymous
+		switch {
+		case dial.login.Mechanism != "":
+			principal = "User:" + dial.login.User
+		case config.UsesTLS(dial.protocol):
+			continue // the certificate's DN
+		}
+		if !cfg.SuperUsers[principal] {
+			s.lg.Warn("the authorizer is on and the node's principal on the other nodes' listeners is not in super.users: "+
+				"their requests to each other need ACLs (CLUSTER_ACTION on the cluster and more)", "principal", principal)
+		}
+	}
 }
 
 // dialer returns the dialer of connections that run TLS (withTLS) and log
@@ -91,5 +130,46 @@ func (s *Server) listenerSASL(name string) *kafka.SASLConfig {
 		PlainUsers:  s.cfg.SASL.PlainUsers(name),
 		FailedDelay: s.cfg.SASL.FailedAuthDelay,
 		MaxReceive:  s.cfg.SASL.MaxReceive,
+		OAuth:       s.oauth[name],
+		MaxReauth:   s.cfg.SASL.MaxReauth,
 	}
+}
+
+// openOAuth builds the OAUTHBEARER validator of each SASL listener that
+// enables the mechanism: signed JWTs against the JWKS (loaded now, and
+// kept fresh until shutdown), or unsecured JWTs.
+func (s *Server) openOAuth() error {
+	if !slices.Contains(s.cfg.SASL.Mechanisms, sasl.OAuthBearer) {
+		return nil
+	}
+	o := s.cfg.SASL.OAuth
+	s.oauth = map[string]sasl.Validator{}
+	for _, l := range s.cfg.Listeners {
+		if p := l.SecurityProtocol; p != "SASL_PLAINTEXT" && p != "SASL_SSL" {
+			continue
+		}
+		if !o.Secured[l.Name] {
+			u, err := s.cfg.SASL.UnsecuredOAuth(l.Name)
+			if err != nil {
+				return err
+			}
+			s.lg.Warn("listener accepts unsecured OAUTHBEARER tokens (unsigned JWTs, for tests only): set listener.name.<listener>.oauthbearer.sasl.server.callback.handler.class to validate signed ones",
+				"listener", l.Name)
+			s.oauth[l.Name] = sasl.NewUnsecuredValidator(u)
+			continue
+		}
+		if s.jwks == nil {
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			jwks, err := sasl.OpenJWKS(ctx, o.JWKSURL, sasl.JWKSConfig{Refresh: o.JWKSRefresh, Backoff: o.JWKSBackoff, BackoffMax: o.JWKSBackoffMax},
+				s.lg.With("component", "jwks"))
+			cancel()
+			if err != nil {
+				return fmt.Errorf("sasl.oauthbearer.jwks.endpoint.url: %w", err)
+			}
+			s.jwks = jwks
+		}
+		s.oauth[l.Name] = sasl.NewJWTValidator(sasl.JWTConfig{Keys: s.jwks, Audience: o.Audience, Issuer: o.Issuer,
+			SubClaim: o.SubClaim, ScopeClaim: o.ScopeClaim, ClockSkew: o.ClockSkew})
+	}
+	return nil
 }

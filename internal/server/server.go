@@ -16,6 +16,7 @@ import (
 	"sync"
 	"time"
 
+	"weir/internal/acl"
 	"weir/internal/config"
 	"weir/internal/controller"
 	"weir/internal/fetcher"
@@ -29,6 +30,7 @@ import (
 	"weir/internal/partition"
 	"weir/internal/quorum"
 	"weir/internal/quota"
+	"weir/internal/sasl"
 	"weir/internal/tlsconf"
 	"weir/internal/txn"
 	"weir/internal/vfs"
@@ -84,7 +86,13 @@ type Server struct {
 	// uses TLS); dialBroker and dialController open its connections to
 	// other brokers' inter-broker listener and to the controllers' listener,
 	// with TLS and a SASL login when that listener's protocol says so.
-	tls            *tlsconf.Store
+	tls *tlsconf.Store
+	// oauth validates the OAUTHBEARER tokens of each SASL listener that
+	// enables the mechanism; jwks is their key set, when signed.
+	oauth map[string]sasl.Validator
+	jwks  *sasl.JWKS
+	// authz authorizes every listener's requests (nil: no authorizer).
+	authz          *acl.Authorizer
 	dialBroker     nodeclient.Dialer
 	dialController nodeclient.Dialer
 	// metrics always counts; metricsHTTP serves it when
@@ -468,6 +476,7 @@ func (s *Server) listen() error {
 			MaxRequestSize: s.cfg.SocketRequestMaxBytes,
 			TLS:            s.listenerTLS(l.Name),
 			SASL:           s.listenerSASL(l.Name),
+			Authorizer:     s.authz,
 		}, deps)
 	}
 	if !broker && s.cfg.HasRole("broker") {
@@ -632,6 +641,9 @@ func (s *Server) stopNode(crash bool) error {
 		}
 		if s.transport != nil {
 			s.transport.Close()
+		}
+		if s.jwks != nil {
+			s.jwks.Close()
 		}
 		err = errors.Join(errs...)
 		s.lg.Info("weir stopped", "node_id", s.cfg.NodeID)

@@ -536,6 +536,17 @@ class AdminTest {
     }
 
     /**
+     * unregisterBroker of a broker id that is not registered fails with
+     * BROKER_ID_NOT_REGISTERED, as Kafka's controller answers.
+     */
+    @Test
+    void unregisterUnknownBroker() {
+        try (Admin admin = Weir.admin(Weir.single())) {
+            failure(admin.unregisterBroker(7).all(), org.apache.kafka.common.errors.BrokerIdNotRegisteredException.class);
+        }
+    }
+
+    /**
      * Calls of APIs weir does not serve fail at once with Kafka's
      * UnsupportedVersionException, as against a broker without them.
      */
@@ -558,7 +569,6 @@ class AdminTest {
         calls.put("describeShareGroups", a -> a.describeShareGroups(List.of("g")).all());
         calls.put("describeStreamsGroups", a -> a.describeStreamsGroups(List.of("g")).all());
         calls.put("listConfigResources", a -> a.listConfigResources().all());
-        calls.put("unregisterBroker", a -> a.unregisterBroker(7).all());
         return calls.entrySet().stream().map(e -> DynamicTest.dynamicTest(e.getKey(), () -> {
             try (Admin admin = Weir.admin(bs)) {
                 failure(e.getValue().apply(admin), UnsupportedVersionException.class);
