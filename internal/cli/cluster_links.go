@@ -39,9 +39,10 @@ func newClusterLinksCommand() *cobra.Command {
         link.fetcher.throttle.bytes.per.sec, topic.config.sync.ms,
         consumer.offset.sync.enable, consumer.offset.sync.ms,
         consumer.group.filters, auto.create.mirror.topics.enable,
-        auto.create.mirror.topics.filters and cluster.link.prefix.
-        Confluent's other link properties (acl.sync.enable, acl.filters)
-        are refused by name: weir does not have them yet.
+        auto.create.mirror.topics.filters, cluster.link.prefix,
+        acl.sync.enable, acl.sync.ms, acl.filters, link.mode=DESTINATION
+        and connection.mode=OUTBOUND. Confluent's other link properties
+        are refused, by name when known: weir does not have them yet.
   --list                       the links, one a line
   --describe [--link NAME]     the links with their properties
   --delete --link NAME         refused while mirror topics follow the link

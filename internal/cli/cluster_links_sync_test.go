@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -398,4 +399,72 @@ func TestClusterLinkThrottle(t *testing.T) {
 	if ends[0]+ends[1] >= 600 {
 		t.Fatalf("the throttled mirror has %v of the source's 300 records a partition", ends)
 	}
+}
+
+// acl.sync.enable makes the destination's ACLs that acl.filters selects
+// the source's: added, and removed when the source drops them or never
+// had them; an ACL the filters do not select stays.
+func TestClusterLinkSyncsACLs(t *testing.T) {
+	auth := map[string]string{"authorizer.class.name": "org.apache.kafka.metadata.authorizer.StandardAuthorizer",
+		"super.users": "User:ANONYMOUS"}
+	src := clustertest.New(t, clustertest.Options{Nodes: 1, Overrides: auth})
+	dst := clustertest.New(t, clustertest.Options{Nodes: 1, Overrides: auth})
+	sb, db := src.Node(0).Addr, dst.Node(0).Addr
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	sadm, dadm := kadm.NewClient(newClient(t, sb)), kadm.NewClient(newClient(t, db))
+	create := func(adm *kadm.Client, b *kadm.ACLBuilder) {
+		t.Helper()
+		res, err := adm.CreateACLs(ctx, b)
+		for _, r := range res {
+			if err == nil {
+				err = r.Err
+			}
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	create(sadm, kadm.NewACLs().Allow("User:alice").Topics("orders").Operations(kadm.OpRead).ResourcePatternType(kadm.ACLPatternLiteral))
+	create(sadm, kadm.NewACLs().Allow("User:alice").Groups("app").Operations(kadm.OpRead).ResourcePatternType(kadm.ACLPatternPrefixed))
+	create(sadm, kadm.NewACLs().Allow("User:bob").Topics("secret").Operations(kadm.OpRead).ResourcePatternType(kadm.ACLPatternLiteral))
+	// Here: one of alice's the source lacks (to go), one of carol's the
+	// filters do not select (to stay).
+	create(dadm, kadm.NewACLs().Allow("User:alice").Topics("old").Operations(kadm.OpWrite).ResourcePatternType(kadm.ACLPatternLiteral))
+	create(dadm, kadm.NewACLs().Allow("User:carol").Topics("local").Operations(kadm.OpRead).ResourcePatternType(kadm.ACLPatternLiteral))
+
+	props := filepath.Join(t.TempDir(), "link.properties")
+	os.WriteFile(props, []byte("bootstrap.servers="+sb+"\nacl.sync.enable=true\nacl.sync.ms=100\n"+
+		`acl.filters={"aclFilters": [{"resourceFilter": {"resourceType": "any", "patternType": "any"}, "accessFilter": {"principal": "User:alice", "operation": "any", "permissionType": "any"}}]}`+"\n"), 0o644)
+	if r := runTool(t, "cluster-links", "--bootstrap-server", db, "--create", "--link", "dr", "--config-file", props); r.code != 0 {
+		t.Fatalf("create link: %s%s", r.out, r.err)
+	}
+	acls := func() []string {
+		res, err := dadm.DescribeACLs(ctx, kadm.NewACLs().AnyResource().ResourcePatternType(kadm.ACLPatternAny).
+			Operations(kadm.OpAny).Allow().Deny().AllowHosts().DenyHosts())
+		if err != nil || len(res) != 1 || res[0].Err != nil {
+			t.Fatalf("describe ACLs: %v %v", err, res)
+		}
+		var out []string
+		for _, d := range res[0].Described {
+			out = append(out, fmt.Sprintf("%s %s %s %s %s", d.Principal, d.Type, d.Name, d.Pattern, d.Operation))
+		}
+		slices.Sort(out)
+		return out
+	}
+	wait := func(want []string) {
+		t.Helper()
+		testwait.For(t, 60*time.Second, "the destination's ACLs synced", func() error {
+			if got := acls(); !slices.Equal(got, want) {
+				return fmt.Errorf("ACLs %q, want %q", got, want)
+			}
+			return nil
+		})
+	}
+	wait([]string{"User:alice GROUP app PREFIXED READ", "User:alice TOPIC orders LITERAL READ", "User:carol TOPIC local LITERAL READ"})
+	res, err := sadm.DeleteACLs(ctx, kadm.NewACLs().Allow("User:alice").AllowHosts().Groups("app").Operations(kadm.OpRead).ResourcePatternType(kadm.ACLPatternPrefixed))
+	if err != nil || len(res) != 1 || res[0].Err != nil {
+		t.Fatalf("delete ACL: %v %v", err, res)
+	}
+	wait([]string{"User:alice TOPIC orders LITERAL READ", "User:carol TOPIC local LITERAL READ"})
 }

@@ -36,6 +36,24 @@ var linkConfigs = map[string]func(string) error{
 	"topic.config.sync.ms":        positiveMs,
 	"consumer.offset.sync.enable": trueOrFalse,
 	"consumer.offset.sync.ms":     positiveMs,
+	"acl.sync.enable":             trueOrFalse,
+	"link.mode": func(v string) error {
+		if v != "DESTINATION" {
+			return fmt.Errorf("weir's links are DESTINATION links only (no source-initiated or bidirectional links yet)")
+		}
+		return nil
+	},
+	"connection.mode": func(v string) error {
+		if v != "OUTBOUND" {
+			return fmt.Errorf("weir's links connect OUTBOUND (from the destination) only")
+		}
+		return nil
+	},
+	"acl.sync.ms": positiveMs,
+	"acl.filters": func(v string) error {
+		_, err := link.ParseACLFilters(v)
+		return err
+	},
 	"link.fetcher.throttle.bytes.per.sec": func(v string) error {
 		if n, err := strconv.ParseInt(v, 10, 64); err != nil || n <= 0 {
 			return fmt.Errorf("must be a positive number of bytes per second")
@@ -67,8 +85,13 @@ var linkConfigs = map[string]func(string) error{
 }
 
 var notYetLinkConfigs = map[string]string{
-	"acl.sync.enable": "ACL sync",
-	"acl.filters":     "ACL sync",
+	"cluster.link.paused":                              "paused links (pause the mirror topics)",
+	"mirror.start.offset.spec":                         "mirrors starting elsewhere than the source's log start",
+	"consumer.group.prefix.enable":                     "prefixed consumer group names",
+	"topic.config.sync.include":                        "a choice of synced topic configs",
+	"availability.check.ms":                            "link availability checks",
+	"cluster.link.retry.timeout.ms":                    "link availability checks",
+	"availability.check.consecutive.failure.threshold": "link availability checks",
 }
 
 func init() {
@@ -115,6 +138,9 @@ func ValidateLinkConfigs(cfg map[string]string) error {
 		if err := check(cfg[k]); err != nil {
 			return topicErr(kerr.InvalidConfig, "invalid value %q for cluster link property %s: %v", cfg[k], k, err)
 		}
+	}
+	if cfg["acl.sync.enable"] == "true" && cfg["acl.filters"] == "" {
+		return topicErr(kerr.InvalidConfig, "cluster link property acl.sync.enable=true needs acl.filters (the ACLs to sync)")
 	}
 	if _, err := clientsec.Opts(cfg); err != nil {
 		return topicErr(kerr.InvalidConfig, "cluster link: %v", err)

@@ -11,6 +11,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"weir/internal/acl"
 	"weir/internal/metadata"
 )
 
@@ -48,20 +49,25 @@ type SyncConfig struct {
 	// named link (controller.CreateMirrorTopic), with the default
 	// replication factor.
 	CreateMirror func(link string, u MirrorUpdate) error
+	// CreateACLs and DeleteACLs have the controller create and delete
+	// ACLs (controller.CreateAcls, DeleteAcls).
+	CreateACLs func([]acl.Binding) error
+	DeleteACLs func([]acl.Filter) error
 	// Local returns a new client of this cluster (for consumer offsets).
 	Local  func() (*kgo.Client, error)
 	Logger *slog.Logger
 }
 
 // Syncer runs the periodic tasks of every cluster link on the active
-// controller's node: one goroutine per link, with its own client of the
-// source, which every topic.config.sync.ms reads the configs and
-// partition counts of the link's mirror topics' sources and has the
-// controller follow them (and, with auto.create.mirror.topics.enable,
-// create the mirrors of the source topics the filters select), and, with consumer.offset.sync.enable, every
-// consumer.offset.sync.ms copies the selected groups' offsets
-// (syncOffsets). It does nothing on the other nodes; a newly active
-// controller starts the tasks over.
+// controller's node, one goroutine per link with its own client of the
+// source: every topic.config.sync.ms it has the controller follow the
+// configs and partition counts of the link's mirrors' sources (and, with
+// auto.create.mirror.topics.enable, create the mirrors of the source
+// topics the filters select); with consumer.offset.sync.enable, every
+// consumer.offset.sync.ms it copies the selected groups' offsets
+// (syncOffsets); with acl.sync.enable, every acl.sync.ms it makes the
+// ACLs acl.filters selects the source's (syncACLs). It does nothing on
+// the other nodes; a newly active controller starts the tasks over.
 type Syncer struct {
 	cfg SyncConfig
 	// reconcile is how often the set of tasks is matched to the links.
@@ -132,25 +138,37 @@ func (s *Syncer) runLink(ctx context.Context, l *metadata.Link) {
 		return
 	}
 	defer src.Close()
-	topicsEvery := linkMs(l, "topic.config.sync.ms", DefaultTopicConfigSyncMs)
-	offsetsEvery := linkMs(l, "consumer.offset.sync.ms", DefaultConsumerOffsetSyncMs)
-	var nextTopics, nextOffsets time.Time
-	for {
-		now := time.Now()
-		if !now.Before(nextTopics) {
-			s.syncTopics(ctx, l, src, lg)
-			nextTopics = now.Add(topicsEvery)
-		}
-		next := nextTopics
-		if offsetSync(l) {
-			if !now.Before(nextOffsets) {
-				if err := s.syncOffsetsWith(ctx, l, src); err != nil && ctx.Err() == nil {
-					lg.Info("syncing consumer offsets failed; retrying at the next pass", "err", err)
-				}
-				nextOffsets = now.Add(offsetsEvery)
+	type job struct {
+		every time.Duration
+		next  time.Time
+		run   func()
+	}
+	jobs := []*job{{every: linkMs(l, "topic.config.sync.ms", DefaultTopicConfigSyncMs), run: func() { s.syncTopics(ctx, l, src, lg) }}}
+	if offsetSync(l) {
+		jobs = append(jobs, &job{every: linkMs(l, "consumer.offset.sync.ms", DefaultConsumerOffsetSyncMs), run: func() {
+			if err := s.syncOffsetsWith(ctx, l, src); err != nil && ctx.Err() == nil {
+				lg.Info("syncing consumer offsets failed; retrying at the next pass", "err", err)
 			}
-			if nextOffsets.Before(next) {
-				next = nextOffsets
+		}})
+	}
+	if aclSync(l) {
+		jobs = append(jobs, &job{every: linkMs(l, "acl.sync.ms", DefaultACLSyncMs), run: func() {
+			cctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+			defer cancel()
+			if err := syncACLs(cctx, s.cfg.Image(), l, src, s.cfg.CreateACLs, s.cfg.DeleteACLs); err != nil && ctx.Err() == nil {
+				lg.Info("syncing ACLs failed; retrying at the next pass", "err", err)
+			}
+		}})
+	}
+	for {
+		next := time.Time{}
+		for _, j := range jobs {
+			if now := time.Now(); !now.Before(j.next) {
+				j.run()
+				j.next = now.Add(j.every)
+			}
+			if next.IsZero() || j.next.Before(next) {
+				next = j.next
 			}
 		}
 		t := time.NewTimer(time.Until(next))
