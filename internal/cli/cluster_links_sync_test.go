@@ -142,7 +142,7 @@ func TestClusterLinkSyncsConfigsAndPartitions(t *testing.T) {
 // resumes at exactly its committed offsets.
 func TestClusterLinkSyncsConsumerOffsets(t *testing.T) {
 	src := clustertest.New(t, clustertest.Options{Nodes: 1})
-	dst := clustertest.New(t, clustertest.Options{Nodes: 1})
+	dst := clustertest.New(t, clustertest.Options{Nodes: 3})
 	sb, db := src.Node(0).Addr, dst.Node(0).Addr
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
@@ -238,7 +238,15 @@ func TestClusterLinkSyncsConsumerOffsets(t *testing.T) {
 	// A promotion syncs the offsets before it ends (the slow link's
 	// periodic sync is an hour away).
 	commitAt(t, sadm, "auditor", "audit", 0, 1)
-	if r := runTool(t, "mirrors", "--bootstrap-server", db, "--promote", "--topics", "audit-copy"); r.code != 0 {
+	// Asked of a node that is not the active controller, which forwards
+	// the sync to it.
+	follower := db
+	for i := range dst.Size() {
+		if !dst.Node(i).Server.QuorumStatus().Active {
+			follower = dst.Node(i).Addr
+		}
+	}
+	if r := runTool(t, "mirrors", "--bootstrap-server", follower, "--promote", "--topics", "audit-copy"); r.code != 0 {
 		t.Fatalf("promote: %s%s", r.out, r.err)
 	}
 	os, err := dadm.FetchOffsets(ctx, "auditor")
