@@ -105,8 +105,14 @@ func (s *Syncer) Run(ctx context.Context) {
 		if s.cfg.Active() {
 			links = s.cfg.Image().Links
 		}
-		for id := range tasks {
-			if links[id] == nil {
+		for id, t := range tasks {
+			ended := false
+			select {
+			case <-t.done: // it could not start its client: start it again
+				ended = true
+			default:
+			}
+			if ended || links[id] == nil {
 				stop(id)
 			}
 		}
@@ -134,7 +140,14 @@ func (s *Syncer) runLink(ctx context.Context, l *metadata.Link) {
 	lg := s.cfg.Logger.With("link", l.Name)
 	src, err := newClientSource(l, "weir-cluster-link-sync-"+l.Name)
 	if err != nil {
-		lg.Warn("cannot start the sync client of a cluster link", "err", err)
+		// Run starts the task again once it ended.
+		lg.Warn("cannot start the sync client of a cluster link; trying again in 30 s", "err", err)
+		t := time.NewTimer(30 * time.Second)
+		defer t.Stop()
+		select {
+		case <-ctx.Done():
+		case <-t.C:
+		}
 		return
 	}
 	defer src.Close()
