@@ -35,8 +35,14 @@ func newClusterLinksCommand() *cobra.Command {
         the link's properties: bootstrap.servers (the source cluster),
         client.id, the client security settings of the source
         (security.protocol, ssl.* with PEM stores, sasl.* with PLAIN or
-        SCRAM) and link.fetcher.max.bytes. Confluent's other link
-        properties that weir does not have yet are refused by name.
+        SCRAM), link.fetcher.max.bytes,
+        link.fetcher.throttle.bytes.per.sec, topic.config.sync.ms,
+        consumer.offset.sync.enable, consumer.offset.sync.ms,
+        consumer.group.filters, auto.create.mirror.topics.enable,
+        auto.create.mirror.topics.filters, cluster.link.prefix,
+        acl.sync.enable, acl.sync.ms, acl.filters, link.mode=DESTINATION
+        and connection.mode=OUTBOUND. Confluent's other link properties
+        are refused, by name when known: weir does not have them yet.
   --list                       the links, one a line
   --describe [--link NAME]     the links with their properties
   --delete --link NAME         refused while mirror topics follow the link

@@ -4,8 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -139,7 +142,7 @@ func TestClusterLinkSyncsConfigsAndPartitions(t *testing.T) {
 // resumes at exactly its committed offsets.
 func TestClusterLinkSyncsConsumerOffsets(t *testing.T) {
 	src := clustertest.New(t, clustertest.Options{Nodes: 1})
-	dst := clustertest.New(t, clustertest.Options{Nodes: 1})
+	dst := clustertest.New(t, clustertest.Options{Nodes: 3})
 	sb, db := src.Node(0).Addr, dst.Node(0).Addr
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
@@ -235,7 +238,15 @@ func TestClusterLinkSyncsConsumerOffsets(t *testing.T) {
 	// A promotion syncs the offsets before it ends (the slow link's
 	// periodic sync is an hour away).
 	commitAt(t, sadm, "auditor", "audit", 0, 1)
-	if r := runTool(t, "mirrors", "--bootstrap-server", db, "--promote", "--topics", "audit-copy"); r.code != 0 {
+	// Asked of a node that is not the active controller, which forwards
+	// the sync to it.
+	follower := db
+	for i := range dst.Size() {
+		if !dst.Node(i).Server.QuorumStatus().Active {
+			follower = dst.Node(i).Addr
+		}
+	}
+	if r := runTool(t, "mirrors", "--bootstrap-server", follower, "--promote", "--topics", "audit-copy"); r.code != 0 {
 		t.Fatalf("promote: %s%s", r.out, r.err)
 	}
 	os, err := dadm.FetchOffsets(ctx, "auditor")
@@ -296,4 +307,172 @@ func waitOffsets(t *testing.T, adm *kadm.Client, group, topic string, want map[i
 		}
 		return nil
 	})
+}
+
+// auto.create.mirror.topics.enable creates the mirrors of the source topics
+// the filters select, named with the link's cluster.link.prefix, topics
+// created at the source later too; a mirror created by hand on a link with
+// a prefix must carry it.
+func TestClusterLinkAutoCreatesPrefixedMirrors(t *testing.T) {
+	src := clustertest.New(t, clustertest.Options{Nodes: 1})
+	dst := clustertest.New(t, clustertest.Options{Nodes: 1})
+	sb, db := src.Node(0).Addr, dst.Node(0).Addr
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	scl := newClient(t, sb)
+	sadm := kadm.NewClient(scl)
+	for _, name := range []string{"orders.eu", "orders.us", "orders.secret", "payments"} {
+		if _, err := sadm.CreateTopic(ctx, 2, 1, nil, name); err != nil {
+			t.Fatal(err)
+		}
+		produceN(t, scl, name, 0, 10)
+	}
+	props := filepath.Join(t.TempDir(), "link.properties")
+	os.WriteFile(props, []byte("bootstrap.servers="+sb+"\ntopic.config.sync.ms=100\ncluster.link.prefix=src.\n"+
+		"auto.create.mirror.topics.enable=true\n"+`auto.create.mirror.topics.filters={"topicFilters": [`+
+		`{"name": "orders.", "patternType": "PREFIXED", "filterType": "INCLUDE"}, {"name": "orders.secret", "patternType": "LITERAL", "filterType": "EXCLUDE"}]}`+"\n"), 0o644)
+	if r := runTool(t, "cluster-links", "--bootstrap-server", db, "--create", "--link", "dr", "--config-file", props); r.code != 0 {
+		t.Fatalf("create link: %s%s", r.out, r.err)
+	}
+	sameLogs(t, sb, "orders.eu", db, "src.orders.eu", 2)
+	sameLogs(t, sb, "orders.us", db, "src.orders.us", 2)
+	dadm := kadm.NewClient(newClient(t, db))
+	tds, err := dadm.ListTopics(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := tds.Names(); len(got) != 2 {
+		t.Fatalf("destination topics %v, want the two selected mirrors", got)
+	}
+	// A topic created at the source later is mirrored too.
+	if _, err := sadm.CreateTopic(ctx, 2, 1, nil, "orders.asia"); err != nil {
+		t.Fatal(err)
+	}
+	produceN(t, scl, "orders.asia", 0, 10)
+	sameLogs(t, sb, "orders.asia", db, "src.orders.asia", 2)
+	r := runTool(t, "mirrors", "--bootstrap-server", db, "--create", "--mirror-topic", "pay", "--source-topic", "payments", "--link", "dr")
+	if r.code == 0 || !strings.Contains(r.err, "the mirror of payments is named src.payments") {
+		t.Fatalf("an unprefixed mirror: exit %d %s%s", r.code, r.out, r.err)
+	}
+	if r := runTool(t, "mirrors", "--bootstrap-server", db, "--create", "--mirror-topic", "src.payments", "--link", "dr"); r.code != 0 {
+		t.Fatalf("a prefixed mirror: %s%s", r.out, r.err)
+	}
+	sameLogs(t, sb, "payments", db, "src.payments", 2)
+	out := runTool(t, "mirrors", "--bootstrap-server", db, "--describe", "--topics", "src.payments").out
+	if !strings.Contains(out, "SourceTopic: payments") {
+		t.Fatalf("describe:\n%s", out)
+	}
+}
+
+// link.fetcher.throttle.bytes.per.sec holds the link's fetches on a broker
+// to the rate: at one byte a second, after its first fetches the mirror
+// waits (the throttled fetches counted in /metrics) well behind its
+// source.
+func TestClusterLinkThrottle(t *testing.T) {
+	src := clustertest.New(t, clustertest.Options{Nodes: 1})
+	dst := clustertest.New(t, clustertest.Options{Nodes: 1, Overrides: map[string]string{"weir.metrics.listener": "127.0.0.1:0"}})
+	sb, db := src.Node(0).Addr, dst.Node(0).Addr
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	scl := newClient(t, sb)
+	if _, err := kadm.NewClient(scl).CreateTopic(ctx, 2, 1, nil, "orders"); err != nil {
+		t.Fatal(err)
+	}
+	produceN(t, scl, "orders", 0, 300)
+	props := filepath.Join(t.TempDir(), "link.properties")
+	os.WriteFile(props, []byte("bootstrap.servers="+sb+"\nlink.fetcher.max.bytes=1024\nlink.fetcher.throttle.bytes.per.sec=1\n"), 0o644)
+	for _, args := range [][]string{
+		{"cluster-links", "--bootstrap-server", db, "--create", "--link", "dr", "--config-file", props},
+		{"mirrors", "--bootstrap-server", db, "--create", "--mirror-topic", "orders", "--link", "dr"},
+	} {
+		if r := runTool(t, args...); r.code != 0 {
+			t.Fatalf("weir %v: %s%s", args, r.out, r.err)
+		}
+	}
+	testwait.For(t, 60*time.Second, "the link's fetches to be throttled", func() error {
+		resp, err := http.Get("http://" + dst.Node(0).Server.MetricsAddr().String() + "/metrics")
+		if err != nil {
+			return err
+		}
+		defer resp.Body.Close()
+		body, _ := io.ReadAll(resp.Body)
+		for _, line := range strings.Split(string(body), "\n") {
+			if strings.HasPrefix(line, "weir_cluster_link_throttled_fetches_total{") && !strings.HasSuffix(line, " 0") {
+				return nil
+			}
+		}
+		return errors.New("no throttled fetch yet")
+	})
+	ends := endsOf(t, kadm.NewClient(newClient(t, db)), "orders")
+	if ends[0]+ends[1] >= 600 {
+		t.Fatalf("the throttled mirror has %v of the source's 300 records a partition", ends)
+	}
+}
+
+// acl.sync.enable makes the destination's ACLs that acl.filters selects
+// the source's: added, and removed when the source drops them or never
+// had them; an ACL the filters do not select stays.
+func TestClusterLinkSyncsACLs(t *testing.T) {
+	auth := map[string]string{"authorizer.class.name": "org.apache.kafka.metadata.authorizer.StandardAuthorizer",
+		"super.users": "User:ANONYMOUS"}
+	src := clustertest.New(t, clustertest.Options{Nodes: 1, Overrides: auth})
+	dst := clustertest.New(t, clustertest.Options{Nodes: 1, Overrides: auth})
+	sb, db := src.Node(0).Addr, dst.Node(0).Addr
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	sadm, dadm := kadm.NewClient(newClient(t, sb)), kadm.NewClient(newClient(t, db))
+	create := func(adm *kadm.Client, b *kadm.ACLBuilder) {
+		t.Helper()
+		res, err := adm.CreateACLs(ctx, b)
+		for _, r := range res {
+			if err == nil {
+				err = r.Err
+			}
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	create(sadm, kadm.NewACLs().Allow("User:alice").Topics("orders").Operations(kadm.OpRead).ResourcePatternType(kadm.ACLPatternLiteral))
+	create(sadm, kadm.NewACLs().Allow("User:alice").Groups("app").Operations(kadm.OpRead).ResourcePatternType(kadm.ACLPatternPrefixed))
+	create(sadm, kadm.NewACLs().Allow("User:bob").Topics("secret").Operations(kadm.OpRead).ResourcePatternType(kadm.ACLPatternLiteral))
+	// Here: one of alice's the source lacks (to go), one of carol's the
+	// filters do not select (to stay).
+	create(dadm, kadm.NewACLs().Allow("User:alice").Topics("old").Operations(kadm.OpWrite).ResourcePatternType(kadm.ACLPatternLiteral))
+	create(dadm, kadm.NewACLs().Allow("User:carol").Topics("local").Operations(kadm.OpRead).ResourcePatternType(kadm.ACLPatternLiteral))
+
+	props := filepath.Join(t.TempDir(), "link.properties")
+	os.WriteFile(props, []byte("bootstrap.servers="+sb+"\nacl.sync.enable=true\nacl.sync.ms=100\n"+
+		`acl.filters={"aclFilters": [{"resourceFilter": {"resourceType": "any", "patternType": "any"}, "accessFilter": {"principal": "User:alice", "operation": "any", "permissionType": "any"}}]}`+"\n"), 0o644)
+	if r := runTool(t, "cluster-links", "--bootstrap-server", db, "--create", "--link", "dr", "--config-file", props); r.code != 0 {
+		t.Fatalf("create link: %s%s", r.out, r.err)
+	}
+	acls := func() []string {
+		res, err := dadm.DescribeACLs(ctx, kadm.NewACLs().AnyResource().ResourcePatternType(kadm.ACLPatternAny).
+			Operations(kadm.OpAny).Allow().Deny().AllowHosts().DenyHosts())
+		if err != nil || len(res) != 1 || res[0].Err != nil {
+			t.Fatalf("describe ACLs: %v %v", err, res)
+		}
+		var out []string
+		for _, d := range res[0].Described {
+			out = append(out, fmt.Sprintf("%s %s %s %s %s", d.Principal, d.Type, d.Name, d.Pattern, d.Operation))
+		}
+		slices.Sort(out)
+		return out
+	}
+	wait := func(want []string) {
+		t.Helper()
+		testwait.For(t, 60*time.Second, "the destination's ACLs synced", func() error {
+			if got := acls(); !slices.Equal(got, want) {
+				return fmt.Errorf("ACLs %q, want %q", got, want)
+			}
+			return nil
+		})
+	}
+	wait([]string{"User:alice GROUP app PREFIXED READ", "User:alice TOPIC orders LITERAL READ", "User:carol TOPIC local LITERAL READ"})
+	res, err := sadm.DeleteACLs(ctx, kadm.NewACLs().Allow("User:alice").AllowHosts().Groups("app").Operations(kadm.OpRead).ResourcePatternType(kadm.ACLPatternPrefixed))
+	if err != nil || len(res) != 1 || res[0].Err != nil {
+		t.Fatalf("delete ACL: %v %v", err, res)
+	}
+	wait([]string{"User:alice TOPIC orders LITERAL READ", "User:carol TOPIC local LITERAL READ"})
 }

@@ -74,7 +74,7 @@ func TestClusterLinkMirrorsTopics(t *testing.T) {
 	props := filepath.Join(dir, "link.properties")
 	os.WriteFile(props, []byte("bootstrap.servers="+sb+"\n"), 0o644)
 	bad := filepath.Join(dir, "bad.properties")
-	os.WriteFile(bad, []byte("bootstrap.servers="+sb+"\nacl.sync.enable=true\n"), 0o644)
+	os.WriteFile(bad, []byte("bootstrap.servers="+sb+"\ncluster.link.paused=true\n"), 0o644)
 
 	mustRun := func(want string, args ...string) string {
 		t.Helper()

@@ -22,22 +22,18 @@ type MirrorSync struct {
 
 // SyncMirror makes a mirror topic's synced configs and partition count
 // the source's. It commits nothing when they already are.
-func (c *Controller) SyncMirror(s MirrorSync) (int64, error) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if err := c.requireActive(); err != nil {
-		return -1, err
-	}
-	img := c.Image()
-	recs, err := planMirrorSync(img, s)
-	if err != nil || len(recs) == 0 {
-		return img.Offset, err
-	}
-	var u userRecords
-	if err := u.add(recs...); err != nil {
-		return -1, err
-	}
-	return c.commit(u)
+func (c *Controller) SyncMirror(s MirrorSync) (Committed, error) {
+	return run(c, func(img *metadata.Image) (result[Committed], error) {
+		recs, err := planMirrorSync(img, s)
+		if err != nil {
+			return result[Committed]{}, err
+		}
+		var u userRecords
+		if err := u.add(recs...); err != nil {
+			return result[Committed]{}, err
+		}
+		return result[Committed]{Records: u, Answer: Committed{img.Offset}}, nil
+	})
 }
 
 // planMirrorSync returns the records that bring a mirror topic in line

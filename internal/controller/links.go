@@ -32,15 +32,45 @@ var linkConfigs = map[string]func(string) error{
 		}
 		return nil
 	},
-	"client.id":            func(string) error { return nil },
-	"topic.config.sync.ms": positiveMs,
-	"consumer.offset.sync.enable": func(v string) error {
-		if v != "true" && v != "false" {
-			return fmt.Errorf("must be true or false")
+	"client.id":                   func(string) error { return nil },
+	"topic.config.sync.ms":        positiveMs,
+	"consumer.offset.sync.enable": trueOrFalse,
+	"consumer.offset.sync.ms":     positiveMs,
+	"acl.sync.enable":             trueOrFalse,
+	"link.mode": func(v string) error {
+		if v != "DESTINATION" {
+			return fmt.Errorf("weir's links are DESTINATION links only (no source-initiated or bidirectional links yet)")
 		}
 		return nil
 	},
-	"consumer.offset.sync.ms": positiveMs,
+	"connection.mode": func(v string) error {
+		if v != "OUTBOUND" {
+			return fmt.Errorf("weir's links connect OUTBOUND (from the destination) only")
+		}
+		return nil
+	},
+	"acl.sync.ms": positiveMs,
+	"acl.filters": func(v string) error {
+		_, err := link.ParseACLFilters(v)
+		return err
+	},
+	"link.fetcher.throttle.bytes.per.sec": func(v string) error {
+		if n, err := strconv.ParseInt(v, 10, 64); err != nil || n <= 0 {
+			return fmt.Errorf("must be a positive number of bytes per second")
+		}
+		return nil
+	},
+	"auto.create.mirror.topics.enable": trueOrFalse,
+	"auto.create.mirror.topics.filters": func(v string) error {
+		_, err := link.ParseFilters("topicFilters", v)
+		return err
+	},
+	"cluster.link.prefix": func(v string) error {
+		if err := ValidateTopicName(v); err != nil {
+			return fmt.Errorf("mirror topic names would not be valid: %v", err)
+		}
+		return nil
+	},
 	"consumer.group.filters": func(v string) error {
 		_, err := link.ParseFilters("groupFilters", v)
 		return err
@@ -55,12 +85,13 @@ var linkConfigs = map[string]func(string) error{
 }
 
 var notYetLinkConfigs = map[string]string{
-	"auto.create.mirror.topics.enable":    "auto-created mirror topics",
-	"auto.create.mirror.topics.filters":   "auto-created mirror topics",
-	"acl.sync.enable":                     "ACL sync",
-	"acl.filters":                         "ACL sync",
-	"cluster.link.prefix":                 "mirror topic prefixes",
-	"link.fetcher.throttle.bytes.per.sec": "link throttles",
+	"cluster.link.paused":                              "paused links (pause the mirror topics)",
+	"mirror.start.offset.spec":                         "mirrors starting elsewhere than the source's log start",
+	"consumer.group.prefix.enable":                     "prefixed consumer group names",
+	"topic.config.sync.include":                        "a choice of synced topic configs",
+	"availability.check.ms":                            "link availability checks",
+	"cluster.link.retry.timeout.ms":                    "link availability checks",
+	"availability.check.consecutive.failure.threshold": "link availability checks",
 }
 
 func init() {
@@ -69,6 +100,13 @@ func init() {
 	for k := range clientsec.Properties {
 		linkConfigs[k] = func(string) error { return nil }
 	}
+}
+
+func trueOrFalse(v string) error {
+	if v != "true" && v != "false" {
+		return fmt.Errorf("must be true or false")
+	}
+	return nil
 }
 
 func positiveMs(v string) error {
@@ -100,6 +138,9 @@ func ValidateLinkConfigs(cfg map[string]string) error {
 		if err := check(cfg[k]); err != nil {
 			return topicErr(kerr.InvalidConfig, "invalid value %q for cluster link property %s: %v", cfg[k], k, err)
 		}
+	}
+	if cfg["acl.sync.enable"] == "true" && cfg["acl.filters"] == "" {
+		return topicErr(kerr.InvalidConfig, "cluster link property acl.sync.enable=true needs acl.filters (the ACLs to sync)")
 	}
 	if _, err := clientsec.Opts(cfg); err != nil {
 		return topicErr(kerr.InvalidConfig, "cluster link: %v", err)
@@ -193,6 +234,10 @@ func (c *Controller) createMirrorTopic(img *metadata.Image, m MirrorTopic) (resu
 	}
 	if err := ValidateTopicName(m.SourceTopic); err != nil {
 		return res, topicErr(kerr.InvalidRequest, "Source topic: %v", err)
+	}
+	if p := l.Configs["cluster.link.prefix"]; p != "" && m.Topic != p+m.SourceTopic {
+		return res, topicErr(kerr.InvalidRequest, "Cluster link '%s' has cluster.link.prefix %s: the mirror of %s is named %s%s, not %s.",
+			m.Link, p, m.SourceTopic, p, m.SourceTopic, m.Topic)
 	}
 	if m.Topic == metadata.LogTopic || m.Topic == "__consumer_offsets" || m.Topic == "__transaction_state" {
 		return res, topicErr(kerr.InvalidRequest, "internal topic %s cannot be a mirror topic", m.Topic)

@@ -18,6 +18,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kbin"
@@ -84,12 +85,14 @@ func (s *Server) linkAdmin(ctx context.Context, r *link.AdminRequest) link.Admin
 		if len(r.Topics) != 1 {
 			return adminErr(kerr.InvalidRequest, "create-mirror names one mirror topic")
 		}
-		if r.SourceTopic == "" {
-			r.SourceTopic = r.Topics[0]
-		}
 		l := img.LinkByName(r.Link)
 		if l == nil {
 			return adminErr(kerr.InvalidRequest, fmt.Sprintf("Cluster link '%s' does not exist.", r.Link))
+		}
+		if r.SourceTopic == "" {
+			// With a cluster.link.prefix, the mirror is named prefix +
+			// source topic.
+			r.SourceTopic = strings.TrimPrefix(r.Topics[0], l.Configs["cluster.link.prefix"])
 		}
 		n, cfg, err := link.SourceTopic(ctx, l, r.SourceTopic)
 		if err != nil {

@@ -3,6 +3,8 @@ package link
 import (
 	"strings"
 	"testing"
+
+	"weir/internal/acl"
 )
 
 func TestFilters(t *testing.T) {
@@ -34,6 +36,33 @@ func TestFilters(t *testing.T) {
 		{`{"topicFilters": [{"patternType": "LITERAL", "filterType": "INCLUDE"}]}`, "name is missing"},
 	} {
 		if _, err := ParseFilters("topicFilters", bad.v); err == nil || !strings.Contains(err.Error(), bad.want) {
+			t.Errorf("%s: %v, want %q", bad.v, err, bad.want)
+		}
+	}
+}
+
+func TestACLFilters(t *testing.T) {
+	fs, err := ParseACLFilters(`{"aclFilters": [{"resourceFilter": {"resourceType": "topic", "name": "orders", "patternType": "PREFIXED"},
+		"accessFilter": {"principal": "User:alice", "operation": "READ", "permissionType": "ALLOW"}},
+		{"resourceFilter": {"resourceType": "any", "patternType": "any"}, "accessFilter": {"operation": "any", "permissionType": "any"}}]}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := fs[0]
+	if f.ResourceType != acl.ResourceTopic || *f.ResourceName != "orders" || f.PatternType != acl.PatternPrefixed || *f.Principal != "User:alice" ||
+		f.Host != nil || f.Operation != acl.OpRead || f.PermissionType != acl.PermAllow {
+		t.Fatalf("filter %+v", f)
+	}
+	if g := fs[1]; g.ResourceType != acl.ResourceAny || g.PatternType != acl.PatternAny || g.Operation != acl.OpAny || g.PermissionType != acl.PermAny {
+		t.Fatalf("filter %+v", g)
+	}
+	for _, bad := range []struct{ v, want string }{
+		{`{"aclFilters": []}`, "no filter"},
+		{`{"aclFilters": [{"resourceFilter": {"resourceType": "table"}}]}`, `unknown resourceType "table"`},
+		{`{"aclFilters": [{"accessFilter": {"permissionType": "MAYBE"}}]}`, `unknown permissionType`},
+		{`{"aclFilters": [{"accessFilter": {"who": "x"}}]}`, "unknown field"},
+	} {
+		if _, err := ParseACLFilters(bad.v); err == nil || !strings.Contains(err.Error(), bad.want) {
 			t.Errorf("%s: %v, want %q", bad.v, err, bad.want)
 		}
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -14,6 +15,7 @@ import (
 	"weir/internal/log"
 	"weir/internal/metadata"
 	"weir/internal/partition"
+	"weir/internal/quota"
 )
 
 // Manager runs, on one broker, a copying loop for every partition of an
@@ -35,7 +37,15 @@ type linkSource struct {
 	src      *clientSource
 	maxBytes int32
 	users    int
+	// throttle is the bytes this broker copied through the link, and
+	// limit link.fetcher.throttle.bytes.per.sec (math.MaxInt64: none).
+	throttle *quota.Rate
+	limit    int64
 }
+
+// throttleCheck is how often a loop held by its link's throttle checks
+// the rate again.
+const throttleCheck = 100 * time.Millisecond
 
 type loop struct {
 	p    *partition.Partition
@@ -44,6 +54,7 @@ type loop struct {
 	// Progress, for metrics.
 	lag                    atomic.Int64
 	bytes, records, errors atomic.Uint64
+	throttled              atomic.Uint64 // fetches held back by the throttle
 	failing                atomic.Bool
 	cancel                 context.CancelFunc
 	// restart is signalled when the partition's leadership changed
@@ -94,7 +105,12 @@ func (m *Manager) Mirror(p *partition.Partition, link *metadata.Link, sourceTopi
 		if v, err := strconv.ParseInt(link.Configs["link.fetcher.max.bytes"], 10, 32); err == nil {
 			maxBytes = v
 		}
-		ls = &linkSource{src: src, maxBytes: int32(maxBytes)}
+		limit := int64(math.MaxInt64)
+		if v, err := strconv.ParseInt(link.Configs["link.fetcher.throttle.bytes.per.sec"], 10, 64); err == nil {
+			limit = v
+		}
+		// Kafka's replication quota windows: 11 samples of a second.
+		ls = &linkSource{src: src, maxBytes: int32(maxBytes), throttle: quota.NewRate(11, time.Second), limit: limit}
 		m.sources[link.ID] = ls
 	}
 	ls.users++
@@ -149,6 +165,7 @@ type PartitionStatus struct {
 	Lag            int64 // source high watermark minus log end, as of the last fetch
 	Bytes, Records uint64
 	Errors         uint64
+	Throttled      uint64 // fetches held back by link.fetcher.throttle.bytes.per.sec
 }
 
 // Status returns the progress of every loop, by topic and partition.
@@ -158,7 +175,7 @@ func (m *Manager) Status() []PartitionStatus {
 	out := make([]PartitionStatus, 0, len(m.loops))
 	for tp, l := range m.loops {
 		out = append(out, PartitionStatus{Link: l.name, Topic: tp.Topic, Partition: tp.Partition, Failing: l.failing.Load(),
-			Lag: l.lag.Load(), Bytes: l.bytes.Load(), Records: l.records.Load(), Errors: l.errors.Load()})
+			Lag: l.lag.Load(), Bytes: l.bytes.Load(), Records: l.records.Load(), Errors: l.errors.Load(), Throttled: l.throttled.Load()})
 	}
 	slices.SortFunc(out, func(a, b PartitionStatus) int {
 		if c := strings.Compare(a.Topic, b.Topic); c != 0 {
@@ -179,7 +196,22 @@ func (m *Manager) run(ctx context.Context, l *loop, sourceTopic string, ls *link
 			st = NewState()
 		default:
 		}
+		if ls.throttle.Exceeded(ls.limit, time.Now()) {
+			// As Kafka's follower throttle: no fetch until this broker's
+			// rate through the link falls below the limit (a fetch the
+			// pipeline already has in flight still lands).
+			l.throttled.Add(1)
+			t := time.NewTimer(throttleCheck)
+			select {
+			case <-ctx.Done():
+				t.Stop()
+				return
+			case <-t.C:
+			}
+			continue
+		}
 		res, err := Step(ctx, l.p, sourceTopic, &st, src, ls.maxBytes)
+		ls.throttle.Record(int64(res.Appended), time.Now())
 		l.bytes.Add(uint64(res.Appended))
 		l.records.Add(uint64(res.Records))
 		if res.SourceHW >= 0 {

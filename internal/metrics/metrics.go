@@ -41,6 +41,8 @@
 //	weir_cluster_link_fetched_bytes_total{link,topic,partition}    bytes of batches copied from the source
 //	weir_cluster_link_fetched_records_total{link,topic,partition}  records copied from the source
 //	weir_cluster_link_fetch_errors_total{link,topic,partition}     failed steps of the copying loop
+//	weir_cluster_link_throttled_fetches_total{link,topic,partition} fetches held back by the link's
+//	                                                               link.fetcher.throttle.bytes.per.sec
 //
 // The cluster link series of a partition exist while this broker leads it
 // as an active mirror; its counters start at 0 with each leadership.
@@ -94,6 +96,7 @@ type MirrorPartitionStatus struct {
 	Lag            int64
 	Bytes, Records uint64
 	Errors         uint64
+	Throttled      uint64
 }
 
 // ReplicaStatus is one local replica as the broker sees it now.
@@ -245,6 +248,7 @@ var (
 	descMirrorBytes      = desc("cluster_link_fetched_bytes_total", "Bytes of batches copied from the source.", "link", "topic", "partition")
 	descMirrorRecords    = desc("cluster_link_fetched_records_total", "Records copied from the source.", "link", "topic", "partition")
 	descMirrorErrors     = desc("cluster_link_fetch_errors_total", "Failed steps of the copying loop.", "link", "topic", "partition")
+	descMirrorThrottled  = desc("cluster_link_throttled_fetches_total", "Fetches held back by the link's link.fetcher.throttle.bytes.per.sec.", "link", "topic", "partition")
 )
 
 // collector turns one read of the Source into metrics.
@@ -258,7 +262,7 @@ func newCollector(src Source, c *Counters) *collector { return &collector{src: s
 func (c *collector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{descPartitionCount, descOfflineReplicas, descLeaderCount, descUnderReplicated, descUnderMinISR, descAtMinISR,
 		descIsrShrinks, descIsrExpands, descConsumerLag, descMaxLag, descActiveController, descOffline, descGlobalTopics, descGlobalPartitions,
-		descSkippedRecords, descOpenSegments, descLinks, descMirrorTopics, descMirrorState, descMirrorLag, descMirrorBytes, descMirrorRecords, descMirrorErrors} {
+		descSkippedRecords, descOpenSegments, descLinks, descMirrorTopics, descMirrorState, descMirrorLag, descMirrorBytes, descMirrorRecords, descMirrorErrors, descMirrorThrottled} {
 		ch <- d
 	}
 }
@@ -318,6 +322,7 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 		ch <- prometheus.MustNewConstMetric(descMirrorBytes, prometheus.CounterValue, float64(m.Bytes), labels...)
 		ch <- prometheus.MustNewConstMetric(descMirrorRecords, prometheus.CounterValue, float64(m.Records), labels...)
 		ch <- prometheus.MustNewConstMetric(descMirrorErrors, prometheus.CounterValue, float64(m.Errors), labels...)
+		ch <- prometheus.MustNewConstMetric(descMirrorThrottled, prometheus.CounterValue, float64(m.Throttled), labels...)
 	}
 
 	ctl := c.src.Controller()

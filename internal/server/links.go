@@ -8,6 +8,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"weir/internal/acl"
 	"weir/internal/controller"
 	"weir/internal/link"
 )
@@ -24,6 +25,22 @@ func (s *Server) newLinkSyncer() *link.Syncer {
 		SyncMirror: func(u link.MirrorUpdate) error {
 			_, err := s.controller.SyncMirror(controller.MirrorSync{Topic: u.Topic, SourceTopic: u.SourceTopic,
 				Configs: u.Configs, Partitions: u.Partitions})
+			return err
+		},
+		CreateMirror: func(linkName string, u link.MirrorUpdate) error {
+			_, err := s.controller.CreateMirrorTopic(controller.MirrorTopic{Topic: u.Topic, Link: linkName, SourceTopic: u.SourceTopic,
+				Partitions: u.Partitions, ReplicationFactor: -1, Configs: u.Configs})
+			return err
+		},
+		CreateACLs: func(bs []acl.Binding) error {
+			errs, _, err := s.controller.CreateAcls(bs)
+			return errors.Join(append(errs, err)...)
+		},
+		DeleteACLs: func(fs []acl.Filter) error {
+			out, _, err := s.controller.DeleteAcls(fs)
+			for _, d := range out {
+				err = errors.Join(err, d.Err)
+			}
 			return err
 		},
 		Local:  s.localClient,
