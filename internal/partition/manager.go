@@ -174,7 +174,7 @@ func (m *Manager) Load(img *metadata.Image) error {
 		if err != nil {
 			// A new partition's partition.metadata is not fsynced (see
 			// log.Manager.CreateAll): a crash may have lost it.
-			m.lg.Info("rewriting partition.metadata", "partition", tp.String(), "err", err)
+			m.lg.Info("rewriting a missing or torn partition.metadata", "partition", tp.String())
 			if err := l.WriteTopicID(t.ID); err != nil {
 				errs = append(errs, fmt.Errorf("rewriting partition.metadata of %s: %w", tp, err))
 			}
