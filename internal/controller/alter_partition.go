@@ -59,7 +59,7 @@ func (c *Controller) AlterPartition(req *kmsg.AlterPartitionRequest) (*kmsg.Alte
 		for _, rp := range rt.Partitions {
 			res := kmsg.NewAlterPartitionResponseTopicPartition()
 			res.Partition = rp.Partition
-			t := img.TopicsByID[metadata.Uuid(rt.TopicID)]
+			t := img.TopicsByID.Get(metadata.Uuid(rt.TopicID))
 			if t == nil {
 				res.ErrorCode = kerr.UnknownTopicID.Code
 				out.Partitions = append(out.Partitions, res)
@@ -79,7 +79,7 @@ func (c *Controller) AlterPartition(req *kmsg.AlterPartitionRequest) (*kmsg.Alte
 					return nil, err
 				}
 				img, recs = next, append(recs, rec)
-				t = img.TopicsByID[t.ID]
+				t = img.TopicsByID.Get(t.ID)
 				p = t.Partitions[p.ID]
 				if rec.Leader != -2 && rec.Leader != req.BrokerID {
 					res.ErrorCode = kerr.NewLeaderElected.Code

@@ -29,7 +29,7 @@ func (c *Controller) RebalanceLeaders() (int, error) {
 	}
 	shares := map[int32]*share{}
 	for _, name := range sortedTopicNames(img) {
-		t := img.Topics[name]
+		t := img.Topics.Get(name)
 		for _, p := range t.SortedPartitions() {
 			if len(p.Replicas) == 0 {
 				continue

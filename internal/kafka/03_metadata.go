@@ -60,13 +60,13 @@ func (s *Server) handleMetadata(req *Request) *Reply {
 	}
 	offline := s.offlineHere()
 	if all {
-		names := make([]string, 0, len(img.Topics))
-		for name := range img.Topics {
+		names := make([]string, 0, img.Topics.Len())
+		for name := range img.Topics.All() {
 			names = append(names, name)
 		}
 		sort.Strings(names)
 		for _, name := range names {
-			resp.Topics = append(resp.Topics, s.topicMetadata(img, img.Topics[name], r.IncludeTopicAuthorizedOperations, offline))
+			resp.Topics = append(resp.Topics, s.topicMetadata(img, img.Topics.Get(name), r.IncludeTopicAuthorizedOperations, offline))
 		}
 		return done(resp)
 	}
@@ -74,9 +74,9 @@ func (s *Server) handleMetadata(req *Request) *Reply {
 		var t *metadata.Topic
 		byID := byTopicID(rt)
 		if byID {
-			t = img.TopicsByID[rt.TopicID]
+			t = img.TopicsByID.Get(rt.TopicID)
 		} else {
-			t = img.Topics[*rt.Topic]
+			t = img.Topics.Get(*rt.Topic)
 		}
 		if t == nil {
 			mt := kmsg.NewMetadataResponseTopic()
@@ -134,7 +134,7 @@ func byTopicID(rt kmsg.MetadataRequestTopic) bool {
 func (s *Server) autoCreate(ctx context.Context, img *metadata.Image, topics []kmsg.MetadataRequestTopic) *metadata.Image {
 	create := kmsg.NewPtrCreateTopicsRequest()
 	for _, rt := range topics {
-		if rt.Topic == nil || rt.TopicID != [16]byte{} || img.Topics[*rt.Topic] != nil || internalTopics[*rt.Topic] ||
+		if rt.Topic == nil || rt.TopicID != [16]byte{} || img.Topics.Get(*rt.Topic) != nil || internalTopics[*rt.Topic] ||
 			*rt.Topic == metadata.LogTopic || controller.ValidateTopicName(*rt.Topic) != nil {
 			continue
 		}

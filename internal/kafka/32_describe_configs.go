@@ -45,7 +45,7 @@ func (s *Server) handleDescribeConfigs(req *Request) *Reply {
 		var entries []config.Entry
 		switch {
 		case rr.ResourceType == kmsg.ConfigResourceTypeTopic:
-			if img.Topics[rr.ResourceName] == nil {
+			if img.Topics.Get(rr.ResourceName) == nil {
 				setConfigErr(&res.ErrorCode, &res.ErrorMessage, kerr.UnknownTopicOrPartition, "Topic '%s' does not exist.", rr.ResourceName)
 			} else {
 				entries = config.DescribeTopic(img.TopicConfig(rr.ResourceName), img.BrokerConfig(self), img.BrokerConfig(""), s.cfg.Broker)

@@ -26,7 +26,7 @@ func (s *Server) handleDescribeProducers(req *Request) *Reply {
 		for _, part := range rt.Partitions {
 			sp := kmsg.NewDescribeProducersResponseTopicPartition()
 			sp.Partition = part
-			t := img.Topics[rt.Topic]
+			t := img.Topics.Get(rt.Topic)
 			tp := log.TopicPartition{Topic: rt.Topic, Partition: part}
 			p := s.deps.Partitions.Get(tp)
 			switch {

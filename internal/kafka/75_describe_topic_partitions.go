@@ -47,7 +47,7 @@ func (s *Server) handleDescribeTopicPartitions(req *Request) *Reply {
 		}
 	}
 	if all {
-		for name := range img.Topics {
+		for name := range img.Topics.All() {
 			add(name)
 		}
 	} else {
@@ -75,7 +75,7 @@ func (s *Server) handleDescribeTopicPartitions(req *Request) *Reply {
 		}
 		rt := kmsg.NewDescribeTopicPartitionsResponseTopic()
 		rt.Topic, rt.IsInternal = &name, internalTopics[name]
-		t := img.Topics[name]
+		t := img.Topics.Get(name)
 		if t == nil {
 			if all {
 				continue

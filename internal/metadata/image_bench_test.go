@@ -34,7 +34,7 @@ func BenchmarkApplyOnePartitionChange(b *testing.B) {
 	for _, size := range []struct{ topics, partitions int }{{1, 100}, {1000, 100}, {100000, 1}} {
 		b.Run(fmt.Sprintf("%dx%d", size.topics, size.partitions), func(b *testing.B) {
 			im := benchImage(b, size.topics, size.partitions)
-			t := im.Topics["topic-0"]
+			t := im.Topics.Get("topic-0")
 			b.ReportAllocs()
 			b.ResetTimer()
 			for i := range b.N {
