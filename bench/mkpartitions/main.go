@@ -20,6 +20,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"maps"
@@ -87,8 +88,18 @@ func main() {
 		return
 	}
 	for i := 0; i < len(names); i += *batch {
-		if err := create(ctx, cl, names[i:min(i+*batch, len(names))], int32(*partitions), int16(*rf), configs, timeout.Milliseconds()); err != nil {
-			fail(err)
+		// A retriable error (the active controller changed, a request
+		// timed out) sends the batch again, as a client's retries would:
+		// topics created meanwhile answer TOPIC_ALREADY_EXISTS.
+		for {
+			err := create(ctx, cl, names[i:min(i+*batch, len(names))], int32(*partitions), int16(*rf), configs, timeout.Milliseconds())
+			if err == nil {
+				break
+			}
+			if !kerr.IsRetriable(err) && !errors.Is(err, kerr.NotController) || ctx.Err() != nil {
+				fail(err)
+			}
+			fmt.Fprintln(os.Stderr, "mkpartitions: retrying:", err)
 		}
 	}
 	fmt.Printf("created %d partitions in %.3f s\n", total, time.Since(start).Seconds())
