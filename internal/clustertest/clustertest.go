@@ -37,6 +37,7 @@ import (
 	"weir/internal/server"
 	"weir/internal/testport"
 	"weir/internal/testwait"
+	"weir/internal/vfs"
 )
 
 // Options configure a cluster.
@@ -54,6 +55,9 @@ type Options struct {
 	// NodeOverrides are keys for one node, by node.id, applied last (a
 	// broker.rack per node, say).
 	NodeOverrides map[int32]map[string]string
+	// NodeFS is the filesystem under one node's logs, by node.id (fault
+	// injection); the OS when absent.
+	NodeFS map[int32]vfs.FS
 	// Logs shows the nodes' logs (debug level) on stderr.
 	Logs bool
 	// ClientOpts are given to every client of Client (TLS for a cluster
@@ -246,8 +250,9 @@ func (c *Cluster) start(idx ...int) error {
 		props := c.props(n)
 		dial := c.net.dialer(i)
 		lg := c.logger(n)
+		fs := c.opts.NodeFS[n.ID]
 		go func() {
-			srv, err := startServer(props, dial, lg)
+			srv, err := startServer(props, dial, lg, fs)
 			out <- started{i, srv, err}
 		}()
 	}
@@ -266,12 +271,12 @@ func (c *Cluster) start(idx ...int) error {
 	return nil
 }
 
-func startServer(props map[string]string, dial dialFunc, lg *slog.Logger) (*server.Server, error) {
+func startServer(props map[string]string, dial dialFunc, lg *slog.Logger, fs vfs.FS) (*server.Server, error) {
 	cfg, _, err := server.LoadConfig(props)
 	if err != nil {
 		return nil, err
 	}
-	srv := server.New(cfg, server.Options{Logger: lg, Dial: dial})
+	srv := server.New(cfg, server.Options{Logger: lg, Dial: dial, FS: fs})
 	if err := srv.Start(); err != nil {
 		return nil, err
 	}

@@ -99,7 +99,7 @@ func watchPartition(c *Cluster, topic string, nodes []int) *partitionWatch {
 	for i, n := range nodes {
 		srv := c.Node(n).Server
 		images[i] = func() (int32, []int32) {
-			t := srv.Image().Topics[topic]
+			t := srv.Image().Topics.Get(topic)
 			if t == nil || t.Partitions[0] == nil {
 				return -2, nil
 			}

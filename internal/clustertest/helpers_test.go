@@ -186,13 +186,13 @@ func missing(want, have []string) []string {
 // change across failures and restarts and are left out.
 func durable(img *metadata.Image) string {
 	var b strings.Builder
-	topics := make([]string, 0, len(img.Topics))
-	for name := range img.Topics {
+	topics := make([]string, 0, img.Topics.Len())
+	for name := range img.Topics.All() {
 		topics = append(topics, name)
 	}
 	sort.Strings(topics)
 	for _, name := range topics {
-		tp := img.Topics[name]
+		tp := img.Topics.Get(name)
 		fmt.Fprintf(&b, "topic %s id=%s\n", name, tp.ID)
 		for _, p := range tp.SortedPartitions() {
 			fmt.Fprintf(&b, "  partition %d replicas=%v\n", p.ID, p.Replicas)

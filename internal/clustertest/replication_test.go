@@ -98,11 +98,11 @@ func TestLeaderKilledFollowerTakesOver(t *testing.T) {
 	sameRecords(t, sent, consumeAll(t, c, "r3", 200))
 
 	img := c.Node(0).Server.Image()
-	leader := img.Topics["r3"].Partitions[0].Leader
+	leader := img.Topics.Get("r3").Partitions[0].Leader
 	c.Kill(int(leader - 1))
 	testwait.For(t, 15*time.Second, "a new leader", func() error {
 		for _, i := range c.Live() {
-			p := c.Node(i).Server.Image().Topics["r3"].Partitions[0]
+			p := c.Node(i).Server.Image().Topics.Get("r3").Partitions[0]
 			if p.Leader < 0 || p.Leader == leader {
 				return fmt.Errorf("node %d sees leader %d", i, p.Leader)
 			}
@@ -122,7 +122,7 @@ func ptr(s string) *string { return &s }
 // partitionState is partition p of topic as node i's image has it
 // (leader -2 and epoch -1 while the image does not have it).
 func partitionState(c *Cluster, i int, topic string, p int32) (leader int32, isr []int32, partitionEpoch int32) {
-	t := c.Node(i).Server.Image().Topics[topic]
+	t := c.Node(i).Server.Image().Topics.Get(topic)
 	if t == nil || t.Partitions[p] == nil {
 		return -2, nil, -1
 	}
@@ -219,7 +219,7 @@ func waitStateOn(t *testing.T, c *Cluster, nodes []int, topic string, p int32, w
 	t.Helper()
 	testwait.For(t, 20*time.Second, what, func() error {
 		for _, i := range nodes {
-			tp := c.Node(i).Server.Image().Topics[topic]
+			tp := c.Node(i).Server.Image().Topics.Get(topic)
 			if tp == nil || tp.Partitions[p] == nil {
 				return fmt.Errorf("node %d does not know %s-%d", i, topic, p)
 			}
@@ -437,7 +437,7 @@ func TestReassignmentOntoANewBrokerUnderThrottle(t *testing.T) {
 		if len(l) > 0 {
 			return fmt.Errorf("still reassigning: %v", l)
 		}
-		mp := c.Node(0).Server.Image().Topics["move"].Partitions[0]
+		mp := c.Node(0).Server.Image().Topics.Get("move").Partitions[0]
 		if !slices.Equal(mp.Replicas, []int32{4, 1}) {
 			return fmt.Errorf("replicas %v", mp.Replicas)
 		}

@@ -46,7 +46,7 @@ func TestFullRestartKeepsTheImage(t *testing.T) {
 	}
 	testwait.For(t, 10*time.Second, "every partition led by its replica", func() error {
 		img := c.Node(c.Leader()).Server.Image()
-		for _, tp := range img.Topics {
+		for _, tp := range img.Topics.All() {
 			for _, p := range tp.Partitions {
 				if p.Leader != p.Replicas[0] || !slices.Equal(p.ISR, p.Replicas) {
 					return fmt.Errorf("%s-%d: leader %d, isr %v, replicas %v", tp.Name, p.ID, p.Leader, p.ISR, p.Replicas)

@@ -61,7 +61,7 @@ func (c *Controller) alterPartition(img *metadata.Image, req *kmsg.AlterPartitio
 		for _, rp := range rt.Partitions {
 			res := kmsg.NewAlterPartitionResponseTopicPartition()
 			res.Partition = rp.Partition
-			t := img.TopicsByID[metadata.Uuid(rt.TopicID)]
+			t := img.TopicsByID.Get(metadata.Uuid(rt.TopicID))
 			if t == nil {
 				res.ErrorCode = kerr.UnknownTopicID.Code
 				out.Partitions = append(out.Partitions, res)
@@ -81,7 +81,7 @@ func (c *Controller) alterPartition(img *metadata.Image, req *kmsg.AlterPartitio
 					return plan, err
 				}
 				img, recs = next, append(recs, rec)
-				t = img.TopicsByID[t.ID]
+				t = img.TopicsByID.Get(t.ID)
 				p = t.Partitions[p.ID]
 				if rec.Leader != -2 && rec.Leader != req.BrokerID {
 					res.ErrorCode = kerr.NewLeaderElected.Code

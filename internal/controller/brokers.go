@@ -335,7 +335,7 @@ func sortedBrokerIDs(img *metadata.Image) []int32 {
 }
 
 func leadsAny(img *metadata.Image, broker int32) bool {
-	for _, t := range img.Topics {
+	for _, t := range img.Topics.All() {
 		for _, p := range t.Partitions {
 			if p.Leader == broker {
 				return true
@@ -346,8 +346,8 @@ func leadsAny(img *metadata.Image, broker int32) bool {
 }
 
 func sortedTopicNames(img *metadata.Image) []string {
-	names := make([]string, 0, len(img.Topics))
-	for n := range img.Topics {
+	names := make([]string, 0, img.Topics.Len())
+	for n := range img.Topics.All() {
 		names = append(names, n)
 	}
 	slices.Sort(names)

@@ -14,7 +14,7 @@ import (
 )
 
 func partitionsOf(h *harness, topic string) []*metadata.Partition {
-	return h.c.Image().Topics[topic].SortedPartitions()
+	return h.c.Image().Topics.Get(topic).SortedPartitions()
 }
 
 func TestFenceStaleBrokersMovesLeadershipAndShrinksISR(t *testing.T) {

@@ -97,7 +97,7 @@ func (c *Controller) commit(recs []metadata.Record) (int64, error) {
 	for _, r := range recs {
 		if pc, ok := r.(*metadata.PartitionChangeRecord); ok && pc.LeaderRecoveryState == recovering && pc.Leader >= 0 {
 			topic := pc.TopicId.String()
-			if t := img.TopicsByID[pc.TopicId]; t != nil {
+			if t := img.TopicsByID.Get(pc.TopicId); t != nil {
 				topic = t.Name
 			}
 			c.lg.Warn("unclean leader election: records acknowledged by the old ISR may be lost",

@@ -94,7 +94,7 @@ func (c *Controller) electAway(img *metadata.Image, broker int32) []metadata.Rec
 	electionFor, minISR := c.onlineElection(img), c.elrMinISR(img)
 	var recs []metadata.Record
 	for _, name := range sortedTopicNames(img) {
-		t := img.Topics[name]
+		t := img.Topics.Get(name)
 		for _, p := range t.SortedPartitions() {
 			if p.Leader != broker && !slices.Contains(p.ISR, broker) {
 				continue
@@ -115,7 +115,7 @@ func (c *Controller) uncleanShutdown(img *metadata.Image, broker int32) []metada
 	minISR := c.elrMinISR(img)
 	var recs []metadata.Record
 	for _, name := range sortedTopicNames(img) {
-		t := img.Topics[name]
+		t := img.Topics.Get(name)
 		for _, p := range t.SortedPartitions() {
 			if !slices.Contains(p.ELR, broker) && !slices.Contains(p.LastKnownELR, broker) {
 				continue
@@ -136,7 +136,7 @@ func (c *Controller) electOffline(img *metadata.Image) []metadata.Record {
 	electionFor, minISR := c.onlineElection(img), c.elrMinISR(img)
 	var recs []metadata.Record
 	for _, name := range sortedTopicNames(img) {
-		t := img.Topics[name]
+		t := img.Topics.Get(name)
 		for _, p := range t.SortedPartitions() {
 			if p.Leader >= 0 {
 				continue
@@ -208,7 +208,7 @@ func (c *Controller) electLeaders(img *metadata.Image, req *kmsg.ElectLeadersReq
 	if req.Topics == nil {
 		for _, name := range sortedTopicNames(img) {
 			tr := TopicResult{Topic: name}
-			for _, p := range img.Topics[name].SortedPartitions() {
+			for _, p := range img.Topics.Get(name).SortedPartitions() {
 				err := elect(name, p.ID)
 				if tooMany != nil {
 					return res, tooMany
@@ -239,7 +239,7 @@ func (c *Controller) electLeaders(img *metadata.Image, req *kmsg.ElectLeadersReq
 
 // electOne plans one partition's election of type typ.
 func electOne(img *metadata.Image, topic string, partition int32, typ int8, minISR int) (*metadata.PartitionChangeRecord, error) {
-	t := img.Topics[topic]
+	t := img.Topics.Get(topic)
 	if t == nil || t.Partitions[partition] == nil {
 		return nil, topicErr(kerr.UnknownTopicOrPartition, "No such partition as %s-%d.", topic, partition)
 	}

@@ -318,7 +318,7 @@ func TestBuildFenceBrokers(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if p := after.Topics["t"].Partitions[0]; p.Leader != 3 || !reflect.DeepEqual(p.ISR, []int32{3}) || !after.Brokers[1].Fenced || !after.Brokers[2].Fenced {
+	if p := after.Topics.Get("t").Partitions[0]; p.Leader != 3 || !reflect.DeepEqual(p.ISR, []int32{3}) || !after.Brokers[1].Fenced || !after.Brokers[2].Fenced {
 		t.Errorf("after fencing: leader %d, ISR %v", p.Leader, p.ISR)
 	}
 	if res, err := c.fenceBrokers(img, nil); err != nil || len(res.Records) != 0 {

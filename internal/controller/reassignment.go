@@ -78,7 +78,7 @@ func (c *Controller) alterPartitionReassignments(img *metadata.Image, req *kmsg.
 
 // reassign plans one partition's reassignment change (nil: none needed).
 func (c *Controller) reassign(img *metadata.Image, topic string, rp kmsg.AlterPartitionAssignmentsRequestTopicPartition, electionFor func(string) election) (*metadata.PartitionChangeRecord, error) {
-	t := img.Topics[topic]
+	t := img.Topics.Get(topic)
 	if t == nil || t.Partitions[rp.Partition] == nil {
 		return nil, topicErr(kerr.UnknownTopicOrPartition, "Unable to find partition %s-%d.", topic, rp.Partition)
 	}
@@ -148,7 +148,7 @@ func listPartitionReassignments(img *metadata.Image, topics []kmsg.ListPartition
 	}
 	if topics == nil {
 		for _, name := range sortedTopicNames(img) {
-			t := img.Topics[name]
+			t := img.Topics.Get(name)
 			for _, p := range t.SortedPartitions() {
 				add(t, p)
 			}
@@ -156,7 +156,7 @@ func listPartitionReassignments(img *metadata.Image, topics []kmsg.ListPartition
 		return out
 	}
 	for _, rt := range topics {
-		if t := img.Topics[rt.Topic]; t != nil {
+		if t := img.Topics.Get(rt.Topic); t != nil {
 			for _, id := range rt.Partitions {
 				add(t, t.Partitions[id])
 			}

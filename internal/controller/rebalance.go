@@ -32,7 +32,7 @@ func (c *Controller) rebalanceLeaders(img *metadata.Image) result[int] {
 	}
 	shares := map[int32]*share{}
 	for _, name := range sortedTopicNames(img) {
-		t := img.Topics[name]
+		t := img.Topics.Get(name)
 		for _, p := range t.SortedPartitions() {
 			if len(p.Replicas) == 0 {
 				continue

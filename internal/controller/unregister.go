@@ -44,7 +44,7 @@ func unregisterRecords(img *metadata.Image, broker int32, electionFor func(strin
 	}
 	var recs []metadata.Record
 	for _, name := range sortedTopicNames(gone) {
-		t := gone.Topics[name]
+		t := gone.Topics.Get(name)
 		for _, p := range t.SortedPartitions() {
 			inISR := p.Leader == broker || slices.Contains(p.ISR, broker)
 			if !inISR && !slices.Contains(p.ELR, broker) {

@@ -99,7 +99,7 @@ func (s *Server) longPoll(req *Request, r *kmsg.FetchRequest, rep *Reply, wait t
 	for _, rt := range r.Topics {
 		name := rt.Topic
 		if req.Version >= 13 {
-			if t := img.TopicsByID[rt.TopicID]; t != nil {
+			if t := img.TopicsByID.Get(rt.TopicID); t != nil {
 				name = t.Name
 			}
 		}
@@ -188,7 +188,7 @@ func (s *Server) readFetch(req *Request, r *kmsg.FetchRequest) (*kmsg.FetchRespo
 		st.Topic, st.TopicID = rt.Topic, rt.TopicID
 		name, known := rt.Topic, true
 		if req.Version >= 13 {
-			t := img.TopicsByID[rt.TopicID]
+			t := img.TopicsByID.Get(rt.TopicID)
 			known = t != nil
 			if known {
 				name = t.Name
@@ -212,7 +212,7 @@ func (s *Server) readFetch(req *Request, r *kmsg.FetchRequest) (*kmsg.FetchRespo
 				sp.ErrorCode = kerr.TopicAuthorizationFailed.Code
 			case p == nil && known && s.deps.Partitions.Offline(log.TopicPartition{Topic: name, Partition: rp.Partition}) != nil:
 				sp.ErrorCode = kerr.KafkaStorageError.Code
-			case p == nil && img.Topics[name] != nil && img.Topics[name].Partitions[rp.Partition] != nil:
+			case p == nil && img.Topics.Get(name) != nil && img.Topics.Get(name).Partitions[rp.Partition] != nil:
 				s.notLeader(&sp, img, name, rp.Partition)
 			case p == nil:
 				sp.ErrorCode = kerr.UnknownTopicOrPartition.Code
@@ -317,7 +317,7 @@ func (s *Server) notLeader(sp *kmsg.FetchResponseTopicPartition, img *metadata.I
 
 // leaderOf returns a partition's leader and leader epoch, or -1s.
 func leaderOf(img *metadata.Image, topic string, part int32) (int32, int32) {
-	if t := img.Topics[topic]; t != nil {
+	if t := img.Topics.Get(topic); t != nil {
 		if p := t.Partitions[part]; p != nil {
 			return p.Leader, p.LeaderEpoch
 		}

@@ -62,7 +62,7 @@ func (s *Server) handleMetadata(req *Request) *Reply {
 			case byTopicID(rt):
 			case !s.authorized(req, acl.OpDescribe, acl.ResourceTopic, *rt.Topic):
 				denied[*rt.Topic] = true
-			case allowCreate && img.Topics[*rt.Topic] == nil:
+			case allowCreate && img.Topics.Get(*rt.Topic) == nil:
 				if clusterCreate < 0 {
 					clusterCreate = 0
 					if s.authorizedCluster(req, acl.OpCreate) {
@@ -88,14 +88,14 @@ func (s *Server) handleMetadata(req *Request) *Reply {
 	}
 	offline := s.offlineHere()
 	if all {
-		names := make([]string, 0, len(img.Topics))
-		for name := range img.Topics {
+		names := make([]string, 0, img.Topics.Len())
+		for name := range img.Topics.All() {
 			names = append(names, name)
 		}
 		sort.Strings(names)
 		for _, name := range names {
 			if s.authorized(req, acl.OpDescribe, acl.ResourceTopic, name) {
-				resp.Topics = append(resp.Topics, s.topicMetadata(req, img, img.Topics[name], r.IncludeTopicAuthorizedOperations, offline))
+				resp.Topics = append(resp.Topics, s.topicMetadata(req, img, img.Topics.Get(name), r.IncludeTopicAuthorizedOperations, offline))
 			}
 		}
 		return done(resp)
@@ -104,9 +104,9 @@ func (s *Server) handleMetadata(req *Request) *Reply {
 		var t *metadata.Topic
 		byID := byTopicID(rt)
 		if byID {
-			t = img.TopicsByID[rt.TopicID]
+			t = img.TopicsByID.Get(rt.TopicID)
 		} else {
-			t = img.Topics[*rt.Topic]
+			t = img.Topics.Get(*rt.Topic)
 		}
 		if !byID && denied[*rt.Topic] || byID && t != nil && !s.authorized(req, acl.OpDescribe, acl.ResourceTopic, t.Name) {
 			mt := kmsg.NewMetadataResponseTopic()
@@ -173,7 +173,7 @@ func byTopicID(rt kmsg.MetadataRequestTopic) bool {
 func (s *Server) autoCreate(ctx context.Context, img *metadata.Image, topics []kmsg.MetadataRequestTopic, denied map[string]bool) *metadata.Image {
 	create := kmsg.NewPtrCreateTopicsRequest()
 	for _, rt := range topics {
-		if rt.Topic == nil || rt.TopicID != [16]byte{} || img.Topics[*rt.Topic] != nil || internalTopics[*rt.Topic] || denied[*rt.Topic] ||
+		if rt.Topic == nil || rt.TopicID != [16]byte{} || img.Topics.Get(*rt.Topic) != nil || internalTopics[*rt.Topic] || denied[*rt.Topic] ||
 			*rt.Topic == metadata.LogTopic || controller.ValidateTopicName(*rt.Topic) != nil {
 			continue
 		}

@@ -27,7 +27,7 @@ func (s *Server) handleOffsetCommit(req *Request) *Reply {
 	r := req.Body.(*kmsg.OffsetCommitRequest)
 	img := s.deps.Metadata.Image()
 	known := func(topic string, p int32) bool {
-		t := img.Topics[topic]
+		t := img.Topics.Get(topic)
 		return t != nil && t.Partitions[p] != nil
 	}
 	// The last mention of each known partition, in order of first mention.

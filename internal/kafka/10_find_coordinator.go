@@ -163,11 +163,11 @@ func (s *Server) transactionStateTopic(ctx context.Context) (*metadata.Topic, er
 // internalTopic returns the internal topic name, creating it with these
 // settings if needed (see offsetsTopic).
 func (s *Server) internalTopic(ctx context.Context, name string, partitions int32, rf int16, configs map[string]string) (*metadata.Topic, error) {
-	if img := s.deps.Metadata.Image(); img.Topics[name] != nil {
+	if img := s.deps.Metadata.Image(); img.Topics.Get(name) != nil {
 		if err := s.awaitMetadata(ctx, img.Offset, 10*time.Second); err != nil {
 			return nil, err
 		}
-		return img.Topics[name], nil
+		return img.Topics.Get(name), nil
 	}
 	req := kmsg.NewPtrCreateTopicsRequest()
 	t := kmsg.NewCreateTopicsRequestTopic()
@@ -187,11 +187,11 @@ func (s *Server) internalTopic(ctx context.Context, name string, partitions int3
 	}
 	// Created by a concurrent request (TOPIC_ALREADY_EXISTS) the topic may
 	// be in the image before this broker's replicas have caught up with it.
-	if img := s.deps.Metadata.Image(); img.Topics[name] != nil {
+	if img := s.deps.Metadata.Image(); img.Topics.Get(name) != nil {
 		if err := s.awaitMetadata(ctx, img.Offset, 10*time.Second); err != nil {
 			return nil, err
 		}
-		return img.Topics[name], nil
+		return img.Topics.Get(name), nil
 	}
 	return nil, fmt.Errorf("%s was created but is not in the metadata", name)
 }

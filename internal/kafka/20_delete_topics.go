@@ -59,7 +59,7 @@ func (s *Server) handleDeleteTopics(req *Request) *Reply {
 	for i, ref := range refs {
 		name := ref.Name
 		if ref.ID != (metadata.Uuid{}) {
-			if t := img.TopicsByID[ref.ID]; t != nil {
+			if t := img.TopicsByID.Get(ref.ID); t != nil {
 				name = t.Name
 			} else {
 				name = ""

@@ -49,7 +49,7 @@ func (s *Server) handleTxnOffsetCommit(req *Request) *Reply {
 	r := req.Body.(*kmsg.TxnOffsetCommitRequest)
 	img := s.deps.Metadata.Image()
 	known := func(topic string, p int32) bool {
-		t := img.Topics[topic]
+		t := img.Topics.Get(topic)
 		return t != nil && t.Partitions[p] != nil
 	}
 	// A partition named more than once is committed once, at its last

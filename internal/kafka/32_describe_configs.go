@@ -52,7 +52,7 @@ func (s *Server) handleDescribeConfigs(req *Request) *Reply {
 		case rr.ResourceType == kmsg.ConfigResourceTypeTopic && !s.authorized(req, acl.OpDescribeConfigs, acl.ResourceTopic, rr.ResourceName):
 			setConfigErr(&res.ErrorCode, &res.ErrorMessage, kerr.TopicAuthorizationFailed, "%s", kerr.TopicAuthorizationFailed.Message)
 		case rr.ResourceType == kmsg.ConfigResourceTypeTopic:
-			if img.Topics[rr.ResourceName] == nil {
+			if img.Topics.Get(rr.ResourceName) == nil {
 				setConfigErr(&res.ErrorCode, &res.ErrorMessage, kerr.UnknownTopicOrPartition, "Topic '%s' does not exist.", rr.ResourceName)
 			} else {
 				entries = config.DescribeTopic(img.TopicConfig(rr.ResourceName), img.BrokerConfig(self), img.BrokerConfig(""), s.cfg.Broker)

@@ -33,7 +33,7 @@ func (s *Server) handleDescribeProducers(req *Request) *Reply {
 				st.Partitions = append(st.Partitions, sp)
 				continue
 			}
-			t := img.Topics[rt.Topic]
+			t := img.Topics.Get(rt.Topic)
 			tp := log.TopicPartition{Topic: rt.Topic, Partition: part}
 			p := s.deps.Partitions.Get(tp)
 			switch {

@@ -50,7 +50,7 @@ func (s *Server) handleDescribeTopicPartitions(req *Request) *Reply {
 		}
 	}
 	if all {
-		for name := range img.Topics {
+		for name := range img.Topics.All() {
 			add(name)
 		}
 	} else {
@@ -78,7 +78,7 @@ func (s *Server) handleDescribeTopicPartitions(req *Request) *Reply {
 		}
 		rt := kmsg.NewDescribeTopicPartitionsResponseTopic()
 		rt.Topic, rt.IsInternal = &name, internalTopics[name]
-		t := img.Topics[name]
+		t := img.Topics.Get(name)
 		if !s.authorized(req, acl.OpDescribe, acl.ResourceTopic, name) {
 			if !all {
 				rt.ErrorCode = kerr.TopicAuthorizationFailed.Code

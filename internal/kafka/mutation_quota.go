@@ -127,7 +127,7 @@ func (s *Server) mutationPermits(req *Request) []permit {
 		}
 		for _, t := range r.Topics {
 			n := 0
-			if tp := img.Topics[t.Topic]; tp != nil {
+			if tp := img.Topics.Get(t.Topic); tp != nil {
 				n = max(int(t.Count)-len(tp.Partitions), 0)
 			}
 			out = append(out, permit{t.Topic, n})
@@ -136,7 +136,7 @@ func (s *Server) mutationPermits(req *Request) []permit {
 		if req.Version < 6 {
 			for _, name := range r.TopicNames {
 				n := 0
-				if tp := img.Topics[name]; tp != nil {
+				if tp := img.Topics.Get(name); tp != nil {
 					n = len(tp.Partitions)
 				}
 				out = append(out, permit{name, n})
@@ -148,9 +148,9 @@ func (s *Server) mutationPermits(req *Request) []permit {
 			if t.Topic != nil {
 				name = *t.Topic
 			}
-			tp := img.Topics[name]
+			tp := img.Topics.Get(name)
 			if tp == nil {
-				tp = img.TopicsByID[t.TopicID]
+				tp = img.TopicsByID.Get(t.TopicID)
 			}
 			n := 0
 			if tp != nil {

@@ -145,6 +145,45 @@ type Log struct {
 
 // Open opens or creates the log in dir, recovering any unflushed tail.
 func Open(dir string, tp TopicPartition, cfg Config, opts Options) (*Log, error) {
+	l := newLog(dir, tp, cfg, opts)
+	if _, err := l.fs.Stat(dir); os.IsNotExist(err) {
+		// A new partition directory is durable once its parent says so.
+		if err := l.fs.MkdirAll(dir, 0o755); err != nil {
+			return nil, err
+		}
+		if err := l.fs.SyncDir(filepath.Dir(dir)); err != nil {
+			return nil, err
+		}
+	}
+	if err := l.load(opts.RecoveryPoint, opts.LogStartOffset); err != nil {
+		l.closeFiles()
+		return nil, fmt.Errorf("log %s: %w", tp, err)
+	}
+	l.highWatermark.Store(min(max(opts.HighWatermark, l.logStart.Load()), l.logEnd.Load()))
+	l.updateLSOLocked()
+	l.lastFlush.Store(l.nowMs())
+	return l, nil
+}
+
+// createNew makes the empty log of a partition in dir, a directory the
+// caller has just made and that holds nothing else: unlike Open it reads
+// nothing. Its files are not fsynced (dirUnsynced is set).
+func createNew(dir string, tp TopicPartition, cfg Config, opts Options) (*Log, error) {
+	l := newLog(dir, tp, cfg, opts)
+	s, err := l.newEmptySegment(0)
+	if err != nil {
+		return nil, fmt.Errorf("log %s: %w", tp, err)
+	}
+	l.setSegments([]*segment{s})
+	l.epochs = &epochCache{fs: l.fs, path: filepath.Join(dir, epochCheckpointFile)}
+	l.producers = newProducerState()
+	l.updateLSOLocked()
+	l.lastFlush.Store(l.nowMs())
+	return l, nil
+}
+
+// newLog is a log of dir with opts' defaults filled in, before loading.
+func newLog(dir string, tp TopicPartition, cfg Config, opts Options) *Log {
 	if opts.FS == nil {
 		opts.FS = vfs.OS
 	}
@@ -167,23 +206,7 @@ func Open(dir string, tp TopicPartition, cfg Config, opts Options) (*Log, error)
 	l := &Log{dir: dir, tp: tp, fs: opts.FS, files: opts.Files, now: opts.Now, wait: opts.AfterDelay, background: opts.Background,
 		lg: opts.Logger.With("partition", tp.String()), truncatedTo: math.MaxInt64}
 	l.cfg.Store(&cfg)
-	if _, err := l.fs.Stat(dir); os.IsNotExist(err) {
-		// A new partition directory is durable once its parent says so.
-		if err := l.fs.MkdirAll(dir, 0o755); err != nil {
-			return nil, err
-		}
-		if err := l.fs.SyncDir(filepath.Dir(dir)); err != nil {
-			return nil, err
-		}
-	}
-	if err := l.load(opts.RecoveryPoint, opts.LogStartOffset); err != nil {
-		l.closeFiles()
-		return nil, fmt.Errorf("log %s: %w", tp, err)
-	}
-	l.highWatermark.Store(min(max(opts.HighWatermark, l.logStart.Load()), l.logEnd.Load()))
-	l.updateLSOLocked()
-	l.lastFlush.Store(l.nowMs())
-	return l, nil
+	return l
 }
 
 func (l *Log) config() *Config { return l.cfg.Load() }

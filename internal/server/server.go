@@ -692,8 +692,8 @@ func changesTopics(recs []metadata.Record) bool {
 
 // groupTopics is the topic list the group coordinator assigns from.
 func groupTopics(img *metadata.Image) map[string]group.TopicInfo {
-	out := make(map[string]group.TopicInfo, len(img.Topics))
-	for name, t := range img.Topics {
+	out := make(map[string]group.TopicInfo, img.Topics.Len())
+	for name, t := range img.Topics.All() {
 		out[name] = group.TopicInfo{ID: t.ID, Partitions: int32(len(t.Partitions))}
 	}
 	return out
