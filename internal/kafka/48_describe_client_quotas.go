@@ -18,12 +18,17 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"weir/internal/acl"
 	"weir/internal/metadata"
 )
 
 func (s *Server) handleDescribeClientQuotas(req *Request) *Reply {
 	r := req.Body.(*kmsg.DescribeClientQuotasRequest)
 	resp := respFor(req).(*kmsg.DescribeClientQuotasResponse)
+	if !s.authorizedCluster(req, acl.OpDescribeConfigs) {
+		resp.ErrorCode = kerr.ClusterAuthorizationFailed.Code
+		return done(resp)
+	}
 	match, err := quotaFilter(r.Components)
 	if err != nil {
 		resp.ErrorCode, resp.ErrorMessage = errorCode(err), errorMessage(err)

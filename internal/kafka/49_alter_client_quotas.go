@@ -11,13 +11,18 @@ package kafka
 import (
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"weir/internal/acl"
 	"weir/internal/controller"
 )
 
 func (s *Server) handleAlterClientQuotas(req *Request) *Reply {
 	r := req.Body.(*kmsg.AlterClientQuotasRequest)
+	if !s.authorizedCluster(req, acl.OpAlterConfigs) {
+		return done(alterClientQuotasFailed(req, kerr.ClusterAuthorizationFailed))
+	}
 	results, last, err := s.deps.Controller.AlterClientQuotas(r)
 	if err != nil {
 		// The controller moved: every entity gets the error.

@@ -13,6 +13,8 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"weir/internal/acl"
 )
 
 // unregisterTimeout bounds the wait for this broker's metadata to have a
@@ -22,6 +24,10 @@ const unregisterTimeout = 30 * time.Second
 func (s *Server) handleUnregisterBroker(req *Request) *Reply {
 	r := req.Body.(*kmsg.UnregisterBrokerRequest)
 	resp := respFor(req).(*kmsg.UnregisterBrokerResponse)
+	if !s.authorizedCluster(req, acl.OpAlter) {
+		resp.ErrorCode = kerr.ClusterAuthorizationFailed.Code
+		return done(resp)
+	}
 	res, err := s.deps.Controller.UnregisterBroker(r.BrokerID)
 	if err != nil {
 		resp.ErrorCode = errorCode(err)

@@ -11,9 +11,16 @@ package kafka
 import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"weir/internal/acl"
 )
 
 func (s *Server) handleAssignReplicasToDirs(req *Request) *Reply {
+	if !s.authorizedCluster(req, acl.OpClusterAction) {
+		resp := respFor(req).(*kmsg.AssignReplicasToDirsResponse)
+		resp.ErrorCode = kerr.ClusterAuthorizationFailed.Code
+		return done(resp)
+	}
 	out, err := s.deps.Controller.AssignReplicasToDirs(req.Body.(*kmsg.AssignReplicasToDirsRequest))
 	if err != nil {
 		resp := respFor(req).(*kmsg.AssignReplicasToDirsResponse)

@@ -710,6 +710,35 @@ func TestACLMatrix(t *testing.T) {
 			r.BrokerID, r.BrokerEpoch = 99, 1
 			return r
 		}, code: func(r kmsg.Response) int16 { return r.(*kmsg.AllocateProducerIDsResponse).ErrorCode }, denied: kerr.ClusterAuthorizationFailed},
+		{name: "UnregisterBroker", req: func(string) kmsg.Request {
+			r := kmsg.NewPtrUnregisterBrokerRequest()
+			r.BrokerID = 99
+			return r
+		}, code: func(r kmsg.Response) int16 { return r.(*kmsg.UnregisterBrokerResponse).ErrorCode }, denied: kerr.ClusterAuthorizationFailed,
+			check: func(t *testing.T, r kmsg.Response) {
+				if c := r.(*kmsg.UnregisterBrokerResponse).ErrorCode; c != kerr.BrokerIDNotRegistered.Code {
+					t.Errorf("alice unregistering broker 99: %v", kerr.ErrorForCode(c))
+				}
+			}},
+		{name: "DescribeClientQuotas", req: func(string) kmsg.Request {
+			return kmsg.NewPtrDescribeClientQuotasRequest()
+		}, code: func(r kmsg.Response) int16 { return r.(*kmsg.DescribeClientQuotasResponse).ErrorCode }, denied: kerr.ClusterAuthorizationFailed},
+		{name: "AlterClientQuotas", req: func(user string) kmsg.Request {
+			r := kmsg.NewPtrAlterClientQuotasRequest()
+			e := kmsg.NewAlterClientQuotasRequestEntry()
+			ent := kmsg.NewAlterClientQuotasRequestEntryEntity()
+			ent.Type, ent.Name = "client-id", kmsg.StringPtr(user+"-client")
+			op := kmsg.NewAlterClientQuotasRequestEntryOp()
+			op.Key, op.Value = "producer_byte_rate", 1e6
+			e.Entity, e.Ops = append(e.Entity, ent), append(e.Ops, op)
+			r.Entries = append(r.Entries, e)
+			return r
+		}, code: func(r kmsg.Response) int16 { return r.(*kmsg.AlterClientQuotasResponse).Entries[0].ErrorCode }, denied: kerr.ClusterAuthorizationFailed},
+		{name: "AssignReplicasToDirs", controller: true, req: func(string) kmsg.Request {
+			r := kmsg.NewPtrAssignReplicasToDirsRequest()
+			r.BrokerID, r.BrokerEpoch = 99, 1
+			return r
+		}, code: func(r kmsg.Response) int16 { return r.(*kmsg.AssignReplicasToDirsResponse).ErrorCode }, denied: kerr.ClusterAuthorizationFailed},
 		{name: "FetchSnapshot", controller: true, req: func(string) kmsg.Request {
 			r := kmsg.NewPtrFetchSnapshotRequest()
 			rt := kmsg.NewFetchSnapshotRequestTopic()
