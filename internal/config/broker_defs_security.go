@@ -23,8 +23,8 @@ import (
 const (
 	reasonTLS         = "weir does not implement this TLS setting; it serves TLS from PEM key and trust stores (ssl.keystore.type=PEM), configured with the ssl.* keys documented as honoured"
 	reasonSASL        = "weir does not implement this SASL setting; it serves SASL listeners with the PLAIN, SCRAM-SHA-256, SCRAM-SHA-512 and OAUTHBEARER mechanisms (users in listener.name.<listener>.plain.sasl.jaas.config and in the metadata log, JWTs checked against sasl.oauthbearer.jwks.endpoint.url), and logs in to other nodes with sasl.mechanism.inter.broker.protocol and sasl.mechanism.controller.protocol"
-	reasonAuthn       = "weir does not authenticate clients yet; it serves only PLAINTEXT listeners"
-	reasonToken       = "weir does not implement delegation tokens (they need SASL); it serves only PLAINTEXT listeners"
+	reasonAuthn       = "weir does not load Java security classes; a connection's principal is its SASL user, its TLS certificate's DN or User:ANONYMOUS, as with Kafka's default principal builder"
+	reasonToken       = "weir does not implement delegation tokens"
 	reasonPerListener = "listener-prefixed settings (listener.name.<listener>.<key>) are not implemented, " +
 		"but for listener.name.<listener>.<mechanism>.sasl.jaas.config; weir applies the broker-wide settings to each listener"
 )
