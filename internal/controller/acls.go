@@ -11,66 +11,54 @@ import (
 	"weir/internal/metadata"
 )
 
+// CreateAclsResult is the answer of CreateAcls: one error per binding
+// (nil: created).
+type CreateAclsResult struct {
+	Committed
+	Errs []error
+}
+
 // CreateAcls adds ACLs (AccessControlEntryRecord), each validated as
 // Kafka's AclApis and AclControlManager do (INVALID_REQUEST for an
 // UNKNOWN or ANY enum value, a pattern type other than LITERAL or
 // PREFIXED, an empty name, a CLUSTER resource not named kafka-cluster);
 // an ACL that exists already, or twice in the request, is added once
-// and succeeds. It returns one error per binding (nil: created) and the
-// offset of the change (-1 when nothing changed).
-func (c *Controller) CreateAcls(bindings []acl.Binding) ([]error, int64, error) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if err := c.requireActive(); err != nil {
-		return nil, -1, err
-	}
-	recs, errs := createACLs(c.Image(), bindings, newUUID)
-	return c.commitACLs(recs, errs)
+// and succeeds. The offset is -1 when nothing changed.
+func (c *Controller) CreateAcls(bindings []acl.Binding) (CreateAclsResult, error) {
+	return run(c, func(img *metadata.Image) (result[CreateAclsResult], error) {
+		recs, errs := createACLs(img, bindings, newUUID)
+		if len(recs) > MaxRecordsPerUserOp {
+			for i := range errs {
+				errs[i] = errExcessiveBatch
+			}
+			recs = nil
+		}
+		return result[CreateAclsResult]{Records: recs, Answer: CreateAclsResult{Committed{-1}, errs}}, nil
+	})
+}
+
+// DeleteAclsResult is the answer of DeleteAcls: per filter the bindings
+// it selected, or its error.
+type DeleteAclsResult struct {
+	Committed
+	Filters []DeletedACLs
 }
 
 // DeleteAcls removes the ACLs each filter selects
 // (RemoveAccessControlEntryRecord), an ACL selected by several filters
-// once. A filter with an UNKNOWN value gets INVALID_REQUEST. It returns
-// per filter the bindings it selected (or its error), and the offset of
-// the change (-1 when nothing changed).
-func (c *Controller) DeleteAcls(filters []acl.Filter) ([]DeletedACLs, int64, error) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if err := c.requireActive(); err != nil {
-		return nil, -1, err
-	}
-	recs, out := deleteACLs(c.Image(), filters)
-	if len(recs) > MaxRecordsPerUserOp {
-		for i := range out {
-			out[i] = DeletedACLs{Err: errExcessiveBatch}
+// once. A filter with an UNKNOWN value gets INVALID_REQUEST. The offset
+// is -1 when nothing changed.
+func (c *Controller) DeleteAcls(filters []acl.Filter) (DeleteAclsResult, error) {
+	return run(c, func(img *metadata.Image) (result[DeleteAclsResult], error) {
+		recs, out := deleteACLs(img, filters)
+		if len(recs) > MaxRecordsPerUserOp {
+			for i := range out {
+				out[i] = DeletedACLs{Err: errExcessiveBatch}
+			}
+			recs = nil
 		}
-		return out, -1, nil
-	}
-	if len(recs) == 0 {
-		return out, -1, nil
-	}
-	last, err := c.commit(recs)
-	if err != nil {
-		return nil, -1, err
-	}
-	return out, last, nil
-}
-
-func (c *Controller) commitACLs(recs []metadata.Record, errs []error) ([]error, int64, error) {
-	if len(recs) > MaxRecordsPerUserOp {
-		for i := range errs {
-			errs[i] = errExcessiveBatch
-		}
-		return errs, -1, nil
-	}
-	if len(recs) == 0 {
-		return errs, -1, nil
-	}
-	last, err := c.commit(recs)
-	if err != nil {
-		return nil, -1, err
-	}
-	return errs, last, nil
+		return result[DeleteAclsResult]{Records: recs, Answer: DeleteAclsResult{Committed{-1}, out}}, nil
+	})
 }
 
 // DeletedACLs is the outcome of one DeleteAcls filter.

@@ -119,12 +119,12 @@ func (s *Server) handleCreateAcls(req *Request) *Reply {
 			bindings[i].PatternType = acl.PatternLiteral
 		}
 	}
-	errs, last, err := s.deps.Controller.CreateAcls(bindings)
+	created, err := s.deps.Controller.CreateAcls(bindings)
 	if err != nil {
 		return fail(errorCode(err), errorMessage(err))
 	}
-	s.awaitACLs(req, last)
-	for _, err := range errs {
+	s.awaitACLs(req, created.Offset)
+	for _, err := range created.Errs {
 		res := kmsg.NewCreateACLsResponseResult()
 		res.ErrorCode, res.ErrorMessage = errorCode(err), errorMessage(err)
 		resp.Results = append(resp.Results, res)
@@ -157,12 +157,12 @@ func (s *Server) handleDeleteAcls(req *Request) *Reply {
 			filters[i].PatternType = acl.PatternLiteral
 		}
 	}
-	results, last, err := s.deps.Controller.DeleteAcls(filters)
+	deleted, err := s.deps.Controller.DeleteAcls(filters)
 	if err != nil {
 		return fail(errorCode(err), errorMessage(err))
 	}
-	s.awaitACLs(req, last)
-	for _, fr := range results {
+	s.awaitACLs(req, deleted.Offset)
+	for _, fr := range deleted.Filters {
 		res := kmsg.NewDeleteACLsResponseResult()
 		res.ErrorCode, res.ErrorMessage = errorCode(fr.Err), errorMessage(fr.Err)
 		for _, b := range fr.Bindings {

@@ -51,8 +51,8 @@ type Controller interface {
 	SetMirrorState(topic string, state int8) (controller.Committed, error)
 	StopMirror(topic string, state int8, logEpochs, leaderEpochs map[int32]int32) (controller.Committed, error)
 	AlterUserScramCredentials(req *kmsg.AlterUserSCRAMCredentialsRequest) (controller.ScramCredentialsResult, error)
-	CreateAcls(bindings []acl.Binding) ([]error, int64, error)
-	DeleteAcls(filters []acl.Filter) ([]controller.DeletedACLs, int64, error)
+	CreateAcls(bindings []acl.Binding) (controller.CreateAclsResult, error)
+	DeleteAcls(filters []acl.Filter) (controller.DeleteAclsResult, error)
 	AlterClientQuotas(req *kmsg.AlterClientQuotasRequest) ([]controller.QuotaResult, int64, error)
 }
 

@@ -33,12 +33,12 @@ func (s *Server) newLinkSyncer() *link.Syncer {
 			return err
 		},
 		CreateACLs: func(bs []acl.Binding) error {
-			errs, _, err := s.controller.CreateAcls(bs)
-			return errors.Join(append(errs, err)...)
+			res, err := s.controller.CreateAcls(bs)
+			return errors.Join(append(res.Errs, err)...)
 		},
 		DeleteACLs: func(fs []acl.Filter) error {
-			out, _, err := s.controller.DeleteAcls(fs)
-			for _, d := range out {
+			res, err := s.controller.DeleteAcls(fs)
+			for _, d := range res.Filters {
 				err = errors.Join(err, d.Err)
 			}
 			return err
