@@ -11,16 +11,19 @@
 #         consume+produce loop (partition N to N, acks=all, idempotent)
 #   alo   weir mirror --config mm2.properties (A->B, at least once)
 #   eos   the same with exactly.once.support=required
+#   mm2   Apache Kafka's MirrorMaker 2 (4.3.1, the dedicated driver
+#         org.apache.kafka.connect.mirror.MirrorMaker in its own JVM, on
+#         interop/mm2's classpath resolved by Maven) with the same
+#         properties file as alo (at least once)
 #
 # Each is timed the same way: bench/mirrorbench --mode wait reads the copy
 # on B (read_committed) from its first record to the last, so start-up
 # (topic creation, the group join of weir mirror) is not counted. The
 # table shows the medians (MB/s of record values, MB = 2^20 bytes, and
 # records/s) and each copier's share of the ceiling; issue 13's target is
-# at least 0.8. results.csv in the work directory has every run.
-#
-# MirrorMaker 2 itself is not run here: it needs a Kafka Connect runtime
-# (a JVM and connect-mirror), which the machine does not have.
+# at least 0.8 for weir's modes; mm2 is shown beside them, with weir
+# mirror's at-least-once throughput as a multiple of MM2's. results.csv in
+# the work directory has every run.
 #
 # Everything shares this machine's cores (A, B, the copier and the reader),
 # so the numbers compare the copiers under the same conditions; they are
@@ -36,13 +39,15 @@ usage: bench/mirror.sh [options]
   --bytes S             bytes of 1 KiB records (default 1G)
   --small-bytes S       bytes of 100 B records (default 256M)
   --partitions N        partitions of the topics (default 3)
-  --modes LIST          copiers to run, comma-separated (default pipe,alo,eos)
+  --modes LIST          copiers to run, comma-separated (default pipe,alo,eos,mm2;
+                        without java and mvn, pipe,alo,eos)
   --workdir DIR         keep logs, data and results here (default: a temp dir,
                         removed at the end unless --keep)
   --keep                keep the temp work dir
   -h, --help            this text
 
-Environment: GO (default go) builds the binaries.
+Environment: GO (default go) builds the binaries; JAVA (default java) runs
+MirrorMaker 2 and MVN (default mvn) resolves its classpath (interop/mm2).
 EOF
 }
 
@@ -50,7 +55,7 @@ reps=3
 bytes=1G
 small_bytes=256M
 partitions=3
-modes=pipe,alo,eos
+modes=""
 workdir=""
 keep=0
 while [[ $# -gt 0 ]]; do
@@ -79,6 +84,14 @@ to_bytes() {
 	esac
 }
 (( reps >= 1 )) || die "--reps must be at least 1"
+if [[ -z $modes ]]; then
+	modes=pipe,alo,eos
+	if command -v "${JAVA:-java}" >/dev/null && command -v "${MVN:-mvn}" >/dev/null; then
+		modes+=,mm2
+	else
+		echo "mirror: no java or mvn: MirrorMaker 2 (mm2) is not run" >&2
+	fi
+fi
 
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 if [[ -z $workdir ]]; then
@@ -106,6 +119,14 @@ echo "mirror: building into $bin"
 (cd "$repo" && ${GO:-go} build -o "$bin/weir" ./cmd/weir) || die "building weir failed"
 (cd "$repo" && ${GO:-go} build -o "$bin/mirrorbench" ./bench/mirrorbench) || die "building bench/mirrorbench failed"
 (cd "$repo" && ${GO:-go} build -o "$bin/mktopic" ./bench/mktopic) || die "building bench/mktopic failed"
+if [[ ,$modes, == *,mm2,* ]]; then
+	echo "mirror: resolving MirrorMaker 2's classpath (interop/mm2)"
+	(cd "$repo/interop/mm2" && ${MVN:-mvn} -B -ntp -q -Dstyle.color=never \
+		org.apache.maven.plugins:maven-dependency-plugin:2.8:build-classpath \
+		-Dmdep.outputFile="$workdir/mm2.classpath") >"$logs/mvn.log" 2>&1 ||
+		{ tail -n 30 "$logs/mvn.log" >&2; die "resolving MirrorMaker 2 failed"; }
+	mm2_cp=$(cat "$workdir/mm2.classpath")
+fi
 
 # shellcheck source=bench/lib.sh
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
@@ -189,7 +210,7 @@ run() {
 		"$bin/mirrorbench" --mode pipe --source "$a" --target "$b" --topic "bench-$size" --to "$remote" \
 			--records "${count[$size]}" >"$log-copier.log" 2>&1 &
 		;;
-	alo | eos)
+	alo | eos | mm2)
 		props=$log.properties
 		cat >"$props" <<EOF
 clusters = A, B
@@ -203,8 +224,28 @@ checkpoints.topic.replication.factor = 1
 heartbeats.topic.replication.factor = 1
 offset.storage.replication.factor = 1
 EOF
-		[[ $mode == eos ]] && echo "exactly.once.support = required" >>"$props"
-		"$bin/weir" mirror --config "$props" --log-level warn >"$log-copier.log" 2>&1 &
+		case "$mode" in
+		alo) "$bin/weir" mirror --config "$props" --log-level warn >"$log-copier.log" 2>&1 & ;;
+		eos)
+			echo "exactly.once.support = required" >>"$props"
+			"$bin/weir" mirror --config "$props" --log-level warn >"$log-copier.log" 2>&1 &
+			;;
+		mm2)
+			# Connect's own topics on B; no B->A herder (MM2 runs one per
+			# pair to emit heartbeats back), to keep the JVM to the flow;
+			# no ACL sync (weir serves no DescribeAcls: MM2 would log an
+			# error at each refresh, where weir's mirror skips it).
+			cat >>"$props" <<EOF
+config.storage.replication.factor = 1
+status.storage.replication.factor = 1
+B->A.enabled = false
+B->A.emit.heartbeats.enabled = false
+sync.topic.acls.enabled = false
+EOF
+			"${JAVA:-java}" -Dorg.slf4j.simpleLogger.defaultLogLevel=warn -cp "$mm2_cp" \
+				org.apache.kafka.connect.mirror.MirrorMaker "$props" >"$log-copier.log" 2>&1 &
+			;;
+		esac
 		;;
 	esac
 	copier=$!
@@ -245,11 +286,18 @@ for size in "${sizes[@]}"; do
 			share=$(awk -v m="$mb" -v c="$ceiling" 'BEGIN { printf "%.2f", m / c }')
 		fi
 		printf '| %-8s | %-5s | %9s | %11s | %12s |\n' "$size B" "$m" "$mb" "$(col "$size" "$m" 5 | median %.0f)" "$share"
-		if [[ $m != pipe && $share != - ]] && ! awk -v s="$share" 'BEGIN { exit !(s >= 0.8) }'; then
+		if [[ $m != pipe && $m != mm2 && $share != - ]] && ! awk -v s="$share" 'BEGIN { exit !(s >= 0.8) }'; then
 			echo "mirror: MISSED: $m with $size B records at $share of the ceiling (target 0.8)" >&2
 			fail=1
 		fi
 	done
+	if [[ ,$modes, == *,alo,* && ,$modes, == *,mm2,* ]]; then
+		alo=$(col "$size" alo 4 | median)
+		mm2=$(col "$size" mm2 4 | median)
+		if [[ $alo != - && $mm2 != - ]]; then
+			echo "mirror: $size B records: weir mirror (at least once) at $(awk -v a="$alo" -v m="$mm2" 'BEGIN { printf "%.2f", a / m }')x MirrorMaker 2's throughput"
+		fi
+	fi
 done
 if [[ -n ${trap_rm:-} ]]; then
 	echo "(work dir removed; rerun with --keep or --workdir to keep logs)"

@@ -5,7 +5,8 @@
 # It starts one combined weir node, creates TOPICS topics of PARTITIONS
 # partitions each (replication factor 1) with CreateTopics requests of
 # BATCH topics (bench/mkpartitions), and reports the creation rate, the
-# broker's CPU seconds, open files (/proc/PID/fd) and RSS; then it
+# broker's CPU seconds, open files (/proc/PID/fd), RSS and the time of a
+# Metadata request for all topics; then it
 # SIGKILLs the node and restarts it (time to "weir started" and until
 # Metadata shows every partition with a leader), stops it with SIGTERM
 # (time to exit), and reports the metadata snapshot's write time (the
@@ -145,6 +146,7 @@ if [[ ,$systems, == *,weir,* ]]; then
 	res[rate]=$(awk -v n="$total" -v s="${res[create_s]}" 'BEGIN { if (s > 0) printf "%.0f", n / s; else print "-" }')
 	res[fds]=$(fds "$pid")
 	res[rss]=$(rss_mb "$pid")
+	res[metadata]=$("$bin/mkpartitions" --bootstrap-server "127.0.0.1:$port" --metadata-all 5 | awk '{ print $6, "/", $9 }')
 	# A snapshot of the whole state: metadata.log.max.snapshot.interval.ms
 	# (3 s, below) after the last one, the next commit (a topic of one
 	# partition) writes one.
@@ -211,6 +213,7 @@ row "create rate (partitions/s)" "$(v rate)" "$(v k_rate)"
 row "broker CPU while creating (s)" "$(v cpu_s)" "$(v k_cpu_s)"
 row "open files after creating" "$(v fds)" "-"
 row "RSS after creating (MB)" "$(v rss)" "$(v k_rss)"
+row "Metadata of all topics, median / max of 5 (s)" "$(v metadata)" "-"
 row "metadata snapshot write (s)" "$(v snap_write)" "-"
 row "restart after SIGKILL to \"weir started\" (s)" "$(v restart_s)" "-"
 row "restart after SIGKILL to all served (s)" "$(v served_s)" "-"

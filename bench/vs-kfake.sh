@@ -16,6 +16,12 @@
 # the broker's VmHWM. Every run's numbers go to results.csv in the work
 # directory, with the logs.
 #
+# --security runs every scenario over each listed security protocol:
+# PLAINTEXT, SSL (TLS with a self-signed certificate made with openssl, the
+# client trusting it) and SASL_SSL (the same TLS, then a SASL PLAIN login),
+# on both brokers (kfake with --tls-keystore and --sasl-plain; weir with an
+# SSL or SASL_SSL client listener beside its PLAINTEXT inter-broker one).
+#
 # Both the load and the brokers share this machine's cores, so the numbers
 # compare the brokers under the same conditions rather than give absolute
 # capacity.
@@ -32,6 +38,7 @@ usage: bench/vs-kfake.sh [options]
   --small-bytes N     the same for 100 B records (default 512M)
   --scenarios LIST    comma-separated SIZExPARTITIONS (default 1024x1,1024x3,100x1,100x3)
   --systems LIST      weir,kfake (default); "kfake" alone checks the harness
+  --security LIST     comma-separated PLAINTEXT, SSL, SASL_SSL (default PLAINTEXT)
   --acks A            producer acks (default 1)
   --producer-props P  extra producer properties, space-separated k=v
   --raw-inflight N    fetch requests in flight per broker for the consume (default 1)
@@ -53,6 +60,7 @@ bytes_big=2G
 bytes_small=512M
 scenarios=1024x1,1024x3,100x1,100x3
 systems=weir,kfake
+security=PLAINTEXT
 acks=1
 extra_props=""
 raw_inflight=1
@@ -67,6 +75,7 @@ while [[ $# -gt 0 ]]; do
 	--small-bytes) bytes_small=$2; shift 2 ;;
 	--scenarios) scenarios=$2; shift 2 ;;
 	--systems) systems=$2; shift 2 ;;
+	--security) security=$2; shift 2 ;;
 	--acks) acks=$2; shift 2 ;;
 	--producer-props) extra_props=$2; shift 2 ;;
 	--raw-inflight) raw_inflight=$2; shift 2 ;;
@@ -105,6 +114,14 @@ for s in "${sys_list[@]}"; do
 	esac
 done
 
+IFS=, read -r -a security_list <<<"$security"
+for sec in "${security_list[@]}"; do
+	case "$sec" in
+	PLAINTEXT | SSL | SASL_SSL) ;;
+	*) die "unknown security protocol $sec (want PLAINTEXT, SSL or SASL_SSL)" ;;
+	esac
+done
+
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 if [[ -z $workdir ]]; then
 	workdir=$(mktemp -d "${TMPDIR:-/tmp}/vs-kfake.XXXXXX")
@@ -137,6 +154,32 @@ echo "vs-kfake: building into $bin"
 # shellcheck source=bench/lib.sh
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
+# The TLS material of SSL and SASL_SSL: a self-signed certificate for
+# 127.0.0.1 (the broker's key store, both key and chain in one PEM file),
+# which the client trusts; and the client properties of each protocol.
+tls_dir=$workdir/tls
+sasl_user=bench sasl_pass=bench-secret
+if [[ $security != PLAINTEXT ]]; then
+	mkdir -p "$tls_dir"
+	openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj /CN=127.0.0.1 -addext subjectAltName=IP:127.0.0.1 \
+		-keyout "$tls_dir/key.pem" -out "$tls_dir/cert.pem" 2>"$tls_dir/openssl.log" || die "openssl failed (see $tls_dir/openssl.log)"
+	cat "$tls_dir/key.pem" "$tls_dir/cert.pem" >"$tls_dir/broker.pem"
+fi
+# client_props SECURITY: writes the client properties of SECURITY and
+# prints their file's path.
+client_props() {
+	local f=$workdir/client-$1.properties
+	: >"$f"
+	if [[ $1 != PLAINTEXT ]]; then
+		printf 'security.protocol=%s\nssl.truststore.type=PEM\nssl.truststore.location=%s\n' "$1" "$tls_dir/cert.pem" >>"$f"
+	fi
+	if [[ $1 == SASL_SSL ]]; then
+		printf 'sasl.mechanism=PLAIN\nsasl.jaas.config=org.apache.kafka.common.security.plain.PlainLoginModule required username="%s" password="%s";\n' \
+			"$sasl_user" "$sasl_pass" >>"$f"
+	fi
+	echo "$f"
+}
+
 # status_kb PID FIELD: a VmXXX value of /proc/PID/status in kB (0 if gone).
 status_kb() { awk -v f="$2:" '$1 == f { print $2; found = 1 } END { if (!found) print 0 }' "/proc/$1/status" 2>/dev/null || echo 0; }
 
@@ -153,10 +196,11 @@ sample_rss() {
 	done
 }
 
-# start_broker SYSTEM TAG PARTITIONS: starts a fresh broker, sets broker_pid,
-# broker_addr and broker_log, and waits until it accepts connections.
+# start_broker SYSTEM TAG PARTITIONS SECURITY: starts a fresh broker, sets
+# broker_pid, broker_addr and broker_log, and waits until it accepts
+# connections.
 start_broker() {
-	local system=$1 tag=$2 partitions=$3 port cport
+	local system=$1 tag=$2 partitions=$3 sec=$4 port cport iport
 	free_port
 	port=$REPLY
 	broker_addr=127.0.0.1:$port
@@ -169,14 +213,31 @@ start_broker() {
 		rm -rf "$data"
 		mkdir -p "$data"
 		local args=(server --log-level warn
-			--override "listeners=PLAINTEXT://127.0.0.1:$port,CONTROLLER://127.0.0.1:$cport"
 			--override "controller.quorum.voters=1@127.0.0.1:$cport"
 			--override "log.dirs=$data")
+		if [[ $sec == PLAINTEXT ]]; then
+			args+=(--override "listeners=PLAINTEXT://127.0.0.1:$port,CONTROLLER://127.0.0.1:$cport")
+		else
+			free_port
+			iport=$REPLY
+			args+=(--override "listeners=CLIENT://127.0.0.1:$port,INTERNAL://127.0.0.1:$iport,CONTROLLER://127.0.0.1:$cport"
+				--override "advertised.listeners=CLIENT://127.0.0.1:$port,INTERNAL://127.0.0.1:$iport"
+				--override "listener.security.protocol.map=CLIENT:$sec,INTERNAL:PLAINTEXT,CONTROLLER:PLAINTEXT"
+				--override "inter.broker.listener.name=INTERNAL"
+				--override "ssl.keystore.type=PEM" --override "ssl.keystore.location=$tls_dir/broker.pem")
+		fi
+		if [[ $sec == SASL_SSL ]]; then
+			args+=(--override "sasl.enabled.mechanisms=PLAIN"
+				--override "listener.name.client.plain.sasl.jaas.config=org.apache.kafka.common.security.plain.PlainLoginModule required user_$sasl_user=\"$sasl_pass\";")
+		fi
 		for o in "${weir_overrides[@]}"; do args+=(--override "$o"); done
 		"$bin/weir" "${args[@]}" >"$broker_log" 2>&1 &
 		;;
 	kfake)
-		"$bin/kfake" --port "$port" --partitions "$partitions" >"$broker_log" 2>&1 &
+		local kargs=(--port "$port" --partitions "$partitions")
+		[[ $sec == PLAINTEXT ]] || kargs+=(--tls-keystore "$tls_dir/broker.pem")
+		[[ $sec == SASL_SSL ]] && kargs+=(--sasl-plain "$sasl_user:$sasl_pass")
+		"$bin/kfake" "${kargs[@]}" >"$broker_log" 2>&1 &
 		;;
 	esac
 	broker_pid=$!
@@ -226,22 +287,24 @@ stop_broker() {
 	broker_pid=""
 }
 
-# run_pair SYSTEM SIZE PARTITIONS REP: one produce and one raw consume.
+# run_pair SYSTEM SIZE PARTITIONS REP SECURITY: one produce and one raw
+# consume.
 run_pair() {
-	local system=$1 size=$2 parts=$3 rep=$4 records tag topic plog clog line prod cons
+	local system=$1 size=$2 parts=$3 rep=$4 sec=$5 records tag topic plog clog line prod cons props
 	local total=$bytes_big
 	(( size >= 1024 )) || total=$bytes_small
 	records=$(( total / size ))
-	tag=${size}B-p${parts}-r${rep}
+	tag=${size}B-p${parts}-r${rep}-$sec
 	topic=perf-${size}-${parts}
+	props=$(client_props "$sec")
 	plog=$workdir/logs/$tag-$system-produce.log
 	clog=$workdir/logs/$tag-$system-consume.log
 
-	start_broker "$system" "$tag" "$parts"
+	start_broker "$system" "$tag" "$parts" "$sec"
 	# shellcheck disable=SC2086 # extra_props is a list of k=v words
 	if ! "$bin/weir" perf produce --bootstrap-server "$broker_addr" --topic "$topic" \
 		--partitions "$parts" --replication-factor 1 --num-records "$records" \
-		--record-size "$size" --throughput -1 --producer-props acks="$acks" $extra_props \
+		--record-size "$size" --throughput -1 --producer.config "$props" --producer-props acks="$acks" $extra_props \
 		>"$plog" 2>&1; then
 		tail -n 20 "$plog" >&2
 		die "$system: produce failed for $tag (log: $plog)"
@@ -251,7 +314,7 @@ run_pair() {
 	[[ -n $prod ]] || die "$system: no summary line in $plog"
 
 	if ! "$bin/weir" perf consume --bootstrap-server "$broker_addr" --topic "$topic" \
-		--messages "$records" --raw --raw-inflight "$raw_inflight" --fetch-size "$fetch_size" --hide-header \
+		--messages "$records" --raw --raw-inflight "$raw_inflight" --fetch-size "$fetch_size" --hide-header --consumer.config "$props" \
 		>"$clog" 2>&1; then
 		tail -n 20 "$clog" >&2
 		die "$system: consume failed for $tag (log: $clog)"
@@ -265,42 +328,46 @@ run_pair() {
 	stop_broker
 	rm -rf "$workdir/data/$tag" # gigabytes per run; the logs stay
 
-	printf '%s,%s,%s,%s,%s,%s,%s,%s,%s\n' "$size" "$parts" "$rep" "$system" "$records" \
-		"$prod" "$cons" "$broker_peak_kb" "$broker_cpu" >>"$results"
+	printf '%s,%s,%s,%s,%s,%s,%s,%s,%s,%s\n' "$size" "$parts" "$rep" "$system" "$records" \
+		"$prod" "$cons" "$broker_peak_kb" "$broker_cpu" "$sec" >>"$results"
 	printf '  %-6s %-14s produce %8.1f MB/s   consume %8.1f MB/s   peak RSS %6d MiB   broker CPU %ss\n' \
 		"$system" "$tag" "$prod" "$cons" $(( broker_peak_kb / 1024 )) "$broker_cpu"
 }
 
-echo "size,partitions,rep,system,records,produce_mb_s,consume_mb_s,peak_rss_kb,broker_cpu_s" >"$results"
+echo "size,partitions,rep,system,records,produce_mb_s,consume_mb_s,peak_rss_kb,broker_cpu_s,security" >"$results"
 IFS=, read -r -a scenario_list <<<"$scenarios"
 start=$SECONDS
 for sc in "${scenario_list[@]}"; do
 	size=${sc%x*}
 	parts=${sc#*x}
 	[[ $size =~ ^[0-9]+$ && $parts =~ ^[0-9]+$ && $size -gt 0 && $parts -gt 0 ]] || die "bad scenario $sc (want SIZExPARTITIONS)"
-	echo "vs-kfake: scenario ${size} B records, $parts partition(s), acks=$acks"
-	for rep in $(seq "$reps"); do
-		order=()
-		if (( rep % 2 == 1 )); then
-			(( run_weir )) && order+=(weir)
-			(( run_kfake )) && order+=(kfake)
-		else
-			(( run_kfake )) && order+=(kfake)
-			(( run_weir )) && order+=(weir)
-		fi
-		for system in "${order[@]}"; do
-			run_pair "$system" "$size" "$parts" "$rep"
+	for sec in "${security_list[@]}"; do
+		echo "vs-kfake: scenario ${size} B records, $parts partition(s), acks=$acks, $sec"
+		for rep in $(seq "$reps"); do
+			order=()
+			if (( rep % 2 == 1 )); then
+				(( run_weir )) && order+=(weir)
+				(( run_kfake )) && order+=(kfake)
+			else
+				(( run_kfake )) && order+=(kfake)
+				(( run_weir )) && order+=(weir)
+			fi
+			for system in "${order[@]}"; do
+				run_pair "$system" "$size" "$parts" "$rep" "$sec"
+			done
 		done
 	done
 done
 
-pick() { awk -F, -v s="$1" -v p="$2" -v y="$3" -v c="$4" 'NR > 1 && $1 == s && $2 == p && $4 == y { print $c }' "$results"; }
+pick() { awk -F, -v s="$1" -v p="$2" -v y="$3" -v c="$4" -v x="$sec" 'NR > 1 && $1 == s && $2 == p && $4 == y && $10 == x { print $c }' "$results"; }
 peak() { pick "$@" | sort -g | tail -n 1; }
 
 echo
 echo "vs-kfake: medians of $reps run(s), $(( SECONDS - start )) s; all runs in $results"
-printf '%-24s %11s %11s %7s %14s %15s\n' scenario "weir MB/s" "kfake MB/s" ratio "weir peak RSS" "kfake peak RSS"
-for sc in "${scenario_list[@]}"; do
+printf '%-34s %11s %11s %7s %14s %15s\n' scenario "weir MB/s" "kfake MB/s" ratio "weir peak RSS" "kfake peak RSS"
+for sc_sec in $(for sc in "${scenario_list[@]}"; do for sec in "${security_list[@]}"; do echo "$sc/$sec"; done; done); do
+	sc=${sc_sec%/*}
+	sec=${sc_sec#*/}
 	size=${sc%x*}
 	parts=${sc#*x}
 	wrss=$(peak "$size" "$parts" weir 8)
@@ -314,9 +381,9 @@ for sc in "${scenario_list[@]}"; do
 		k=$(pick "$size" "$parts" kfake $col | median)
 		ratio=-
 		if [[ $w != - && $k != - ]]; then ratio=$(awk -v w="$w" -v k="$k" 'BEGIN { if (k > 0) printf "%.2f", w / k; else print "-" }'); fi
-		label="$load ${size}B x${parts}p"
-		[[ $load == consume ]] && label="consume(raw) ${size}B x${parts}p"
-		printf '%-24s %11s %11s %7s %14s %15s\n' "$label" "$w" "$k" "$ratio" "${wrss:--}" "${krss:--}"
+		label="$load ${size}B x${parts}p $sec"
+		[[ $load == consume ]] && label="consume(raw) ${size}B x${parts}p $sec"
+		printf '%-34s %11s %11s %7s %14s %15s\n' "$label" "$w" "$k" "$ratio" "${wrss:--}" "${krss:--}"
 	done
 done
 if [[ -n ${trap_rm:-} ]]; then

@@ -7,6 +7,7 @@
 package main
 
 import (
+	"crypto/tls"
 	"flag"
 	"fmt"
 	"os"
@@ -30,6 +31,8 @@ func main() {
 		synthetic  = flag.Int("synthetic-fetch", 0, "if > 0, answer every fetch from a canned batch of this many-byte records (measures a consumer's ceiling)")
 		logLevel   = flag.String("log-level", "none", "kfake log level: none, error, warn, info, debug")
 		cpuProfile = flag.String("cpuprofile", "", "write a CPU profile of the whole run to this file")
+		tlsPEM     = flag.String("tls-keystore", "", "serve TLS with the certificate chain and private key of this PEM file")
+		saslPlain  = flag.String("sasl-plain", "", "require a SASL PLAIN login as USER:PASSWORD")
 	)
 	flag.Usage = func() {
 		fmt.Fprintf(flag.CommandLine.Output(), "usage: kfake [flags]\n\nRuns an in-memory franz-go kfake cluster until SIGTERM/SIGINT.\n\n")
@@ -70,6 +73,27 @@ func main() {
 	}
 	if *synthetic > 0 {
 		opts = append(opts, kfake.SyntheticFetch(kfake.SyntheticBatch{RecordBytes: *synthetic, RandomFrac: 1}))
+	}
+	if *tlsPEM != "" {
+		pem, err := os.ReadFile(*tlsPEM)
+		if err == nil {
+			var cert tls.Certificate
+			if cert, err = tls.X509KeyPair(pem, pem); err == nil {
+				opts = append(opts, kfake.TLS(&tls.Config{Certificates: []tls.Certificate{cert}}))
+			}
+		}
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "kfake: --tls-keystore:", err)
+			os.Exit(2)
+		}
+	}
+	if *saslPlain != "" {
+		user, pass, ok := strings.Cut(*saslPlain, ":")
+		if !ok {
+			fmt.Fprintln(os.Stderr, "kfake: --sasl-plain wants USER:PASSWORD")
+			os.Exit(2)
+		}
+		opts = append(opts, kfake.EnableSASL(), kfake.Superuser("PLAIN", user, pass))
 	}
 	if lvl, ok := map[string]kfake.LogLevel{
 		"error": kfake.LogLevelError,

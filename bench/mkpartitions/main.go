@@ -1,21 +1,31 @@
 // Command mkpartitions creates many topics with CreateTopics requests of a
 // fixed number of topics each (as an operator's script would), or checks
-// that they are all served, for bench/partitions.sh.
+// that they are all served, for bench/partitions.sh and
+// bench/partitions-failover.sh.
 //
 //	go run ./bench/mkpartitions --bootstrap-server 127.0.0.1:9092 \
 //	    --topics 1000 --partitions 100 --batch 50            # create
 //	go run ./bench/mkpartitions --topics 1000 --partitions 100 --check
+//	go run ./bench/mkpartitions --leaders                    # leaders per broker
+//	go run ./bench/mkpartitions --metadata-all 5             # time Metadata
 //
 // Creating prints "created P partitions in S s"; --check waits until
-// Metadata shows every partition of every topic with a leader and prints
-// "served P partitions after S s". Both exit 1 on an error.
+// Metadata shows every partition of every topic with a leader (not
+// --not-led-by, with at least --isr replicas in its ISR) and prints
+// "served P partitions after S s"; --leaders prints "leaders B=N ..." for
+// every partition of the cluster; --metadata-all N sends N Metadata
+// requests for all topics, one at a time, and prints "metadata of P
+// partitions: median S s, max S s". All exit 1 on an error.
 package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
+	"maps"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -33,7 +43,14 @@ func main() {
 		batch      = flag.Int("batch", 50, "topics per CreateTopics request")
 		check      = flag.Bool("check", false, "only wait until every partition has a leader")
 		timeout    = flag.Duration("timeout", 10*time.Minute, "give up after this long")
+		rf         = flag.Int("replication-factor", 1, "replicas of each partition")
+		notLedBy   = flag.Int("not-led-by", -1, "with --check: a partition led by this broker is not served yet")
+		isr        = flag.Int("isr", 0, "with --check: a partition with fewer ISR members is not served yet")
+		leaders    = flag.Bool("leaders", false, "only print how many partitions each broker leads")
+		metaAll    = flag.Int("metadata-all", 0, "only time this many Metadata requests for all topics")
+		configs    configList
 	)
+	flag.Var(&configs, "config", "topic config KEY=VALUE for the topics created (repeatable)")
 	flag.Parse()
 	cl, err := kgo.NewClient(kgo.SeedBrokers(strings.Split(*bootstrap, ",")...), kgo.RequestTimeoutOverhead(*timeout))
 	if err != nil {
@@ -48,27 +65,71 @@ func main() {
 	}
 	start := time.Now()
 	total := *topics * *partitions
+	switch {
+	case *leaders:
+		counts, n, err := leaderCounts(ctx, cl)
+		if err != nil {
+			fail(err)
+		}
+		fmt.Printf("leaders%s (%d partitions)\n", counts, n)
+		return
+	case *metaAll > 0:
+		if err := timeMetadata(ctx, cl, *metaAll); err != nil {
+			fail(err)
+		}
+		return
+	}
 	if *check {
-		if err := awaitServed(ctx, cl, names, *partitions); err != nil {
+		want := want{partitions: *partitions, notLedBy: int32(*notLedBy), isr: *isr}
+		if err := awaitServed(ctx, cl, names, want); err != nil {
 			fail(err)
 		}
 		fmt.Printf("served %d partitions after %.3f s\n", total, time.Since(start).Seconds())
 		return
 	}
 	for i := 0; i < len(names); i += *batch {
-		if err := create(ctx, cl, names[i:min(i+*batch, len(names))], int32(*partitions), timeout.Milliseconds()); err != nil {
-			fail(err)
+		// A retriable error (the active controller changed, a request
+		// timed out) sends the batch again, as a client's retries would:
+		// topics created meanwhile answer TOPIC_ALREADY_EXISTS.
+		for {
+			err := create(ctx, cl, names[i:min(i+*batch, len(names))], int32(*partitions), int16(*rf), configs, timeout.Milliseconds())
+			if err == nil {
+				break
+			}
+			if !kerr.IsRetriable(err) && !errors.Is(err, kerr.NotController) || ctx.Err() != nil {
+				fail(err)
+			}
+			fmt.Fprintln(os.Stderr, "mkpartitions: retrying:", err)
 		}
 	}
 	fmt.Printf("created %d partitions in %.3f s\n", total, time.Since(start).Seconds())
 }
 
-func create(ctx context.Context, cl *kgo.Client, names []string, partitions int32, timeoutMs int64) error {
+// configList is the repeatable --config flag.
+type configList []string
+
+func (c *configList) String() string { return strings.Join(*c, ",") }
+
+func (c *configList) Set(v string) error {
+	if !strings.Contains(v, "=") {
+		return fmt.Errorf("%q is not KEY=VALUE", v)
+	}
+	*c = append(*c, v)
+	return nil
+}
+
+func create(ctx context.Context, cl *kgo.Client, names []string, partitions int32, rf int16, configs []string, timeoutMs int64) error {
 	req := kmsg.NewPtrCreateTopicsRequest()
 	req.TimeoutMillis = int32(min(timeoutMs, 1<<31-1))
 	for _, n := range names {
 		t := kmsg.NewCreateTopicsRequestTopic()
-		t.Topic, t.NumPartitions, t.ReplicationFactor = n, partitions, 1
+		t.Topic, t.NumPartitions, t.ReplicationFactor = n, partitions, rf
+		for _, kv := range configs {
+			k, v, _ := strings.Cut(kv, "=")
+			c := kmsg.NewCreateTopicsRequestTopicConfig()
+			c.Name, c.Value = k, kmsg.StringPtr(v)
+			t.Configs = append(t.Configs, c)
+		}
 		req.Topics = append(req.Topics, t)
 	}
 	resp, err := req.RequestWith(ctx, cl)
@@ -83,12 +144,19 @@ func create(ctx context.Context, cl *kgo.Client, names []string, partitions int3
 	return nil
 }
 
+// want is what --check waits for.
+type want struct {
+	partitions int
+	notLedBy   int32 // -1: any leader
+	isr        int
+}
+
 // awaitServed waits until Metadata names every partition of every topic
-// with a leader and no error.
-func awaitServed(ctx context.Context, cl *kgo.Client, names []string, partitions int) error {
+// with a leader (as w asks) and no error.
+func awaitServed(ctx context.Context, cl *kgo.Client, names []string, w want) error {
 	var last error
 	for {
-		if last = served(ctx, cl, names, partitions); last == nil {
+		if last = served(ctx, cl, names, w); last == nil {
 			return nil
 		}
 		select {
@@ -99,7 +167,7 @@ func awaitServed(ctx context.Context, cl *kgo.Client, names []string, partitions
 	}
 }
 
-func served(ctx context.Context, cl *kgo.Client, names []string, partitions int) error {
+func served(ctx context.Context, cl *kgo.Client, names []string, w want) error {
 	req := kmsg.NewPtrMetadataRequest()
 	for _, n := range names {
 		t := kmsg.NewMetadataRequestTopic()
@@ -117,15 +185,61 @@ func served(ctx context.Context, cl *kgo.Client, names []string, partitions int)
 		if err := kerr.ErrorForCode(t.ErrorCode); err != nil {
 			return fmt.Errorf("%s: %w", *t.Topic, err)
 		}
-		if len(t.Partitions) != partitions {
-			return fmt.Errorf("%s: %d partitions, want %d", *t.Topic, len(t.Partitions), partitions)
+		if len(t.Partitions) != w.partitions {
+			return fmt.Errorf("%s: %d partitions, want %d", *t.Topic, len(t.Partitions), w.partitions)
 		}
 		for _, p := range t.Partitions {
-			if err := kerr.ErrorForCode(p.ErrorCode); err != nil || p.Leader < 0 {
+			if err := kerr.ErrorForCode(p.ErrorCode); err != nil || p.Leader < 0 || p.Leader == w.notLedBy {
 				return fmt.Errorf("%s-%d: leader %d, %v", *t.Topic, p.Partition, p.Leader, err)
+			}
+			if len(p.ISR) < w.isr {
+				return fmt.Errorf("%s-%d: ISR %v", *t.Topic, p.Partition, p.ISR)
 			}
 		}
 	}
+	return nil
+}
+
+// leaderCounts returns " B=N" for each broker leading N partitions (-1:
+// none) and the number of partitions.
+func leaderCounts(ctx context.Context, cl *kgo.Client) (string, int, error) {
+	resp, err := kmsg.NewPtrMetadataRequest().RequestWith(ctx, cl)
+	if err != nil {
+		return "", 0, err
+	}
+	counts := map[int32]int{}
+	n := 0
+	for _, t := range resp.Topics {
+		for _, p := range t.Partitions {
+			counts[p.Leader]++
+			n++
+		}
+	}
+	var out strings.Builder
+	for _, b := range slices.Sorted(maps.Keys(counts)) {
+		fmt.Fprintf(&out, " %d=%d", b, counts[b])
+	}
+	return out.String(), n, nil
+}
+
+// timeMetadata sends n Metadata requests for all topics, one at a time.
+func timeMetadata(ctx context.Context, cl *kgo.Client, n int) error {
+	var took []float64
+	parts := 0
+	for range n {
+		start := time.Now()
+		resp, err := kmsg.NewPtrMetadataRequest().RequestWith(ctx, cl)
+		if err != nil {
+			return err
+		}
+		took = append(took, time.Since(start).Seconds())
+		parts = 0
+		for _, t := range resp.Topics {
+			parts += len(t.Partitions)
+		}
+	}
+	slices.Sort(took)
+	fmt.Printf("metadata of %d partitions: median %.3f s, max %.3f s\n", parts, took[len(took)/2], took[len(took)-1])
 	return nil
 }
 

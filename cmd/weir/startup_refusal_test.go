@@ -96,14 +96,17 @@ func TestStartRefusesSecuritySettings(t *testing.T) {
 		"listener.security.protocol.map=SASL_SSL:SASL_SSL,CONTROLLER:PLAINTEXT",
 		"inter.broker.listener.name=SASL_SSL",
 		"sasl.enabled.mechanisms=SCRAM-SHA-512",
-		"listener.name.sasl_ssl.scram-sha-512.sasl.jaas.config=org.apache.kafka.common.security.scram.ScramLoginModule required;",
-		"authorizer.class.name=org.apache.kafka.metadata.authorizer.StandardAuthorizer",
-		"super.users=User:admin")
+		"listener.name.sasl_ssl.scram-sha-512.sasl.jaas.config=org.apache.kafka.common.security.scram.ScramLoginModule required;")
 	refused(t, props, 10*time.Second,
 		`sasl.mechanism.inter.broker.protocol="GSSAPI"`, "weir logs in with PLAIN, SCRAM-SHA-256, SCRAM-SHA-512, not GSSAPI",
-		"a listener serves TLS", "needs a key store",
-		`authorizer.class.name="org.apache.kafka.metadata.authorizer.StandardAuthorizer": weir implements no authorizer or ACLs yet`,
-		`super.users="User:admin"`)
+		"a listener serves TLS", "needs a key store")
+}
+
+// An authorizer other than Kafka's StandardAuthorizer is refused, not
+// replaced by weir's.
+func TestStartRefusesAnotherAuthorizer(t *testing.T) {
+	props, _ := nodeProps(t, "authorizer.class.name=kafka.security.authorizer.AclAuthorizer")
+	refused(t, props, 10*time.Second, "authorizer.class.name", "weir implements only Kafka's StandardAuthorizer")
 }
 
 // A node of a multi-node quorum does not format its own storage.

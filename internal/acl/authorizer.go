@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"weir/internal/metadata"
 )
@@ -44,8 +45,8 @@ type Authorizer struct {
 	cfg   Config
 	image func() *metadata.Image
 
-	mu    sync.Mutex
-	built *index
+	built atomic.Pointer[index]
+	mu    sync.Mutex // held while building an index
 }
 
 // New returns an authorizer reading the ACLs of image().
@@ -75,10 +76,13 @@ type index struct {
 // current returns the index of the latest image's ACLs.
 func (a *Authorizer) current() *index {
 	acls := a.image().ACLs
+	if ix := a.built.Load(); ix != nil && sameMap(ix.acls, acls) {
+		return ix
+	}
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	if a.built != nil && sameMap(a.built.acls, acls) {
-		return a.built
+	if ix := a.built.Load(); ix != nil && sameMap(ix.acls, acls) {
+		return ix
 	}
 	ix := &index{acls: acls, types: map[int8]*byType{}}
 	for _, b := range acls {
@@ -102,7 +106,7 @@ func (a *Authorizer) current() *index {
 	for _, t := range ix.types {
 		slices.Sort(t.prefixLens)
 	}
-	a.built = ix
+	a.built.Store(ix)
 	return ix
 }
 

@@ -124,7 +124,7 @@ func TestClusterUnregisterStoppedBroker(t *testing.T) {
 		t.Fatal("broker 3 still registered in the image")
 	}
 	wantLeaders := []int32{1, 2, 1}
-	for _, p := range img.Topics["scale-in"].SortedPartitions() {
+	for _, p := range img.Topics.Get("scale-in").SortedPartitions() {
 		if p.Leader != wantLeaders[p.ID] || slices.Contains(p.ISR, 3) {
 			t.Errorf("partition %d: leader %d ISR %v, want leader %d and broker 3 out of the ISR", p.ID, p.Leader, p.ISR, wantLeaders[p.ID])
 		}

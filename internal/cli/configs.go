@@ -105,10 +105,10 @@ commas), --add-config-file FILE (a properties file) and --delete-config k,k2
 in one IncrementalAlterConfigs request (quotas: AlterClientQuotas; SCRAM
 credentials: SCRAM-SHA-256=[iterations=8192,password=secret]).
 
-weir serves topic and broker configs. It has no broker loggers, group
-configs, client-metrics, client quotas or SCRAM credentials yet: for those
-the broker's error is printed and the exit code is 1, as with a Kafka broker
-that lacks them.
+weir serves topic and broker configs, client quotas of users, client ids
+and ips, and SCRAM credentials. It has no broker loggers,
+group configs or client-metrics yet: for those the broker's error is
+printed and the exit code is 1, as with a Kafka broker that lacks them.
 
 ` + commandConfigHelp,
 		Example: `  # the configs set on a topic, then every config of it with its source

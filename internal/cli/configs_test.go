@@ -64,6 +64,19 @@ func TestConfigsCommand(t *testing.T) {
 	run("--entity-type", "brokers", "--entity-name", "2", "--alter", "--delete-config", "log.retention.ms")
 	run("--broker", "2", "--describe")
 
+	// Client quotas of users, client ids and both, with defaults.
+	run("--entity-type", "users", "--entity-name", "alice", "--describe")
+	run("--entity-type", "users", "--entity-name", "alice", "--alter", "--add-config", "producer_byte_rate=1024,request_percentage=25.5")
+	run("--entity-type", "users", "--entity-default", "--entity-type", "clients", "--entity-name", "app", "--alter", "--add-config", "consumer_byte_rate=2048")
+	run("--entity-type", "clients", "--entity-default", "--alter", "--add-config", "producer_byte_rate=500")
+	run("--entity-type", "users", "--entity-name", "alice", "--describe")
+	run("--entity-type", "clients", "--entity-default", "--describe")
+	run("--entity-type", "users", "--describe")
+	run("--entity-type", "clients", "--describe")
+	run("--entity-type", "users", "--entity-name", "alice", "--alter", "--add-config", "producer_byte_rate=-1")
+	run("--entity-type", "users", "--entity-name", "alice", "--alter", "--delete-config", "request_percentage")
+	run("--entity-type", "users", "--entity-name", "alice", "--describe")
+
 	// Bad values and keys: the broker's answer.
 	run("--topic", "orders", "--alter", "--add-config", "retention.ms=soon")
 	run("--topic", "orders", "--alter", "--add-config", "no.such.config=1")
@@ -72,9 +85,6 @@ func TestConfigsCommand(t *testing.T) {
 	// Entity types weir does not serve fail at once with the error a
 	// Kafka broker without them gives.
 	run("--entity-type", "broker-loggers", "--entity-name", "1", "--describe")
-	run("--entity-type", "users", "--entity-name", "alice", "--describe")
-	run("--entity-type", "users", "--entity-name", "alice", "--alter", "--add-config", "producer_byte_rate=1024")
-	run("--entity-type", "clients", "--entity-default", "--describe")
 	run("--entity-type", "groups", "--entity-name", "g1", "--describe")
 	run("--entity-type", "client-metrics", "--describe")
 

@@ -13,8 +13,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
 
-	"weir/internal/clustertest"
 	"weir/internal/servertest"
+	"weir/internal/testwait"
 )
 
 // produceTo writes n records to a partition.
@@ -56,7 +56,7 @@ func groupMember(t *testing.T, addr, group, clientID, topic string, opts ...kgo.
 // topics assigned and committed up to want.
 func waitGroup(t *testing.T, ctx context.Context, adm *kadm.Client, group string, want map[string]map[int32]int64) {
 	t.Helper()
-	clustertest.Eventually(t, 30*time.Second, "group "+group+" stable and committed", func() error {
+	testwait.For(t, 30*time.Second, "group "+group+" stable and committed", func() error {
 		os, err := adm.FetchOffsets(ctx, group)
 		if err != nil {
 			return err

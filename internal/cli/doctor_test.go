@@ -16,6 +16,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"weir/internal/clustertest"
+	"weir/internal/testwait"
 )
 
 // runDoctor runs weir doctor with --output json and returns its findings
@@ -105,7 +106,7 @@ func TestDoctorFindsEachMisconfiguration(t *testing.T) {
 	if r := runTool(t, "reassign-partitions", "--bootstrap-server", bs, "--execute", "--reassignment-json-file", plan); r.code != 0 {
 		t.Fatalf("reassign pref: %+v", r)
 	}
-	clustertest.Eventually(t, 30*time.Second, "pref reordered", func() error {
+	testwait.For(t, 30*time.Second, "pref reordered", func() error {
 		md, err := adm.Metadata(ctx, "pref")
 		if err != nil {
 			return err
@@ -162,7 +163,7 @@ func TestDoctorFindsEachMisconfiguration(t *testing.T) {
 			}
 		}
 	}()
-	clustertest.Eventually(t, 30*time.Second, "nocommit stable", func() error {
+	testwait.For(t, 30*time.Second, "nocommit stable", func() error {
 		ds, err := adm.DescribeGroups(ctx, "nocommit")
 		if err != nil {
 			return err
@@ -192,7 +193,7 @@ func TestDoctorFindsEachMisconfiguration(t *testing.T) {
 	// producer may stall that long, so look again until every finding is
 	// there.
 	var findings []finding
-	clustertest.Eventually(t, 60*time.Second, "every misconfiguration found", func() error {
+	testwait.For(t, 60*time.Second, "every misconfiguration found", func() error {
 		findings, _ = runDoctor(t, bs, args...)
 		for _, e := range expected {
 			if _, ok := findingOf(findings, e.check, e.subject); !ok && e.subject != "" {
@@ -224,7 +225,7 @@ func TestDoctorFindsEachMisconfiguration(t *testing.T) {
 		return
 	}
 	settled(t, c)
-	clustertest.Eventually(t, 30*time.Second, "fixed findings gone", func() error {
+	testwait.For(t, 30*time.Second, "fixed findings gone", func() error {
 		findings, _ := runDoctor(t, bs, "--lag-interval", "0", "--max-transaction-timeout", "0", "--imbalance-min-bytes", "1048576")
 		for _, e := range expected {
 			if _, ok := findingOf(findings, e.check, e.subject); ok && e.fix != "" || e.check == "hanging-transaction" && hasCheck(findings, e.check) {
@@ -238,7 +239,7 @@ func TestDoctorFindsEachMisconfiguration(t *testing.T) {
 
 	// Node 3 stops: offline is offline, urp at its minimum ISR.
 	c.Stop(2)
-	clustertest.Eventually(t, 30*time.Second, "a stopped node's partitions found", func() error {
+	testwait.For(t, 30*time.Second, "a stopped node's partitions found", func() error {
 		findings, _ := runDoctor(t, bs, "--lag-interval", "0")
 		for _, e := range [][2]string{{"offline-partition", "partition offline-0"}, {"under-replicated", "partition urp-0"}, {"at-min-isr", "partition urp-0"}} {
 			f, ok := findingOf(findings, e[0], e[1])

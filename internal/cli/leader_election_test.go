@@ -14,12 +14,13 @@ import (
 	"github.com/twmb/franz-go/pkg/kfake"
 
 	"weir/internal/clustertest"
+	"weir/internal/testwait"
 )
 
 // partitionState waits until a partition has this leader and ISR.
 func partitionState(t *testing.T, ctx context.Context, adm *kadm.Client, topic string, p int32, leader int32, isr ...int32) {
 	t.Helper()
-	clustertest.Eventually(t, 30*time.Second, fmt.Sprintf("%s-%d led by %d with ISR %v", topic, p, leader, isr), func() error {
+	testwait.For(t, 30*time.Second, fmt.Sprintf("%s-%d led by %d with ISR %v", topic, p, leader, isr), func() error {
 		md, err := adm.Metadata(ctx, topic)
 		if err != nil {
 			return err

@@ -14,6 +14,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"weir/internal/clustertest"
+	"weir/internal/testwait"
 )
 
 // Kafka's tool prints partitions in the order of Java's HashMap of
@@ -42,7 +43,7 @@ func TestJavaHashMapOrder(t *testing.T) {
 // leader's size and no offset lag.
 func replicasCaughtUp(t *testing.T, ctx context.Context, adm *kadm.Client, topic string) {
 	t.Helper()
-	clustertest.Eventually(t, 30*time.Second, topic+"'s replicas caught up", func() error {
+	testwait.For(t, 30*time.Second, topic+"'s replicas caught up", func() error {
 		all, err := adm.DescribeAllLogDirs(ctx, nil)
 		if err != nil {
 			return err

@@ -76,8 +76,9 @@ use it when the question is how fast the broker serves reads.
 default 1 MiB). --consumer.config reads Kafka consumer properties: bootstrap.servers,
 client.id, group.id, fetch.max.bytes, fetch.min.bytes, fetch.max.wait.ms,
 max.partition.fetch.bytes, isolation.level, session.timeout.ms,
-heartbeat.interval.ms, enable.auto.commit, auto.commit.interval.ms; the flags
-win over the file.`,
+heartbeat.interval.ms, enable.auto.commit, auto.commit.interval.ms, and
+security.protocol, ssl.* and sasl.* as for weir's other tools; the flags win
+over the file.`,
 		Example: `  # read 1M records with the decoding consumer
   weir perf consume --bootstrap-server 127.0.0.1:9092 --topic test --messages 1000000
 
@@ -344,6 +345,7 @@ func (r *perfConsumeRun) raw(ctx context.Context, cc perf.ConsumerConfig, opts [
 		ReadCommitted:     cc.ReadCommitted,
 		FromLatest:        r.f.fromLatest,
 		Streams:           r.f.rawInflight,
+		Dial:              cc.Dial,
 	})
 	if err := fr.Prepare(ctx); err != nil {
 		return cl, err

@@ -81,9 +81,9 @@ client:
   socket.connection.setup.timeout.ms
 
 Serializer properties are ignored; unknown properties are reported on stderr
-and ignored; transactional.id and security protocols other than PLAINTEXT are
-refused. Topics are created by the broker if it auto-creates them, or up
-front with --partitions.
+and ignored; transactional.id is refused. security.protocol, ssl.* and sasl.*
+are as for weir's other tools (PEM stores; PLAIN or SCRAM). Topics are created
+by the broker if it auto-creates them, or up front with --partitions.
 
 The command exits non-zero if any record failed, after printing the summary.`,
 		Example: `  # Kafka's classic: 50M 100-byte records, unthrottled, all acks

@@ -16,6 +16,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"weir/internal/clustertest"
+	"weir/internal/testwait"
 )
 
 // Kafka's assignment algorithm gives what Kafka's own tests expect of it,
@@ -107,7 +108,7 @@ func TestReassignPartitionsCommand(t *testing.T) {
 	plan := file("plan.json", `{"version":1,"partitions":[{"topic":"orders","partition":0,"replicas":[2,3],"log_dirs":["any","any"]},{"topic":"orders","partition":1,"replicas":[3,1]}]}`)
 	run("--list")
 	run("--execute", "--reassignment-json-file", plan, "--throttle", "100000000")
-	clustertest.Eventually(t, 30*time.Second, "reassignments done", func() error {
+	testwait.For(t, 30*time.Second, "reassignments done", func() error {
 		if r := runTool(t, "reassign-partitions", "--bootstrap-server", bs, "--list"); r.out != "No partition reassignments found.\n" {
 			return &cliError{msg: r.out}
 		}

@@ -16,6 +16,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"weir/internal/clustertest"
+	"weir/internal/testwait"
 )
 
 // topicIDs names the ids of the topics in the transcript.
@@ -35,7 +36,7 @@ func topicIDs(t *testing.T, ctx context.Context, adm *kadm.Client, tr *transcrip
 // broker it goes to (each answers once its own metadata has the change).
 func settled(t *testing.T, c *clustertest.Cluster) {
 	t.Helper()
-	clustertest.Eventually(t, 30*time.Second, "metadata applied on every node", func() error {
+	testwait.For(t, 30*time.Second, "metadata applied on every node", func() error {
 		var offsets []int64
 		for _, i := range c.Live() {
 			offsets = append(offsets, c.Node(i).Server.Image().Offset)
@@ -115,7 +116,7 @@ func TestTopicsCommand(t *testing.T) {
 	// Node 3 down: its partitions lose it from their ISR, and "solo",
 	// whose only replica it holds, its leader.
 	c.Kill(2)
-	clustertest.Eventually(t, 30*time.Second, "node 3 out of every ISR", func() error {
+	testwait.For(t, 30*time.Second, "node 3 out of every ISR", func() error {
 		md, err := adm.Metadata(ctx, "orders", "solo", "pairs")
 		if err != nil {
 			return err

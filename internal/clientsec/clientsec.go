@@ -6,9 +6,12 @@
 package clientsec
 
 import (
+	"context"
+	"crypto/tls"
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"slices"
 	"strings"
 
@@ -53,25 +56,81 @@ func Opts(props map[string]string) ([]kgo.Opt, error) {
 			return nil, fmt.Errorf("client property %s has no effect with security.protocol=%s", k, proto)
 		}
 	}
-	var opts []kgo.Opt
-	if tls {
-		o, err := tlsOpt(props)
-		if err != nil {
-			return nil, err
-		}
-		opts = append(opts, o)
+	tc, m, err := resolve(props, tls, saslOn)
+	if err != nil {
+		return nil, err
 	}
-	if saslOn {
-		m, err := saslMechanism(props)
-		if err != nil {
-			return nil, err
-		}
+	var opts []kgo.Opt
+	if tc != nil {
+		// kgo names each broker's host as the server name.
+		opts = append(opts, kgo.DialTLSConfig(tc))
+	}
+	if m != nil {
 		opts = append(opts, kgo.SASL(m))
 	}
 	return opts, nil
 }
 
-func tlsOpt(props map[string]string) (kgo.Opt, error) {
+// resolve returns the TLS configuration and the SASL mechanism the
+// properties ask for (nil when not).
+func resolve(props map[string]string, withTLS, withSASL bool) (*tls.Config, kgosasl.Mechanism, error) {
+	var tc *tls.Config
+	var m kgosasl.Mechanism
+	var err error
+	if withTLS {
+		if tc, err = tlsConfig(props); err != nil {
+			return nil, nil, err
+		}
+	}
+	if withSASL {
+		if m, err = saslMechanism(props); err != nil {
+			return nil, nil, err
+		}
+	}
+	return tc, m, nil
+}
+
+// Dialer returns a dialer of connections set up as the security properties
+// of props ask (TLS, then the SASL login as clientID), for code that talks
+// to brokers over its own connections rather than a kgo client's.
+func Dialer(props map[string]string, clientID string) (func(ctx context.Context, network, addr string) (net.Conn, error), error) {
+	if _, err := Opts(props); err != nil {
+		return nil, err
+	}
+	proto := strings.ToUpper(strings.TrimSpace(props["security.protocol"]))
+	tc, m, err := resolve(props, config.UsesTLS(proto), strings.HasPrefix(proto, "SASL_"))
+	if err != nil {
+		return nil, err
+	}
+	return func(ctx context.Context, network, addr string) (net.Conn, error) {
+		var d net.Dialer
+		nc, err := d.DialContext(ctx, network, addr)
+		if err != nil || (tc == nil && m == nil) {
+			return nc, err
+		}
+		if tc != nil {
+			c := tc.Clone()
+			if c.ServerName == "" {
+				c.ServerName, _, _ = net.SplitHostPort(addr)
+			}
+			tlsConn := tls.Client(nc, c)
+			if err := tlsConn.HandshakeContext(ctx); err != nil {
+				nc.Close()
+				return nil, err
+			}
+			nc = tlsConn
+		}
+		if m != nil {
+			if err := sasl.Login(ctx, nc, m, clientID); err != nil {
+				nc.Close()
+				return nil, err
+			}
+		}
+		return nc, nil
+	}, nil
+}
+
+func tlsConfig(props map[string]string) (*tls.Config, error) {
 	for _, store := range []string{"keystore", "truststore"} {
 		if t, ok := props["ssl."+store+".type"]; ok && strings.TrimSpace(t) != "PEM" {
 			return nil, fmt.Errorf("client property ssl.%s.type: %s is not supported: weir reads PEM %ss only", store, t, store)
@@ -111,8 +170,7 @@ func tlsOpt(props map[string]string) (kgo.Opt, error) {
 	if err != nil {
 		return nil, fmt.Errorf("client TLS settings: %w", err)
 	}
-	// kgo names each broker's host as the server name.
-	return kgo.DialTLSConfig(st.Client("")), nil
+	return st.Client(""), nil
 }
 
 func saslMechanism(props map[string]string) (kgosasl.Mechanism, error) {

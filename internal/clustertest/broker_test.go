@@ -5,6 +5,8 @@ import (
 	"slices"
 	"testing"
 	"time"
+
+	"weir/internal/testwait"
 )
 
 // A broker-only node follows the quorum as an observer through a
@@ -26,7 +28,7 @@ func TestBrokerOnlyNodeFollowsTheQuorum(t *testing.T) {
 	sameImage(t, c, b.Index, durable(c.Node(leader).Server.Image()), 10*time.Second)
 
 	c.Isolate(b.Index)
-	Eventually(t, 10*time.Second, "the broker-only node fenced", func() error {
+	testwait.For(t, 10*time.Second, "the broker-only node fenced", func() error {
 		m := metadataFrom(t, c.Node(leader))
 		if slices.Contains(brokerIDs(m), b.ID) {
 			return fmt.Errorf("brokers %v", brokerIDs(m))
@@ -37,7 +39,7 @@ func TestBrokerOnlyNodeFollowsTheQuorum(t *testing.T) {
 		return nil
 	})
 	c.Heal()
-	Eventually(t, 10*time.Second, "the broker-only node unfenced", func() error {
+	testwait.For(t, 10*time.Second, "the broker-only node unfenced", func() error {
 		m := metadataFrom(t, c.Node(leader))
 		if l := partitionLeaders(m, "observed")[0]; l != b.ID {
 			return fmt.Errorf("observed-0 led by %d, brokers %v", l, brokerIDs(m))

@@ -37,6 +37,7 @@ import (
 	"weir/internal/server"
 	"weir/internal/testport"
 	"weir/internal/testwait"
+	"weir/internal/vfs"
 )
 
 // Options configure a cluster.
@@ -54,6 +55,9 @@ type Options struct {
 	// NodeOverrides are keys for one node, by node.id, applied last (a
 	// broker.rack per node, say).
 	NodeOverrides map[int32]map[string]string
+	// NodeFS is the filesystem under one node's logs, by node.id (fault
+	// injection); the OS when absent.
+	NodeFS map[int32]vfs.FS
 	// Logs shows the nodes' logs (debug level) on stderr.
 	Logs bool
 	// ClientOpts are given to every client of Client (TLS for a cluster
@@ -246,8 +250,9 @@ func (c *Cluster) start(idx ...int) error {
 		props := c.props(n)
 		dial := c.net.dialer(i)
 		lg := c.logger(n)
+		fs := c.opts.NodeFS[n.ID]
 		go func() {
-			srv, err := startServer(props, dial, lg)
+			srv, err := startServer(props, dial, lg, fs)
 			out <- started{i, srv, err}
 		}()
 	}
@@ -266,12 +271,12 @@ func (c *Cluster) start(idx ...int) error {
 	return nil
 }
 
-func startServer(props map[string]string, dial dialFunc, lg *slog.Logger) (*server.Server, error) {
+func startServer(props map[string]string, dial dialFunc, lg *slog.Logger, fs vfs.FS) (*server.Server, error) {
 	cfg, _, err := server.LoadConfig(props)
 	if err != nil {
 		return nil, err
 	}
-	srv := server.New(cfg, server.Options{Logger: lg, Dial: dial})
+	srv := server.New(cfg, server.Options{Logger: lg, Dial: dial, FS: fs})
 	if err := srv.Start(); err != nil {
 		return nil, err
 	}
@@ -384,7 +389,7 @@ func (c *Cluster) Heal() { c.net.heal() }
 func (c *Cluster) Leader() int {
 	c.t.Helper()
 	leader := -1
-	Eventually(c.t, 10*time.Second, "an active controller", func() error {
+	testwait.For(c.t, 10*time.Second, "an active controller", func() error {
 		var term uint64
 		leader = -1
 		for _, i := range c.Live() {
@@ -427,11 +432,4 @@ func (c *Cluster) Client(t testing.TB, opts ...kgo.Opt) *kgo.Client {
 	}
 	t.Cleanup(cl.Close)
 	return cl
-}
-
-// Eventually waits until cond returns nil and fails the test with cond's
-// last error after timeout (see testwait.For).
-func Eventually(t testing.TB, timeout time.Duration, what string, cond func() error) {
-	t.Helper()
-	testwait.For(t, timeout, what, cond)
 }

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"testing"
 	"time"
+
+	"weir/internal/testwait"
 )
 
 // The active controller crashes: the others elect a new one, every
@@ -36,7 +38,7 @@ func TestActiveControllerKilled(t *testing.T) {
 	if got := missing(append(before, after...), topicNames(metadataFrom(t, c.Node(old)))); len(got) > 0 {
 		t.Fatalf("the restarted node %d does not serve topics %v", old, got)
 	}
-	Eventually(t, 10*time.Second, fmt.Sprintf("node %d unfenced", old), func() error {
+	testwait.For(t, 10*time.Second, fmt.Sprintf("node %d unfenced", old), func() error {
 		return unfenced(c.Node(c.Leader()).Server.Image(), c.Node(old).ID)
 	})
 }

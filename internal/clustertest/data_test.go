@@ -8,6 +8,8 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
+
+	"weir/internal/testwait"
 )
 
 // A node that crashes keeps every record it acknowledged: once restarted
@@ -32,14 +34,14 @@ func TestKilledNodeKeepsAcknowledgedRecords(t *testing.T) {
 	for _, victim := range []int{c.Leader(), (c.Leader() + 1) % c.Size()} {
 		c.Kill(victim)
 		// Fenced, so its partition goes offline and comes back with it.
-		Eventually(t, 10*time.Second, fmt.Sprintf("node %d fenced", victim), func() error {
+		testwait.For(t, 10*time.Second, fmt.Sprintf("node %d fenced", victim), func() error {
 			if l := partitionLeaders(metadataFrom(t, c.Node(c.Leader())), "acked")[int32(victim)]; l != -1 {
 				return fmt.Errorf("acked-%d led by %d", victim, l)
 			}
 			return nil
 		})
 		c.Restart(victim, true)
-		Eventually(t, 10*time.Second, fmt.Sprintf("node %d to lead its partition again", victim), func() error {
+		testwait.For(t, 10*time.Second, fmt.Sprintf("node %d to lead its partition again", victim), func() error {
 			if l := partitionLeaders(metadataFrom(t, c.Node(victim)), "acked")[int32(victim)]; l != c.Node(victim).ID {
 				return fmt.Errorf("acked-%d led by %d", victim, l)
 			}
@@ -49,7 +51,7 @@ func TestKilledNodeKeepsAcknowledgedRecords(t *testing.T) {
 		// until then a client may be told LEADER_NOT_AVAILABLE.
 		adm := kadm.NewClient(c.Client(t))
 		var ends kadm.ListedOffsets
-		Eventually(t, 10*time.Second, "every partition's end offset", func() error {
+		testwait.For(t, 10*time.Second, "every partition's end offset", func() error {
 			var err error
 			if ends, err = adm.ListEndOffsets(ctx, "acked"); err != nil {
 				return err

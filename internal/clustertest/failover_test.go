@@ -12,6 +12,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"weir/internal/config"
+	"weir/internal/testwait"
 )
 
 // A partition's leader crashes 0 to 3 s after its topic was created, while
@@ -53,7 +54,7 @@ func TestLeaderKilledSoonAfterCreation(t *testing.T) {
 				killed := time.Now()
 				c.Kill(v)
 				bound := session + 2*election + 2*time.Second
-				Eventually(t, bound, fmt.Sprintf("try %d: a survivor of node %d's crash to lead %s", try, v, topic), func() error {
+				testwait.For(t, bound, fmt.Sprintf("try %d: a survivor of node %d's crash to lead %s", try, v, topic), func() error {
 					for _, i := range survivors {
 						if l, _, _ := partitionState(c, i, topic, 0); l < 0 || l == victim {
 							return fmt.Errorf("node %d sees leader %d", i, l)
@@ -72,7 +73,7 @@ func TestLeaderKilledSoonAfterCreation(t *testing.T) {
 				t.Logf("try %d: node %d (controller %v) killed %v after creating %s: a survivor led after %v, writes resumed after %v",
 					try, v, try%2 == 0, delay, topic, elected.Round(time.Millisecond), gap.Round(time.Millisecond))
 				c.Restart(v, true)
-				Eventually(t, 15*time.Second, fmt.Sprintf("node %d unfenced", v), func() error {
+				testwait.For(t, 15*time.Second, fmt.Sprintf("node %d unfenced", v), func() error {
 					return unfenced(c.Node(c.Leader()).Server.Image(), victim)
 				})
 			}
@@ -98,7 +99,7 @@ func watchPartition(c *Cluster, topic string, nodes []int) *partitionWatch {
 	for i, n := range nodes {
 		srv := c.Node(n).Server
 		images[i] = func() (int32, []int32) {
-			t := srv.Image().Topics[topic]
+			t := srv.Image().Topics.Get(topic)
 			if t == nil || t.Partitions[0] == nil {
 				return -2, nil
 			}

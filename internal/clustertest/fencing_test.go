@@ -5,6 +5,8 @@ import (
 	"slices"
 	"testing"
 	"time"
+
+	"weir/internal/testwait"
 )
 
 // A node cut off from the others stops heartbeating: the active
@@ -31,7 +33,7 @@ func TestIsolatedBrokerIsFencedAndUnfenced(t *testing.T) {
 			start := time.Now()
 			c.Isolate(v)
 			for _, i := range others {
-				Eventually(t, session+5*time.Second, fmt.Sprintf("node %d to drop broker %d", i, id), func() error {
+				testwait.For(t, session+5*time.Second, fmt.Sprintf("node %d to drop broker %d", i, id), func() error {
 					m := metadataFrom(t, c.Node(i))
 					if slices.Contains(brokerIDs(m), id) {
 						return fmt.Errorf("brokers %v", brokerIDs(m))
@@ -60,7 +62,7 @@ func TestIsolatedBrokerIsFencedAndUnfenced(t *testing.T) {
 
 			c.Heal()
 			for _, i := range c.Live() {
-				Eventually(t, 10*time.Second, fmt.Sprintf("node %d to list broker %d again", i, id), func() error {
+				testwait.For(t, 10*time.Second, fmt.Sprintf("node %d to list broker %d again", i, id), func() error {
 					m := metadataFrom(t, c.Node(i))
 					if !slices.Contains(brokerIDs(m), id) {
 						return fmt.Errorf("brokers %v", brokerIDs(m))
@@ -93,14 +95,14 @@ func TestCrashedBrokerIsFencedBeforeItsSessionRunsOut(t *testing.T) {
 		}
 		id := c.Node(v).ID
 		c.Kill(v)
-		Eventually(t, within, fmt.Sprintf("the crashed %s %d fenced", victim, id), func() error {
+		testwait.For(t, within, fmt.Sprintf("the crashed %s %d fenced", victim, id), func() error {
 			if err := unfenced(c.Node(c.Leader()).Server.Image(), id); err == nil {
 				return fmt.Errorf("broker %d is not fenced", id)
 			}
 			return nil
 		})
 		c.Restart(v, true)
-		Eventually(t, 10*time.Second, fmt.Sprintf("node %d unfenced", v), func() error {
+		testwait.For(t, 10*time.Second, fmt.Sprintf("node %d unfenced", v), func() error {
 			return unfenced(c.Node(c.Leader()).Server.Image(), id)
 		})
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"weir/internal/metadata"
+	"weir/internal/testwait"
 )
 
 // ask sends req to node n only (no retries, no routing by the client) and
@@ -109,7 +110,7 @@ func createTopics(t *testing.T, n *Node, partitions int32, replicas []int32, con
 	}
 	// NOT_CONTROLLER (the node does not know the active controller yet,
 	// after a failover) changed nothing: retried, as clients do.
-	Eventually(t, 10*time.Second, fmt.Sprintf("node %d to create %v", n.Index, names), func() error {
+	testwait.For(t, 10*time.Second, fmt.Sprintf("node %d to create %v", n.Index, names), func() error {
 		resp, err := ask(t, n, req)
 		if err != nil {
 			t.Fatalf("CreateTopics through node %d: %v", n.Index, err)
@@ -185,13 +186,13 @@ func missing(want, have []string) []string {
 // change across failures and restarts and are left out.
 func durable(img *metadata.Image) string {
 	var b strings.Builder
-	topics := make([]string, 0, len(img.Topics))
-	for name := range img.Topics {
+	topics := make([]string, 0, img.Topics.Len())
+	for name := range img.Topics.All() {
 		topics = append(topics, name)
 	}
 	sort.Strings(topics)
 	for _, name := range topics {
-		tp := img.Topics[name]
+		tp := img.Topics.Get(name)
 		fmt.Fprintf(&b, "topic %s id=%s\n", name, tp.ID)
 		for _, p := range tp.SortedPartitions() {
 			fmt.Fprintf(&b, "  partition %d replicas=%v\n", p.ID, p.Replicas)
@@ -244,7 +245,7 @@ func diffLines(a, b string) string {
 // sameImage waits until node i's durable image equals want.
 func sameImage(t *testing.T, c *Cluster, i int, want string, timeout time.Duration) {
 	t.Helper()
-	Eventually(t, timeout, fmt.Sprintf("node %d's image to match", i), func() error {
+	testwait.For(t, timeout, fmt.Sprintf("node %d's image to match", i), func() error {
 		if got := durable(c.Node(i).Server.Image()); got != want {
 			return fmt.Errorf("differs:\n%s", diffLines(want, got))
 		}

@@ -12,6 +12,8 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
+
+	"weir/internal/testwait"
 )
 
 // samples scrapes node i's /metrics and returns every sample by its full
@@ -69,7 +71,7 @@ func TestReplicationMetrics(t *testing.T) {
 	createAssigned(t, c, "metered", [][]int32{{id(leader), id(follower), id(ctl)}}, nil)
 	waitState(t, c, "metered", 0, "all in sync", isrIs(1, 2, 3))
 
-	Eventually(t, 10*time.Second, "one active controller", func() error {
+	testwait.For(t, 10*time.Second, "one active controller", func() error {
 		active := 0.0
 		for _, i := range c.Live() {
 			s, err := samples(c, i)
@@ -104,7 +106,7 @@ func TestReplicationMetrics(t *testing.T) {
 	waitState(t, c, "metered", 0, "the follower out of the ISR", isrIs(id(leader), id(ctl)))
 	c.Mend(leader, follower)
 	const lag = `weir_server_fetcher_lag_metrics_consumer_lag{partition="0",topic="metered"}`
-	Eventually(t, 20*time.Second, "the follower lagging", func() error {
+	testwait.For(t, 20*time.Second, "the follower lagging", func() error {
 		s, err := samples(c, follower)
 		if err != nil {
 			return err
@@ -128,7 +130,7 @@ func TestReplicationMetrics(t *testing.T) {
 	if _, err := adm.AlterBrokerConfigs(ctx, []kadm.AlterConfig{{Name: "follower.replication.throttled.rate", Op: kadm.DeleteConfig}}, id(follower)); err != nil {
 		t.Fatal(err)
 	}
-	Eventually(t, 20*time.Second, "the follower caught up and back in the ISR", func() error {
+	testwait.For(t, 20*time.Second, "the follower caught up and back in the ISR", func() error {
 		s, err := samples(c, follower)
 		if err != nil {
 			return err

@@ -12,6 +12,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"weir/internal/testwait"
 )
 
 // createReplicated creates topic with partitions of replication factor rf
@@ -96,11 +98,11 @@ func TestLeaderKilledFollowerTakesOver(t *testing.T) {
 	sameRecords(t, sent, consumeAll(t, c, "r3", 200))
 
 	img := c.Node(0).Server.Image()
-	leader := img.Topics["r3"].Partitions[0].Leader
+	leader := img.Topics.Get("r3").Partitions[0].Leader
 	c.Kill(int(leader - 1))
-	Eventually(t, 15*time.Second, "a new leader", func() error {
+	testwait.For(t, 15*time.Second, "a new leader", func() error {
 		for _, i := range c.Live() {
-			p := c.Node(i).Server.Image().Topics["r3"].Partitions[0]
+			p := c.Node(i).Server.Image().Topics.Get("r3").Partitions[0]
 			if p.Leader < 0 || p.Leader == leader {
 				return fmt.Errorf("node %d sees leader %d", i, p.Leader)
 			}
@@ -120,7 +122,7 @@ func ptr(s string) *string { return &s }
 // partitionState is partition p of topic as node i's image has it
 // (leader -2 and epoch -1 while the image does not have it).
 func partitionState(c *Cluster, i int, topic string, p int32) (leader int32, isr []int32, partitionEpoch int32) {
-	t := c.Node(i).Server.Image().Topics[topic]
+	t := c.Node(i).Server.Image().Topics.Get(topic)
 	if t == nil || t.Partitions[p] == nil {
 		return -2, nil, -1
 	}
@@ -215,9 +217,9 @@ func waitState(t *testing.T, c *Cluster, topic string, p int32, what string, ok 
 // waitStateOn is waitState on the given nodes only.
 func waitStateOn(t *testing.T, c *Cluster, nodes []int, topic string, p int32, what string, ok func(leader int32, isr []int32) bool) {
 	t.Helper()
-	Eventually(t, 20*time.Second, what, func() error {
+	testwait.For(t, 20*time.Second, what, func() error {
 		for _, i := range nodes {
-			tp := c.Node(i).Server.Image().Topics[topic]
+			tp := c.Node(i).Server.Image().Topics.Get(topic)
 			if tp == nil || tp.Partitions[p] == nil {
 				return fmt.Errorf("node %d does not know %s-%d", i, topic, p)
 			}
@@ -427,7 +429,7 @@ func TestReassignmentOntoANewBrokerUnderThrottle(t *testing.T) {
 			t.Fatalf("reassigning %s-%d: %v", r.Topic, r.Partition, r.Err)
 		}
 	})
-	Eventually(t, 30*time.Second, "the reassignment to complete", func() error {
+	testwait.For(t, 30*time.Second, "the reassignment to complete", func() error {
 		l, err := adm.ListPartitionReassignments(ctx, kadm.TopicsSet{"move": {0: {}}})
 		if err != nil {
 			return err
@@ -435,7 +437,7 @@ func TestReassignmentOntoANewBrokerUnderThrottle(t *testing.T) {
 		if len(l) > 0 {
 			return fmt.Errorf("still reassigning: %v", l)
 		}
-		mp := c.Node(0).Server.Image().Topics["move"].Partitions[0]
+		mp := c.Node(0).Server.Image().Topics.Get("move").Partitions[0]
 		if !slices.Equal(mp.Replicas, []int32{4, 1}) {
 			return fmt.Errorf("replicas %v", mp.Replicas)
 		}

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"testing"
 	"time"
+
+	"weir/internal/testwait"
 )
 
 // The active controller stopped cleanly hands the quorum over before it
@@ -14,7 +16,7 @@ func TestStoppedActiveControllerHandsOver(t *testing.T) {
 	old := c.Leader()
 	c.Stop(old)
 	stopped := time.Now()
-	Eventually(t, 2*time.Second, "another active controller", func() error {
+	testwait.For(t, 2*time.Second, "another active controller", func() error {
 		for _, i := range c.Live() {
 			if c.Node(i).Server.QuorumStatus().Active {
 				return nil

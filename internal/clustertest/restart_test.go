@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"weir/internal/testwait"
 )
 
 // makeChanges creates topics (some with configs), changes configs and
@@ -42,9 +44,9 @@ func TestFullRestartKeepsTheImage(t *testing.T) {
 	for _, i := range c.Live() {
 		sameImage(t, c, i, want, 10*time.Second)
 	}
-	Eventually(t, 10*time.Second, "every partition led by its replica", func() error {
+	testwait.For(t, 10*time.Second, "every partition led by its replica", func() error {
 		img := c.Node(c.Leader()).Server.Image()
-		for _, tp := range img.Topics {
+		for _, tp := range img.Topics.All() {
 			for _, p := range tp.Partitions {
 				if p.Leader != p.Replicas[0] || !slices.Equal(p.ISR, p.Replicas) {
 					return fmt.Errorf("%s-%d: leader %d, isr %v, replicas %v", tp.Name, p.ID, p.Leader, p.ISR, p.Replicas)
@@ -104,7 +106,7 @@ func TestWipedNodeCatchesUp(t *testing.T) {
 	if len(checkpoints(c.Node(w))) == 0 {
 		t.Fatalf("the wiped node caught up without a snapshot; metadata log: %v", logSegments(c.Node(w)))
 	}
-	Eventually(t, 10*time.Second, "the wiped node unfenced", func() error {
+	testwait.For(t, 10*time.Second, "the wiped node unfenced", func() error {
 		return unfenced(c.Node(c.Leader()).Server.Image(), c.Node(w).ID)
 	})
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"weir/internal/testwait"
 	"weir/internal/tlsconf/tlstest"
 )
 
@@ -32,7 +33,7 @@ func TestTLSCluster(t *testing.T) {
 	createReplicated(t, c, "secure", 2, 3, map[string]*string{"min.insync.replicas": ptr("3")})
 	sent := produceAll(t, c, "secure", 100)
 	sameRecords(t, sent, consumeAll(t, c, "secure", 100))
-	Eventually(t, 15*time.Second, "every replica in the ISR", func() error {
+	testwait.For(t, 15*time.Second, "every replica in the ISR", func() error {
 		for _, i := range c.Live() {
 			for p := int32(0); p < 2; p++ {
 				if _, isr, _ := partitionState(c, i, "secure", p); len(isr) != 3 {

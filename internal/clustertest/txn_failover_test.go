@@ -11,6 +11,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"weir/internal/coordinator"
+	"weir/internal/testwait"
 )
 
 // The transaction coordinator fails over in the middle of a commit. The
@@ -38,7 +39,7 @@ func TestTxnCoordinatorFailoverMidCommit(t *testing.T) {
 	// coordinator is not the controller.
 	fc := kmsg.NewPtrFindCoordinatorRequest()
 	fc.CoordinatorType, fc.CoordinatorKey = 1, "probe"
-	Eventually(t, 20*time.Second, "__transaction_state", func() error {
+	testwait.For(t, 20*time.Second, "__transaction_state", func() error {
 		resp, err := fc.RequestWith(ctx, cl)
 		if err == nil && resp.ErrorCode != 0 {
 			err = fmt.Errorf("FindCoordinator: error %d", resp.ErrorCode)
@@ -47,7 +48,7 @@ func TestTxnCoordinatorFailoverMidCommit(t *testing.T) {
 	})
 	var id string
 	var coord int
-	Eventually(t, 20*time.Second, "a coordinator other than the controller", func() error {
+	testwait.For(t, 20*time.Second, "a coordinator other than the controller", func() error {
 		leaders := partitionLeaders(metadataFrom(t, c.Node(k)), "__transaction_state")
 		for i := range 100 {
 			cand := fmt.Sprintf("failover-%d", i)
@@ -97,7 +98,7 @@ func TestTxnCoordinatorFailoverMidCommit(t *testing.T) {
 	}
 
 	c.Kill(coord)
-	Eventually(t, 30*time.Second, "the new coordinator completes the commit", func() error {
+	testwait.For(t, 30*time.Second, "the new coordinator completes the commit", func() error {
 		// A new client each time: a client keeps the coordinator it
 		// found, and the old one cannot be dialled.
 		fresh, err := kgo.NewClient(kgo.SeedBrokers(c.Node(k).Addr))
@@ -140,7 +141,7 @@ func TestTxnCoordinatorFailoverMidCommit(t *testing.T) {
 	if err := p.EndTransaction(ctx, kgo.TryCommit); err != nil {
 		t.Fatalf("commit after the failover: %v", err)
 	}
-	Eventually(t, 10*time.Second, "the commit after the restart", func() error {
+	testwait.For(t, 10*time.Second, "the commit after the restart", func() error {
 		ds, err := kadm.NewClient(p).DescribeTransactions(ctx, id)
 		if err == nil && (ds[id].ProducerEpoch != 1 || ds[id].State != "CompleteCommit") {
 			err = fmt.Errorf("%s at epoch %d", ds[id].State, ds[id].ProducerEpoch)

@@ -109,6 +109,9 @@ type Broker struct {
 	TransactionRemoveExpiredInterval time.Duration
 	TransactionPartitionVerification bool
 	ReplicationQuotaWindowNum        int32
+	QuotaWindowNum                   int32
+	ConnectionsMaxIdle               time.Duration // < 0: never
+	QuotaWindowSize                  time.Duration
 	ReplicationQuotaWindowSize       time.Duration
 
 	// MetricsListener is the host:port of the Prometheus endpoint
@@ -224,7 +227,7 @@ func LoadBroker(props map[string]string) (*Broker, []string, error) {
 	if errs := append(refusals, b.check()...); len(errs) > 0 {
 		return nil, warnings, errors.Join(errs...)
 	}
-	return b, warnings, nil
+	return b, append(warnings, b.authorizerWarnings()...), nil
 }
 
 // fill sets the typed fields from Values (which are valid by now).
@@ -320,6 +323,9 @@ func (b *Broker) fill() {
 	b.TransactionRemoveExpiredInterval = g.ms("transaction.remove.expired.transaction.cleanup.interval.ms")
 	b.TransactionPartitionVerification = g.bool("transaction.partition.verification.enable")
 	b.ReplicationQuotaWindowNum = g.i32("replication.quota.window.num")
+	b.QuotaWindowNum = g.i32("quota.window.num")
+	b.ConnectionsMaxIdle = time.Duration(g.i64("connections.max.idle.ms")) * time.Millisecond
+	b.QuotaWindowSize = g.dur("quota.window.size.seconds", time.Second)
 	b.ReplicationQuotaWindowSize = g.dur("replication.quota.window.size.seconds", time.Second)
 	b.MetricsListener, _ = ParseMetricsListener(g.str(KeyMetricsListener))
 	b.FastFencing = g.bool(KeyFastFencing)

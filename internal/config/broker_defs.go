@@ -61,13 +61,10 @@ const (
 	reasonNoLogDirMoves       = "weir never moves replicas between log directories (AlterReplicaLogDirs is not served), so there is nothing to throttle"
 	reasonOffsetsUncompressed = "weir writes __consumer_offsets batches uncompressed; readers accept any codec"
 	reasonLoadBuffer          = "loading a coordinator's partition reads its batches straight from the log; there is no load buffer to size"
-	reasonNoClientQuotas      = "weir implements no client quotas (DescribeClientQuotas and AlterClientQuotas are not served), so there is nothing to measure"
 	reasonPreallocate         = "weir does not preallocate segment files; preallocation only affects file-system fragmentation, never the data"
 	reasonTiered              = "weir implements no tiered storage (remote.storage.enable is refused), so no topic is tiered"
 	reasonCleanerThreads      = "weir runs one log cleaner per broker whatever the count (0, with which Kafka never compacts, is refused)"
 	reasonCleanerIOBuffer     = "weir's log cleaner reads and writes segments through the log's own buffers"
-	reasonConnLimits          = "weir does not limit connections yet; every connection is accepted"
-	reasonIdle                = "weir does not close idle connections yet (clients close their own: the client's connections.max.idle.ms)"
 	reasonQueuedBytes         = "weir does not bound the bytes of requests in flight yet; each connection reads at most socket.request.max.bytes per request"
 	reasonCleanerThrottle     = "weir's log cleaner does not throttle its I/O yet"
 	reasonTieredStorage       = "weir does not implement tiered storage; each topic keeps all its data in its local log"
@@ -113,11 +110,11 @@ var brokerCoreDefs = []Def{
 	def("socket.receive.buffer.bytes", TypeInt, "-1", nil, ReadOnly, "SO_RCVBUF of server sockets; -1 (weir's default; Kafka's is 102400) keeps the kernel's autotuning."),
 	def("socket.request.max.bytes", TypeInt, "104857600", atLeast(1), ReadOnly, "Largest request the server accepts."),
 	ignored(def("socket.listen.backlog.size", TypeInt, "50", atLeast(1), ReadOnly, "Maximum number of pending connections per listening socket."), reasonBacklog),
-	refused(def("max.connections", TypeInt, maxInt, atLeast(0), ClusterWide, "Maximum number of connections across all listeners."), reasonConnLimits),
-	refused(def("max.connections.per.ip", TypeInt, maxInt, atLeast(0), ClusterWide, "Maximum number of connections from one IP address."), reasonConnLimits),
-	refused(def("max.connections.per.ip.overrides", TypeString, "", nil, ClusterWide, "Per host or IP connection limits as host:count pairs."), reasonConnLimits),
-	refused(def("max.connection.creation.rate", TypeInt, maxInt, atLeast(0), ClusterWide, "Maximum new connections per second across the broker."), reasonConnLimits),
-	refused(def("connections.max.idle.ms", TypeLong, "600000", nil, ReadOnly, "Idle connections are closed after this long."), reasonIdle),
+	def("max.connections", TypeInt, maxInt, atLeast(0), ClusterWide, "Maximum number of connections across all listeners but the inter-broker one."),
+	def("max.connections.per.ip", TypeInt, maxInt, atLeast(0), ClusterWide, "Maximum number of connections from one IP address."),
+	def("max.connections.per.ip.overrides", TypeString, "", connectionOverridesValidator, ClusterWide, "Per host or IP connection limits as host:count pairs."),
+	def("max.connection.creation.rate", TypeInt, maxInt, atLeast(0), ClusterWide, "Maximum new connections per second across the listeners but the inter-broker one."),
+	def("connections.max.idle.ms", TypeLong, "600000", nil, ReadOnly, "Idle connections are closed after this long; a negative value never closes them (weir's own connections between nodes are redialled after 5 minutes unused)."),
 	def("connection.failed.authentication.delay.ms", TypeInt, "100", atLeast(0), ReadOnly, "Delay before answering and closing a connection that failed authentication."),
 	ignored(def("queued.max.requests", TypeInt, "500", atLeast(1), ReadOnly, "Requests queued before network threads stop reading."), reasonNoRequestQueue),
 	refused(def("queued.max.request.bytes", TypeLong, "-1", nil, ReadOnly, "Bytes of queued requests before reading stops; -1 means no limit."), reasonQueuedBytes),
@@ -193,8 +190,8 @@ var brokerCoreDefs = []Def{
 	def(KeyProducerIDExpiration, TypeInt, "86400000", atLeast(1), ClusterWide, "Idle time after which a partition leader forgets a producer id."),
 
 	// Client quotas.
-	ignored(def("quota.window.num", TypeInt, "11", atLeast(1), ReadOnly, "Samples kept for client quotas."), reasonNoClientQuotas),
-	ignored(def("quota.window.size.seconds", TypeInt, "1", atLeast(1), ReadOnly, "Length of one client quota sample."), reasonNoClientQuotas),
+	def("quota.window.num", TypeInt, "11", atLeast(1), ReadOnly, "Samples kept for client quotas."),
+	def("quota.window.size.seconds", TypeInt, "1", atLeast(1), ReadOnly, "Length of one client quota sample."),
 	def("replication.quota.window.num", TypeInt, "11", atLeast(1), ReadOnly, "Samples kept for replication quotas."),
 	def("replication.quota.window.size.seconds", TypeInt, "1", atLeast(1), ReadOnly, "Length of one replication quota sample."),
 

@@ -40,6 +40,31 @@ var authorizerClass validator = check{"\"\" or " + StandardAuthorizer, func(v an
 	return nil
 }}
 
+// superUsers checks super.users: principals (Type:name) separated by ';'.
+var superUsers validator = check{"principals (Type:name) separated by ';'", func(v any) error {
+	s, _ := v.(string)
+	for _, p := range strings.Split(s, ";") {
+		if p = strings.TrimSpace(p); p != "" && !strings.Contains(p, ":") {
+			return fmt.Errorf("expected a string in format principalType:principalName but got %s", p)
+		}
+	}
+	return nil
+}}
+
+// authorizerWarnings says when authorizer settings are set without an
+// authorizer to read them.
+func (b *Broker) authorizerWarnings() []string {
+	var out []string
+	if b.Values["authorizer.class.name"] == "" {
+		for _, k := range []string{"super.users", "allow.everyone.if.no.acl.found"} {
+			if b.Set[k] {
+				out = append(out, fmt.Sprintf("%s has no effect: authorizer.class.name is not set, so every client may perform every operation", k))
+			}
+		}
+	}
+	return out
+}
+
 // DefaultPrincipalBuilder is Kafka's principal.builder.class default.
 const DefaultPrincipalBuilder = "org.apache.kafka.common.security.authenticator.DefaultKafkaPrincipalBuilder"
 
@@ -150,7 +175,7 @@ var brokerSecurityDefs = []Def{
 	security("principal.builder.class", TypeClass, DefaultPrincipalBuilder, nil, reasonAuthn, "Class that builds the principal of a connection."),
 	refused(def("security.providers", TypeString, nullDefault, nil, ReadOnly, "Classes that provide security algorithms."), reasonAuthn),
 	def("authorizer.class.name", TypeString, "", authorizerClass, ReadOnly, "Authorizer class; empty for none."),
-	def("super.users", TypeString, "", nil, ReadOnly, "Principals (User:name) separated by ';' that the authorizer allows everything."),
+	def("super.users", TypeString, "", superUsers, ReadOnly, "Principals (User:name) separated by ';' that the authorizer allows everything."),
 	def("allow.everyone.if.no.acl.found", TypeBoolean, "false", nil, ReadOnly, "Whether the authorizer allows an operation on a resource no ACL applies to."),
 	refused(def("delegation.token.secret.key", TypePassword, nullDefault, nil, ReadOnly, "Secret that signs delegation tokens."), reasonToken),
 	refused(def("delegation.token.max.lifetime.ms", TypeLong, "604800000", atLeast(1), ReadOnly, "Longest lifetime of a delegation token."), reasonToken),

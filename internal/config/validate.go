@@ -220,3 +220,31 @@ func contains(list []string, s string) bool {
 	}
 	return false
 }
+
+// ParseConnectionOverrides parses max.connections.per.ip.overrides:
+// comma-separated host:count pairs (an IP address or a host name, resolved
+// by the caller) with counts of at least 0.
+func ParseConnectionOverrides(s string) (map[string]int, error) {
+	out := map[string]int{}
+	for _, it := range strings.Split(s, ",") {
+		it = strings.TrimSpace(it)
+		if it == "" {
+			continue
+		}
+		i := strings.LastIndex(it, ":")
+		if i <= 0 {
+			return nil, fmt.Errorf("%q is not of the form host:count", it)
+		}
+		n, err := strconv.Atoi(strings.TrimSpace(it[i+1:]))
+		if err != nil || n < 0 {
+			return nil, fmt.Errorf("%q is not of the form host:count with a count of at least 0", it)
+		}
+		out[strings.Trim(strings.TrimSpace(it[:i]), "[]")] = n
+	}
+	return out, nil
+}
+
+var connectionOverridesValidator validator = check{"list of host:count", func(v any) error {
+	_, err := ParseConnectionOverrides(v.(string))
+	return err
+}}

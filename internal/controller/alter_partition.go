@@ -40,14 +40,16 @@ import (
 // A request-level failure is returned as the error (see the file comment);
 // per-partition outcomes are in the response, at the request's version.
 func (c *Controller) AlterPartition(req *kmsg.AlterPartitionRequest) (*kmsg.AlterPartitionResponse, error) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if err := c.requireActive(); err != nil {
-		return nil, err
-	}
-	img := c.Image()
+	return run(c, func(img *metadata.Image) (result[*kmsg.AlterPartitionResponse], error) {
+		return c.alterPartition(img, req)
+	})
+}
+
+// alterPartition builds AlterPartition.
+func (c *Controller) alterPartition(img *metadata.Image, req *kmsg.AlterPartitionRequest) (result[*kmsg.AlterPartitionResponse], error) {
+	var plan result[*kmsg.AlterPartitionResponse]
 	if b := img.Brokers[req.BrokerID]; b == nil || b.Epoch != req.BrokerEpoch {
-		return nil, kerr.StaleBrokerEpoch
+		return plan, kerr.StaleBrokerEpoch
 	}
 	resp := kmsg.NewPtrAlterPartitionResponse()
 	resp.SetVersion(req.Version)
@@ -59,7 +61,7 @@ func (c *Controller) AlterPartition(req *kmsg.AlterPartitionRequest) (*kmsg.Alte
 		for _, rp := range rt.Partitions {
 			res := kmsg.NewAlterPartitionResponseTopicPartition()
 			res.Partition = rp.Partition
-			t := img.TopicsByID[metadata.Uuid(rt.TopicID)]
+			t := img.TopicsByID.Get(metadata.Uuid(rt.TopicID))
 			if t == nil {
 				res.ErrorCode = kerr.UnknownTopicID.Code
 				out.Partitions = append(out.Partitions, res)
@@ -76,10 +78,10 @@ func (c *Controller) AlterPartition(req *kmsg.AlterPartitionRequest) (*kmsg.Alte
 			if rec := ch.record(); rec != nil {
 				next, _, err := img.Apply([]metadata.Record{rec}, img.Offset)
 				if err != nil {
-					return nil, err
+					return plan, err
 				}
 				img, recs = next, append(recs, rec)
-				t = img.TopicsByID[t.ID]
+				t = img.TopicsByID.Get(t.ID)
 				p = t.Partitions[p.ID]
 				if rec.Leader != -2 && rec.Leader != req.BrokerID {
 					res.ErrorCode = kerr.NewLeaderElected.Code
@@ -93,10 +95,8 @@ func (c *Controller) AlterPartition(req *kmsg.AlterPartitionRequest) (*kmsg.Alte
 		}
 		resp.Topics = append(resp.Topics, out)
 	}
-	if _, err := c.commit(recs); err != nil {
-		return nil, err
-	}
-	return resp, nil
+	plan.Records, plan.Answer = recs, resp
+	return plan, nil
 }
 
 // checkAlterPartition returns the error code of one partition's request,

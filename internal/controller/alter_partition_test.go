@@ -14,7 +14,7 @@ import (
 
 func (h *harness) part(topic string, id int32) *metadata.Partition {
 	h.t.Helper()
-	t := h.c.Image().Topics[topic]
+	t := h.c.Image().Topics.Get(topic)
 	if t == nil || t.Partitions[id] == nil {
 		h.t.Fatalf("no partition %s-%d", topic, id)
 	}
@@ -62,7 +62,7 @@ func (h *harness) alterPartition(version int16, broker int32, topic string, entr
 	req.SetVersion(version)
 	req.BrokerID, req.BrokerEpoch = broker, h.epochs[broker]
 	rt := kmsg.NewAlterPartitionRequestTopic()
-	if t := h.c.Image().Topics[topic]; t != nil {
+	if t := h.c.Image().Topics.Get(topic); t != nil {
 		rt.TopicID = t.ID
 	}
 	rt.Partitions = entries
@@ -140,7 +140,7 @@ func TestAlterPartitionShrinksAndExpandsTheISR(t *testing.T) {
 	if err != nil || resp.Topics[0].Partitions[0].ErrorCode != 0 {
 		t.Fatalf("v2: %+v, %v", resp, err)
 	}
-	if resp.Version != 2 || resp.Topics[0].TopidID != h.c.Image().Topics["t"].ID {
+	if resp.Version != 2 || resp.Topics[0].TopidID != h.c.Image().Topics.Get("t").ID {
 		t.Errorf("v2 answer version %d topic %v", resp.Version, resp.Topics[0].TopidID)
 	}
 	if got := h.part("t", 0).ISR; !slices.Equal(got, []int32{1, 2}) {

@@ -64,25 +64,33 @@ func (c *Controller) sessionsLocked() map[int32]session {
 
 // RegisterBroker handles BrokerRegistration and returns the broker epoch.
 func (c *Controller) RegisterBroker(req *kmsg.BrokerRegistrationRequest, now time.Time) (int64, error) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if err := c.requireActive(); err != nil {
-		return 0, err
-	}
-	if req.ClusterID != c.cfg.ClusterID {
-		return 0, topicErr(kerr.InconsistentClusterID, "Expected cluster ID %s, but got cluster ID %s", c.cfg.ClusterID, req.ClusterID)
-	}
-	img := c.Image()
-	if old := img.Brokers[req.BrokerID]; old != nil && !old.Fenced && old.IncarnationID != req.IncarnationID {
-		// A fenced registration has no session left, as in Kafka.
-		if s, ok := c.session(req.BrokerID); ok && s.epoch == old.Epoch && now.Before(s.deadline) {
-			return 0, topicErr(kerr.DuplicateBrokerRegistration, "Another broker is registered with that broker id.")
+	return run(c, func(img *metadata.Image) (result[int64], error) {
+		live := func(broker int32, epoch int64) bool {
+			s, ok := c.session(broker)
+			return ok && s.epoch == epoch && now.Before(s.deadline)
 		}
+		res, err := c.registerBroker(img, req, c.quorum.EndOffset(), live)
+		res.after = func() { c.touch(req.BrokerID, res.Answer, now) }
+		return res, err
+	})
+}
+
+// registerBroker builds RegisterBroker: the registration gets epoch (the
+// offset its record will have); live reports whether a broker's session
+// at an epoch is running.
+func (c *Controller) registerBroker(img *metadata.Image, req *kmsg.BrokerRegistrationRequest, epoch int64, live func(broker int32, epoch int64) bool) (result[int64], error) {
+	var res result[int64]
+	if req.ClusterID != c.cfg.ClusterID {
+		return res, topicErr(kerr.InconsistentClusterID, "Expected cluster ID %s, but got cluster ID %s", c.cfg.ClusterID, req.ClusterID)
+	}
+	// A fenced registration has no session left, as in Kafka.
+	if old := img.Brokers[req.BrokerID]; old != nil && !old.Fenced && old.IncarnationID != req.IncarnationID && live(old.ID, old.Epoch) {
+		return res, topicErr(kerr.DuplicateBrokerRegistration, "Another broker is registered with that broker id.")
 	}
 	for _, f := range req.Features {
 		if f.Name == "metadata.version" {
 			if mv := img.Features["metadata.version"]; mv < f.MinSupportedVersion || mv > f.MaxSupportedVersion {
-				return 0, topicErr(kerr.UnsupportedVersion, "Unable to register because the broker does not support finalized version %d of metadata.version.", mv)
+				return res, topicErr(kerr.UnsupportedVersion, "Unable to register because the broker does not support finalized version %d of metadata.version.", mv)
 			}
 		}
 	}
@@ -97,7 +105,7 @@ func (c *Controller) RegisterBroker(req *kmsg.BrokerRegistrationRequest, now tim
 	for _, f := range req.Features {
 		r.Features = append(r.Features, metadata.BrokerFeature{Name: f.Name, MinSupportedVersion: f.MinSupportedVersion, MaxSupportedVersion: f.MaxSupportedVersion})
 	}
-	r.BrokerEpoch = c.quorum.EndOffset()
+	r.BrokerEpoch = epoch
 	r.Fenced = true
 	recs := []metadata.Record{r}
 	// A re-registration replaces a live registration: its leaderships
@@ -105,7 +113,7 @@ func (c *Controller) RegisterBroker(req *kmsg.BrokerRegistrationRequest, now tim
 	if old := img.Brokers[req.BrokerID]; old != nil && !old.Fenced {
 		var err error
 		if recs, err = thenElect(img, recs, func(after *metadata.Image) []metadata.Record { return c.electAway(after, req.BrokerID) }); err != nil {
-			return 0, err
+			return res, err
 		}
 	}
 	// A broker that did not shut down cleanly since its last registration
@@ -114,14 +122,11 @@ func (c *Controller) RegisterBroker(req *kmsg.BrokerRegistrationRequest, now tim
 	if old := img.Brokers[req.BrokerID]; old != nil && req.PreviousBrokerEpoch != old.Epoch {
 		var err error
 		if recs, err = thenElect(img, recs, func(after *metadata.Image) []metadata.Record { return c.uncleanShutdown(after, req.BrokerID) }); err != nil {
-			return 0, err
+			return res, err
 		}
 	}
-	if _, err := c.commit(recs); err != nil {
-		return 0, err
-	}
-	c.touch(req.BrokerID, r.BrokerEpoch, now)
-	return r.BrokerEpoch, nil
+	res.Records, res.Answer = recs, epoch
+	return res, nil
 }
 
 // BrokerHeartbeat handles a heartbeat and returns the broker's state.
@@ -129,18 +134,23 @@ func (c *Controller) BrokerHeartbeat(req *kmsg.BrokerHeartbeatRequest, now time.
 	if b := c.Image().Brokers[req.BrokerID]; b != nil && b.Epoch == req.BrokerEpoch && c.requireActive() == nil {
 		c.touch(b.ID, b.Epoch, now)
 	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if err := c.requireActive(); err != nil {
-		return nil, err
-	}
-	resp := kmsg.NewPtrBrokerHeartbeatResponse()
-	img := c.Image()
+	return run(c, func(img *metadata.Image) (result[*kmsg.BrokerHeartbeatResponse], error) {
+		if b := img.Brokers[req.BrokerID]; b != nil && b.Epoch == req.BrokerEpoch {
+			c.touch(b.ID, b.Epoch, now)
+		}
+		return c.brokerHeartbeat(img, req)
+	})
+}
+
+// brokerHeartbeat builds BrokerHeartbeat. A broker shutting down that
+// leads nothing once its leaderships moved is fenced in the same batch
+// and told to shut down.
+func (c *Controller) brokerHeartbeat(img *metadata.Image, req *kmsg.BrokerHeartbeatRequest) (result[*kmsg.BrokerHeartbeatResponse], error) {
+	var res result[*kmsg.BrokerHeartbeatResponse]
 	b := img.Brokers[req.BrokerID]
 	if b == nil || b.Epoch != req.BrokerEpoch {
-		return nil, kerr.StaleBrokerEpoch
+		return res, kerr.StaleBrokerEpoch
 	}
-	c.touch(b.ID, b.Epoch, now)
 	caughtUp := req.CurrentMetadataOffset >= b.Epoch
 	var recs []metadata.Record
 	away := func(after *metadata.Image) []metadata.Record { return c.electAway(after, b.ID) }
@@ -160,48 +170,40 @@ func (c *Controller) BrokerHeartbeat(req *kmsg.BrokerHeartbeatRequest, now time.
 		recs = append(recs, &metadata.FenceBrokerRecord{Id: b.ID, Epoch: b.Epoch})
 		elect = away
 	}
+	after := img
 	if elect != nil {
 		var err error
 		if recs, err = thenElect(img, recs, elect); err != nil {
-			return nil, err
+			return res, err
+		}
+		if after, _, err = img.Apply(recs, img.Offset); err != nil {
+			return res, err
 		}
 	}
-	if _, err := c.commit(recs); err != nil {
-		return nil, err
-	}
-	img = c.Image()
-	b = img.Brokers[req.BrokerID]
+	b = after.Brokers[req.BrokerID]
+	resp := kmsg.NewPtrBrokerHeartbeatResponse()
 	resp.IsCaughtUp, resp.IsFenced = caughtUp, b.Fenced
-	if req.WantShutdown && !leadsAny(img, b.ID) {
+	if req.WantShutdown && !leadsAny(after, b.ID) {
 		resp.ShouldShutdown = true
 		if !b.Fenced {
-			if _, err := c.commit([]metadata.Record{&metadata.FenceBrokerRecord{Id: b.ID, Epoch: b.Epoch}}); err != nil {
-				return nil, err
-			}
+			recs = append(recs, &metadata.FenceBrokerRecord{Id: b.ID, Epoch: b.Epoch})
 			resp.IsFenced = true
 		}
 	}
-	return resp, nil
+	res.Records, res.Answer = recs, resp
+	return res, nil
 }
 
 // FenceStaleBrokers fences every unfenced broker whose session has run out
 // and returns their ids. The active controller calls it on a timer.
 func (c *Controller) FenceStaleBrokers(now time.Time) ([]int32, error) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if err := c.requireActive(); err != nil {
-		return nil, err
+	fenced, err := run(c, func(img *metadata.Image) (result[[]int32], error) {
+		return c.fenceBrokers(img, c.staleBrokers(img, now))
+	})
+	if len(fenced) > 0 {
+		c.lg.Warn("fenced brokers whose sessions expired", "brokers", fenced)
 	}
-	img := c.Image()
-	fenced := c.staleBrokers(img, now)
-	if len(fenced) == 0 {
-		return nil, nil
-	}
-	if err := c.fence(img, fenced); err != nil {
-		return nil, err
-	}
-	c.lg.Warn("fenced brokers whose sessions expired", "brokers", fenced)
-	return fenced, nil
+	return fenced, err
 }
 
 // staleBrokers returns the unfenced brokers of img whose sessions ran out
@@ -229,27 +231,31 @@ func (c *Controller) staleBrokers(img *metadata.Image, now time.Time) []int32 {
 	return stale
 }
 
-// fence commits the fencing of brokers (unfenced in img) and moves their
-// leaderships and ISR memberships away, electing against an image where
-// all of them are gone at once. The caller holds c.mu.
-func (c *Controller) fence(img *metadata.Image, brokers []int32) error {
+// fenceBrokers builds the fencing of brokers (unfenced in img) and the
+// moves of their leaderships and ISR memberships away, elected against an
+// image where all of them are gone at once. It answers brokers.
+func (c *Controller) fenceBrokers(img *metadata.Image, brokers []int32) (result[[]int32], error) {
+	res := result[[]int32]{Answer: brokers}
+	if len(brokers) == 0 {
+		return res, nil
+	}
 	var recs []metadata.Record
 	for _, id := range brokers {
 		recs = append(recs, &metadata.FenceBrokerRecord{Id: id, Epoch: img.Brokers[id].Epoch})
 	}
 	after, _, err := img.Apply(recs, img.Offset)
 	if err != nil {
-		return err
+		return res, err
 	}
 	for _, id := range brokers {
 		moved := c.electAway(after, id)
 		if after, _, err = after.Apply(moved, img.Offset); err != nil {
-			return err
+			return res, err
 		}
 		recs = append(recs, moved...)
 	}
-	_, err = c.commit(recs)
-	return err
+	res.Records = recs
+	return res, nil
 }
 
 // FenceUnreachable fences broker at epoch as an expired session would,
@@ -262,25 +268,24 @@ func (c *Controller) fence(img *metadata.Image, brokers []int32) error {
 // its session to run out like any other). It reports whether it fenced.
 // See docs/ARCHITECTURE.md (Fast fencing) for why this is safe.
 func (c *Controller) FenceUnreachable(broker int32, epoch int64, since time.Time) (bool, error) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if err := c.requireActive(); err != nil {
-		return false, err
+	fenced, err := run(c, func(img *metadata.Image) (result[bool], error) {
+		var res result[bool]
+		b := img.Brokers[broker]
+		if b == nil || b.Fenced || b.Epoch != epoch || c.fastFenced[broker] == epoch {
+			return res, nil
+		}
+		if s, ok := c.session(broker); ok && s.epoch == epoch && s.heard.After(since) {
+			return res, nil
+		}
+		f, err := c.fenceBrokers(img, []int32{broker})
+		res.Records, res.Answer = f.Records, true
+		res.after = func() { c.fastFenced[broker] = epoch }
+		return res, err
+	})
+	if fenced {
+		c.lg.Warn("fenced a broker that closed its connection and no longer listens", "broker", broker, "broker_epoch", epoch)
 	}
-	img := c.Image()
-	b := img.Brokers[broker]
-	if b == nil || b.Fenced || b.Epoch != epoch || c.fastFenced[broker] == epoch {
-		return false, nil
-	}
-	if s, ok := c.session(broker); ok && s.epoch == epoch && s.heard.After(since) {
-		return false, nil
-	}
-	if err := c.fence(img, []int32{broker}); err != nil {
-		return false, err
-	}
-	c.fastFenced[broker] = epoch
-	c.lg.Warn("fenced a broker that closed its connection and no longer listens", "broker", broker, "broker_epoch", epoch)
-	return true, nil
+	return fenced, err
 }
 
 // touch renews broker's session at epoch as of now; a session never
@@ -330,7 +335,7 @@ func sortedBrokerIDs(img *metadata.Image) []int32 {
 }
 
 func leadsAny(img *metadata.Image, broker int32) bool {
-	for _, t := range img.Topics {
+	for _, t := range img.Topics.All() {
 		for _, p := range t.Partitions {
 			if p.Leader == broker {
 				return true
@@ -341,8 +346,8 @@ func leadsAny(img *metadata.Image, broker int32) bool {
 }
 
 func sortedTopicNames(img *metadata.Image) []string {
-	names := make([]string, 0, len(img.Topics))
-	for n := range img.Topics {
+	names := make([]string, 0, img.Topics.Len())
+	for n := range img.Topics.All() {
 		names = append(names, n)
 	}
 	slices.Sort(names)

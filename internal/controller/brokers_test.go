@@ -14,7 +14,7 @@ import (
 )
 
 func partitionsOf(h *harness, topic string) []*metadata.Partition {
-	return h.c.Image().Topics[topic].SortedPartitions()
+	return h.c.Image().Topics.Get(topic).SortedPartitions()
 }
 
 func TestFenceStaleBrokersMovesLeadershipAndShrinksISR(t *testing.T) {
@@ -140,7 +140,7 @@ func TestInactiveControllerAnswersBrokersNotController(t *testing.T) {
 	if _, err := h.c.BrokerHeartbeat(hb, testNow); !errors.Is(err, quorum.ErrNotLeader) {
 		t.Errorf("heartbeat of a broker this image lacks: %v, want NOT_CONTROLLER", err)
 	}
-	if _, _, err := h.c.AllocateProducerIDs(7, h.q.end+10); !errors.Is(err, quorum.ErrNotLeader) {
+	if _, err := h.c.AllocateProducerIDs(7, h.q.end+10); !errors.Is(err, quorum.ErrNotLeader) {
 		t.Errorf("producer ids for a broker this image lacks: %v, want NOT_CONTROLLER", err)
 	}
 	// Another incarnation of a live broker: not this controller's call.

@@ -80,7 +80,7 @@ func (c *Controller) planConfigChange(img *metadata.Image, ch ConfigChange) ([]m
 	var current map[string]string
 	switch ch.Type {
 	case metadata.ResourceTopic:
-		if img.Topics[ch.Name] == nil {
+		if img.Topics.Get(ch.Name) == nil {
 			return nil, topicErr(kerr.UnknownTopicOrPartition, "The topic '%s' does not exist.", ch.Name)
 		}
 		current = img.TopicConfig(ch.Name)

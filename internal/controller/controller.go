@@ -4,9 +4,11 @@
 // change to topics, partitions, configs, brokers and producer id blocks
 // goes through here; nothing else writes metadata.
 //
-// Requests are handled one at a time. The controller's image includes all
-// of its own committed writes before it takes the next request, because
-// the quorum delivers committed batches (to Publish) before Append returns.
+// Requests are handled one at a time, each by run (op.go): a build
+// function of the image plans the records and the answer, and run commits
+// them. The controller's image includes all of its own committed writes
+// before it takes the next request, because the quorum delivers committed
+// batches (to Publish) before Append returns.
 package controller
 
 import (
@@ -83,13 +85,10 @@ func (c *Controller) Publish(b quorum.Committed) error {
 // Image is the controller's current image.
 func (c *Controller) Image() *metadata.Image { return c.image.Load() }
 
-// commit appends records; the caller holds c.mu. Unclean elections among
-// them (the only changes that set a RECOVERING leader) are logged once
-// committed.
+// commit appends records (at least one) as one batch; the caller (run)
+// holds c.mu. Unclean elections among them (the only changes that set a
+// RECOVERING leader) are logged once committed.
 func (c *Controller) commit(recs []metadata.Record) (int64, error) {
-	if len(recs) == 0 {
-		return c.quorum.EndOffset() - 1, nil
-	}
 	last, err := c.quorum.Append(recs)
 	if err != nil {
 		return last, err
@@ -98,7 +97,7 @@ func (c *Controller) commit(recs []metadata.Record) (int64, error) {
 	for _, r := range recs {
 		if pc, ok := r.(*metadata.PartitionChangeRecord); ok && pc.LeaderRecoveryState == recovering && pc.Leader >= 0 {
 			topic := pc.TopicId.String()
-			if t := img.TopicsByID[pc.TopicId]; t != nil {
+			if t := img.TopicsByID.Get(pc.TopicId); t != nil {
 				topic = t.Name
 			}
 			c.lg.Warn("unclean leader election: records acknowledged by the old ISR may be lost",
@@ -131,46 +130,55 @@ const GroupVersion int16 = 1
 // The active controller calls it when it takes over; it does nothing once
 // metadata.version is set.
 func (c *Controller) Bootstrap(extra []metadata.Record) error {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if _, ok := c.Image().Features["metadata.version"]; ok {
-		return nil
+	_, err := run(c, func(img *metadata.Image) (result[struct{}], error) { return bootstrap(img, extra), nil })
+	return err
+}
+
+// bootstrap builds Bootstrap.
+func bootstrap(img *metadata.Image, extra []metadata.Record) result[struct{}] {
+	if _, ok := img.Features["metadata.version"]; ok {
+		return result[struct{}]{}
 	}
-	_, err := c.commit(append([]metadata.Record{
+	return result[struct{}]{Records: append([]metadata.Record{
 		&metadata.FeatureLevelRecord{Name: "metadata.version", FeatureLevel: MetadataVersion},
 		// group.version 1 enables the KIP-848 consumer protocol, as in
 		// a new Kafka 4.0 cluster.
 		&metadata.FeatureLevelRecord{Name: "group.version", FeatureLevel: GroupVersion},
-	}, extra...))
-	return err
+	}, extra...)}
 }
 
 // ProducerIDBlockSize is how many producer ids a broker gets at a time.
 const ProducerIDBlockSize = 1000
 
+// ProducerIDBlock is a block of producer ids: [First, First+Size).
+type ProducerIDBlock struct {
+	First int64
+	Size  int32
+}
+
 // AllocateProducerIDs hands broker a block of producer ids, unique across
-// the cluster: [first, first+ProducerIDBlockSize).
-func (c *Controller) AllocateProducerIDs(broker int32, epoch int64) (int64, int32, error) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if err := c.requireActive(); err != nil {
-		return 0, 0, err
-	}
-	img := c.Image()
+// the cluster, of ProducerIDBlockSize ids.
+func (c *Controller) AllocateProducerIDs(broker int32, epoch int64) (ProducerIDBlock, error) {
+	return run(c, func(img *metadata.Image) (result[ProducerIDBlock], error) {
+		return allocateProducerIDs(img, broker, epoch)
+	})
+}
+
+// allocateProducerIDs builds AllocateProducerIDs.
+func allocateProducerIDs(img *metadata.Image, broker int32, epoch int64) (result[ProducerIDBlock], error) {
+	var res result[ProducerIDBlock]
 	if b := img.Brokers[broker]; b == nil || b.Epoch != epoch {
-		return 0, 0, kerr.StaleBrokerEpoch
+		return res, kerr.StaleBrokerEpoch
 	}
 	first := img.NextProducerID
 	next := first + ProducerIDBlockSize
 	if next < first {
-		return 0, 0, errors.New("controller: producer ids exhausted")
+		return res, errors.New("controller: producer ids exhausted")
 	}
 	rec := metadata.NewProducerIdsRecord()
 	rec.BrokerId, rec.BrokerEpoch, rec.NextProducerId = broker, epoch, next
-	if _, err := c.commit([]metadata.Record{rec}); err != nil {
-		return 0, 0, err
-	}
-	return first, ProducerIDBlockSize, nil
+	res.Records, res.Answer = []metadata.Record{rec}, ProducerIDBlock{First: first, Size: ProducerIDBlockSize}
+	return res, nil
 }
 
 func newUUID() metadata.Uuid {

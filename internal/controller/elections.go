@@ -94,7 +94,7 @@ func (c *Controller) electAway(img *metadata.Image, broker int32) []metadata.Rec
 	electionFor, minISR := c.onlineElection(img), c.elrMinISR(img)
 	var recs []metadata.Record
 	for _, name := range sortedTopicNames(img) {
-		t := img.Topics[name]
+		t := img.Topics.Get(name)
 		for _, p := range t.SortedPartitions() {
 			if p.Leader != broker && !slices.Contains(p.ISR, broker) {
 				continue
@@ -115,7 +115,7 @@ func (c *Controller) uncleanShutdown(img *metadata.Image, broker int32) []metada
 	minISR := c.elrMinISR(img)
 	var recs []metadata.Record
 	for _, name := range sortedTopicNames(img) {
-		t := img.Topics[name]
+		t := img.Topics.Get(name)
 		for _, p := range t.SortedPartitions() {
 			if !slices.Contains(p.ELR, broker) && !slices.Contains(p.LastKnownELR, broker) {
 				continue
@@ -136,7 +136,7 @@ func (c *Controller) electOffline(img *metadata.Image) []metadata.Record {
 	electionFor, minISR := c.onlineElection(img), c.elrMinISR(img)
 	var recs []metadata.Record
 	for _, name := range sortedTopicNames(img) {
-		t := img.Topics[name]
+		t := img.Topics.Get(name)
 		for _, p := range t.SortedPartitions() {
 			if p.Leader >= 0 {
 				continue
@@ -168,18 +168,23 @@ func thenElect(img *metadata.Image, recs []metadata.Record, elect func(*metadata
 // replica whatever the topic's config (ELECTION_NOT_NEEDED when it has a
 // leader, ELIGIBLE_LEADERS_NOT_AVAILABLE when no replica is live). Topics
 // nil means every partition, and then partitions needing no election are
-// left out. It returns the outcomes and the offset of the last record
-// committed; an unknown election type is INVALID_REQUEST for the request.
-func (c *Controller) ElectLeaders(req *kmsg.ElectLeadersRequest) ([]TopicResult, int64, error) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if err := c.requireActive(); err != nil {
-		return nil, -1, err
-	}
+// left out. An unknown election type is INVALID_REQUEST for the request.
+func (c *Controller) ElectLeaders(req *kmsg.ElectLeadersRequest) (ElectLeadersResult, error) {
+	return run(c, func(img *metadata.Image) (result[ElectLeadersResult], error) { return c.electLeaders(img, req) })
+}
+
+// ElectLeadersResult is the answer of ElectLeaders: the outcomes by topic.
+type ElectLeadersResult struct {
+	Committed
+	Topics []TopicResult
+}
+
+// electLeaders builds ElectLeaders.
+func (c *Controller) electLeaders(img *metadata.Image, req *kmsg.ElectLeadersRequest) (result[ElectLeadersResult], error) {
+	res := result[ElectLeadersResult]{Answer: ElectLeadersResult{Committed: Committed{img.Offset}}}
 	if req.ElectionType != preferredElection && req.ElectionType != uncleanElection {
-		return nil, -1, topicErr(kerr.InvalidRequest, "Unknown election type %d.", req.ElectionType)
+		return res, topicErr(kerr.InvalidRequest, "Unknown election type %d.", req.ElectionType)
 	}
-	img := c.Image()
 	minISR := c.elrMinISR(img)
 	var out []TopicResult
 	var recs userRecords
@@ -203,10 +208,10 @@ func (c *Controller) ElectLeaders(req *kmsg.ElectLeadersRequest) ([]TopicResult,
 	if req.Topics == nil {
 		for _, name := range sortedTopicNames(img) {
 			tr := TopicResult{Topic: name}
-			for _, p := range img.Topics[name].SortedPartitions() {
+			for _, p := range img.Topics.Get(name).SortedPartitions() {
 				err := elect(name, p.ID)
 				if tooMany != nil {
-					return nil, -1, tooMany
+					return res, tooMany
 				}
 				if errorIs(err, kerr.ElectionNotNeeded) {
 					continue
@@ -221,23 +226,20 @@ func (c *Controller) ElectLeaders(req *kmsg.ElectLeadersRequest) ([]TopicResult,
 			for _, id := range rt.Partitions {
 				err := elect(rt.Topic, id)
 				if tooMany != nil {
-					return nil, -1, tooMany
+					return res, tooMany
 				}
 				tr.Partitions = append(tr.Partitions, PartitionResult{id, err})
 			}
 			out = append(out, tr)
 		}
 	}
-	last, err := c.commit(recs)
-	if err != nil {
-		return nil, -1, err
-	}
-	return out, last, nil
+	res.Records, res.Answer.Topics = recs, out
+	return res, nil
 }
 
 // electOne plans one partition's election of type typ.
 func electOne(img *metadata.Image, topic string, partition int32, typ int8, minISR int) (*metadata.PartitionChangeRecord, error) {
-	t := img.Topics[topic]
+	t := img.Topics.Get(topic)
 	if t == nil || t.Partitions[partition] == nil {
 		return nil, topicErr(kerr.UnknownTopicOrPartition, "No such partition as %s-%d.", topic, partition)
 	}

@@ -30,12 +30,12 @@ func electReq(typ int8, topic string, partitions ...int32) *kmsg.ElectLeadersReq
 // elect runs ElectLeaders and returns the outcomes by "topic-partition".
 func (h *harness) elect(req *kmsg.ElectLeadersRequest) map[string]error {
 	h.t.Helper()
-	res, _, err := h.c.ElectLeaders(req)
+	res, err := h.c.ElectLeaders(req)
 	if err != nil {
 		h.t.Fatal(err)
 	}
 	out := map[string]error{}
-	for _, tr := range res {
+	for _, tr := range res.Topics {
 		for _, pr := range tr.Partitions {
 			out[fmt.Sprintf("%s-%d", tr.Topic, pr.Partition)] = pr.Err
 		}
@@ -199,10 +199,11 @@ func TestElectPreferredLeaders(t *testing.T) {
 	h.heartbeat(1, h.epochs[1], false)
 	h.alterISR("t", 0, 2, 1)
 	h.alterISR("t", 1, 3, 1)
-	res, _, err := h.c.ElectLeaders(electReq(preferredElection, ""))
+	elected, err := h.c.ElectLeaders(electReq(preferredElection, ""))
 	if err != nil {
 		t.Fatal(err)
 	}
+	res := elected.Topics
 	if len(res) != 1 || res[0].Topic != "t" || len(res[0].Partitions) != 2 ||
 		res[0].Partitions[0] != (PartitionResult{0, nil}) || res[0].Partitions[1] != (PartitionResult{1, nil}) {
 		t.Fatalf("electing every partition: %+v", res)
@@ -231,11 +232,11 @@ func TestElectUncleanLeaders(t *testing.T) {
 		t.Error("unclean leader not recovering")
 	}
 
-	if _, _, err := h.c.ElectLeaders(electReq(7, "t", 0)); errorCode(err) != kerr.InvalidRequest {
+	if _, err := h.c.ElectLeaders(electReq(7, "t", 0)); errorCode(err) != kerr.InvalidRequest {
 		t.Errorf("unknown election type: %v", err)
 	}
 	h.q.inactive = true
-	if _, _, err := h.c.ElectLeaders(electReq(preferredElection, "t", 0)); !errors.Is(err, quorum.ErrNotLeader) {
+	if _, err := h.c.ElectLeaders(electReq(preferredElection, "t", 0)); !errors.Is(err, quorum.ErrNotLeader) {
 		t.Errorf("inactive controller: %v", err)
 	}
 }

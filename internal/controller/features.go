@@ -110,7 +110,7 @@ func updateFeatures(img *metadata.Image, req *kmsg.UpdateFeaturesRequest) (resul
 func clearELR(img *metadata.Image) []metadata.Record {
 	var recs []metadata.Record
 	for _, name := range sortedTopicNames(img) {
-		t := img.Topics[name]
+		t := img.Topics.Get(name)
 		for _, p := range t.SortedPartitions() {
 			if len(p.ELR) == 0 && len(p.LastKnownELR) == 0 {
 				continue

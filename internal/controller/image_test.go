@@ -311,7 +311,7 @@ func TestCreateTopicDefaults(t *testing.T) {
 	if res[0].NumPartitions != 4 || res[0].ReplicationFactor != 2 {
 		t.Fatalf("result = %+v", res[0])
 	}
-	tp := h.c.Image().Topics["d"]
+	tp := h.c.Image().Topics.Get("d")
 	if tp == nil || tp.ID != res[0].ID || len(tp.Partitions) != 4 {
 		t.Fatalf("image topic = %+v", tp)
 	}
@@ -323,7 +323,7 @@ func TestCreateTopicDefaults(t *testing.T) {
 
 	// Explicit counts win over the defaults.
 	res = h.mustCreate(topicReq("e", 2, 3))
-	if res[0].NumPartitions != 2 || res[0].ReplicationFactor != 3 || len(h.c.Image().Topics["e"].Partitions[1].Replicas) != 3 {
+	if res[0].NumPartitions != 2 || res[0].ReplicationFactor != 3 || len(h.c.Image().Topics.Get("e").Partitions[1].Replicas) != 3 {
 		t.Fatalf("result = %+v", res[0])
 	}
 	// Either one alone may be defaulted.
@@ -393,7 +393,7 @@ func TestCreateTopicLeaderIsFirstLiveReplica(t *testing.T) {
 	h := newCluster(t, 2, nil)
 	h.addBroker(3, true) // registered, fenced
 	h.mustCreate(manualReq("m", []int32{3, 1, 2}, []int32{2, 3, 1}))
-	tp := h.c.Image().Topics["m"]
+	tp := h.c.Image().Topics.Get("m")
 	p0, p1 := tp.Partitions[0], tp.Partitions[1]
 	if !slices.Equal(p0.Replicas, []int32{3, 1, 2}) || !slices.Equal(p0.ISR, []int32{1, 2}) || p0.Leader != 1 {
 		t.Fatalf("p0 = %+v", p0)
@@ -407,7 +407,7 @@ func TestCreateTopicLeaderIsFirstLiveReplica(t *testing.T) {
 	wantCode(t, "all replicas fenced", errs[0], kerr.InvalidReplicaAssignment)
 	// Automatic placement never uses the fenced broker.
 	h.mustCreate(topicReq("auto", 6, 2))
-	for _, p := range h.c.Image().Topics["auto"].Partitions {
+	for _, p := range h.c.Image().Topics.Get("auto").Partitions {
 		if p.HasReplica(3) {
 			t.Fatalf("partition %d placed on fenced broker: %v", p.ID, p.Replicas)
 		}
@@ -420,7 +420,7 @@ func TestCreateTopicManualAssignment(t *testing.T) {
 	if res[0].NumPartitions != 3 || res[0].ReplicationFactor != 2 {
 		t.Fatalf("result = %+v", res[0])
 	}
-	tp := h.c.Image().Topics["ok"]
+	tp := h.c.Image().Topics.Get("ok")
 	for p, want := range [][]int32{{2, 3}, {3, 1}, {1, 2}} {
 		if got := tp.Partitions[int32(p)]; !slices.Equal(got.Replicas, want) || got.Leader != want[0] {
 			t.Fatalf("partition %d = %+v, want replicas %v", p, got, want)
@@ -430,7 +430,7 @@ func TestCreateTopicManualAssignment(t *testing.T) {
 	out := manualReq("ooo", []int32{1}, []int32{2})
 	out.ReplicaAssignment[0].Partition, out.ReplicaAssignment[1].Partition = 1, 0
 	h.mustCreate(out)
-	if got := h.c.Image().Topics["ooo"].Partitions[0].Replicas; !slices.Equal(got, []int32{2}) {
+	if got := h.c.Image().Topics.Get("ooo").Partitions[0].Replicas; !slices.Equal(got, []int32{2}) {
 		t.Fatalf("out-of-order assignment: partition 0 = %v", got)
 	}
 
@@ -462,7 +462,7 @@ func TestCreateTopicManualAssignment(t *testing.T) {
 		n := len(h.q.batches)
 		_, errs, last := h.create(false, tc.topic)
 		wantCode(t, tc.topic.Topic, errs[0], tc.code)
-		if len(h.q.batches) != n || last != -1 || h.c.Image().Topics[tc.topic.Topic] != nil {
+		if len(h.q.batches) != n || last != -1 || h.c.Image().Topics.Get(tc.topic.Topic) != nil {
 			t.Fatalf("%s: a failed creation wrote records", tc.topic.Topic)
 		}
 	}
@@ -494,7 +494,7 @@ func TestCreateTopicCollisions(t *testing.T) {
 	wantCode(t, "x_y", errs[0], nil)
 	wantCode(t, "x.y", errs[1], kerr.InvalidTopicException)
 	wantCode(t, "xy", errs[2], nil)
-	if h.c.Image().Topics["x.y"] != nil || h.c.Image().Topics["x_y"] == nil {
+	if h.c.Image().Topics.Get("x.y") != nil || h.c.Image().Topics.Get("x_y") == nil {
 		t.Fatal("wrong topic of a colliding pair created")
 	}
 	// The name check folds only '.' and '_'.
@@ -538,7 +538,7 @@ func TestCreateTopicRequestErrors(t *testing.T) {
 	if len(h.q.batches) != from+1 || len(recs) != 1+2 {
 		t.Fatalf("wrote %d batches, %d records", len(h.q.batches)-from, len(recs))
 	}
-	if h.c.Image().Topics["dup"] != nil {
+	if h.c.Image().Topics.Get("dup") != nil {
 		t.Fatal("a topic listed twice was created")
 	}
 
@@ -572,7 +572,7 @@ func TestCreateTopicValidateOnly(t *testing.T) {
 	if res[0].NumPartitions != 5 || res[0].ReplicationFactor != 3 || res[0].Configs["retention.ms"] != "5" {
 		t.Fatalf("validate-only result = %+v", res[0])
 	}
-	if len(h.q.batches) != n || h.q.end != end || last != -1 || h.c.Image().Topics["v"] != nil {
+	if len(h.q.batches) != n || h.q.end != end || last != -1 || h.c.Image().Topics.Get("v") != nil {
 		t.Fatal("validate_only wrote records")
 	}
 }
@@ -583,7 +583,7 @@ func TestCreateTopicValidateOnly(t *testing.T) {
 func TestPlacementSpreadsLeaders(t *testing.T) {
 	leaders := func(h *harness) map[int32]int {
 		n := map[int32]int{}
-		for _, tp := range h.c.Image().Topics {
+		for _, tp := range h.c.Image().Topics.All() {
 			for _, p := range tp.Partitions {
 				n[p.Leader]++
 			}
@@ -610,7 +610,7 @@ func TestPlacementSpreadsLeaders(t *testing.T) {
 	if got := leaders(h); !maps.Equal(got, map[int32]int{1: 2, 2: 2, 3: 2}) {
 		t.Fatalf("leaders of a 6-partition topic: %v", got)
 	}
-	for _, p := range h.c.Image().Topics["m"].Partitions {
+	for _, p := range h.c.Image().Topics.Get("m").Partitions {
 		s := slices.Clone(p.Replicas)
 		slices.Sort(s)
 		if !slices.Equal(s, []int32{1, 2, 3}) {
@@ -661,7 +661,7 @@ func TestDeleteTopics(t *testing.T) {
 		t.Fatalf("removed %v", gone)
 	}
 	im := h.c.Image()
-	if im.Topics["a"] != nil || im.Topics["b"] != nil || im.Topics["c"] == nil || len(im.TopicConfig("a")) != 0 {
+	if im.Topics.Get("a") != nil || im.Topics.Get("b") != nil || im.Topics.Get("c") == nil || len(im.TopicConfig("a")) != 0 {
 		t.Fatalf("image after delete: %v %v", im.Topics, im.Configs)
 	}
 	// Nothing to delete writes nothing.
@@ -723,7 +723,7 @@ func TestCreatePartitions(t *testing.T) {
 	if last != h.q.end-1 || len(h.q.batches) != from+1 {
 		t.Fatalf("last %d, %d batches", last, len(h.q.batches)-from)
 	}
-	tp := h.c.Image().Topics["t"]
+	tp := h.c.Image().Topics.Get("t")
 	if len(tp.Partitions) != 5 {
 		t.Fatalf("t has %d partitions", len(tp.Partitions))
 	}
@@ -739,7 +739,7 @@ func TestCreatePartitions(t *testing.T) {
 			t.Fatalf("record %+v", r)
 		}
 	}
-	if u := h.c.Image().Topics["u"]; len(u.Partitions) != 3 || !slices.Equal(u.Partitions[1].Replicas, []int32{3}) || !slices.Equal(u.Partitions[2].Replicas, []int32{1}) {
+	if u := h.c.Image().Topics.Get("u"); len(u.Partitions) != 3 || !slices.Equal(u.Partitions[1].Replicas, []int32{3}) || !slices.Equal(u.Partitions[2].Replicas, []int32{1}) {
 		t.Fatalf("u = %+v", u.Partitions)
 	}
 
@@ -780,7 +780,7 @@ func TestCreatePartitions(t *testing.T) {
 	wantCode(t, "validate t", errs[0], nil)
 	wantCode(t, "validate u", errs[1], kerr.InvalidPartitions)
 	wantCode(t, "validate v", errs[2], kerr.InvalidReplicaAssignment)
-	if len(h.q.batches) != n || len(h.c.Image().Topics["t"].Partitions) != 5 {
+	if len(h.q.batches) != n || len(h.c.Image().Topics.Get("t").Partitions) != 5 {
 		t.Fatal("validate_only wrote records")
 	}
 
@@ -1029,10 +1029,11 @@ func TestAllocateProducerIDs(t *testing.T) {
 	next := int64(0)
 	for i := range 6 {
 		id := int32(1 + i%2)
-		first, n, err := h.c.AllocateProducerIDs(id, h.epochs[id])
+		block, err := h.c.AllocateProducerIDs(id, h.epochs[id])
 		if err != nil {
 			t.Fatal(err)
 		}
+		first, n := block.First, block.Size
 		if first != next || n != ProducerIDBlockSize || seen[first] {
 			t.Fatalf("block %d: first %d, size %d; want first %d", i, first, n, next)
 		}
@@ -1051,21 +1052,21 @@ func TestAllocateProducerIDs(t *testing.T) {
 		id    int32
 		epoch int64
 	}{{1, h.epochs[1] + 1}, {2, h.epochs[1]}, {9, 0}} {
-		if _, _, err := h.c.AllocateProducerIDs(tc.id, tc.epoch); !errors.Is(err, kerr.StaleBrokerEpoch) {
+		if _, err := h.c.AllocateProducerIDs(tc.id, tc.epoch); !errors.Is(err, kerr.StaleBrokerEpoch) {
 			t.Fatalf("broker %d epoch %d: %v, want STALE_BROKER_EPOCH", tc.id, tc.epoch, err)
 		}
 	}
 	// A re-registered broker must use its new epoch.
 	old := h.epochs[1]
 	h.addBroker(1, false)
-	if _, _, err := h.c.AllocateProducerIDs(1, old); !errors.Is(err, kerr.StaleBrokerEpoch) {
+	if _, err := h.c.AllocateProducerIDs(1, old); !errors.Is(err, kerr.StaleBrokerEpoch) {
 		t.Fatalf("old epoch after re-registration: %v", err)
 	}
 	if len(h.q.batches) != n+2 { // only the registration and the unfence
 		t.Fatalf("refused allocations wrote records")
 	}
-	if first, _, err := h.c.AllocateProducerIDs(1, h.epochs[1]); err != nil || first != next {
-		t.Fatalf("after re-registration: first %d, %v", first, err)
+	if block, err := h.c.AllocateProducerIDs(1, h.epochs[1]); err != nil || block.First != next {
+		t.Fatalf("after re-registration: first %d, %v", block.First, err)
 	}
 }
 
@@ -1078,13 +1079,13 @@ func TestBrokerInControlledShutdownIsNotActive(t *testing.T) {
 		t.Fatal(err)
 	}
 	h.mustCreate(manualReq("m", []int32{2, 3}))
-	if p := h.c.Image().Topics["m"].Partitions[0]; p.Leader != 3 || !slices.Equal(p.ISR, []int32{3}) {
+	if p := h.c.Image().Topics.Get("m").Partitions[0]; p.Leader != 3 || !slices.Equal(p.ISR, []int32{3}) {
 		t.Fatalf("partition = %+v", p)
 	}
 	_, errs, _ := h.create(false, manualReq("only-2", []int32{2}))
 	wantCode(t, "only a broker shutting down", errs[0], kerr.InvalidReplicaAssignment)
 	h.mustCreate(topicReq("auto", 4, 2))
-	for _, p := range h.c.Image().Topics["auto"].Partitions {
+	for _, p := range h.c.Image().Topics.Get("auto").Partitions {
 		if p.HasReplica(2) {
 			t.Fatalf("partition %d placed on a broker shutting down: %v", p.ID, p.Replicas)
 		}
@@ -1118,7 +1119,7 @@ func TestUserOpRecordBound(t *testing.T) {
 	from := len(h.q.batches)
 	_, err := h.c.DeleteTopics(all)
 	wantCode(t, "deleting too many topics at once", err, kerr.PolicyViolation)
-	if len(h.q.batches) != from || len(h.c.Image().Topics) != topics {
+	if len(h.q.batches) != from || h.c.Image().Topics.Len() != topics {
 		t.Fatalf("a refused request committed %d batches", len(h.q.batches)-from)
 	}
 	deleted, err := h.c.DeleteTopics(all[:MaxRecordsPerUserOp])
@@ -1126,7 +1127,7 @@ func TestUserOpRecordBound(t *testing.T) {
 		t.Fatal(err)
 	}
 	wantCode(t, "deleting the most topics at once", deleted.Errs[0], nil)
-	if n := len(h.c.Image().Topics); n != topics-MaxRecordsPerUserOp {
+	if n := h.c.Image().Topics.Len(); n != topics-MaxRecordsPerUserOp {
 		t.Fatalf("%d topics left, want %d", n, topics-MaxRecordsPerUserOp)
 	}
 }

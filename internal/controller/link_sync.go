@@ -65,7 +65,7 @@ func planMirrorSync(img *metadata.Image, s MirrorSync) ([]metadata.Record, error
 		return nil, topicErr(kerr.InvalidConfig, "the source topic's configs are not valid here: %v", err)
 	}
 	recs := configRecords(metadata.ConfigResource{Type: metadata.ResourceTopic, Name: s.Topic}, current, next)
-	t := img.Topics[s.Topic]
+	t := img.Topics.Get(s.Topic)
 	cur := int32(len(t.Partitions))
 	if s.Partitions <= cur {
 		return recs, nil

@@ -196,7 +196,7 @@ func deleteClusterLink(img *metadata.Image, name string) (result[Committed], err
 	var following []string
 	for id, m := range img.Mirrors {
 		if m.LinkID == l.ID && m.ReadOnly() {
-			following = append(following, img.TopicsByID[id].Name)
+			following = append(following, img.TopicsByID.Get(id).Name)
 		}
 	}
 	if len(following) > 0 {
@@ -312,7 +312,7 @@ func stopMirror(img *metadata.Image, topic string, state int8, logEpochs, leader
 	if m.State != metadata.MirrorPaused {
 		return res, topicErr(kerr.InvalidRequest, "mirror topic %s must be paused before it stops", topic)
 	}
-	t := img.Topics[topic]
+	t := img.Topics.Get(topic)
 	stop := &metadata.MirrorTopicRecord{TopicId: m.TopicID, LinkId: m.LinkID, SourceTopic: m.SourceTopic, State: state,
 		StopEpochs: make([]int32, len(t.Partitions))}
 	recs := []metadata.Record{stop}
@@ -349,7 +349,7 @@ func stopMirror(img *metadata.Image, topic string, state int8, logEpochs, leader
 func readOnlyMirror(img *metadata.Image, topic string) (*metadata.Mirror, error) {
 	m := img.MirrorOf(topic)
 	switch {
-	case img.Topics[topic] == nil:
+	case img.Topics.Get(topic) == nil:
 		return nil, topicErr(kerr.UnknownTopicOrPartition, "The topic '%s' does not exist.", topic)
 	case m == nil:
 		return nil, topicErr(kerr.InvalidRequest, "Topic '%s' is not a mirror topic.", topic)

@@ -66,7 +66,7 @@ func TestClusterLinksAndMirrorTopics(t *testing.T) {
 	}
 	img := h.c.Image()
 	m := img.MirrorOf("orders")
-	if m == nil || m.State != metadata.MirrorActive || m.SourceTopic != "src-orders" || len(img.Topics["orders"].Partitions) != 2 {
+	if m == nil || m.State != metadata.MirrorActive || m.SourceTopic != "src-orders" || len(img.Topics.Get("orders").Partitions) != 2 {
 		t.Fatalf("mirror %+v", m)
 	}
 	// Its partition count is the source's.
@@ -90,12 +90,12 @@ func TestClusterLinksAndMirrorTopics(t *testing.T) {
 	wantErr(t, err, kerr.InvalidRequest, "orders-1 is missing")
 	_, err = h.c.StopMirror("orders", metadata.MirrorFailedOver, map[int32]int32{0: 5, 1: 0}, map[int32]int32{0: 0, 1: 3})
 	wantErr(t, err, kerr.FencedLeaderEpoch, "read it again")
-	before := h.c.Image().Topics["orders"].Partitions[0]
+	before := h.c.Image().Topics.Get("orders").Partitions[0]
 	if _, err := h.c.StopMirror("orders", metadata.MirrorFailedOver, map[int32]int32{0: 5, 1: 0}, leaders); err != nil {
 		t.Fatal(err)
 	}
 	img = h.c.Image()
-	p0, p1 := img.Topics["orders"].Partitions[0], img.Topics["orders"].Partitions[1]
+	p0, p1 := img.Topics.Get("orders").Partitions[0], img.Topics.Get("orders").Partitions[1]
 	if p0.LeaderEpoch != 6 || p0.PartitionEpoch != before.PartitionEpoch+1 || p0.Leader != before.Leader || p1.LeaderEpoch != 1 {
 		t.Fatalf("epochs after the failover: %+v %+v", p0, p1)
 	}

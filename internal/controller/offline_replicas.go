@@ -46,7 +46,7 @@ func (c *Controller) offlineReplicas(img *metadata.Image, req *kmsg.AssignReplic
 		for _, rt := range rd.Topics {
 			ot := kmsg.NewAssignReplicasToDirsResponseDirectoryTopic()
 			ot.TopicID = rt.TopicID
-			t := img.TopicsByID[metadata.Uuid(rt.TopicID)]
+			t := img.TopicsByID.Get(metadata.Uuid(rt.TopicID))
 			for _, rp := range rt.Partitions {
 				op := kmsg.NewAssignReplicasToDirsResponseDirectoryTopicPartition()
 				op.Partition = rp.Partition
@@ -73,7 +73,7 @@ func (c *Controller) offlineReplicas(img *metadata.Image, req *kmsg.AssignReplic
 						if err != nil {
 							return nil, nil, err
 						}
-						img, t = next, next.TopicsByID[t.ID]
+						img, t = next, next.TopicsByID.Get(t.ID)
 					}
 				}
 				ot.Partitions = append(ot.Partitions, op)

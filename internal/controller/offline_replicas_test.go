@@ -52,7 +52,7 @@ func TestOfflineReplicasMoveAway(t *testing.T) {
 	h.mustCreate(manualReq("u", []int32{1}))
 	h.setTopicConfig("u", "unclean.leader.election.enable", "true")
 	img := h.c.Image()
-	resp, err := h.c.AssignReplicasToDirs(h.assignReq(1, LostDir, img.Topics["t"].ID, 0, 1))
+	resp, err := h.c.AssignReplicasToDirs(h.assignReq(1, LostDir, img.Topics.Get("t").ID, 0, 1))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -65,13 +65,13 @@ func TestOfflineReplicasMoveAway(t *testing.T) {
 	if p := h.part("t", 1); p.Leader != 2 || !slices.Equal(p.ISR, []int32{2, 3}) {
 		t.Errorf("t-1 with an offline follower: leader %d ISR %v", p.Leader, p.ISR)
 	}
-	if _, err := h.c.AssignReplicasToDirs(h.assignReq(1, LostDir, img.Topics["s"].ID, 0)); err != nil {
+	if _, err := h.c.AssignReplicasToDirs(h.assignReq(1, LostDir, img.Topics.Get("s").ID, 0)); err != nil {
 		t.Fatal(err)
 	}
 	if p := h.part("s", 0); p.Leader != -1 || !slices.Equal(p.ISR, []int32{1}) {
 		t.Errorf("s-0, its only replica offline: leader %d ISR %v", p.Leader, p.ISR)
 	}
-	if _, err := h.c.AssignReplicasToDirs(h.assignReq(1, LostDir, img.Topics["u"].ID, 0)); err != nil {
+	if _, err := h.c.AssignReplicasToDirs(h.assignReq(1, LostDir, img.Topics.Get("u").ID, 0)); err != nil {
 		t.Fatal(err)
 	}
 	if p := h.part("u", 0); p.Leader != -1 {
@@ -80,7 +80,7 @@ func TestOfflineReplicasMoveAway(t *testing.T) {
 
 	// Reporting again changes nothing.
 	batches := len(h.q.batches)
-	if _, err := h.c.AssignReplicasToDirs(h.assignReq(1, LostDir, img.Topics["t"].ID, 0, 1)); err != nil {
+	if _, err := h.c.AssignReplicasToDirs(h.assignReq(1, LostDir, img.Topics.Get("t").ID, 0, 1)); err != nil {
 		t.Fatal(err)
 	}
 	if len(h.q.batches) != batches {
@@ -91,7 +91,7 @@ func TestOfflineReplicasMoveAway(t *testing.T) {
 func TestOfflineReplicasErrors(t *testing.T) {
 	h := newCluster(t, 3, nil)
 	h.mustCreate(manualReq("t", []int32{1, 2}))
-	id := h.c.Image().Topics["t"].ID
+	id := h.c.Image().Topics.Get("t").ID
 
 	req := h.assignReq(1, LostDir, id, 0)
 	req.BrokerEpoch++

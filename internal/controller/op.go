@@ -3,16 +3,19 @@ package controller
 // Every controller operation has two halves, as Kafka's QuorumController
 // runs a ControllerResult:
 //
-//   - a build function of the current image (and of the request and the
-//     controller's static config, nothing else) that returns the records
-//     to commit and the answer, as a result; it writes nothing, so tests
-//     call it with an image and check both without a quorum;
+//   - a build function of the current image, the request and the
+//     controller's static config (and of what its method reads under the
+//     lock and passes in: a new broker's epoch, its sessions) that returns
+//     the records to commit and the answer, as a result; it commits
+//     nothing and changes no state, so tests call it with an image and
+//     check both without a quorum;
 //   - run, the one place that takes the controller's lock, refuses unless
 //     this node is the active controller, builds against the image,
 //     commits the records as one batch and answers.
 //
-// The exported method of an operation is only the call of run with its
-// build function.
+// The exported method of an operation calls run with its build function;
+// the broker lifecycle's methods also keep the sessions the image does
+// not hold (brokers.go).
 
 import "weir/internal/metadata"
 

@@ -230,6 +230,102 @@ func TestBuildDeleteTopics(t *testing.T) {
 	}
 }
 
+func TestBuildElectLeaders(t *testing.T) {
+	c := builder(t, nil)
+	id := metadata.Uuid{6}
+	recs := topicRecords("t", id, []int32{1, 2}, []int32{2, 1})
+	recs[1].(*metadata.PartitionRecord).Leader = 2 // not its preferred replica
+	img := testImage(t, 2, recs...)
+	res, err := c.electLeaders(img, electReq(preferredElection, "t", 0, 1, 2))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Records) != 1 {
+		t.Fatalf("records %v", res.Records)
+	}
+	if pc := res.Records[0].(*metadata.PartitionChangeRecord); pc.TopicId != id || pc.PartitionId != 0 || pc.Leader != 1 {
+		t.Errorf("election %+v, want t-0 led by 1", pc)
+	}
+	ps := res.Answer.Topics[0].Partitions
+	wantCode(t, "t-0", ps[0].Err, nil)
+	wantCode(t, "t-1", ps[1].Err, kerr.ElectionNotNeeded)
+	wantCode(t, "t-2", ps[2].Err, kerr.UnknownTopicOrPartition)
+	if _, err := c.electLeaders(img, electReq(7, "t", 0)); errorCode(err) != kerr.InvalidRequest {
+		t.Errorf("unknown election type: %v", err)
+	}
+}
+
+func TestBuildAllocateProducerIDs(t *testing.T) {
+	img := testImage(t, 2, &metadata.ProducerIdsRecord{BrokerId: 1, BrokerEpoch: 1, NextProducerId: 5000})
+	res, err := allocateProducerIDs(img, 2, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []metadata.Record{&metadata.ProducerIdsRecord{BrokerId: 2, BrokerEpoch: 2, NextProducerId: 5000 + ProducerIDBlockSize}}
+	if !reflect.DeepEqual(res.Records, want) || res.Answer != (ProducerIDBlock{First: 5000, Size: ProducerIDBlockSize}) {
+		t.Errorf("records %v, answer %+v", res.Records, res.Answer)
+	}
+	if _, err := allocateProducerIDs(img, 2, 1); !errors.Is(err, kerr.StaleBrokerEpoch) {
+		t.Errorf("stale epoch: %v", err)
+	}
+}
+
+// A broker asking to shut down has its leaderships moved and, once it
+// leads nothing, is fenced in the same batch and told to shut down.
+func TestBuildBrokerHeartbeatShutdown(t *testing.T) {
+	c := builder(t, nil)
+	id := metadata.Uuid{7}
+	img := testImage(t, 2, topicRecords("t", id, []int32{1, 2})...)
+	hb := kmsg.NewPtrBrokerHeartbeatRequest()
+	hb.BrokerID, hb.BrokerEpoch, hb.CurrentMetadataOffset, hb.WantShutdown = 1, 1, 100, true
+	res, err := c.brokerHeartbeat(img, hb)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Records) != 3 {
+		t.Fatalf("records %v", res.Records)
+	}
+	if r, ok := res.Records[0].(*metadata.BrokerRegistrationChangeRecord); !ok || r.InControlledShutdown != 1 {
+		t.Errorf("first record %+v, want controlled shutdown", res.Records[0])
+	}
+	if pc, ok := res.Records[1].(*metadata.PartitionChangeRecord); !ok || pc.Leader != 2 || !reflect.DeepEqual(pc.Isr, []int32{2}) {
+		t.Errorf("second record %+v, want t-0 led by 2 alone", res.Records[1])
+	}
+	if f, ok := res.Records[2].(*metadata.FenceBrokerRecord); !ok || f.Id != 1 {
+		t.Errorf("third record %+v, want broker 1 fenced", res.Records[2])
+	}
+	if a := res.Answer; !a.ShouldShutdown || !a.IsFenced || !a.IsCaughtUp {
+		t.Errorf("answer %+v", a)
+	}
+	hb.BrokerEpoch = 2
+	if _, err := c.brokerHeartbeat(img, hb); !errors.Is(err, kerr.StaleBrokerEpoch) {
+		t.Errorf("stale epoch: %v", err)
+	}
+}
+
+func TestBuildFenceBrokers(t *testing.T) {
+	c := builder(t, nil)
+	id := metadata.Uuid{8}
+	img := testImage(t, 3, topicRecords("t", id, []int32{1, 2, 3})...)
+	res, err := c.fenceBrokers(img, []int32{1, 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(res.Answer, []int32{1, 2}) || len(res.Records) != 4 {
+		t.Fatalf("answer %v, records %v", res.Answer, res.Records)
+	}
+	after, _, err := img.Apply(res.Records, img.Offset)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p := after.Topics.Get("t").Partitions[0]; p.Leader != 3 || !reflect.DeepEqual(p.ISR, []int32{3}) || !after.Brokers[1].Fenced || !after.Brokers[2].Fenced {
+		t.Errorf("after fencing: leader %d, ISR %v", p.Leader, p.ISR)
+	}
+	if res, err := c.fenceBrokers(img, nil); err != nil || len(res.Records) != 0 {
+		t.Errorf("fencing none: %v, %v", res.Records, err)
+	}
+}
+
 // run commits what the build returns, as one batch, and answers with the
 // offset of its last record.
 func TestRunCommitsTheBuildsRecords(t *testing.T) {
@@ -285,6 +381,40 @@ func TestInactiveControllerRefusesEveryOperation(t *testing.T) {
 		"SetMirrorState": func() error { _, err := h.c.SetMirrorState("t", metadata.MirrorPaused); return err },
 		"StopMirror": func() error {
 			_, err := h.c.StopMirror("t", metadata.MirrorPromoted, nil, nil)
+			return err
+		},
+		"ElectLeaders": func() error {
+			_, err := h.c.ElectLeaders(electReq(preferredElection, "t", 0))
+			return err
+		},
+		"AlterPartitionReassignments": func() error {
+			_, err := h.c.AlterPartitionReassignments(reassignReq("t", 0, []int32{2}))
+			return err
+		},
+		"ListPartitionReassignments": func() error { _, err := h.c.ListPartitionReassignments(nil); return err },
+		"AlterUserScramCredentials": func() error {
+			_, err := h.c.AlterUserScramCredentials(kmsg.NewPtrAlterUserSCRAMCredentialsRequest())
+			return err
+		},
+		"AllocateProducerIDs": func() error { _, err := h.c.AllocateProducerIDs(1, h.epochs[1]); return err },
+		"Bootstrap":           func() error { return h.c.Bootstrap(nil) },
+		"RebalanceLeaders":    func() error { _, err := h.c.RebalanceLeaders(); return err },
+		"RegisterBroker": func() error {
+			req := kmsg.NewPtrBrokerRegistrationRequest()
+			req.BrokerID, req.ClusterID = 9, testClusterID
+			_, err := h.c.RegisterBroker(req, testNow)
+			return err
+		},
+		"BrokerHeartbeat": func() error {
+			hb := kmsg.NewPtrBrokerHeartbeatRequest()
+			hb.BrokerID, hb.BrokerEpoch = 1, h.epochs[1]
+			_, err := h.c.BrokerHeartbeat(hb, testNow)
+			return err
+		},
+		"FenceStaleBrokers": func() error { _, err := h.c.FenceStaleBrokers(testNow); return err },
+		"FenceUnreachable":  func() error { _, err := h.c.FenceUnreachable(1, h.epochs[1], testNow); return err },
+		"AlterPartition": func() error {
+			_, err := h.alterPartition(3, 1, "t", h.isrEntry("t", 0, 1))
 			return err
 		},
 	}

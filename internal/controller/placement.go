@@ -336,7 +336,7 @@ func placeNew(img *metadata.Image, t *metadata.Topic, count, rf int) [][]int32 {
 	ids := usableBrokers(img)
 	load := map[int32]int{}
 	leads := map[int32]int{}
-	for _, tp := range img.Topics {
+	for _, tp := range img.Topics.All() {
 		for _, p := range tp.Partitions {
 			for k, r := range p.Replicas {
 				load[r]++
@@ -369,7 +369,7 @@ func placeNew(img *metadata.Image, t *metadata.Topic, count, rf int) [][]int32 {
 		}
 	}
 	if start < 0 {
-		start = balancedStart(brokers, leads, count, len(img.Topics))
+		start = balancedStart(brokers, leads, count, img.Topics.Len())
 	}
 	return place(brokers, existing, count, rf, start)
 }

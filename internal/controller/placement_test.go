@@ -396,7 +396,7 @@ func rackCluster(t *testing.T, l layout) *harness {
 
 func topicAssignment(h *harness, name string) [][]int32 {
 	var out [][]int32
-	for _, p := range h.c.Image().Topics[name].SortedPartitions() {
+	for _, p := range h.c.Image().Topics.Get(name).SortedPartitions() {
 		out = append(out, p.Replicas)
 	}
 	return out
@@ -452,7 +452,7 @@ func TestPlacementSkipsUnusableBrokers(t *testing.T) {
 	_, errs, _ := h.create(false, topicReq("wide", 1, 7))
 	wantCode(t, "rf above usable brokers", errs[0], kerr.InvalidReplicationFactor)
 	wantCode(t, "add partitions", h.createPartitions(partsReq(false, partsTopic("t", 31)))[0], nil)
-	if p := h.c.Image().Topics["t"].Partitions[30]; p.HasReplica(7) || p.HasReplica(8) || len(p.Replicas) != 3 {
+	if p := h.c.Image().Topics.Get("t").Partitions[30]; p.HasReplica(7) || p.HasReplica(8) || len(p.Replicas) != 3 {
 		t.Fatalf("new partition %+v", p)
 	}
 }
@@ -474,13 +474,13 @@ func TestSuccessiveTopicsStartOnDifferentBrokers(t *testing.T) {
 			for i := range 3 * n {
 				name := fmt.Sprintf("t%d", i)
 				h.mustCreate(topicReq(name, partitions, 2))
-				first := h.c.Image().Topics[name].Partitions[0].Replicas[0]
+				first := h.c.Image().Topics.Get(name).Partitions[0].Replicas[0]
 				if first == prev {
 					t.Fatalf("%s, %d partitions: topics %d and %d both start on broker %d", l.name, partitions, i-1, i, first)
 				}
 				prev = first
 				leaders := map[int32]int{}
-				for _, tp := range h.c.Image().Topics {
+				for _, tp := range h.c.Image().Topics.All() {
 					for _, p := range tp.Partitions {
 						leaders[p.Replicas[0]]++
 					}
@@ -498,7 +498,7 @@ func TestSuccessiveTopicsStartOnDifferentBrokers(t *testing.T) {
 		h.mustCreate(topicReq(fmt.Sprintf("m%d", i), p, 2))
 	}
 	leaders := map[int32]int{}
-	for _, tp := range h.c.Image().Topics {
+	for _, tp := range h.c.Image().Topics.All() {
 		for _, p := range tp.Partitions {
 			leaders[p.Leader]++
 		}

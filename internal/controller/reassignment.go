@@ -31,19 +31,26 @@ import (
 	"weir/internal/metadata"
 )
 
+// ReassignmentsResult is the answer of AlterPartitionReassignments: one
+// outcome per requested partition, by topic, in request order.
+type ReassignmentsResult struct {
+	Committed
+	Topics []TopicResult
+}
+
 // AlterPartitionReassignments starts, replaces or cancels reassignments
-// (see the file comment). It returns one outcome per requested partition,
-// by topic, in request order, and the offset of the last record committed.
-// Errors: UNKNOWN_TOPIC_OR_PARTITION; INVALID_REPLICA_ASSIGNMENT for an
-// empty target, a repeated broker or an unregistered one;
-// NO_REASSIGNMENT_IN_PROGRESS for cancelling none.
-func (c *Controller) AlterPartitionReassignments(req *kmsg.AlterPartitionAssignmentsRequest) ([]TopicResult, int64, error) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if err := c.requireActive(); err != nil {
-		return nil, -1, err
-	}
-	img := c.Image()
+// (see the file comment). Errors: UNKNOWN_TOPIC_OR_PARTITION;
+// INVALID_REPLICA_ASSIGNMENT for an empty target, a repeated broker or an
+// unregistered one; NO_REASSIGNMENT_IN_PROGRESS for cancelling none.
+func (c *Controller) AlterPartitionReassignments(req *kmsg.AlterPartitionAssignmentsRequest) (ReassignmentsResult, error) {
+	return run(c, func(img *metadata.Image) (result[ReassignmentsResult], error) {
+		return c.alterPartitionReassignments(img, req)
+	})
+}
+
+// alterPartitionReassignments builds AlterPartitionReassignments.
+func (c *Controller) alterPartitionReassignments(img *metadata.Image, req *kmsg.AlterPartitionAssignmentsRequest) (result[ReassignmentsResult], error) {
+	res := result[ReassignmentsResult]{Answer: ReassignmentsResult{Committed: Committed{img.Offset}}}
 	electionFor := c.onlineElection(img)
 	var out []TopicResult
 	var recs userRecords
@@ -53,11 +60,11 @@ func (c *Controller) AlterPartitionReassignments(req *kmsg.AlterPartitionAssignm
 			rec, err := c.reassign(img, rt.Topic, rp, electionFor)
 			if rec != nil {
 				if err := recs.add(rec); err != nil {
-					return nil, -1, err
+					return res, err
 				}
 				next, _, aerr := img.Apply([]metadata.Record{rec}, img.Offset)
 				if aerr != nil {
-					return nil, -1, aerr
+					return res, aerr
 				}
 				img = next
 			}
@@ -65,16 +72,13 @@ func (c *Controller) AlterPartitionReassignments(req *kmsg.AlterPartitionAssignm
 		}
 		out = append(out, tr)
 	}
-	last, err := c.commit(recs)
-	if err != nil {
-		return nil, -1, err
-	}
-	return out, last, nil
+	res.Records, res.Answer.Topics = recs, out
+	return res, nil
 }
 
 // reassign plans one partition's reassignment change (nil: none needed).
 func (c *Controller) reassign(img *metadata.Image, topic string, rp kmsg.AlterPartitionAssignmentsRequestTopicPartition, electionFor func(string) election) (*metadata.PartitionChangeRecord, error) {
-	t := img.Topics[topic]
+	t := img.Topics.Get(topic)
 	if t == nil || t.Partitions[rp.Partition] == nil {
 		return nil, topicErr(kerr.UnknownTopicOrPartition, "Unable to find partition %s-%d.", topic, rp.Partition)
 	}
@@ -127,12 +131,14 @@ type Reassignment struct {
 // and those not reassigning are left out). Topics come in name order when
 // listing all, else in request order; partitions in id or request order.
 func (c *Controller) ListPartitionReassignments(topics []kmsg.ListPartitionReassignmentsRequestTopic) ([]Reassignment, error) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if err := c.requireActive(); err != nil {
-		return nil, err
-	}
-	img := c.Image()
+	return run(c, func(img *metadata.Image) (result[[]Reassignment], error) {
+		return result[[]Reassignment]{Answer: listPartitionReassignments(img, topics)}, nil
+	})
+}
+
+// listPartitionReassignments builds ListPartitionReassignments, which
+// commits nothing.
+func listPartitionReassignments(img *metadata.Image, topics []kmsg.ListPartitionReassignmentsRequestTopic) []Reassignment {
 	var out []Reassignment
 	add := func(t *metadata.Topic, p *metadata.Partition) {
 		if p != nil && inReassignment(p) {
@@ -142,19 +148,19 @@ func (c *Controller) ListPartitionReassignments(topics []kmsg.ListPartitionReass
 	}
 	if topics == nil {
 		for _, name := range sortedTopicNames(img) {
-			t := img.Topics[name]
+			t := img.Topics.Get(name)
 			for _, p := range t.SortedPartitions() {
 				add(t, p)
 			}
 		}
-		return out, nil
+		return out
 	}
 	for _, rt := range topics {
-		if t := img.Topics[rt.Topic]; t != nil {
+		if t := img.Topics.Get(rt.Topic); t != nil {
 			for _, id := range rt.Partitions {
 				add(t, t.Partitions[id])
 			}
 		}
 	}
-	return out, nil
+	return out
 }

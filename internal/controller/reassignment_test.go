@@ -28,10 +28,11 @@ func reassignReq(topic string, partition int32, replicas []int32) *kmsg.AlterPar
 // reassign sends one partition's reassignment and returns its outcome.
 func (h *harness) reassign(topic string, partition int32, replicas []int32) error {
 	h.t.Helper()
-	res, last, err := h.c.AlterPartitionReassignments(reassignReq(topic, partition, replicas))
+	out, err := h.c.AlterPartitionReassignments(reassignReq(topic, partition, replicas))
 	if err != nil {
 		h.t.Fatal(err)
 	}
+	res, last := out.Topics, out.Offset
 	if last != h.q.end-1 {
 		h.t.Fatalf("last %d, end %d", last, h.q.end)
 	}
@@ -207,7 +208,7 @@ func TestReassignmentErrors(t *testing.T) {
 	wantAssignment(t, h, "t", 0, []int32{1, 2}, nil, nil)
 
 	h.q.inactive = true
-	if _, _, err := h.c.AlterPartitionReassignments(reassignReq("t", 0, []int32{1})); !errors.Is(err, quorum.ErrNotLeader) {
+	if _, err := h.c.AlterPartitionReassignments(reassignReq("t", 0, []int32{1})); !errors.Is(err, quorum.ErrNotLeader) {
 		t.Errorf("inactive controller: %v", err)
 	}
 	if _, err := h.c.ListPartitionReassignments(nil); !errors.Is(err, quorum.ErrNotLeader) {

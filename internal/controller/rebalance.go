@@ -16,12 +16,15 @@ import (
 // RebalanceLeaders runs the preferred elections of one rebalancing round
 // (see the file comment) and returns how many it committed.
 func (c *Controller) RebalanceLeaders() (int, error) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if err := c.requireActive(); err != nil {
-		return 0, err
+	n, err := run(c, func(img *metadata.Image) (result[int], error) { return c.rebalanceLeaders(img), nil })
+	if n > 0 {
+		c.lg.Info("moved leaderships back to preferred replicas", "partitions", n)
 	}
-	img := c.Image()
+	return n, err
+}
+
+// rebalanceLeaders builds RebalanceLeaders: the elections, and how many.
+func (c *Controller) rebalanceLeaders(img *metadata.Image) result[int] {
 	type share struct {
 		preferred  int
 		notLeading []*metadata.Partition
@@ -29,7 +32,7 @@ func (c *Controller) RebalanceLeaders() (int, error) {
 	}
 	shares := map[int32]*share{}
 	for _, name := range sortedTopicNames(img) {
-		t := img.Topics[name]
+		t := img.Topics.Get(name)
 		for _, p := range t.SortedPartitions() {
 			if len(p.Replicas) == 0 {
 				continue
@@ -65,11 +68,5 @@ func (c *Controller) RebalanceLeaders() (int, error) {
 			}
 		}
 	}
-	if _, err := c.commit(recs); err != nil {
-		return 0, err
-	}
-	if len(recs) > 0 {
-		c.lg.Info("moved leaderships back to preferred replicas", "partitions", len(recs))
-	}
-	return len(recs), nil
+	return result[int]{Records: recs, Answer: len(recs)}
 }

@@ -20,16 +20,23 @@ type ScramResult struct {
 // gets DUPLICATE_RESOURCE, an empty name or too few or many iterations
 // UNACCEPTABLE_CREDENTIAL, an unknown mechanism UNSUPPORTED_SASL_MECHANISM,
 // the deletion of a credential that does not exist RESOURCE_NOT_FOUND; the
-// valid alterations of the other users are applied. It returns one result
-// per user, in the order of their first alteration, and the offset of the
-// change (-1 when nothing changed).
-func (c *Controller) AlterUserScramCredentials(req *kmsg.AlterUserSCRAMCredentialsRequest) ([]ScramResult, int64, error) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if err := c.requireActive(); err != nil {
-		return nil, -1, err
-	}
-	img := c.Image()
+// valid alterations of the other users are applied.
+func (c *Controller) AlterUserScramCredentials(req *kmsg.AlterUserSCRAMCredentialsRequest) (ScramCredentialsResult, error) {
+	return run(c, func(img *metadata.Image) (result[ScramCredentialsResult], error) {
+		return alterUserScramCredentials(img, req), nil
+	})
+}
+
+// ScramCredentialsResult is the answer of AlterUserScramCredentials: one
+// result per user, in the order of their first alteration.
+type ScramCredentialsResult struct {
+	Committed
+	Users []ScramResult
+}
+
+// alterUserScramCredentials builds AlterUserScramCredentials. Nothing is
+// to be waited for (Offset -1) unless credentials change.
+func alterUserScramCredentials(img *metadata.Image, req *kmsg.AlterUserSCRAMCredentialsRequest) result[ScramCredentialsResult] {
 	var order []string
 	errs := map[string]error{}
 	recs := map[string]metadata.Record{}
@@ -80,6 +87,7 @@ func (c *Controller) AlterUserScramCredentials(req *kmsg.AlterUserSCRAMCredentia
 		}
 	}
 	out := make([]ScramResult, len(order))
+	res := result[ScramCredentialsResult]{Answer: ScramCredentialsResult{Committed{-1}, out}}
 	var batch userRecords
 	for i, user := range order {
 		out[i] = ScramResult{User: user, Err: errs[user]}
@@ -88,18 +96,12 @@ func (c *Controller) AlterUserScramCredentials(req *kmsg.AlterUserSCRAMCredentia
 				for j := range out {
 					out[j] = ScramResult{User: order[j], Err: err}
 				}
-				return out, -1, nil
+				return res
 			}
 		}
 	}
-	if len(batch) == 0 {
-		return out, -1, nil
-	}
-	last, err := c.commit([]metadata.Record(batch))
-	if err != nil {
-		return nil, -1, err
-	}
-	return out, last, nil
+	res.Records = batch
+	return res
 }
 
 func validScramUser(name string, mechanism int8) error {

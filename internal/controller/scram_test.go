@@ -33,10 +33,11 @@ func TestAlterUserScramCredentials(t *testing.T) {
 		upsert("frank", sasl.ScramSHA256ID, 4096), upsert("frank", sasl.ScramSHA512ID, 4096),
 	}
 	req.Deletions = []kmsg.AlterUserSCRAMCredentialsRequestDeletion{deletion("gina", sasl.ScramSHA256ID)}
-	res, last, err := h.c.AlterUserScramCredentials(req)
-	if err != nil || last < 0 {
-		t.Fatalf("alter: %v, offset %d", err, last)
+	altered, err := h.c.AlterUserScramCredentials(req)
+	if err != nil || altered.Offset != h.q.end-1 {
+		t.Fatalf("alter: %v, offset %d", err, altered.Offset)
 	}
+	res := altered.Users
 	want := map[string]*kerr.Error{"alice": nil, "bob": nil, "": kerr.UnacceptableCredential, "carol": kerr.UnsupportedSaslMechanism,
 		"dave": kerr.UnacceptableCredential, "erin": kerr.UnacceptableCredential, "frank": kerr.DuplicateResource, "gina": kerr.ResourceNotFound}
 	if len(res) != len(want) {
@@ -62,7 +63,7 @@ func TestAlterUserScramCredentials(t *testing.T) {
 	req = kmsg.NewPtrAlterUserSCRAMCredentialsRequest()
 	req.Deletions = []kmsg.AlterUserSCRAMCredentialsRequestDeletion{deletion("alice", sasl.ScramSHA256ID)}
 	req.Upsertions = []kmsg.AlterUserSCRAMCredentialsRequestUpsertion{upsert("bob", sasl.ScramSHA512ID, 8192)}
-	if res, _, err := h.c.AlterUserScramCredentials(req); err != nil || res[0].Err != nil || res[1].Err != nil {
+	if res, err := h.c.AlterUserScramCredentials(req); err != nil || res.Users[0].Err != nil || res.Users[1].Err != nil {
 		t.Fatalf("second alter: %v %+v", err, res)
 	}
 	img = h.c.Image()

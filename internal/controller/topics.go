@@ -161,14 +161,14 @@ func (c *Controller) planTopic(img *metadata.Image, t kmsg.CreateTopicsRequestTo
 	if err := ValidateTopicName(t.Topic); err != nil {
 		return nil, res, topicErr(kerr.InvalidTopicException, "%v", err)
 	}
-	if img.Topics[t.Topic] != nil {
+	if img.Topics.Get(t.Topic) != nil {
 		return nil, res, topicErr(kerr.TopicAlreadyExists, "Topic '%s' already exists.", t.Topic)
 	}
 	folded := collisionName(t.Topic)
 	if pending[folded] {
 		return nil, res, topicErr(kerr.InvalidTopicException, "Topic '%s' collides with another topic in the request.", t.Topic)
 	}
-	for name := range img.Topics {
+	for name := range img.Topics.All() {
 		if collisionName(name) == folded {
 			return nil, res, topicErr(kerr.InvalidTopicException, "Topic '%s' collides with existing topic: %s", t.Topic, name)
 		}
@@ -312,9 +312,9 @@ func deleteTopics(img *metadata.Image, refs []TopicRef) (result[DeleteTopicsResu
 		var t *metadata.Topic
 		switch {
 		case r.Name != "":
-			t = img.Topics[r.Name]
+			t = img.Topics.Get(r.Name)
 		case r.ID != (metadata.Uuid{}):
-			t = img.TopicsByID[r.ID]
+			t = img.TopicsByID.Get(r.ID)
 		}
 		if t == nil {
 			if r.Name == "" {
@@ -362,7 +362,7 @@ func createPartitions(img *metadata.Image, req *kmsg.CreatePartitionsRequest) (r
 	// placed, as CreateTopics bounds them.
 	var adding int64
 	for _, rt := range req.Topics {
-		if t := img.Topics[rt.Topic]; t != nil && seen[rt.Topic] == 1 && rt.Count > int32(len(t.Partitions)) {
+		if t := img.Topics.Get(rt.Topic); t != nil && seen[rt.Topic] == 1 && rt.Count > int32(len(t.Partitions)) {
 			adding += int64(rt.Count) - int64(len(t.Partitions))
 		}
 	}
@@ -380,7 +380,7 @@ func createPartitions(img *metadata.Image, req *kmsg.CreatePartitionsRequest) (r
 			errs[i] = topicErr(kerr.InvalidRequest, "Duplicate topic in request.")
 			continue
 		}
-		t := img.Topics[rt.Topic]
+		t := img.Topics.Get(rt.Topic)
 		if t == nil {
 			errs[i] = topicErr(kerr.UnknownTopicOrPartition, "The topic '%s' does not exist.", rt.Topic)
 			continue

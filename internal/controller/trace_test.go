@@ -116,11 +116,11 @@ func (s *electionScript) run(t *testing.T, d *datadriven.TestData) string {
 			n, _ := strconv.Atoi(v)
 			partitions = append(partitions, int32(n))
 		}
-		res, _, err := h.c.ElectLeaders(electReq(typ, tracetest.Arg(d, "topic"), partitions...))
+		res, err := h.c.ElectLeaders(electReq(typ, tracetest.Arg(d, "topic"), partitions...))
 		if err != nil {
 			d.Fatalf(t, "ElectLeaders: %v", err)
 		}
-		for _, tr := range res {
+		for _, tr := range res.Topics {
 			for _, pr := range tr.Partitions {
 				outcome := "OK"
 				var te *TopicError
@@ -139,7 +139,7 @@ func (s *electionScript) run(t *testing.T, d *datadriven.TestData) string {
 			if d.HasArg("topic") && name != tracetest.Arg(d, "topic") {
 				continue
 			}
-			topic := img.Topics[name]
+			topic := img.Topics.Get(name)
 			ids := slices.Sorted(func(yield func(int32) bool) {
 				for id := range topic.Partitions {
 					if !yield(id) {
@@ -192,7 +192,7 @@ func recordString(img *metadata.Image, r metadata.Record) string {
 	case *metadata.PartitionChangeRecord:
 		var b strings.Builder
 		topic := "?"
-		if t := img.TopicsByID[r.TopicId]; t != nil {
+		if t := img.TopicsByID.Get(r.TopicId); t != nil {
 			topic = t.Name
 		}
 		fmt.Fprintf(&b, "PartitionChange %s-%d:", topic, r.PartitionId)
@@ -219,7 +219,7 @@ func recordString(img *metadata.Image, r metadata.Record) string {
 		return "Topic " + r.Name
 	case *metadata.PartitionRecord:
 		topic := "?"
-		if t := img.TopicsByID[r.TopicId]; t != nil {
+		if t := img.TopicsByID.Get(r.TopicId); t != nil {
 			topic = t.Name
 		}
 		return fmt.Sprintf("Partition %s-%d: leader %d, replicas %v, isr %v", topic, r.PartitionId, r.Leader, r.Replicas, r.Isr)

@@ -44,7 +44,7 @@ func unregisterRecords(img *metadata.Image, broker int32, electionFor func(strin
 	}
 	var recs []metadata.Record
 	for _, name := range sortedTopicNames(gone) {
-		t := gone.Topics[name]
+		t := gone.Topics.Get(name)
 		for _, p := range t.SortedPartitions() {
 			inISR := p.Leader == broker || slices.Contains(p.ISR, broker)
 			if !inISR && !slices.Contains(p.ELR, broker) {
@@ -60,23 +60,16 @@ func unregisterRecords(img *metadata.Image, broker int32, electionFor func(strin
 	return append(recs, last), nil
 }
 
-// UnregisterBroker handles UnregisterBroker and returns the offset of the
-// last record committed.
-func (c *Controller) UnregisterBroker(broker int32) (int64, error) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if err := c.requireActive(); err != nil {
-		return 0, err
-	}
-	img := c.Image()
-	recs, err := unregisterRecords(img, broker, c.onlineElection(img), c.elrMinISR(img))
-	if err != nil {
-		return 0, err
-	}
-	last, err := c.commit(recs)
-	if err != nil {
-		return 0, err
-	}
-	c.lg.Info("unregistered a broker", "broker", broker, "partitions_changed", len(recs)-1)
-	return last, nil
+// UnregisterBroker handles UnregisterBroker; the answer's offset is that
+// of the last record committed.
+func (c *Controller) UnregisterBroker(broker int32) (Committed, error) {
+	return run(c, func(img *metadata.Image) (result[Committed], error) {
+		recs, err := unregisterRecords(img, broker, c.onlineElection(img), c.elrMinISR(img))
+		if err != nil {
+			return result[Committed]{}, err
+		}
+		return result[Committed]{Records: recs, after: func() {
+			c.lg.Info("unregistered a broker", "broker", broker, "partitions_changed", len(recs)-1)
+		}}, nil
+	})
 }

@@ -25,12 +25,12 @@ func TestUnregisterBroker(t *testing.T) {
 	}
 
 	epoch := h.epochs[1]
-	last, err := h.c.UnregisterBroker(1)
+	res, err := h.c.UnregisterBroker(1)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(h.q.batches) != n+1 || last != h.q.end-1 {
-		t.Fatalf("unregistration committed %d batches (last %d, end %d), want one", len(h.q.batches)-n, last, h.q.end)
+	if len(h.q.batches) != n+1 || res.Offset != h.q.end-1 {
+		t.Fatalf("unregistration committed %d batches (last %d, end %d), want one", len(h.q.batches)-n, res.Offset, h.q.end)
 	}
 	recs := h.q.recordsSince(n)
 	// s-0, t-0 and t-1 change (in that order), t-2 does not hold broker

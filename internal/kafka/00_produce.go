@@ -26,6 +26,11 @@ package kafka
 // open transaction (INVALID_TXN_STATE); clients' control batches are
 // INVALID_RECORD.
 //
+// With an authorizer, a request with transactional batches needs WRITE on
+// its transactional id (else TRANSACTIONAL_ID_AUTHORIZATION_FAILED for
+// every partition) and each topic WRITE (else TOPIC_AUTHORIZATION_FAILED
+// for its partitions, before any other check), as Kafka does.
+//
 // Internal topics (__consumer_offsets, __transaction_state, and
 // __cluster_metadata, which never exists as a topic) are written by the
 // coordinators only: a produce to them is INVALID_TOPIC_EXCEPTION ("Cannot
@@ -40,6 +45,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"weir/internal/acl"
 	"weir/internal/log"
 	"weir/internal/metadata"
 	"weir/internal/partition"
@@ -80,6 +86,7 @@ func (s *Server) handleProduce(req *Request) *Reply {
 	for ti := range r.Topics {
 		rt := &r.Topics[ti]
 		st := &resp.Topics[ti]
+		denied := !s.authorized(req, acl.OpWrite, acl.ResourceTopic, rt.Topic)
 		st.Default()
 		st.Topic = rt.Topic
 		st.Partitions = make([]kmsg.ProduceResponseTopicPartition, len(rt.Partitions))
@@ -87,9 +94,15 @@ func (s *Server) handleProduce(req *Request) *Reply {
 			e := &produceEntry{topic: rt.Topic, rp: &rt.Partitions[pi], sp: &st.Partitions[pi]}
 			e.sp.Default()
 			e.sp.Partition, e.sp.BaseOffset, e.sp.LogAppendTime, e.sp.LogStartOffset = e.rp.Partition, -1, -1, -1
-			if badAcks {
+			switch {
+			case denied:
+				// The batch is still read: a transactional one makes
+				// the transactional id's check apply (checkTxnProduce).
+				e.batch, _ = produceBatch(req.Version, e.rp.Records)
+				e.err = kerr.TopicAuthorizationFailed
+			case badAcks:
 				e.err = kerr.InvalidRequiredAcks
-			} else {
+			default:
 				e.p, e.batch, e.err = s.producePartition(req.Version, rt.Topic, e.rp)
 			}
 			entries = append(entries, e)

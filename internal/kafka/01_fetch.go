@@ -23,6 +23,12 @@ package kafka
 // progress to the partition, which moves the high watermark and the ISR
 // (partition/leader.go).
 //
+// With an authorizer, a follower's fetch needs CLUSTER_ACTION on the
+// cluster (else TOPIC_AUTHORIZATION_FAILED for every partition) and a
+// consumer's READ on each topic (else TOPIC_AUTHORIZATION_FAILED for its
+// partitions, after UNKNOWN_TOPIC_ID), as in Kafka; a fetch of the
+// metadata log (observers, on a controller listener) needs CLUSTER_ACTION.
+//
 // An isolation level other than 0 (read_uncommitted) and 1
 // (read_committed) is INVALID_REQUEST for the whole request, in the shape
 // of Kafka's error response: the top-level error, and before v13 every
@@ -36,14 +42,19 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"weir/internal/acl"
 	"weir/internal/log"
 	"weir/internal/metadata"
 	"weir/internal/partition"
+	"weir/internal/quota"
 )
 
 func (s *Server) handleFetch(req *Request) *Reply {
 	r := req.Body.(*kmsg.FetchRequest)
 	if s.isMetadataFetch(r) {
+		if !s.authorizedCluster(req, acl.OpClusterAction) {
+			return done(fetchFailed(req, r, kerr.ClusterAuthorizationFailed))
+		}
 		return s.handleMetadataFetch(req, r)
 	}
 	if r.IsolationLevel != 0 && r.IsolationLevel != 1 {
@@ -62,11 +73,17 @@ func (s *Server) handleFetch(req *Request) *Reply {
 	if limit := s.cfg.Broker.FetchMaxBytes; r.MaxBytes <= 0 || r.MaxBytes > limit {
 		r.MaxBytes = limit
 	}
+	if user, ok := s.quotaUser(req); ok && !isFollowerFetch(req) {
+		// No more than the consumer's quota lets through in a window.
+		r.MaxBytes = int32(min(int64(r.MaxBytes), s.deps.ClientQuotas.MaxInWindow(quota.Fetch, user, req.ClientID)))
+	}
 	r.MinBytes = min(r.MinBytes, r.MaxBytes)
 	resp, sections, size, urgent := s.readFetch(req, r)
 	wait := time.Duration(r.MaxWaitMillis) * time.Millisecond
 	if urgent || wait <= 0 || size >= int(r.MinBytes) {
-		return &Reply{ready: closedChan, resp: resp, sections: sections}
+		rep := &Reply{ready: closedChan}
+		rep.resp, rep.sections = s.chargeFetch(req, rep, resp, sections, size)
+		return rep
 	}
 	rep := newReply()
 	go s.longPoll(req, r, rep, wait)
@@ -82,7 +99,7 @@ func (s *Server) longPoll(req *Request, r *kmsg.FetchRequest, rep *Reply, wait t
 	for _, rt := range r.Topics {
 		name := rt.Topic
 		if req.Version >= 13 {
-			if t := img.TopicsByID[rt.TopicID]; t != nil {
+			if t := img.TopicsByID.Get(rt.TopicID); t != nil {
 				name = t.Name
 			}
 		}
@@ -104,15 +121,15 @@ func (s *Server) longPoll(req *Request, r *kmsg.FetchRequest, rep *Reply, wait t
 		// Re-read after registering, so data appended in between is seen.
 		resp, sections, size, urgent := s.readFetch(req, r)
 		if urgent || size >= int(r.MinBytes) {
-			rep.sections = sections
+			resp, rep.sections = s.chargeFetch(req, rep, resp, sections, size)
 			rep.complete(resp)
 			return
 		}
 		select {
 		case <-w.C:
 		case <-timer.C:
-			resp, sections, _, _ := s.readFetch(req, r)
-			rep.sections = sections
+			resp, sections, size, _ := s.readFetch(req, r)
+			resp, rep.sections = s.chargeFetch(req, rep, resp, sections, size)
 			rep.complete(resp)
 			return
 		case <-req.Ctx.Done():
@@ -120,6 +137,35 @@ func (s *Server) longPoll(req *Request, r *kmsg.FetchRequest, rep *Reply, wait t
 			return
 		}
 	}
+}
+
+// isFollowerFetch reports a replica's fetch (a follower's, or an
+// observer's of the metadata log): never throttled by client quotas.
+func isFollowerFetch(req *Request) bool {
+	r, ok := req.Body.(*kmsg.FetchRequest)
+	return ok && (r.ReplicaID >= 0 || r.ReplicaState.ID >= 0)
+}
+
+// chargeFetch counts a consumer's fetch of size record bytes against its
+// fetch quota. Over the quota, the client gets an empty answer with the
+// throttle time (the bytes are taken back) and its connection is muted,
+// as Kafka's getThrottledResponse.
+func (s *Server) chargeFetch(req *Request, rep *Reply, resp *kmsg.FetchResponse, sections []section, size int) (*kmsg.FetchResponse, []section) {
+	user, ok := s.quotaUser(req)
+	if !ok || isFollowerFetch(req) || size == 0 {
+		return resp, sections
+	}
+	q := s.deps.ClientQuotas
+	d := q.Record(quota.Fetch, user, req.ClientID, int64(size))
+	if d <= 0 {
+		return resp, sections
+	}
+	q.Unrecord(quota.Fetch, user, req.ClientID, int64(size))
+	rep.throttle = d
+	req.conn.mute(d)
+	empty := respFor(req).(*kmsg.FetchResponse)
+	empty.SessionID = resp.SessionID
+	return empty, nil
 }
 
 // readFetch reads every requested partition once. urgent reports an error
@@ -136,17 +182,19 @@ func (s *Server) readFetch(req *Request, r *kmsg.FetchRequest) (*kmsg.FetchRespo
 	total := 0
 	urgent := false
 	minOne := true
+	followerDenied := replica.id >= 0 && !s.authorizedCluster(req, acl.OpClusterAction)
 	for _, rt := range r.Topics {
 		st := kmsg.NewFetchResponseTopic()
 		st.Topic, st.TopicID = rt.Topic, rt.TopicID
 		name, known := rt.Topic, true
 		if req.Version >= 13 {
-			t := img.TopicsByID[rt.TopicID]
+			t := img.TopicsByID.Get(rt.TopicID)
 			known = t != nil
 			if known {
 				name = t.Name
 			}
 		}
+		denied := followerDenied || replica.id < 0 && known && !s.authorized(req, acl.OpRead, acl.ResourceTopic, name)
 		for _, rp := range rt.Partitions {
 			sp := kmsg.NewFetchResponseTopicPartition()
 			sp.Partition = rp.Partition
@@ -154,15 +202,17 @@ func (s *Server) readFetch(req *Request, r *kmsg.FetchRequest) (*kmsg.FetchRespo
 			sp.PreferredReadReplica = -1
 			sp.RecordBatches = []byte{}
 			var p *partition.Partition
-			if known {
+			if known && !denied {
 				p = s.deps.Partitions.Get(log.TopicPartition{Topic: name, Partition: rp.Partition})
 			}
 			switch {
-			case p == nil && req.Version >= 13 && !known:
+			case !known && !followerDenied:
 				sp.ErrorCode = kerr.UnknownTopicID.Code
+			case denied:
+				sp.ErrorCode = kerr.TopicAuthorizationFailed.Code
 			case p == nil && known && s.deps.Partitions.Offline(log.TopicPartition{Topic: name, Partition: rp.Partition}) != nil:
 				sp.ErrorCode = kerr.KafkaStorageError.Code
-			case p == nil && img.Topics[name] != nil && img.Topics[name].Partitions[rp.Partition] != nil:
+			case p == nil && img.Topics.Get(name) != nil && img.Topics.Get(name).Partitions[rp.Partition] != nil:
 				s.notLeader(&sp, img, name, rp.Partition)
 			case p == nil:
 				sp.ErrorCode = kerr.UnknownTopicOrPartition.Code
@@ -267,7 +317,7 @@ func (s *Server) notLeader(sp *kmsg.FetchResponseTopicPartition, img *metadata.I
 
 // leaderOf returns a partition's leader and leader epoch, or -1s.
 func leaderOf(img *metadata.Image, topic string, part int32) (int32, int32) {
-	if t := img.Topics[topic]; t != nil {
+	if t := img.Topics.Get(topic); t != nil {
 		if p := t.Partitions[part]; p != nil {
 			return p.Leader, p.LeaderEpoch
 		}

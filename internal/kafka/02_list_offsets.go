@@ -13,12 +13,14 @@ package kafka
 // leader's log end offset. An isolation level other than 0 and 1 (v2+) is
 // INVALID_REQUEST for every partition, in the shape of Kafka's error
 // response (where Kafka answers UNKNOWN_SERVER_ERROR, from an exception it
-// does not map).
+// does not map). With an authorizer, each topic needs DESCRIBE (else
+// TOPIC_AUTHORIZATION_FAILED).
 
 import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"weir/internal/acl"
 	"weir/internal/log"
 	"weir/internal/partition"
 )
@@ -37,6 +39,7 @@ func (s *Server) handleListOffsets(req *Request) *Reply {
 	for _, rt := range r.Topics {
 		st := kmsg.NewListOffsetsResponseTopic()
 		st.Topic = rt.Topic
+		denied := !s.authorized(req, acl.OpDescribe, acl.ResourceTopic, rt.Topic)
 		for _, rp := range rt.Partitions {
 			sp := kmsg.NewListOffsetsResponseTopicPartition()
 			sp.Partition, sp.Timestamp, sp.Offset, sp.LeaderEpoch = rp.Partition, -1, -1, -1
@@ -45,6 +48,8 @@ func (s *Server) handleListOffsets(req *Request) *Reply {
 			switch {
 			case badIsolation:
 				sp.ErrorCode = kerr.InvalidRequest.Code
+			case denied:
+				sp.ErrorCode = kerr.TopicAuthorizationFailed.Code
 			case seen[tp] > 1:
 				sp.ErrorCode = kerr.InvalidRequest.Code
 			case err != nil:

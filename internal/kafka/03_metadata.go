@@ -13,6 +13,12 @@ package kafka
 // is this broker's id, as a KRaft broker reports a broker, not a
 // controller. A requested topic with a topic id (v10+) is looked up by
 // that id, whatever its name: the Java client sends the name "" with the id.
+//
+// With an authorizer, as Kafka: listing every topic leaves out those the
+// principal may not DESCRIBE; a named topic it may not DESCRIBE (existing
+// or not) is TOPIC_AUTHORIZATION_FAILED, and so is one to be auto-created
+// without CREATE on the cluster or on the topic. Authorized operations,
+// when asked for, are the operations the principal may perform.
 
 import (
 	"context"
@@ -22,14 +28,15 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"weir/internal/acl"
 	"weir/internal/controller"
 	"weir/internal/log"
 	"weir/internal/metadata"
 )
 
-// Topic operations bit set for AuthorizedOperations: with no authorizer
-// every operation is allowed (READ, WRITE, CREATE, DELETE, ALTER,
-// DESCRIBE, DESCRIBE_CONFIGS, ALTER_CONFIGS).
+// The operations of topics (READ, WRITE, CREATE, DELETE, ALTER, DESCRIBE,
+// DESCRIBE_CONFIGS, ALTER_CONFIGS) and of the cluster, as bit sets for
+// AuthorizedOperations (see authorizedOps).
 const (
 	topicAllOperations   = 1<<3 | 1<<4 | 1<<5 | 1<<6 | 1<<7 | 1<<8 | 1<<10 | 1<<11
 	clusterAllOperations = 1<<4 | 1<<5 | 1<<7 | 1<<8 | 1<<9 | 1<<10 | 1<<11 | 1<<12
@@ -47,8 +54,29 @@ func (s *Server) handleMetadata(req *Request) *Reply {
 
 	all := r.Topics == nil || (req.Version == 0 && len(r.Topics) == 0)
 	topics := uniqueTopics(r.Topics)
-	if !all && allowCreate {
-		img = s.autoCreate(req.Ctx, img, topics)
+	denied := map[string]bool{} // named topics the principal may not see, or create
+	if !all {
+		clusterCreate := -1
+		for _, rt := range topics {
+			switch {
+			case byTopicID(rt):
+			case !s.authorized(req, acl.OpDescribe, acl.ResourceTopic, *rt.Topic):
+				denied[*rt.Topic] = true
+			case allowCreate && img.Topics.Get(*rt.Topic) == nil:
+				if clusterCreate < 0 {
+					clusterCreate = 0
+					if s.authorizedCluster(req, acl.OpCreate) {
+						clusterCreate = 1
+					}
+				}
+				if clusterCreate == 0 && !s.authorized(req, acl.OpCreate, acl.ResourceTopic, *rt.Topic) {
+					denied[*rt.Topic] = true
+				}
+			}
+		}
+		if allowCreate {
+			img = s.autoCreate(req.Ctx, img, topics, denied)
+		}
 	}
 	resp.Brokers = s.brokers(img, req.Listener)
 	cluster := s.cfg.ClusterID
@@ -56,17 +84,19 @@ func (s *Server) handleMetadata(req *Request) *Reply {
 	resp.ControllerID = s.cfg.Broker.NodeID
 	resp.AuthorizedOperations = operationsOmitted
 	if r.IncludeClusterAuthorizedOperations {
-		resp.AuthorizedOperations = clusterAllOperations
+		resp.AuthorizedOperations = s.authorizedOps(req, acl.ResourceCluster, acl.ClusterName, clusterAllOperations)
 	}
 	offline := s.offlineHere()
 	if all {
-		names := make([]string, 0, len(img.Topics))
-		for name := range img.Topics {
+		names := make([]string, 0, img.Topics.Len())
+		for name := range img.Topics.All() {
 			names = append(names, name)
 		}
 		sort.Strings(names)
 		for _, name := range names {
-			resp.Topics = append(resp.Topics, s.topicMetadata(img, img.Topics[name], r.IncludeTopicAuthorizedOperations, offline))
+			if s.authorized(req, acl.OpDescribe, acl.ResourceTopic, name) {
+				resp.Topics = append(resp.Topics, s.topicMetadata(req, img, img.Topics.Get(name), r.IncludeTopicAuthorizedOperations, offline))
+			}
 		}
 		return done(resp)
 	}
@@ -74,9 +104,18 @@ func (s *Server) handleMetadata(req *Request) *Reply {
 		var t *metadata.Topic
 		byID := byTopicID(rt)
 		if byID {
-			t = img.TopicsByID[rt.TopicID]
+			t = img.TopicsByID.Get(rt.TopicID)
 		} else {
-			t = img.Topics[*rt.Topic]
+			t = img.Topics.Get(*rt.Topic)
+		}
+		if !byID && denied[*rt.Topic] || byID && t != nil && !s.authorized(req, acl.OpDescribe, acl.ResourceTopic, t.Name) {
+			mt := kmsg.NewMetadataResponseTopic()
+			mt.ErrorCode, mt.AuthorizedOperations, mt.IsInternal = kerr.TopicAuthorizationFailed.Code, operationsOmitted, !byID && internalTopics[*rt.Topic]
+			if !byID {
+				mt.Topic = rt.Topic
+			}
+			resp.Topics = append(resp.Topics, mt)
+			continue
 		}
 		if t == nil {
 			mt := kmsg.NewMetadataResponseTopic()
@@ -96,7 +135,7 @@ func (s *Server) handleMetadata(req *Request) *Reply {
 			resp.Topics = append(resp.Topics, mt)
 			continue
 		}
-		resp.Topics = append(resp.Topics, s.topicMetadata(img, t, r.IncludeTopicAuthorizedOperations, offline))
+		resp.Topics = append(resp.Topics, s.topicMetadata(req, img, t, r.IncludeTopicAuthorizedOperations, offline))
 	}
 	return done(resp)
 }
@@ -129,12 +168,12 @@ func byTopicID(rt kmsg.MetadataRequestTopic) bool {
 	return rt.TopicID != [16]byte{} || rt.Topic == nil
 }
 
-// autoCreate creates the requested topics that do not exist and returns
-// an image that includes them.
-func (s *Server) autoCreate(ctx context.Context, img *metadata.Image, topics []kmsg.MetadataRequestTopic) *metadata.Image {
+// autoCreate creates the requested topics that do not exist, but those
+// denied, and returns an image that includes them.
+func (s *Server) autoCreate(ctx context.Context, img *metadata.Image, topics []kmsg.MetadataRequestTopic, denied map[string]bool) *metadata.Image {
 	create := kmsg.NewPtrCreateTopicsRequest()
 	for _, rt := range topics {
-		if rt.Topic == nil || rt.TopicID != [16]byte{} || img.Topics[*rt.Topic] != nil || internalTopics[*rt.Topic] ||
+		if rt.Topic == nil || rt.TopicID != [16]byte{} || img.Topics.Get(*rt.Topic) != nil || internalTopics[*rt.Topic] || denied[*rt.Topic] ||
 			*rt.Topic == metadata.LogTopic || controller.ValidateTopicName(*rt.Topic) != nil {
 			continue
 		}
@@ -188,13 +227,13 @@ func (s *Server) brokers(img *metadata.Image, listener string) []kmsg.MetadataRe
 // listed in OfflineReplicas, and when it is the leader the partition has
 // none (-1, LEADER_NOT_AVAILABLE), as Kafka answers for a leader whose
 // log directory failed.
-func (s *Server) topicMetadata(img *metadata.Image, t *metadata.Topic, withOps bool, offline map[log.TopicPartition]bool) kmsg.MetadataResponseTopic {
+func (s *Server) topicMetadata(req *Request, img *metadata.Image, t *metadata.Topic, withOps bool, offline map[log.TopicPartition]bool) kmsg.MetadataResponseTopic {
 	mt := kmsg.NewMetadataResponseTopic()
 	name := t.Name
 	mt.Topic, mt.TopicID, mt.IsInternal = &name, t.ID, internalTopics[t.Name]
 	mt.AuthorizedOperations = operationsOmitted
 	if withOps {
-		mt.AuthorizedOperations = topicAllOperations
+		mt.AuthorizedOperations = s.authorizedOps(req, acl.ResourceTopic, t.Name, topicAllOperations)
 	}
 	for _, p := range t.SortedPartitions() {
 		mp := kmsg.NewMetadataResponseTopicPartition()
@@ -230,6 +269,18 @@ func (s *Server) offlineHere() map[log.TopicPartition]bool {
 			out = map[log.TopicPartition]bool{}
 		}
 		out[tp] = true
+	}
+	return out
+}
+
+// authorizedOps returns the subset of ops (a bit set of operation ids)
+// that req's principal may perform on a resource.
+func (s *Server) authorizedOps(req *Request, rt int8, name string, ops int32) int32 {
+	var out int32
+	for op := int8(0); op < 31; op++ {
+		if ops&(1<<op) != 0 && s.authorized(req, op, rt, name) {
+			out |= 1 << op
+		}
 	}
 	return out
 }

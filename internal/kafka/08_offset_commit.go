@@ -11,17 +11,23 @@ package kafka
 // gets that commit's answer: so a request makes at most one record per
 // partition of the cluster, however often it repeats one. With nothing
 // left to commit the answer comes at once, without the coordinator.
+//
+// With an authorizer the group needs READ (else GROUP_AUTHORIZATION_FAILED
+// for every partition) and each topic READ (else TOPIC_AUTHORIZATION_FAILED
+// for its partitions), as in Kafka.
 
 import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"weir/internal/acl"
 )
 
 func (s *Server) handleOffsetCommit(req *Request) *Reply {
 	r := req.Body.(*kmsg.OffsetCommitRequest)
 	img := s.deps.Metadata.Image()
 	known := func(topic string, p int32) bool {
-		t := img.Topics[topic]
+		t := img.Topics.Get(topic)
 		return t != nil && t.Partitions[p] != nil
 	}
 	// The last mention of each known partition, in order of first mention.
@@ -32,9 +38,14 @@ func (s *Server) handleOffsetCommit(req *Request) *Reply {
 	last := map[tp]kmsg.OffsetCommitRequestTopicPartition{}
 	var order []tp
 	topics := map[string]kmsg.OffsetCommitRequestTopic{}
+	groupDenied := !s.authorized(req, acl.OpRead, acl.ResourceGroup, r.Group)
+	denied := map[string]bool{}
 	for _, t := range r.Topics {
+		if !groupDenied && !s.authorized(req, acl.OpRead, acl.ResourceTopic, t.Topic) {
+			denied[t.Topic] = true
+		}
 		for _, p := range t.Partitions {
-			if !known(t.Topic, p.Partition) {
+			if groupDenied || denied[t.Topic] || !known(t.Topic, p.Partition) {
 				continue
 			}
 			k := tp{t.Topic, p.Partition}
@@ -80,9 +91,14 @@ func (s *Server) handleOffsetCommit(req *Request) *Reply {
 			for _, p := range t.Partitions {
 				rp := kmsg.NewOffsetCommitResponseTopicPartition()
 				rp.Partition = p.Partition
-				if known(t.Topic, p.Partition) {
+				switch {
+				case groupDenied:
+					rp.ErrorCode = kerr.GroupAuthorizationFailed.Code
+				case denied[t.Topic]:
+					rp.ErrorCode = kerr.TopicAuthorizationFailed.Code
+				case known(t.Topic, p.Partition):
 					rp.ErrorCode = codes[tp{t.Topic, p.Partition}]
-				} else {
+				default:
 					rp.ErrorCode = kerr.UnknownTopicOrPartition.Code
 				}
 				rt.Partitions = append(rt.Partitions, rp)

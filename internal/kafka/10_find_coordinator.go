@@ -17,6 +17,9 @@ package kafka
 // transaction.state.log.min.isr, compaction, no compression, no unclean
 // election and transaction.state.log.segment.bytes, as Kafka creates it.
 // An unknown key type is INVALID_REQUEST. v4+ looks up many keys at once.
+// With an authorizer a group key needs DESCRIBE on the group (else
+// GROUP_AUTHORIZATION_FAILED), a transactional id DESCRIBE on it (else
+// TRANSACTIONAL_ID_AUTHORIZATION_FAILED), as in Kafka.
 
 import (
 	"context"
@@ -27,6 +30,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"weir/internal/acl"
 	"weir/internal/metadata"
 )
 
@@ -89,9 +93,15 @@ func (s *Server) findCoordinator(req *Request, keyType int8, key string) coordin
 	var partition int32
 	switch keyType {
 	case 0:
+		if !s.authorized(req, acl.OpDescribe, acl.ResourceGroup, key) {
+			return fail(kerr.GroupAuthorizationFailed, "%s", kerr.GroupAuthorizationFailed.Message)
+		}
 		t, err = s.offsetsTopic(req.Ctx)
 		partition = s.deps.Groups.PartitionFor(key)
 	case 1:
+		if !s.authorized(req, acl.OpDescribe, acl.ResourceTransactionalID, key) {
+			return fail(kerr.TransactionalIDAuthorizationFailed, "%s", kerr.TransactionalIDAuthorizationFailed.Message)
+		}
 		if s.deps.Txns == nil {
 			return fail(kerr.CoordinatorNotAvailable, "The transaction coordinator is not available.")
 		}
@@ -153,11 +163,11 @@ func (s *Server) transactionStateTopic(ctx context.Context) (*metadata.Topic, er
 // internalTopic returns the internal topic name, creating it with these
 // settings if needed (see offsetsTopic).
 func (s *Server) internalTopic(ctx context.Context, name string, partitions int32, rf int16, configs map[string]string) (*metadata.Topic, error) {
-	if img := s.deps.Metadata.Image(); img.Topics[name] != nil {
+	if img := s.deps.Metadata.Image(); img.Topics.Get(name) != nil {
 		if err := s.awaitMetadata(ctx, img.Offset, 10*time.Second); err != nil {
 			return nil, err
 		}
-		return img.Topics[name], nil
+		return img.Topics.Get(name), nil
 	}
 	req := kmsg.NewPtrCreateTopicsRequest()
 	t := kmsg.NewCreateTopicsRequestTopic()
@@ -177,11 +187,11 @@ func (s *Server) internalTopic(ctx context.Context, name string, partitions int3
 	}
 	// Created by a concurrent request (TOPIC_ALREADY_EXISTS) the topic may
 	// be in the image before this broker's replicas have caught up with it.
-	if img := s.deps.Metadata.Image(); img.Topics[name] != nil {
+	if img := s.deps.Metadata.Image(); img.Topics.Get(name) != nil {
 		if err := s.awaitMetadata(ctx, img.Offset, 10*time.Second); err != nil {
 			return nil, err
 		}
-		return img.Topics[name], nil
+		return img.Topics.Get(name), nil
 	}
 	return nil, fmt.Errorf("%s was created but is not in the metadata", name)
 }

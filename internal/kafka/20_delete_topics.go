@@ -6,6 +6,9 @@ package kafka
 // controller; the answer waits until this broker's metadata no longer has
 // them (their logs are renamed for deletion at that point). With
 // delete.topic.enable=false every topic gets TOPIC_DELETION_DISABLED.
+// With an authorizer each topic needs DELETE (else
+// TOPIC_AUTHORIZATION_FAILED; a topic given by id is looked up first, and
+// an unknown id goes on to the controller's UNKNOWN_TOPIC_ID).
 
 import (
 	"time"
@@ -13,7 +16,9 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"weir/internal/acl"
 	"weir/internal/controller"
+	"weir/internal/metadata"
 )
 
 func (s *Server) handleDeleteTopics(req *Request) *Reply {
@@ -48,7 +53,29 @@ func (s *Server) handleDeleteTopics(req *Request) *Reply {
 		}
 		return done(resp)
 	}
-	out, err := s.deps.Controller.DeleteTopics(refs)
+	img := s.deps.Metadata.Image()
+	var allowed []controller.TopicRef
+	denied := make([]bool, len(refs))
+	for i, ref := range refs {
+		name := ref.Name
+		if ref.ID != (metadata.Uuid{}) {
+			if t := img.TopicsByID.Get(ref.ID); t != nil {
+				name = t.Name
+			} else {
+				name = ""
+			}
+		}
+		if name != "" && !s.authorized(req, acl.OpDelete, acl.ResourceTopic, name) {
+			denied[i] = true
+			continue
+		}
+		allowed = append(allowed, ref)
+	}
+	out := controller.DeleteTopicsResult{Committed: controller.Committed{Offset: -1}}
+	var err error
+	if len(allowed) > 0 {
+		out, err = s.deps.Controller.DeleteTopics(allowed)
+	}
 	if err != nil {
 		s.logUnexpected("delete topics", err)
 		for _, ref := range refs {
@@ -64,8 +91,16 @@ func (s *Server) handleDeleteTopics(req *Request) *Reply {
 			}
 		}
 	}
-	for i, ref := range out.Topics {
-		answer(ref, errs[i])
+	j := 0
+	for i, ref := range refs {
+		if denied[i] {
+			answer(ref, kerr.TopicAuthorizationFailed)
+			continue
+		}
+		if j < len(out.Topics) {
+			answer(out.Topics[j], errs[j])
+			j++
+		}
 	}
 	return done(resp)
 }

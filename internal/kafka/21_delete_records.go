@@ -5,11 +5,14 @@ package kafka
 // Raises each partition's log start offset (its low watermark) to the
 // requested offset; -1 means the high watermark. An offset above the high
 // watermark is OFFSET_OUT_OF_RANGE. Segments wholly below the new start
-// are deleted at once.
+// are deleted at once. With an authorizer each topic needs DELETE (else
+// TOPIC_AUTHORIZATION_FAILED).
 
 import (
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"weir/internal/acl"
 	"weir/internal/log"
 )
 
@@ -20,9 +23,15 @@ func (s *Server) handleDeleteRecords(req *Request) *Reply {
 	for _, rt := range r.Topics {
 		st := kmsg.NewDeleteRecordsResponseTopic()
 		st.Topic = rt.Topic
+		denied := !s.authorized(req, acl.OpDelete, acl.ResourceTopic, rt.Topic)
 		for _, rp := range rt.Partitions {
 			sp := kmsg.NewDeleteRecordsResponseTopicPartition()
 			sp.Partition, sp.LowWatermark = rp.Partition, -1
+			if denied {
+				sp.ErrorCode = kerr.TopicAuthorizationFailed.Code
+				st.Partitions = append(st.Partitions, sp)
+				continue
+			}
 			p, err := s.leaderPartition(img, log.TopicPartition{Topic: rt.Topic, Partition: rp.Partition})
 			if err == nil {
 				sp.LowWatermark, err = p.DeleteRecords(rp.Offset)

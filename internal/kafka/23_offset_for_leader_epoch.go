@@ -10,8 +10,10 @@ package kafka
 // UNKNOWN_LEADER_EPOCH.
 
 import (
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"weir/internal/acl"
 	"weir/internal/log"
 )
 
@@ -19,12 +21,19 @@ func (s *Server) handleOffsetForLeaderEpoch(req *Request) *Reply {
 	r := req.Body.(*kmsg.OffsetForLeaderEpochRequest)
 	resp := respFor(req).(*kmsg.OffsetForLeaderEpochResponse)
 	img := s.deps.Metadata.Image()
+	clusterAction := s.authorizedCluster(req, acl.OpClusterAction)
 	for _, rt := range r.Topics {
 		st := kmsg.NewOffsetForLeaderEpochResponseTopic()
 		st.Topic = rt.Topic
+		denied := !clusterAction && !s.authorized(req, acl.OpDescribe, acl.ResourceTopic, rt.Topic)
 		for _, rp := range rt.Partitions {
 			sp := kmsg.NewOffsetForLeaderEpochResponseTopicPartition()
 			sp.Partition, sp.LeaderEpoch, sp.EndOffset = rp.Partition, -1, -1
+			if denied {
+				sp.ErrorCode = kerr.TopicAuthorizationFailed.Code
+				st.Partitions = append(st.Partitions, sp)
+				continue
+			}
 			p, err := s.leaderPartition(img, log.TopicPartition{Topic: rt.Topic, Partition: rp.Partition})
 			if err == nil {
 				sp.LeaderEpoch, sp.EndOffset, err = p.EndOffsetForEpoch(rp.CurrentLeaderEpoch, rp.LeaderEpoch)

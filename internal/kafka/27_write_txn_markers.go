@@ -24,6 +24,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"weir/internal/acl"
 	"weir/internal/log"
 )
 
@@ -43,6 +44,7 @@ func (s *Server) handleWriteTxnMarkers(req *Request) *Reply {
 	// Sized up front: the waits keep pointers into the slices.
 	resp.Markers = make([]kmsg.WriteTxnMarkersResponseMarker, len(r.Markers))
 	var waits []markerWait
+	denied := !s.authorizedCluster(req, acl.OpClusterAction)
 	for mi, m := range r.Markers {
 		rm := &resp.Markers[mi]
 		rm.Default()
@@ -57,6 +59,10 @@ func (s *Server) handleWriteTxnMarkers(req *Request) *Reply {
 				rp := &rt.Partitions[pi]
 				rp.Default()
 				rp.Partition = part
+				if denied {
+					rp.ErrorCode = kerr.ClusterAuthorizationFailed.Code
+					continue
+				}
 				tp := log.TopicPartition{Topic: t.Topic, Partition: part}
 				p := s.deps.Partitions.Get(tp)
 				if p == nil && s.deps.Partitions.Offline(tp) != nil {

@@ -26,7 +26,11 @@ package kafka
 // that cannot answer yet COORDINATOR_NOT_AVAILABLE. A stale producer epoch
 // is also fenced by the log.
 //
-// Not as in Kafka: there are no ACLs.
+// With an authorizer, the transactional id needs WRITE (else
+// TRANSACTIONAL_ID_AUTHORIZATION_FAILED for every partition), the group
+// READ (else GROUP_AUTHORIZATION_FAILED for every partition), and each
+// topic READ (else TOPIC_AUTHORIZATION_FAILED for its partitions), as in
+// Kafka.
 
 import (
 	"context"
@@ -36,6 +40,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"weir/internal/acl"
 	"weir/internal/group"
 	"weir/internal/log"
 )
@@ -44,7 +49,7 @@ func (s *Server) handleTxnOffsetCommit(req *Request) *Reply {
 	r := req.Body.(*kmsg.TxnOffsetCommitRequest)
 	img := s.deps.Metadata.Image()
 	known := func(topic string, p int32) bool {
-		t := img.Topics[topic]
+		t := img.Topics.Get(topic)
 		return t != nil && t.Partitions[p] != nil
 	}
 	// A partition named more than once is committed once, at its last
@@ -54,9 +59,20 @@ func (s *Server) handleTxnOffsetCommit(req *Request) *Reply {
 	seen := map[log.TopicPartition]at{} // partition -> its place in fwd
 	fwd := *r
 	fwd.Topics = nil
+	var wholeDenied int16
+	switch {
+	case !s.authorized(req, acl.OpWrite, acl.ResourceTransactionalID, r.TransactionalID):
+		wholeDenied = kerr.TransactionalIDAuthorizationFailed.Code
+	case !s.authorized(req, acl.OpRead, acl.ResourceGroup, r.Group):
+		wholeDenied = kerr.GroupAuthorizationFailed.Code
+	}
+	denied := map[string]bool{}
 	for _, t := range r.Topics {
+		if wholeDenied == 0 && !s.authorized(req, acl.OpRead, acl.ResourceTopic, t.Topic) {
+			denied[t.Topic] = true
+		}
 		for _, p := range t.Partitions {
-			if !known(t.Topic, p.Partition) {
+			if wholeDenied != 0 || denied[t.Topic] || !known(t.Topic, p.Partition) {
 				continue
 			}
 			tp := log.TopicPartition{Topic: t.Topic, Partition: p.Partition}
@@ -100,9 +116,14 @@ func (s *Server) handleTxnOffsetCommit(req *Request) *Reply {
 			for _, p := range t.Partitions {
 				rp := kmsg.NewTxnOffsetCommitResponseTopicPartition()
 				rp.Partition = p.Partition
-				if known(t.Topic, p.Partition) {
+				switch {
+				case wholeDenied != 0:
+					rp.ErrorCode = wholeDenied
+				case denied[t.Topic]:
+					rp.ErrorCode = kerr.TopicAuthorizationFailed.Code
+				case known(t.Topic, p.Partition):
 					rp.ErrorCode = codes[t.Topic][p.Partition]
-				} else {
+				default:
 					rp.ErrorCode = kerr.UnknownTopicOrPartition.Code
 				}
 				rt.Partitions = append(rt.Partitions, rp)

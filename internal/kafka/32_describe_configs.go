@@ -21,6 +21,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"weir/internal/acl"
 	"weir/internal/config"
 	"weir/internal/metadata"
 )
@@ -45,8 +46,13 @@ func (s *Server) handleDescribeConfigs(req *Request) *Reply {
 		res.ResourceType, res.ResourceName = rr.ResourceType, rr.ResourceName
 		var entries []config.Entry
 		switch {
+		case (rr.ResourceType == kmsg.ConfigResourceTypeBroker || rr.ResourceType == kmsg.ConfigResourceTypeBrokerLogger) &&
+			!s.authorizedCluster(req, acl.OpDescribeConfigs):
+			setConfigErr(&res.ErrorCode, &res.ErrorMessage, kerr.ClusterAuthorizationFailed, "%s", kerr.ClusterAuthorizationFailed.Message)
+		case rr.ResourceType == kmsg.ConfigResourceTypeTopic && !s.authorized(req, acl.OpDescribeConfigs, acl.ResourceTopic, rr.ResourceName):
+			setConfigErr(&res.ErrorCode, &res.ErrorMessage, kerr.TopicAuthorizationFailed, "%s", kerr.TopicAuthorizationFailed.Message)
 		case rr.ResourceType == kmsg.ConfigResourceTypeTopic:
-			if img.Topics[rr.ResourceName] == nil {
+			if img.Topics.Get(rr.ResourceName) == nil {
 				setConfigErr(&res.ErrorCode, &res.ErrorMessage, kerr.UnknownTopicOrPartition, "Topic '%s' does not exist.", rr.ResourceName)
 			} else {
 				entries = config.DescribeTopic(img.TopicConfig(rr.ResourceName), img.BrokerConfig(self), img.BrokerConfig(""), s.cfg.Broker)

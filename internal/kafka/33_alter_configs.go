@@ -10,9 +10,12 @@ package kafka
 // waits for this broker's.
 
 import (
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"weir/internal/acl"
 	"weir/internal/controller"
+	"weir/internal/metadata"
 )
 
 func (s *Server) handleAlterConfigs(req *Request) *Reply {
@@ -38,9 +41,42 @@ func (s *Server) handleAlterConfigs(req *Request) *Reply {
 
 // alterConfigs sends changes to the controller and waits for the result
 // to reach this broker's metadata.
-func (s *Server) alterConfigs(req *Request, changes []controller.ConfigChange, validateOnly bool) []error {
+func (s *Server) alterConfigs(req *Request, all []controller.ConfigChange, validateOnly bool) []error {
+	// With an authorizer a broker's configs need ALTER_CONFIGS on the
+	// cluster, a topic's on the topic; denied resources never reach the
+	// controller.
+	denied := make([]error, len(all))
+	var changes []controller.ConfigChange
+	for i, ch := range all {
+		switch {
+		case ch.Type == metadata.ResourceBroker && !s.authorizedCluster(req, acl.OpAlterConfigs):
+			denied[i] = kerr.ClusterAuthorizationFailed
+		case ch.Type == metadata.ResourceTopic && !s.authorized(req, acl.OpAlterConfigs, acl.ResourceTopic, ch.Name):
+			denied[i] = kerr.TopicAuthorizationFailed
+		default:
+			changes = append(changes, ch)
+		}
+	}
+	if len(changes) < len(all) {
+		var errs []error
+		if len(changes) > 0 {
+			errs = s.alterAuthorizedConfigs(req, changes, validateOnly)
+		}
+		j := 0
+		for i := range denied {
+			if denied[i] == nil {
+				denied[i] = errs[j]
+				j++
+			}
+		}
+		return denied
+	}
+	return s.alterAuthorizedConfigs(req, changes, validateOnly)
+}
+
+func (s *Server) alterAuthorizedConfigs(req *Request, changes []controller.ConfigChange, validateOnly bool) []error {
 	res, err := s.deps.Controller.AlterConfigs(changes, validateOnly)
-	errs := res.Errs
+	errs, last := res.Errs, res.Offset
 	if err != nil {
 		s.logUnexpected("alter configs", err)
 		errs = make([]error, len(changes))
@@ -49,7 +85,7 @@ func (s *Server) alterConfigs(req *Request, changes []controller.ConfigChange, v
 		}
 		return errs
 	}
-	if err := s.awaitMetadata(req.Ctx, res.Offset, 0); err != nil {
+	if err := s.awaitMetadata(req.Ctx, last, 0); err != nil {
 		for i := range errs {
 			if errs[i] == nil {
 				errs[i] = err

@@ -9,15 +9,22 @@ package kafka
 import (
 	"sort"
 
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 	"golang.org/x/sys/unix"
 
+	"weir/internal/acl"
 	"weir/internal/log"
 )
 
 func (s *Server) handleDescribeLogDirs(req *Request) *Reply {
 	r := req.Body.(*kmsg.DescribeLogDirsRequest)
 	resp := respFor(req).(*kmsg.DescribeLogDirsResponse)
+	if !s.authorizedCluster(req, acl.OpDescribe) {
+		// As Kafka: no directories, and from v3 the error.
+		resp.ErrorCode = kerr.ClusterAuthorizationFailed.Code
+		return done(resp)
+	}
 	want := func(tp log.TopicPartition) bool { return true }
 	if r.Topics != nil {
 		set := map[log.TopicPartition]bool{}

@@ -17,13 +17,20 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"weir/internal/acl"
 	"weir/internal/controller"
 )
 
 func (s *Server) handleElectLeaders(req *Request) *Reply {
 	r := req.Body.(*kmsg.ElectLeadersRequest)
 	resp := respFor(req).(*kmsg.ElectLeadersResponse)
-	results, last, err := s.deps.Controller.ElectLeaders(r)
+	var results []controller.TopicResult
+	var last int64
+	var err error = kerr.ClusterAuthorizationFailed // ALTER on the cluster
+	if s.authorizedCluster(req, acl.OpAlter) {
+		out, e := s.deps.Controller.ElectLeaders(r)
+		results, last, err = out.Topics, out.Offset, e
+	}
 	if err != nil {
 		code := errorCode(err)
 		if code == kerr.UnknownServerError.Code {

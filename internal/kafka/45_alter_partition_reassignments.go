@@ -13,12 +13,21 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"weir/internal/acl"
+	"weir/internal/controller"
 )
 
 func (s *Server) handleAlterPartitionReassignments(req *Request) *Reply {
 	r := req.Body.(*kmsg.AlterPartitionAssignmentsRequest)
 	resp := respFor(req).(*kmsg.AlterPartitionAssignmentsResponse)
-	results, last, err := s.deps.Controller.AlterPartitionReassignments(r)
+	var results []controller.TopicResult
+	var last int64
+	var err error = kerr.ClusterAuthorizationFailed // ALTER on the cluster
+	if s.authorizedCluster(req, acl.OpAlter) {
+		out, e := s.deps.Controller.AlterPartitionReassignments(r)
+		results, last, err = out.Topics, out.Offset, e
+	}
 	if err != nil {
 		if resp.ErrorCode = errorCode(err); resp.ErrorCode == kerr.UnknownServerError.Code {
 			s.lg.Error("alter partition reassignments", "err", err)

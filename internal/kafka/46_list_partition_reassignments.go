@@ -10,12 +10,19 @@ package kafka
 import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"weir/internal/acl"
+	"weir/internal/controller"
 )
 
 func (s *Server) handleListPartitionReassignments(req *Request) *Reply {
 	r := req.Body.(*kmsg.ListPartitionReassignmentsRequest)
 	resp := respFor(req).(*kmsg.ListPartitionReassignmentsResponse)
-	list, err := s.deps.Controller.ListPartitionReassignments(r.Topics)
+	var list []controller.Reassignment
+	var err error = kerr.ClusterAuthorizationFailed // DESCRIBE on the cluster
+	if s.authorizedCluster(req, acl.OpDescribe) {
+		list, err = s.deps.Controller.ListPartitionReassignments(r.Topics)
+	}
 	if err != nil {
 		if resp.ErrorCode = errorCode(err); resp.ErrorCode == kerr.UnknownServerError.Code {
 			s.lg.Error("list partition reassignments", "err", err)

@@ -14,11 +14,17 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"weir/internal/acl"
 )
 
 func (s *Server) handleDescribeUserScramCredentials(req *Request) *Reply {
 	r := req.Body.(*kmsg.DescribeUserSCRAMCredentialsRequest)
 	resp := respFor(req).(*kmsg.DescribeUserSCRAMCredentialsResponse)
+	if !s.authorizedCluster(req, acl.OpDescribe) {
+		resp.ErrorCode = kerr.ClusterAuthorizationFailed.Code
+		return done(resp)
+	}
 	img := s.deps.Metadata.Image()
 	byUser := map[string][]kmsg.DescribeUserSCRAMCredentialsResponseResultCredentialInfo{}
 	for k, c := range img.Scram {

@@ -11,13 +11,23 @@ package kafka
 import (
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"weir/internal/acl"
+	"weir/internal/controller"
 )
 
 func (s *Server) handleAlterUserScramCredentials(req *Request) *Reply {
 	r := req.Body.(*kmsg.AlterUserSCRAMCredentialsRequest)
 	resp := respFor(req).(*kmsg.AlterUserSCRAMCredentialsResponse)
-	results, last, err := s.deps.Controller.AlterUserScramCredentials(r)
+	var results []controller.ScramResult
+	var last int64
+	var err error = kerr.ClusterAuthorizationFailed // ALTER on the cluster
+	if s.authorizedCluster(req, acl.OpAlter) {
+		out, e := s.deps.Controller.AlterUserScramCredentials(r)
+		results, last, err = out.Users, out.Offset, e
+	}
 	if err != nil {
 		// The controller moved: every user gets the error.
 		seen := map[string]bool{}

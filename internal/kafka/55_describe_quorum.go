@@ -26,6 +26,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"weir/internal/acl"
 	"weir/internal/metadata"
 	"weir/internal/quorum"
 )
@@ -33,6 +34,10 @@ import (
 func (s *Server) handleDescribeQuorum(req *Request) *Reply {
 	r := req.Body.(*kmsg.DescribeQuorumRequest)
 	resp := respFor(req).(*kmsg.DescribeQuorumResponse)
+	if !s.authorizedCluster(req, acl.OpDescribe) {
+		resp.ErrorCode = kerr.ClusterAuthorizationFailed.Code
+		return done(resp)
+	}
 	if len(r.Topics) != 1 || r.Topics[0].Topic != metadata.LogTopic ||
 		len(r.Topics[0].Partitions) != 1 || r.Topics[0].Partitions[0].Partition != 0 {
 		for _, rt := range r.Topics {

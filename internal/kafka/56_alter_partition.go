@@ -11,10 +11,16 @@ package kafka
 import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"weir/internal/acl"
 )
 
 func (s *Server) handleAlterPartition(req *Request) *Reply {
-	out, err := s.deps.Controller.AlterPartition(req.Body.(*kmsg.AlterPartitionRequest))
+	var out *kmsg.AlterPartitionResponse
+	var err error = kerr.ClusterAuthorizationFailed // CLUSTER_ACTION
+	if s.authorizedCluster(req, acl.OpClusterAction) {
+		out, err = s.deps.Controller.AlterPartition(req.Body.(*kmsg.AlterPartitionRequest))
+	}
 	if err != nil {
 		resp := respFor(req).(*kmsg.AlterPartitionResponse)
 		if resp.ErrorCode = errorCode(err); resp.ErrorCode == kerr.UnknownServerError.Code {

@@ -14,12 +14,20 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"weir/internal/acl"
 )
 
 func (s *Server) handleUpdateFeatures(req *Request) *Reply {
 	r := req.Body.(*kmsg.UpdateFeaturesRequest)
 	resp := respFor(req).(*kmsg.UpdateFeaturesResponse)
-	out, err := s.deps.Controller.UpdateFeatures(r)
+	var errs []error
+	var last int64
+	var err error = kerr.ClusterAuthorizationFailed // ALTER on the cluster
+	if s.authorizedCluster(req, acl.OpAlter) {
+		out, e := s.deps.Controller.UpdateFeatures(r)
+		errs, last, err = out.Errs, out.Offset, e
+	}
 	if err != nil {
 		resp.ErrorCode, resp.ErrorMessage = errorCode(err), errorMessage(err)
 		if resp.ErrorCode == kerr.UnknownServerError.Code {
@@ -27,12 +35,12 @@ func (s *Server) handleUpdateFeatures(req *Request) *Reply {
 		}
 		return done(resp)
 	}
-	if err := s.awaitMetadata(req.Ctx, out.Offset, time.Duration(r.TimeoutMillis)*time.Millisecond); err != nil {
+	if err := s.awaitMetadata(req.Ctx, last, time.Duration(r.TimeoutMillis)*time.Millisecond); err != nil {
 		resp.ErrorCode, resp.ErrorMessage = kerr.RequestTimedOut.Code, errorMessage(err)
 	}
 	for i, u := range r.FeatureUpdates {
 		res := kmsg.NewUpdateFeaturesResponseResult()
-		res.Feature, res.ErrorCode, res.ErrorMessage = u.Feature, errorCode(out.Errs[i]), errorMessage(out.Errs[i])
+		res.Feature, res.ErrorCode, res.ErrorMessage = u.Feature, errorCode(errs[i]), errorMessage(errs[i])
 		resp.Results = append(resp.Results, res)
 	}
 	return done(resp)

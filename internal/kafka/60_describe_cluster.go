@@ -5,11 +5,14 @@ package kafka
 // The cluster id, a controller id (this broker, as KRaft brokers answer),
 // and the unfenced brokers' endpoints on the request's listener. Asking a
 // broker listener for controller endpoints (v1, endpoint type 2) is
-// UNSUPPORTED_ENDPOINT_TYPE, as in Kafka.
+// UNSUPPORTED_ENDPOINT_TYPE, as in Kafka. It needs no authorization; the
+// cluster's authorized operations, when asked for, are the principal's.
 
 import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"weir/internal/acl"
 )
 
 func (s *Server) handleDescribeCluster(req *Request) *Reply {
@@ -25,7 +28,7 @@ func (s *Server) handleDescribeCluster(req *Request) *Reply {
 	resp.ClusterID, resp.ControllerID = s.cfg.ClusterID, s.cfg.Broker.NodeID
 	resp.ClusterAuthorizedOperations = operationsOmitted
 	if r.IncludeClusterAuthorizedOperations {
-		resp.ClusterAuthorizedOperations = clusterAllOperations
+		resp.ClusterAuthorizedOperations = s.authorizedOps(req, acl.ResourceCluster, acl.ClusterName, clusterAllOperations)
 	}
 	for _, b := range s.brokers(img, req.Listener) {
 		db := kmsg.NewDescribeClusterResponseBroker()

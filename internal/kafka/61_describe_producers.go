@@ -13,6 +13,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"weir/internal/acl"
 	"weir/internal/log"
 )
 
@@ -23,10 +24,16 @@ func (s *Server) handleDescribeProducers(req *Request) *Reply {
 	for _, rt := range r.Topics {
 		st := kmsg.NewDescribeProducersResponseTopic()
 		st.Topic = rt.Topic
+		denied := !s.authorized(req, acl.OpRead, acl.ResourceTopic, rt.Topic)
 		for _, part := range rt.Partitions {
 			sp := kmsg.NewDescribeProducersResponseTopicPartition()
 			sp.Partition = part
-			t := img.Topics[rt.Topic]
+			if denied {
+				sp.ErrorCode = kerr.TopicAuthorizationFailed.Code
+				st.Partitions = append(st.Partitions, sp)
+				continue
+			}
+			t := img.Topics.Get(rt.Topic)
 			tp := log.TopicPartition{Topic: rt.Topic, Partition: part}
 			p := s.deps.Partitions.Get(tp)
 			switch {

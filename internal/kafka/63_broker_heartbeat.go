@@ -9,11 +9,20 @@ package kafka
 // which a heartbeat was accepted is the broker's: if the broker closes or
 // resets it, Deps.BrokerConnLost hears of it.
 
-import "github.com/twmb/franz-go/pkg/kmsg"
+import (
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"weir/internal/acl"
+)
 
 func (s *Server) handleBrokerHeartbeat(req *Request) *Reply {
 	r := req.Body.(*kmsg.BrokerHeartbeatRequest)
-	out, err := s.deps.Controller.BrokerHeartbeat(r, s.deps.Now())
+	var out *kmsg.BrokerHeartbeatResponse
+	var err error = kerr.ClusterAuthorizationFailed // CLUSTER_ACTION
+	if s.authorizedCluster(req, acl.OpClusterAction) {
+		out, err = s.deps.Controller.BrokerHeartbeat(r, s.deps.Now())
+	}
 	if err != nil {
 		resp := respFor(req).(*kmsg.BrokerHeartbeatResponse)
 		resp.ErrorCode, resp.IsFenced = errorCode(err), true

@@ -22,7 +22,7 @@ const unregisterTimeout = 30 * time.Second
 func (s *Server) handleUnregisterBroker(req *Request) *Reply {
 	r := req.Body.(*kmsg.UnregisterBrokerRequest)
 	resp := respFor(req).(*kmsg.UnregisterBrokerResponse)
-	last, err := s.deps.Controller.UnregisterBroker(r.BrokerID)
+	res, err := s.deps.Controller.UnregisterBroker(r.BrokerID)
 	if err != nil {
 		resp.ErrorCode = errorCode(err)
 		if resp.ErrorCode == kerr.UnknownServerError.Code {
@@ -30,7 +30,7 @@ func (s *Server) handleUnregisterBroker(req *Request) *Reply {
 		}
 		return done(resp)
 	}
-	if err := s.awaitMetadata(req.Ctx, last, unregisterTimeout); err != nil {
+	if err := s.awaitMetadata(req.Ctx, res.Offset, unregisterTimeout); err != nil {
 		resp.ErrorCode = kerr.RequestTimedOut.Code
 	}
 	return done(resp)

@@ -12,7 +12,9 @@ package kafka
 // answered with UNKNOWN_TOPIC_OR_PARTITION (INVALID_TOPIC_EXCEPTION for an
 // invalid name); with no names, topics are only those that exist. A cursor
 // topic missing from the named topics, or a negative cursor partition, is
-// INVALID_REQUEST for every topic.
+// INVALID_REQUEST for every topic. With an authorizer, topics the
+// principal may not DESCRIBE are left out of a listing of every topic and
+// TOPIC_AUTHORIZATION_FAILED when named, as in Kafka.
 
 import (
 	"sort"
@@ -20,6 +22,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"weir/internal/acl"
 	"weir/internal/controller"
 	"weir/internal/log"
 )
@@ -47,7 +50,7 @@ func (s *Server) handleDescribeTopicPartitions(req *Request) *Reply {
 		}
 	}
 	if all {
-		for name := range img.Topics {
+		for name := range img.Topics.All() {
 			add(name)
 		}
 	} else {
@@ -75,7 +78,14 @@ func (s *Server) handleDescribeTopicPartitions(req *Request) *Reply {
 		}
 		rt := kmsg.NewDescribeTopicPartitionsResponseTopic()
 		rt.Topic, rt.IsInternal = &name, internalTopics[name]
-		t := img.Topics[name]
+		t := img.Topics.Get(name)
+		if !s.authorized(req, acl.OpDescribe, acl.ResourceTopic, name) {
+			if !all {
+				rt.ErrorCode = kerr.TopicAuthorizationFailed.Code
+				resp.Topics = append(resp.Topics, rt)
+			}
+			continue
+		}
 		if t == nil {
 			if all {
 				continue
@@ -87,7 +97,7 @@ func (s *Server) handleDescribeTopicPartitions(req *Request) *Reply {
 			resp.Topics = append(resp.Topics, rt)
 			continue
 		}
-		rt.TopicID, rt.AuthorizedOperations = t.ID, topicAllOperations
+		rt.TopicID, rt.AuthorizedOperations = t.ID, s.authorizedOps(req, acl.ResourceTopic, name, topicAllOperations)
 		start := int32(0)
 		n := int32(len(t.Partitions))
 		if name == cursorTopic {

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math"
 	"net"
 	"sync"
 	"sync/atomic"
@@ -64,6 +65,11 @@ type Reply struct {
 	// bare sends raw alone, without a correlation id (SASL tokens after
 	// a SaslHandshake v0).
 	bare bool
+	// throttle is set by a handler before the reply completes (a
+	// consumer's fetch over its quota); reqThrottle by the reader once
+	// the handler returns (produce bytes, request time). The larger
+	// goes in the response's throttle_time_ms (quota.go).
+	throttle, reqThrottle time.Duration
 }
 
 func newReply() *Reply { return &Reply{ready: make(chan struct{})} }
@@ -110,6 +116,33 @@ type conn struct {
 	sessionExpiry    time.Time
 	reauthStart      time.Time
 	reauthenticating bool
+	badMechanism     string // why a re-authentication fails (saslReauthBadMechanism)
+	// muteUntil (unix ns) is when a throttled client's next request may
+	// be handled: the channel is muted until then, as Kafka's is.
+	muteUntil atomic.Int64
+	// lastActive (unix ns) is when the connection last read or wrote.
+	lastActive atomic.Int64
+}
+
+// touch notes activity: the connection is closed once it has read and
+// written nothing for connections.max.idle.ms (Config.MaxIdle).
+func (c *conn) touch() {
+	now := time.Now()
+	c.lastActive.Store(now.UnixNano())
+	if d := c.srv.cfg.MaxIdle; d > 0 {
+		c.nc.SetReadDeadline(now.Add(d))
+	}
+}
+
+// activeReader notes each read as activity.
+type activeReader struct{ c *conn }
+
+func (r activeReader) Read(p []byte) (int, error) {
+	n, err := r.c.nc.Read(p)
+	if n > 0 {
+		r.c.touch()
+	}
+	return n, err
 }
 
 // brokerPeer is a broker registration: its id and broker epoch.
@@ -151,7 +184,7 @@ func (c *conn) serve() {
 		close(c.replies)
 		<-writerDone
 	}()
-	r := bufio.NewReaderSize(c.nc, 64<<10)
+	r := bufio.NewReaderSize(activeReader{c}, 64<<10)
 	for {
 		frame, err := c.readFrame(r)
 		if err != nil {
@@ -181,6 +214,9 @@ func (c *conn) serve() {
 			c.srv.lg.Info("closing connection on bad request", "remote", c.nc.RemoteAddr().String(), "err", err)
 			return
 		}
+		if !c.awaitUnmuted() {
+			return
+		}
 		var rep *Reply
 		if c.srv.cfg.SASL != nil {
 			var closeNow bool
@@ -194,7 +230,9 @@ func (c *conn) serve() {
 			// Unsupported ApiVersions version: answered at v0 (KIP-511).
 			rep = c.srv.unsupportedAPIVersions()
 		default:
+			start := time.Now()
 			rep = c.srv.dispatch(req)
+			c.srv.recordQuotas(req, rep, len(frame), time.Since(start))
 		}
 		rep.corrID = req.CorrelationID
 		if req.Key == produceKey {
@@ -232,15 +270,31 @@ func (c *conn) readFrame(r *bufio.Reader) ([]byte, error) {
 	if c.srv.cfg.SASL != nil && c.sasl != saslDone && n > c.srv.cfg.SASL.MaxReceive {
 		return nil, fmt.Errorf("request size %d before SASL authentication exceeds sasl.server.max.receive.size=%d", n, c.srv.cfg.SASL.MaxReceive)
 	}
-	frame := getFrame(int(n))
-	if _, err := io.ReadFull(r, frame); err != nil {
-		return nil, err
+	// The buffer grows as the bytes arrive, so a connection holds about
+	// what it has sent, never the size it announced (at most
+	// socket.request.max.bytes).
+	frame := getFrame(min(int(n), frameChunk))
+	for have := 0; ; {
+		if _, err := io.ReadFull(r, frame[have:]); err != nil {
+			return nil, err
+		}
+		if have = len(frame); have == int(n) {
+			return frame, nil
+		}
+		next := min(int(n), 2*have)
+		if cap(frame) >= next {
+			frame = frame[:next]
+		} else {
+			frame = append(frame, make([]byte, next-have)...)
+		}
 	}
-	return frame, nil
 }
 
 // framePool recycles the buffers of produce requests; see serve.
 var framePool sync.Pool
+
+// frameChunk is the most of a frame allocated before its bytes arrive.
+const frameChunk = 1 << 20
 
 const (
 	minPooledFrame = 64 << 10
@@ -351,6 +405,7 @@ func (c *conn) writeLoop() {
 		if err == nil && len(c.replies) == 0 {
 			err = bw.Flush()
 		}
+		c.touch()
 		if rep.release != nil {
 			rep.release()
 		}
@@ -378,6 +433,17 @@ func (c *conn) writeReply(bw *bufio.Writer, rep *Reply, buf []byte) ([]byte, err
 		return buf, err
 	}
 	resp := rep.resp
+	if t := max(rep.throttle, rep.reqThrottle); t > 0 {
+		if tr, ok := resp.(interface {
+			kmsg.ThrottleResponse
+			SetThrottle(int32)
+		}); ok {
+			if ms := int32(min(t.Milliseconds(), math.MaxInt32)); ms > 0 {
+				cur, _ := tr.Throttle()
+				tr.SetThrottle(max(cur, ms))
+			}
+		}
+	}
 	// ApiVersions responses always use header v0 so that a client can
 	// parse them before it knows which versions the broker speaks.
 	if resp.IsFlexible() && resp.Key() != apiVersionsKey {

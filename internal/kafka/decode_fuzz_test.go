@@ -148,3 +148,31 @@ func FuzzDecodeRequest(f *testing.F) {
 		}
 	})
 }
+
+// FuzzDecodeForwarded feeds bodies to the controller's decoding of
+// forwarded requests (the envelope's api key and version, then the body).
+func FuzzDecodeForwarded(f *testing.F) {
+	s := &Server{cfg: Config{MaxRequestSize: fuzzMaxRequest}}
+	s.apis = s.apiTable()
+	for key := range forwarded {
+		a := s.apis[key]
+		for _, v := range []int16{a.min, a.max} {
+			req := kmsg.RequestForKey(key)
+			req.SetVersion(v)
+			populate(req)
+			f.Add(key, v, req.AppendTo(nil))
+		}
+	}
+	f.Fuzz(func(t *testing.T, key, version int16, raw []byte) {
+		body, err := s.decodeForwarded(key, version, raw)
+		if err != nil {
+			if body != nil {
+				t.Fatalf("decode failed (%v) but returned a body", err)
+			}
+			return
+		}
+		if !forwarded[key] || body.Key() != key || body.GetVersion() != version {
+			t.Fatalf("decoded %s v%d for api %d v%d", kmsg.NameForKey(body.Key()), body.GetVersion(), key, version)
+		}
+	})
+}

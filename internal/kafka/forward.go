@@ -3,7 +3,7 @@ package kafka
 // Admin requests that change metadata (CreateTopics, DeleteTopics,
 // CreatePartitions, AlterConfigs, IncrementalAlterConfigs, ElectLeaders,
 // AlterPartitionReassignments, UpdateFeatures, AlterUserScramCredentials,
-// UnregisterBroker, CreateAcls, DeleteAcls),
+// UnregisterBroker, CreateAcls, DeleteAcls, AlterClientQuotas),
 // ListPartitionReassignments, and
 // DescribeQuorum, which only the leader can answer, are carried out by the
 // active controller. A node whose own controller is not active
@@ -52,7 +52,7 @@ type Forwarder interface {
 }
 
 // forwarded are the APIs the active controller carries out.
-var forwarded = map[int16]bool{19: true, 20: true, 30: true, 31: true, 33: true, 37: true, 43: true, 44: true, 45: true, 46: true, 51: true, 55: true, 57: true, 64: true}
+var forwarded = map[int16]bool{19: true, 20: true, 30: true, 31: true, 33: true, 37: true, 43: true, 44: true, 45: true, 46: true, 49: true, 51: true, 55: true, 57: true, 64: true}
 
 // maybeForward sends req to the active controller when this node's is not
 // active; it returns nil when req is to be handled here.
@@ -132,6 +132,21 @@ func (s *Server) createTopics(ctx context.Context, req *kmsg.CreateTopicsRequest
 	return out.Errs, s.awaitMetadata(ctx, out.Offset, 10*time.Second)
 }
 
+// decodeForwarded decodes the body of a forwarded request: an API that
+// brokers forward, at a version this node serves.
+func (s *Server) decodeForwarded(key, version int16, raw []byte) (kmsg.Request, error) {
+	a, ok := s.apis[key]
+	if !ok || !forwarded[key] || version < a.min || version > a.max {
+		return nil, fmt.Errorf("api %d v%d is not forwarded", key, version)
+	}
+	body := kmsg.RequestForKey(key)
+	body.SetVersion(version)
+	if err := body.ReadFrom(raw); err != nil {
+		return nil, fmt.Errorf("malformed: %w", err)
+	}
+	return body, nil
+}
+
 // handleForward carries out a forwarded request as the active controller.
 func (s *Server) handleForward(req *Request) *Reply {
 	raw := req.Raw
@@ -151,20 +166,14 @@ func (s *Server) handleForward(req *Request) *Reply {
 	if key == link.AdminAPIKey && version == 0 && s.deps.Controller != nil {
 		return s.handleForwardedLinkAdmin(rd.Src) // authorized by the forwarding broker
 	}
-	a, ok := s.apis[key]
-	if !ok || !forwarded[key] || version < a.min || version > a.max {
-		s.lg.Warn("refusing a forwarded request", "api", key, "version", version)
-		return &Reply{ready: closedChan, none: true, closeConn: true}
-	}
-	body := kmsg.RequestForKey(key)
-	body.SetVersion(version)
-	if err := body.ReadFrom(rd.Src); err != nil {
-		s.lg.Warn("malformed forwarded request", "err", err)
+	body, err := s.decodeForwarded(key, version, rd.Src)
+	if err != nil {
+		s.lg.Warn("refusing a forwarded request", "api", key, "version", version, "err", err)
 		return &Reply{ready: closedChan, none: true, closeConn: true}
 	}
 	inner := &Request{Key: key, Version: version, CorrelationID: req.CorrelationID, ClientID: req.ClientID,
 		Body: body, Listener: req.Listener, RemoteAddr: req.RemoteAddr, Ctx: req.Ctx, Principal: principal, Host: host}
-	innerRep := a.handle(inner)
+	innerRep := s.apis[key].handle(inner)
 	rep := newReply()
 	go func() {
 		select {
@@ -265,19 +274,8 @@ func (s *Server) notController(req *Request) *Reply {
 		resp := respFor(req).(*kmsg.UnregisterBrokerResponse)
 		resp.ErrorCode = code
 		return done(resp)
-	case *kmsg.AlterUserSCRAMCredentialsRequest:
-		resp := respFor(req).(*kmsg.AlterUserSCRAMCredentialsResponse)
-		for _, u := range r.Deletions {
-			res := kmsg.NewAlterUserSCRAMCredentialsResponseResult()
-			res.User, res.ErrorCode, res.ErrorMessage = u.Name, code, &msg
-			resp.Results = append(resp.Results, res)
-		}
-		for _, u := range r.Upsertions {
-			res := kmsg.NewAlterUserSCRAMCredentialsResponseResult()
-			res.User, res.ErrorCode, res.ErrorMessage = u.Name, code, &msg
-			resp.Results = append(resp.Results, res)
-		}
-		return done(resp)
+	case *kmsg.AlterClientQuotasRequest:
+		return done(alterClientQuotasFailed(req, kerr.NotController))
 	case *kmsg.CreateACLsRequest:
 		resp := respFor(req).(*kmsg.CreateACLsResponse)
 		for range r.Creations {
@@ -292,6 +290,24 @@ func (s *Server) notController(req *Request) *Reply {
 			res := kmsg.NewDeleteACLsResponseResult()
 			res.ErrorCode, res.ErrorMessage = code, &msg
 			resp.Results = append(resp.Results, res)
+		}
+		return done(resp)
+	case *kmsg.AlterUserSCRAMCredentialsRequest:
+		resp := respFor(req).(*kmsg.AlterUserSCRAMCredentialsResponse)
+		seen := map[string]bool{}
+		add := func(user string) {
+			if !seen[user] {
+				seen[user] = true
+				res := kmsg.NewAlterUserSCRAMCredentialsResponseResult()
+				res.User, res.ErrorCode, res.ErrorMessage = user, code, &msg
+				resp.Results = append(resp.Results, res)
+			}
+		}
+		for _, d := range r.Deletions {
+			add(d.Name)
+		}
+		for _, u := range r.Upsertions {
+			add(u.Name)
 		}
 		return done(resp)
 	default:

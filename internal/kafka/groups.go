@@ -15,12 +15,6 @@ import (
 	"net"
 )
 
-func (s *Server) handleGroupRequest(req *Request) *Reply {
-	rep := newReply()
-	s.deps.Groups.Handle(req.Ctx, req.ClientID, clientHost(req.RemoteAddr), req.Body, rep.complete)
-	return rep
-}
-
 // clientHost is the peer address as Kafka shows it in group descriptions.
 func clientHost(remote string) string {
 	host, _, err := net.SplitHostPort(remote)

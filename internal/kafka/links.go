@@ -291,7 +291,7 @@ func listLinks(img *metadata.Image, name string) link.AdminResponse {
 func listMirrors(img *metadata.Image, linkName string, topics []string) link.AdminResponse {
 	var resp link.AdminResponse
 	for id, m := range img.Mirrors {
-		t := img.TopicsByID[id]
+		t := img.TopicsByID.Get(id)
 		name := ""
 		if l := img.Links[m.LinkID]; l != nil {
 			name = l.Name

@@ -17,6 +17,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"weir/internal/acl"
 	"weir/internal/log"
 	"weir/internal/metadata"
 	"weir/internal/quorum"
@@ -104,6 +105,10 @@ func (s *Server) handleMetadataFetch(req *Request, r *kmsg.FetchRequest) *Reply 
 func (s *Server) handleFetchSnapshot(req *Request) *Reply {
 	r := req.Body.(*kmsg.FetchSnapshotRequest)
 	resp := respFor(req).(*kmsg.FetchSnapshotResponse)
+	if !s.authorizedCluster(req, acl.OpClusterAction) {
+		resp.ErrorCode = kerr.ClusterAuthorizationFailed.Code
+		return done(resp)
+	}
 	if r.ClusterID != nil && *r.ClusterID != s.cfg.ClusterID {
 		resp.ErrorCode = kerr.InconsistentClusterID.Code
 		return done(resp)

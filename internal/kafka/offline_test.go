@@ -78,7 +78,7 @@ func TestOfflinePartition(t *testing.T) {
 		return nil
 	})
 	for p := int32(0); p < 2; p++ {
-		if l := n.Server.Image().Topics["bad"].Partitions[p].Leader; l != -1 {
+		if l := n.Server.Image().Topics.Get("bad").Partitions[p].Leader; l != -1 {
 			t.Fatalf("bad-%d: leader %d in the metadata image after the report", p, l)
 		}
 	}

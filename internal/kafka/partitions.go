@@ -29,7 +29,7 @@ func (s *Server) missingPartition(img *metadata.Image, tp log.TopicPartition) er
 	if err := s.deps.Partitions.Offline(tp); err != nil {
 		return err
 	}
-	if t := img.Topics[tp.Topic]; t != nil && t.Partitions[tp.Partition] != nil {
+	if t := img.Topics.Get(tp.Topic); t != nil && t.Partitions[tp.Partition] != nil {
 		return partition.ErrNotLeader
 	}
 	return kerr.UnknownTopicOrPartition

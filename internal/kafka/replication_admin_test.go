@@ -107,7 +107,7 @@ func TestPartitionReassignmentsOneNode(t *testing.T) {
 	if all.ErrorCode != 0 || len(all.Topics) != 0 {
 		t.Errorf("listing all: %+v", all)
 	}
-	if p := n.Server.Image().Topics["ra"].Partitions[0]; !slices.Equal(p.Replicas, []int32{1}) || p.Leader != 1 {
+	if p := n.Server.Image().Topics.Get("ra").Partitions[0]; !slices.Equal(p.Replicas, []int32{1}) || p.Leader != 1 {
 		t.Errorf("partition after the requests: %+v", p)
 	}
 }
@@ -117,7 +117,7 @@ func TestAlterPartitionOnTheControllerListener(t *testing.T) {
 	n := cliNode(t, nil)
 	cliCreateTopic(t, ctx, cliAdmin(t, n.Addr), "ap", 1, nil)
 	img := n.Server.Image()
-	topic, epoch := img.Topics["ap"], img.Brokers[1].Epoch
+	topic, epoch := img.Topics.Get("ap"), img.Brokers[1].Epoch
 	p := topic.Partitions[0]
 
 	ctl := dial(t, n.Server.Addr("CONTROLLER").String())

@@ -19,13 +19,15 @@ package kafka
 // after connections.max.reauth.ms, whichever comes first (KIP-368);
 // SaslAuthenticate v1+ tells the client how long it has. Its next
 // SaslHandshake then re-authenticates the open connection (at most once a
-// second, with the same mechanism and principal); any other request after
-// the end closes it unanswered. Without a session end, and on other
+// second, with the same mechanism and principal: another mechanism's
+// handshake is answered, then its next request fails); any other request
+// after the end closes it unanswered. Without a session end, and on other
 // listeners, SaslHandshake and SaslAuthenticate answer ILLEGAL_SASL_STATE.
 
 import (
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -67,7 +69,8 @@ const (
 	saslAwaitHandshake     saslState = iota
 	saslAwaitHandshakeOnly           // ApiVersions answered
 	saslAwaitAuthenticate
-	saslAwaitBareToken // after a SaslHandshake v0
+	saslAwaitBareToken     // after a SaslHandshake v0
+	saslReauthBadMechanism // re-authenticating with another mechanism
 	saslDone
 )
 
@@ -109,6 +112,9 @@ func (s *Server) saslGate(c *conn, req *Request) (rep *Reply, closeNow bool) {
 			return nil, false
 		}
 		s.lg.Info("failed authentication: unexpected request during SASL handshake", "remote", remote, "api", kmsg.NameForKey(req.Key))
+		return s.failLater(nil), false
+	case saslReauthBadMechanism:
+		s.lg.Info("failed re-authentication: "+c.badMechanism, "remote", remote)
 		return s.failLater(nil), false
 	default: // saslAwaitAuthenticate
 		if req.Key == saslAuthenticateKey {
@@ -159,9 +165,10 @@ func (s *Server) handleSaslHandshake(req *Request) *Reply {
 		return s.failLater(resp)
 	}
 	if c.reauthenticating && r.Mechanism != c.saslMechanism {
-		s.lg.Info("failed re-authentication: SASL mechanism changed", "remote", req.RemoteAddr, "mechanism", r.Mechanism, "was", c.saslMechanism)
-		resp.ErrorCode = kerr.UnsupportedSaslMechanism.Code
-		return s.failLater(resp)
+		// As Kafka: the handshake is answered, the next request fails.
+		c.badMechanism = fmt.Sprintf("SASL mechanism '%s' requested by client is not supported for re-authentication of mechanism '%s'", r.Mechanism, c.saslMechanism)
+		c.sasl = saslReauthBadMechanism
+		return done(resp)
 	}
 	switch r.Mechanism {
 	case sasl.Plain:
@@ -211,7 +218,9 @@ func (c *conn) authText() string {
 func (s *Server) authenticated(c *conn) (time.Duration, error) {
 	principal := "User:" + c.saslServer.User()
 	if c.reauthenticating && principal != c.principal {
-		return 0, &sasl.AuthError{Msg: fmt.Sprintf("Cannot change principals during re-authentication from %s: %s", c.principal, principal)}
+		// Kafka prints a principal as <type>.<name> here.
+		dotted := func(p string) string { return strings.Replace(p, ":", ".", 1) }
+		return 0, &sasl.AuthError{Msg: fmt.Sprintf("Cannot change principals during re-authentication from %s: %s", dotted(c.principal), dotted(principal))}
 	}
 	now := time.Now()
 	var lifetime time.Duration

@@ -55,7 +55,6 @@ func TestSecurityConfigsRefusedChangeNothing(t *testing.T) {
 		{kmsg.ConfigResourceTypeBroker, "1", []op{set("listener.security.protocol.map", "PLAINTEXT:SASL_SSL,CONTROLLER:PLAINTEXT")},
 			"listener.security.protocol.map", "weir reads it only at start-up"},
 		{kmsg.ConfigResourceTypeBroker, "1", []op{set("listeners", "SASL_SSL://127.0.0.1:9094")}, "listeners", "weir reads it only at start-up"},
-		{kmsg.ConfigResourceTypeBroker, "", []op{set("max.connections.per.ip", "10")}, "max.connections.per.ip", "weir does not limit connections yet"},
 		{kmsg.ConfigResourceTypeTopic, "sec", []op{set("retention.ms", "5000"), set("remote.storage.enable", "true")},
 			"remote.storage.enable", "weir does not implement tiered storage"},
 	}

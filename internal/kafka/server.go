@@ -34,25 +34,26 @@ type Controller interface {
 	DeleteTopics(refs []controller.TopicRef) (controller.DeleteTopicsResult, error)
 	CreatePartitions(req *kmsg.CreatePartitionsRequest) (controller.CreatePartitionsResult, error)
 	AlterConfigs(changes []controller.ConfigChange, validateOnly bool) (controller.AlterConfigsResult, error)
-	AllocateProducerIDs(broker int32, epoch int64) (int64, int32, error)
+	AllocateProducerIDs(broker int32, epoch int64) (controller.ProducerIDBlock, error)
 	RegisterBroker(req *kmsg.BrokerRegistrationRequest, now time.Time) (int64, error)
 	BrokerHeartbeat(req *kmsg.BrokerHeartbeatRequest, now time.Time) (*kmsg.BrokerHeartbeatResponse, error)
 	AlterPartition(req *kmsg.AlterPartitionRequest) (*kmsg.AlterPartitionResponse, error)
 	AssignReplicasToDirs(req *kmsg.AssignReplicasToDirsRequest) (*kmsg.AssignReplicasToDirsResponse, error)
-	ElectLeaders(req *kmsg.ElectLeadersRequest) ([]controller.TopicResult, int64, error)
-	AlterPartitionReassignments(req *kmsg.AlterPartitionAssignmentsRequest) ([]controller.TopicResult, int64, error)
+	ElectLeaders(req *kmsg.ElectLeadersRequest) (controller.ElectLeadersResult, error)
+	AlterPartitionReassignments(req *kmsg.AlterPartitionAssignmentsRequest) (controller.ReassignmentsResult, error)
 	ListPartitionReassignments(topics []kmsg.ListPartitionReassignmentsRequestTopic) ([]controller.Reassignment, error)
 	UpdateFeatures(req *kmsg.UpdateFeaturesRequest) (controller.UpdateFeaturesResult, error)
-	UnregisterBroker(broker int32) (int64, error)
+	UnregisterBroker(broker int32) (controller.Committed, error)
 	// Cluster links (controller/links.go).
 	CreateClusterLink(name string, cfg map[string]string, validateOnly bool) (controller.Committed, error)
 	DeleteClusterLink(name string) (controller.Committed, error)
 	CreateMirrorTopic(m controller.MirrorTopic) (controller.Committed, error)
 	SetMirrorState(topic string, state int8) (controller.Committed, error)
 	StopMirror(topic string, state int8, logEpochs, leaderEpochs map[int32]int32) (controller.Committed, error)
-	AlterUserScramCredentials(req *kmsg.AlterUserSCRAMCredentialsRequest) ([]controller.ScramResult, int64, error)
+	AlterUserScramCredentials(req *kmsg.AlterUserSCRAMCredentialsRequest) (controller.ScramCredentialsResult, error)
 	CreateAcls(bindings []acl.Binding) ([]error, int64, error)
 	DeleteAcls(filters []acl.Filter) ([]controller.DeletedACLs, int64, error)
+	AlterClientQuotas(req *kmsg.AlterClientQuotasRequest) ([]controller.QuotaResult, int64, error)
 }
 
 // Groups is the group coordinator.
@@ -113,6 +114,12 @@ type Config struct {
 	// Authorizer, when set, authorizes every request (acls.go); nil
 	// allows everything.
 	Authorizer *acl.Authorizer
+	// Conns are the node's connection limits, shared by its listeners
+	// (nil: none; connquota.go).
+	Conns *ConnQuotas
+	// MaxIdle is connections.max.idle.ms: a connection that reads and
+	// writes nothing that long is closed (<= 0: never).
+	MaxIdle time.Duration
 }
 
 // Deps are the broker services the handlers call.
@@ -144,6 +151,8 @@ type Deps struct {
 	// ReplicationQuota throttles the leader side of replication (nil:
 	// never).
 	ReplicationQuota *quota.Replication
+	// ClientQuotas enforces the client quotas (nil: none; quota.go).
+	ClientQuotas *quota.Clients
 	// ProducerIDs fetches a block of producer ids from the active
 	// controller.
 	ProducerIDs func() (first int64, n int32, err error)
@@ -171,6 +180,10 @@ type Server struct {
 	ln    net.Listener
 	conns map[*conn]struct{}
 	wg    sync.WaitGroup
+	// stop is closed by Close: an accept waiting for a connection slot
+	// gives up.
+	stop     chan struct{}
+	stopOnce sync.Once
 }
 
 // New returns a server; call Serve with a listener.
@@ -178,7 +191,7 @@ func New(cfg Config, deps Deps) *Server {
 	if deps.Now == nil {
 		deps.Now = time.Now
 	}
-	s := &Server{cfg: cfg, deps: deps, lg: deps.Logger, conns: map[*conn]struct{}{}}
+	s := &Server{cfg: cfg, deps: deps, lg: deps.Logger, conns: map[*conn]struct{}{}, stop: make(chan struct{})}
 	s.apis = s.apiTable()
 	s.internal = map[int16]func(*Request) *Reply{}
 	if deps.Raft != nil {
@@ -221,18 +234,35 @@ func (s *Server) Serve(ln net.Listener) error {
 				tc.SetReadBuffer(int(n))
 			}
 		}
+		ip := remoteIP(nc)
+		if ok, closeIn := s.cfg.Conns.admit(s.stop, s.cfg.ListenerName, ip); !ok {
+			if closeIn > 0 {
+				// Over its address's connection rate: closed once the
+				// rate is back within the quota, so it cannot retry at
+				// once (as Kafka's delayed close).
+				s.lg.Debug("connection throttled: its address is over its connection_creation_rate", "remote", nc.RemoteAddr().String(), "close_in", closeIn)
+				time.AfterFunc(closeIn, func() { nc.Close() })
+				continue
+			}
+			s.lg.Debug("connection refused: too many from its address", "remote", nc.RemoteAddr().String())
+			nc.Close()
+			continue
+		}
 		if s.cfg.TLS != nil {
 			nc = tls.Server(nc, s.cfg.TLS)
 		}
 		ctx, cancel := context.WithCancel(context.Background())
 		c := &conn{srv: s, nc: nc, replies: make(chan *Reply, maxInFlight), ctx: ctx, cancel: cancel}
+		c.touch()
 		s.mu.Lock()
 		s.conns[c] = struct{}{}
 		s.wg.Add(1)
 		s.mu.Unlock()
+		s.cfg.Conns.track(c, s.cfg.ListenerName)
 		go func() {
 			defer s.wg.Done()
 			c.serve()
+			s.cfg.Conns.release(c, ip)
 			s.mu.Lock()
 			delete(s.conns, c)
 			s.mu.Unlock()
@@ -242,6 +272,7 @@ func (s *Server) Serve(ln net.Listener) error {
 
 // Close stops accepting, closes every connection and waits for them.
 func (s *Server) Close() {
+	s.stopOnce.Do(func() { close(s.stop) })
 	s.mu.Lock()
 	if s.ln != nil {
 		s.ln.Close()
@@ -264,6 +295,14 @@ func (s *Server) dispatch(req *Request) *Reply {
 	if req.Raw != nil {
 		return s.internal[req.Key](req)
 	}
+	if rep := s.mutationQuota(req, s.dispatchAPI); rep != nil {
+		return rep
+	}
+	return s.dispatchAPI(req)
+}
+
+// dispatchAPI runs req's handler here or at the active controller.
+func (s *Server) dispatchAPI(req *Request) *Reply {
 	if rep := s.maybeForward(req); rep != nil {
 		return rep
 	}

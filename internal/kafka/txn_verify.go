@@ -8,6 +8,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"weir/internal/acl"
 	"weir/internal/log"
 )
 
@@ -61,7 +62,7 @@ func (s *Server) checkTxnProduce(req *Request, r *kmsg.ProduceRequest, entries [
 			e.err = err
 		}
 	}
-	if r.TransactionID == nil {
+	if r.TransactionID == nil || !s.authorized(req, acl.OpWrite, acl.ResourceTransactionalID, *r.TransactionID) {
 		failAll(kerr.TransactionalIDAuthorizationFailed)
 		return false
 	}

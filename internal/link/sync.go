@@ -229,7 +229,7 @@ func (s *Syncer) syncOffsetsWith(ctx context.Context, l *metadata.Link, src *cli
 func mirrorsOf(img *metadata.Image, id metadata.Uuid) map[string]string {
 	out := map[string]string{}
 	for tid, m := range img.Mirrors {
-		if t := img.TopicsByID[tid]; t != nil && m.LinkID == id && m.ReadOnly() {
+		if t := img.TopicsByID.Get(tid); t != nil && m.LinkID == id && m.ReadOnly() {
 			out[t.Name] = m.SourceTopic
 		}
 	}
@@ -293,7 +293,7 @@ func (s *Syncer) autoCreate(ctx context.Context, l *metadata.Link, src *clientSo
 	prefix := l.Configs["cluster.link.prefix"]
 	var want []string
 	for _, t := range tds.Names() {
-		if filters.Match(t) && img.Topics[prefix+t] == nil {
+		if filters.Match(t) && img.Topics.Get(prefix+t) == nil {
 			want = append(want, t)
 		}
 	}

@@ -214,6 +214,8 @@ func (l *Log) rebuildProducerState(end, trustedBelow int64) error {
 	}
 	from := ps.mapEnd
 	redo := max(trustedBelow, from)
+	below := l.foreignBelowLocked()
+	blind := false
 	for _, s := range l.segments() {
 		if err := s.txns.truncateTo(redo); err != nil {
 			return err
@@ -235,6 +237,11 @@ func (l *Log) rebuildProducerState(end, trustedBelow int64) error {
 			if b.BaseOffset() < from || b.BaseOffset() >= end {
 				return nil
 			}
+			if pid := b.ProducerID(); pid >= 0 && below > 0 && b.BaseOffset() >= below {
+				ps.forgetForeign(pid, below) // as the append did
+			} else if pid >= 0 && !l.ownKnown {
+				blind = true
+			}
 			aborted, isAbort := ps.pendingAbort(b)
 			ps.update(b)
 			if isAbort && aborted.LastOffset >= redo {
@@ -246,6 +253,46 @@ func (l *Log) rebuildProducerState(end, trustedBelow int64) error {
 		}
 	}
 	ps.mapEnd = end
-	l.producers = ps
+	l.producers, l.blind = ps, blind
 	return nil
+}
+
+// SetOwnProducersFrom says where the log's own producers begin: at leader
+// epoch epoch, the batches before it having been copied from another
+// cluster whose producer ids mean other producers (a promoted mirror
+// topic, see LeaderAppend.ForeignBelow); epoch < 0: all are the log's
+// own. Appends take the boundary from their caller; a rebuild of the
+// producer state (at open, after a truncation) takes it from here, and
+// one that ran before it was known is done again.
+func (l *Log) SetOwnProducersFrom(epoch int32) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	epoch = max(epoch, -1)
+	if l.ownKnown && l.ownFrom == epoch {
+		return nil
+	}
+	l.ownFrom, l.ownKnown = epoch, true
+	if !l.blind {
+		return nil
+	}
+	if l.foreignBelowLocked() == 0 {
+		l.blind = false
+		return nil
+	}
+	// The earlier rebuild mended the transaction indexes: all trusted.
+	if err := l.rebuildProducerState(l.logEnd.Load(), l.logEnd.Load()); err != nil {
+		return err
+	}
+	l.updateLSOLocked()
+	return nil
+}
+
+// foreignBelowLocked is where the log's own producers begin (see
+// SetOwnProducersFrom), as LeaderAppend.ForeignBelow: 0 when all are its
+// own or that is not known.
+func (l *Log) foreignBelowLocked() int64 {
+	if !l.ownKnown || l.ownFrom < 0 {
+		return 0
+	}
+	return l.epochStartFromLocked(l.ownFrom)
 }

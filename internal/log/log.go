@@ -120,6 +120,14 @@ type Log struct {
 
 	mu        sync.Mutex // serializes appends, rolls, truncation, retention
 	producers *producerState
+	// ownFrom is the leader epoch where the log's own producers begin
+	// when its first batches were copied from another cluster (see
+	// SetOwnProducersFrom); -1: all are its own. ownKnown: it was set.
+	// blind: the producer state was rebuilt from batches of producers
+	// before ownFrom was known, so it may mix two clusters' producers.
+	ownFrom   int32
+	ownKnown  bool
+	blind     bool
 	epochs    *epochCache
 	unflushed int64        // messages appended since the last flush
 	lastFlush atomic.Int64 // unix ms of the last completed flush
@@ -137,6 +145,45 @@ type Log struct {
 
 // Open opens or creates the log in dir, recovering any unflushed tail.
 func Open(dir string, tp TopicPartition, cfg Config, opts Options) (*Log, error) {
+	l := newLog(dir, tp, cfg, opts)
+	if _, err := l.fs.Stat(dir); os.IsNotExist(err) {
+		// A new partition directory is durable once its parent says so.
+		if err := l.fs.MkdirAll(dir, 0o755); err != nil {
+			return nil, err
+		}
+		if err := l.fs.SyncDir(filepath.Dir(dir)); err != nil {
+			return nil, err
+		}
+	}
+	if err := l.load(opts.RecoveryPoint, opts.LogStartOffset); err != nil {
+		l.closeFiles()
+		return nil, fmt.Errorf("log %s: %w", tp, err)
+	}
+	l.highWatermark.Store(min(max(opts.HighWatermark, l.logStart.Load()), l.logEnd.Load()))
+	l.updateLSOLocked()
+	l.lastFlush.Store(l.nowMs())
+	return l, nil
+}
+
+// createNew makes the empty log of a partition in dir, a directory the
+// caller has just made and that holds nothing else: unlike Open it reads
+// nothing. Its files are not fsynced (dirUnsynced is set).
+func createNew(dir string, tp TopicPartition, cfg Config, opts Options) (*Log, error) {
+	l := newLog(dir, tp, cfg, opts)
+	s, err := l.newEmptySegment(0)
+	if err != nil {
+		return nil, fmt.Errorf("log %s: %w", tp, err)
+	}
+	l.setSegments([]*segment{s})
+	l.epochs = &epochCache{fs: l.fs, path: filepath.Join(dir, epochCheckpointFile)}
+	l.producers = newProducerState()
+	l.updateLSOLocked()
+	l.lastFlush.Store(l.nowMs())
+	return l, nil
+}
+
+// newLog is a log of dir with opts' defaults filled in, before loading.
+func newLog(dir string, tp TopicPartition, cfg Config, opts Options) *Log {
 	if opts.FS == nil {
 		opts.FS = vfs.OS
 	}
@@ -159,23 +206,7 @@ func Open(dir string, tp TopicPartition, cfg Config, opts Options) (*Log, error)
 	l := &Log{dir: dir, tp: tp, fs: opts.FS, files: opts.Files, now: opts.Now, wait: opts.AfterDelay, background: opts.Background,
 		lg: opts.Logger.With("partition", tp.String()), truncatedTo: math.MaxInt64}
 	l.cfg.Store(&cfg)
-	if _, err := l.fs.Stat(dir); os.IsNotExist(err) {
-		// A new partition directory is durable once its parent says so.
-		if err := l.fs.MkdirAll(dir, 0o755); err != nil {
-			return nil, err
-		}
-		if err := l.fs.SyncDir(filepath.Dir(dir)); err != nil {
-			return nil, err
-		}
-	}
-	if err := l.load(opts.RecoveryPoint, opts.LogStartOffset); err != nil {
-		l.closeFiles()
-		return nil, fmt.Errorf("log %s: %w", tp, err)
-	}
-	l.highWatermark.Store(min(max(opts.HighWatermark, l.logStart.Load()), l.logEnd.Load()))
-	l.updateLSOLocked()
-	l.lastFlush.Store(l.nowMs())
-	return l, nil
+	return l
 }
 
 func (l *Log) config() *Config { return l.cfg.Load() }
@@ -252,7 +283,8 @@ func (l *Log) Close() error {
 		return nil
 	}
 	l.closed = true
-	if l.logEnd.Load() == l.segments()[0].base && len(l.producers.entries) == 0 {
+	if l.logEnd.Load() == l.segments()[0].base && len(l.producers.entries) == 0 || l.blind {
+		// A blind state is not kept: the next open rebuilds it.
 		return l.closeFiles()
 	}
 	snap := l.producers.clone()

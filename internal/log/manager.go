@@ -390,12 +390,7 @@ func (m *Manager) create(root string, tp TopicPartition, topicID [16]byte, cfg C
 	if err := writePartitionMetadata(m.opts.FS, dir, topicID, false); err != nil {
 		return nil, err
 	}
-	l, err := Open(dir, tp, cfg, m.opts)
-	if err != nil {
-		return nil, err
-	}
-	l.dirUnsynced.Store(true)
-	return l, nil
+	return createNew(dir, tp, cfg, m.opts)
 }
 
 // partition.metadata is Kafka's: "version: 0" and "topic_id: <base64 id>".

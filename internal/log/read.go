@@ -103,6 +103,10 @@ func (l *Log) EndOffsetForEpoch(epoch int32) (int32, int64) {
 func (l *Log) EpochStartFrom(epoch int32) int64 {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	return l.epochStartFromLocked(epoch)
+}
+
+func (l *Log) epochStartFromLocked(epoch int32) int64 {
 	for _, e := range l.epochs.entries {
 		if e.Epoch >= epoch {
 			return e.StartOffset

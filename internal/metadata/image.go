@@ -89,8 +89,8 @@ const ELRFeature = "eligible.leader.replicas.version"
 // Image is ever mutated, so readers need no locks.
 type Image struct {
 	Offset         int64
-	Topics         map[string]*Topic
-	TopicsByID     map[Uuid]*Topic
+	Topics         Map[string, *Topic] // persistent: see Map
+	TopicsByID     Map[Uuid, *Topic]
 	Brokers        map[int32]*Broker
 	Configs        map[ConfigResource]map[string]string
 	Features       map[string]int16
@@ -103,14 +103,17 @@ type Image struct {
 	Scram map[ScramKey]ScramCredential
 	// ACLs are the access control entries, by id (image_acls.go).
 	ACLs map[Uuid]ACL
+	// ClientQuotas are the client quotas, by entity and key
+	// (image_quotas.go).
+	ClientQuotas map[QuotaEntity]map[string]float64
 }
 
 // Empty is the image before any record.
 func Empty() *Image {
-	return &Image{Offset: -1, Topics: map[string]*Topic{}, TopicsByID: map[Uuid]*Topic{},
+	return &Image{Offset: -1,
 		Brokers: map[int32]*Broker{}, Configs: map[ConfigResource]map[string]string{}, Features: map[string]int16{},
 		Links: map[Uuid]*Link{}, Mirrors: map[Uuid]*Mirror{},
-		Scram: map[ScramKey]ScramCredential{}, ACLs: map[Uuid]ACL{}}
+		Scram: map[ScramKey]ScramCredential{}, ACLs: map[Uuid]ACL{}, ClientQuotas: map[QuotaEntity]map[string]float64{}}
 }
 
 // TopicConfig returns a topic's dynamic config overrides (never nil).
@@ -146,6 +149,8 @@ type Delta struct {
 	ChangedLinks bool
 	// ChangedACLs is set when an ACL was added or removed.
 	ChangedACLs bool
+	// ChangedQuotas is set when a client quota changed.
+	ChangedQuotas bool
 }
 
 func newDelta() *Delta {
@@ -157,6 +162,8 @@ func newDelta() *Delta {
 type builder struct {
 	im            Image
 	topicsCopied  bool
+	topics        mapEdit[string, *Topic]
+	topicsByID    mapEdit[Uuid, *Topic]
 	brokersCopied bool
 	configsCopied bool
 	scramCopied   bool
@@ -182,15 +189,16 @@ func (im *Image) Apply(records []Record, lastOffset int64) (*Image, *Delta, erro
 
 func (b *builder) copyTopics() {
 	if !b.topicsCopied {
-		b.im.Topics = maps.Clone(b.im.Topics)
-		b.im.TopicsByID = maps.Clone(b.im.TopicsByID)
+		b.topics.start(b.im.Topics)
+		b.topicsByID.start(b.im.TopicsByID)
+		b.im.Topics, b.im.TopicsByID = b.topics.m, b.topicsByID.m
 		b.topicsCopied = true
 	}
 }
 
 // topic returns a private copy of the topic with id, for mutation.
 func (b *builder) topic(id Uuid) (*Topic, error) {
-	t := b.im.TopicsByID[id]
+	t := b.im.TopicsByID.Get(id)
 	if t == nil {
 		return nil, fmt.Errorf("unknown topic id %s", id)
 	}
@@ -199,8 +207,8 @@ func (b *builder) topic(id Uuid) (*Topic, error) {
 	}
 	b.copyTopics()
 	c := &Topic{Name: t.Name, ID: t.ID, Partitions: maps.Clone(t.Partitions)}
-	b.im.Topics[c.Name] = c
-	b.im.TopicsByID[id] = c
+	b.topics.set(c.Name, c)
+	b.topicsByID.set(id, c)
 	b.ownTopics[id] = true
 	return c, nil
 }
@@ -218,13 +226,13 @@ func (b *builder) changed(t *Topic, partition int32) {
 func (b *builder) apply(r Record) error {
 	switch r := r.(type) {
 	case *TopicRecord:
-		if old := b.im.Topics[r.Name]; old != nil {
+		if old := b.im.Topics.Get(r.Name); old != nil {
 			return fmt.Errorf("topic %q already exists", r.Name)
 		}
 		b.copyTopics()
 		t := &Topic{Name: r.Name, ID: r.TopicId, Partitions: map[int32]*Partition{}}
-		b.im.Topics[r.Name] = t
-		b.im.TopicsByID[r.TopicId] = t
+		b.topics.set(r.Name, t)
+		b.topicsByID.set(r.TopicId, t)
 		b.ownTopics[r.TopicId] = true
 		b.changed(t, -1)
 	case *PartitionRecord:
@@ -279,13 +287,13 @@ func (b *builder) apply(r Record) error {
 		t.Partitions[r.PartitionId] = &p
 		b.changed(t, r.PartitionId)
 	case *RemoveTopicRecord:
-		t := b.im.TopicsByID[r.TopicId]
+		t := b.im.TopicsByID.Get(r.TopicId)
 		if t == nil {
 			return fmt.Errorf("unknown topic id %s", r.TopicId)
 		}
 		b.copyTopics()
-		delete(b.im.Topics, t.Name)
-		delete(b.im.TopicsByID, r.TopicId)
+		b.topics.delete(t.Name)
+		b.topicsByID.delete(r.TopicId)
 		delete(b.delta.ChangedTopics, t.Name)
 		delete(b.delta.ChangedPartitions, r.TopicId)
 		b.delta.DeletedTopics[r.TopicId] = t
@@ -345,13 +353,15 @@ func (b *builder) apply(r Record) error {
 		b.applyScram(r)
 	case *AccessControlEntryRecord, *RemoveAccessControlEntryRecord:
 		return b.applyACL(r)
+	case *ClientQuotaRecord:
+		b.applyQuota(r)
 	case *NoOpRecord:
 	default:
 		if ok, err := b.applyLinkRecord(r); ok {
 			return err
 		}
-		// Quotas and delegation tokens are
-		// carried by the log; weir does not act on them yet.
+		// Delegation tokens are carried by the log; weir does not act
+		// on them yet.
 	}
 	return nil
 }

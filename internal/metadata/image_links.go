@@ -55,7 +55,7 @@ func (im *Image) LinkByName(name string) *Link {
 // MirrorOf returns the mirror state of the topic named topic, or nil when
 // it is not a mirror topic.
 func (im *Image) MirrorOf(topic string) *Mirror {
-	t := im.Topics[topic]
+	t := im.Topics.Get(topic)
 	if t == nil {
 		return nil
 	}
@@ -85,7 +85,7 @@ func (b *builder) applyLinkRecord(r Record) (bool, error) {
 		delete(b.im.Links, r.LinkId)
 		b.delta.ChangedLinks = true
 	case *MirrorTopicRecord:
-		t := b.im.TopicsByID[r.TopicId]
+		t := b.im.TopicsByID.Get(r.TopicId)
 		if t == nil {
 			return true, fmt.Errorf("unknown topic id %s", r.TopicId)
 		}

@@ -21,9 +21,9 @@ func (im *Image) Records() []Record {
 		r.Rack, r.Fenced, r.InControlledShutdown, r.LogDirs = b.Rack, b.Fenced, b.InControlledShutdown, b.LogDirs
 		out = append(out, r)
 	}
-	names := slices.Sorted(maps.Keys(im.Topics))
+	names := slices.Sorted(im.Topics.Keys())
 	for _, name := range names {
-		t := im.Topics[name]
+		t := im.Topics.Get(name)
 		out = append(out, &TopicRecord{Name: t.Name, TopicId: t.ID})
 		for _, p := range t.SortedPartitions() {
 			r := NewPartitionRecord()
@@ -51,6 +51,7 @@ func (im *Image) Records() []Record {
 	out = append(out, im.linkRecords()...)
 	out = append(out, im.scramRecords()...)
 	out = append(out, im.aclRecords()...)
+	out = append(out, im.quotaRecords()...)
 	if im.NextProducerID > 0 {
 		r := NewProducerIdsRecord()
 		r.NextProducerId = im.NextProducerID

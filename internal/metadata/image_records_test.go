@@ -54,7 +54,7 @@ func TestImageRecordsRebuildTheImage(t *testing.T) {
 // normalize makes nil and empty slices compare equal.
 func normalize(im *Image) *Image {
 	c := *im
-	for _, t := range c.Topics {
+	for _, t := range c.Topics.All() {
 		for _, p := range t.Partitions {
 			for _, s := range []*[]int32{&p.Replicas, &p.ISR, &p.Removing, &p.Adding, &p.ELR, &p.LastKnownELR} {
 				if len(*s) == 0 {

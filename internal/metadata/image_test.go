@@ -73,9 +73,9 @@ func mustFail(t *testing.T, im *Image, want string, recs ...Record) {
 // mustClone deep-copies an image by value, for comparison after Apply.
 func mustClone(t *testing.T, im *Image) *Image {
 	t.Helper()
-	c := &Image{Offset: im.Offset, NextProducerID: im.NextProducerID, Topics: map[string]*Topic{},
-		TopicsByID: map[Uuid]*Topic{}, Brokers: map[int32]*Broker{}, Configs: map[ConfigResource]map[string]string{},
-		Features: map[string]int16{}, Links: map[Uuid]*Link{}, Mirrors: map[Uuid]*Mirror{}, Scram: maps.Clone(im.Scram), ACLs: maps.Clone(im.ACLs)}
+	c := &Image{Offset: im.Offset, NextProducerID: im.NextProducerID, Brokers: map[int32]*Broker{}, Configs: map[ConfigResource]map[string]string{},
+		Features: map[string]int16{}, Links: map[Uuid]*Link{}, Mirrors: map[Uuid]*Mirror{}, Scram: maps.Clone(im.Scram), ACLs: maps.Clone(im.ACLs),
+		ClientQuotas: maps.Clone(im.ClientQuotas)}
 	for id, l := range im.Links {
 		cl := *l
 		cl.Configs = maps.Clone(l.Configs)
@@ -85,7 +85,13 @@ func mustClone(t *testing.T, im *Image) *Image {
 		cm := *m
 		c.Mirrors[id] = &cm
 	}
-	for name, tp := range im.Topics {
+	// Deep copies of the topics, in maps of the same layout (so that
+	// DeepEqual compares their contents).
+	copies := map[*Topic]*Topic{}
+	clone := func(tp *Topic) *Topic {
+		if ct := copies[tp]; ct != nil {
+			return ct
+		}
 		ct := &Topic{Name: tp.Name, ID: tp.ID, Partitions: map[int32]*Partition{}}
 		for id, p := range tp.Partitions {
 			cp := *p
@@ -94,11 +100,12 @@ func mustClone(t *testing.T, im *Image) *Image {
 			cp.ELR, cp.LastKnownELR = slices.Clone(p.ELR), slices.Clone(p.LastKnownELR)
 			ct.Partitions[id] = &cp
 		}
-		c.Topics[name] = ct
-		c.TopicsByID[tp.ID] = ct
+		copies[tp] = ct
+		return ct
 	}
-	if len(c.TopicsByID) != len(im.TopicsByID) {
-		t.Fatalf("Topics and TopicsByID disagree: %d vs %d", len(im.Topics), len(im.TopicsByID))
+	c.Topics, c.TopicsByID = cloneShards(im.Topics, clone), cloneShards(im.TopicsByID, clone)
+	if c.TopicsByID.Len() != im.TopicsByID.Len() {
+		t.Fatalf("Topics and TopicsByID disagree: %d vs %d", im.Topics.Len(), im.TopicsByID.Len())
 	}
 	for id, b := range im.Brokers {
 		cb := *b
@@ -120,7 +127,7 @@ func mustClone(t *testing.T, im *Image) *Image {
 
 func TestEmptyImage(t *testing.T) {
 	im := Empty()
-	if im.Offset != -1 || len(im.Topics) != 0 || len(im.Brokers) != 0 || im.NextProducerID != 0 {
+	if im.Offset != -1 || im.Topics.Len() != 0 || len(im.Brokers) != 0 || im.NextProducerID != 0 {
 		t.Fatalf("Empty() = %+v", im)
 	}
 	if im.TopicConfig("nope") == nil || im.BrokerConfig("") == nil || im.BrokerConfig("1") == nil {
@@ -131,8 +138,8 @@ func TestEmptyImage(t *testing.T) {
 func TestApplyTopicAndPartitions(t *testing.T) {
 	id := imgID(1)
 	im, d := mustApply(t, Empty(), 2, topicRecs("orders", id, 2, 1, 2)...)
-	tp := im.Topics["orders"]
-	if tp == nil || im.TopicsByID[id] != tp || tp.ID != id || tp.Name != "orders" {
+	tp := im.Topics.Get("orders")
+	if tp == nil || im.TopicsByID.Get(id) != tp || tp.ID != id || tp.Name != "orders" {
 		t.Fatalf("topic not indexed by name and id: %+v", im.Topics)
 	}
 	if len(tp.Partitions) != 2 {
@@ -163,7 +170,7 @@ func TestApplyTopicAndPartitions(t *testing.T) {
 	if got, ok := d2.ChangedPartitions[imgID(2)]; !ok || len(got) != 0 {
 		t.Fatalf("ChangedPartitions for a bare topic = %v, %v", got, ok)
 	}
-	if d2.ChangedTopics["empty"] != im2.Topics["empty"] || len(d2.ChangedTopics) != 1 {
+	if d2.ChangedTopics["empty"] != im2.Topics.Get("empty") || len(d2.ChangedTopics) != 1 {
 		t.Fatalf("ChangedTopics = %v", d2.ChangedTopics)
 	}
 
@@ -171,7 +178,7 @@ func TestApplyTopicAndPartitions(t *testing.T) {
 	pr := NewPartitionRecord()
 	pr.PartitionId, pr.TopicId, pr.Replicas, pr.Isr, pr.Leader, pr.LeaderEpoch, pr.PartitionEpoch = 0, id, []int32{3}, []int32{3}, 3, 7, 9
 	im3, d3 := mustApply(t, im2, 4, pr)
-	if p := im3.Topics["orders"].Partitions[0]; p.Leader != 3 || p.LeaderEpoch != 7 || p.PartitionEpoch != 9 || !slices.Equal(p.Replicas, []int32{3}) {
+	if p := im3.Topics.Get("orders").Partitions[0]; p.Leader != 3 || p.LeaderEpoch != 7 || p.PartitionEpoch != 9 || !slices.Equal(p.Replicas, []int32{3}) {
 		t.Fatalf("replaced partition = %+v", p)
 	}
 	if !reflect.DeepEqual(d3.ChangedPartitions[id], map[int32]bool{0: true}) {
@@ -259,17 +266,17 @@ func TestApplyPartitionChange(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			old := base(t)
 			snapshot := mustClone(t, old)
-			want := *snapshot.Topics["t"].Partitions[0]
+			want := *snapshot.Topics.Get("t").Partitions[0]
 			tc.want(&want)
 			want.PartitionEpoch = 11 // every change bumps the partition epoch
 			im, d := mustApply(t, old, 5, tc.rec)
-			if got := im.Topics["t"].Partitions[0]; !reflect.DeepEqual(got, &want) {
+			if got := im.Topics.Get("t").Partitions[0]; !reflect.DeepEqual(got, &want) {
 				t.Fatalf("partition = %+v\nwant        %+v", got, &want)
 			}
 			if !reflect.DeepEqual(old, snapshot) {
 				t.Fatal("Apply changed the old image")
 			}
-			if d.ChangedTopics["t"] != im.Topics["t"] || !reflect.DeepEqual(d.ChangedPartitions[id], map[int32]bool{0: true}) {
+			if d.ChangedTopics["t"] != im.Topics.Get("t") || !reflect.DeepEqual(d.ChangedPartitions[id], map[int32]bool{0: true}) {
 				t.Fatalf("delta = %+v", d)
 			}
 		})
@@ -279,7 +286,7 @@ func TestApplyPartitionChange(t *testing.T) {
 	im, _ := mustApply(t, base(t), 6,
 		change(func(r *PartitionChangeRecord) { r.Leader = 2 }),
 		change(func(r *PartitionChangeRecord) { r.Leader = 3; r.Isr = []int32{3} }))
-	if p := im.Topics["t"].Partitions[0]; p.Leader != 3 || p.LeaderEpoch != 6 || p.PartitionEpoch != 12 || !slices.Equal(p.ISR, []int32{3}) {
+	if p := im.Topics.Get("t").Partitions[0]; p.Leader != 3 || p.LeaderEpoch != 6 || p.PartitionEpoch != 12 || !slices.Equal(p.ISR, []int32{3}) {
 		t.Fatalf("after two changes: %+v", p)
 	}
 }
@@ -293,13 +300,13 @@ func TestApplyRemoveTopic(t *testing.T) {
 		&ConfigRecord{ResourceType: ResourceBroker, ResourceName: "", Name: "log.retention.ms", Value: imgStr("3000")})
 	old, _ := mustApply(t, Empty(), 10, recs...)
 	snapshot := mustClone(t, old)
-	oldA := old.Topics["a"]
+	oldA := old.Topics.Get("a")
 
 	im, d := mustApply(t, old, 11, &RemoveTopicRecord{TopicId: a})
-	if im.Topics["a"] != nil || im.TopicsByID[a] != nil {
+	if im.Topics.Get("a") != nil || im.TopicsByID.Get(a) != nil {
 		t.Fatal("topic a still in the image")
 	}
-	if im.Topics["b"] != old.Topics["b"] {
+	if im.Topics.Get("b") != old.Topics.Get("b") {
 		t.Fatal("topic b was copied though it did not change")
 	}
 	if len(im.TopicConfig("a")) != 0 {
@@ -330,13 +337,13 @@ func TestApplyRemoveTopic(t *testing.T) {
 	c := imgID(3)
 	recreate := append([]Record{&RemoveTopicRecord{TopicId: a}}, topicRecs("a", c, 1, 2)...)
 	im, d = mustApply(t, old, 14, recreate...)
-	if im.Topics["a"].ID != c || im.TopicsByID[a] != nil || im.TopicsByID[c] != im.Topics["a"] {
-		t.Fatalf("recreated topic: %+v", im.Topics["a"])
+	if im.Topics.Get("a").ID != c || im.TopicsByID.Get(a) != nil || im.TopicsByID.Get(c) != im.Topics.Get("a") {
+		t.Fatalf("recreated topic: %+v", im.Topics.Get("a"))
 	}
 	if len(im.TopicConfig("a")) != 0 {
 		t.Fatal("recreated topic inherited configs")
 	}
-	if d.DeletedTopics[a] != oldA || d.ChangedTopics["a"] != im.Topics["a"] || !d.ChangedPartitions[c][0] {
+	if d.DeletedTopics[a] != oldA || d.ChangedTopics["a"] != im.Topics.Get("a") || !d.ChangedPartitions[c][0] {
 		t.Fatalf("delta = %+v", d)
 	}
 	if _, ok := d.ChangedPartitions[a]; ok {
@@ -345,7 +352,7 @@ func TestApplyRemoveTopic(t *testing.T) {
 
 	// Created and deleted in the same batch: nothing changed remains.
 	im, d = mustApply(t, old, 13, append(topicRecs("x", imgID(4), 1, 1), &RemoveTopicRecord{TopicId: imgID(4)})...)
-	if im.Topics["x"] != nil || len(d.ChangedTopics) != 0 || len(d.ChangedPartitions) != 0 {
+	if im.Topics.Get("x") != nil || len(d.ChangedTopics) != 0 || len(d.ChangedPartitions) != 0 {
 		t.Fatalf("topic created and deleted in one batch: %v %+v", im.Topics, d)
 	}
 }
@@ -536,28 +543,28 @@ func TestApplySharesUnchangedState(t *testing.T) {
 	if !reflect.DeepEqual(old, ref) {
 		t.Fatal("Apply changed the old image")
 	}
-	if im.Topics["b"] != old.Topics["b"] || im.TopicsByID[imgID(2)] != old.Topics["b"] {
+	if im.Topics.Get("b") != old.Topics.Get("b") || im.TopicsByID.Get(imgID(2)) != old.Topics.Get("b") {
 		t.Fatal("unchanged topic b is not shared")
 	}
-	if im.Topics["a"] == old.Topics["a"] {
+	if im.Topics.Get("a") == old.Topics.Get("a") {
 		t.Fatal("changed topic a is shared with the old image")
 	}
-	if im.TopicsByID[imgID(1)] != im.Topics["a"] {
+	if im.TopicsByID.Get(imgID(1)) != im.Topics.Get("a") {
 		t.Fatal("Topics and TopicsByID point at different copies of a")
 	}
 	for _, p := range []int32{0, 2} {
-		if im.Topics["a"].Partitions[p] != old.Topics["a"].Partitions[p] {
+		if im.Topics.Get("a").Partitions[p] != old.Topics.Get("a").Partitions[p] {
 			t.Fatalf("unchanged partition a-%d is not shared", p)
 		}
 	}
-	if im.Topics["a"].Partitions[1] == old.Topics["a"].Partitions[1] {
+	if im.Topics.Get("a").Partitions[1] == old.Topics.Get("a").Partitions[1] {
 		t.Fatal("changed partition a-1 is shared")
 	}
 	if im.Brokers[1] != old.Brokers[1] || im.Brokers[2] == old.Brokers[2] {
 		t.Fatal("broker sharing is wrong")
 	}
 	wantDelta := &Delta{
-		ChangedTopics:     map[string]*Topic{"a": im.Topics["a"]},
+		ChangedTopics:     map[string]*Topic{"a": im.Topics.Get("a")},
 		ChangedPartitions: map[Uuid]map[int32]bool{imgID(1): {1: true}},
 		DeletedTopics:     map[Uuid]*Topic{},
 		ChangedConfigs:    map[ConfigResource]bool{{ResourceTopic, "a"}: true},
@@ -572,10 +579,28 @@ func TestApplySharesUnchangedState(t *testing.T) {
 	if im2 == im || im2.Offset != 21 || im.Offset != 20 {
 		t.Fatal("an empty Apply must return a new image with the new offset")
 	}
-	if reflect.ValueOf(im2.Topics).Pointer() != reflect.ValueOf(im.Topics).Pointer() {
+	if im2.Topics.d != im.Topics.d {
 		t.Fatal("an empty Apply copied the topic map")
 	}
 	if len(d2.ChangedTopics)+len(d2.ChangedBrokers)+len(d2.ChangedConfigs) != 0 {
 		t.Fatalf("delta = %+v", d2)
 	}
+}
+
+// cloneShards copies m with the same shard layout, each value through f.
+func cloneShards[K comparable, V any](m Map[K, V], f func(V) V) Map[K, V] {
+	if m.d == nil {
+		return m
+	}
+	d := &mapData[K, V]{n: m.d.n}
+	for i, s := range m.d.shards {
+		if s != nil {
+			c := make(map[K]V, len(s))
+			for k, v := range s {
+				c[k] = f(v)
+			}
+			d.shards[i] = c
+		}
+	}
+	return Map[K, V]{d}
 }

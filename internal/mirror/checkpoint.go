@@ -249,7 +249,7 @@ func (c *checkpointer) checkpoint(group string, o kadm.OffsetResponse) (Checkpoi
 	if o.Err != nil || o.At < 0 || !c.f.cfg.Topics.Match(o.Topic) {
 		return Checkpoint{}, false
 	}
-	down, ok := c.store.translate(o.Topic, o.Partition, o.At)
+	down, ok := translateOffset(c.store, c.f.copied, topicPartition{o.Topic, o.Partition}, o.At)
 	if !ok || down < 0 {
 		return Checkpoint{}, false
 	}

@@ -85,6 +85,9 @@ type flow struct {
 	rule        *syncRule
 	remoteNames map[string]string
 	pending     *inflight
+	// copied is what this process copied since it took each partition,
+	// for the checkpoints (runs.go); it has its own lock.
+	copied *copiedRuns
 
 	// grp is the client in the flow's group on the target; own is what
 	// it holds. runCtx is the flow's context, ended by fail.
@@ -106,7 +109,7 @@ func newFlow(cfg *FlowConfig, clusters map[string]*ClusterConfig, log *slog.Logg
 		return kgo.NewClient(append(opts, extra...)...)
 	}
 	f := &flow{cfg: cfg, log: log.With("flow", cfg.Name()), next: map[topicPartition]int64{},
-		remote: map[string]int32{}, rule: newSyncRule(cfg.OffsetLagMax), own: ownership{tasks: map[int32]bool{}}, txn: map[int32]*kgo.Client{}, remoteNames: map[string]string{},
+		remote: map[string]int32{}, rule: newSyncRule(cfg.OffsetLagMax), copied: newCopiedRuns(), own: ownership{tasks: map[int32]bool{}}, txn: map[int32]*kgo.Client{}, remoteNames: map[string]string{},
 		metrics: (&metrics{}).flow(cfg.Source, cfg.Target)}
 	var err error
 	srcOpts := []kgo.Opt{kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()),
@@ -339,6 +342,7 @@ func (f *flow) refresh(ctx context.Context) error {
 			}
 			o := kgo.NewOffset().AtStart()
 			f.next[tp] = 0
+			f.copied.reset(tp)
 			if at, ok := stored[tp]; ok {
 				o = kgo.NewOffset().At(at + 1)
 				f.next[tp] = at + 1
@@ -605,6 +609,9 @@ func (b *inflight) wait(f *flow, last map[topicPartition]int64) error {
 			for i, r := range p.recs {
 				f.rule.note(st, p.tp.topic, p.tp.partition, r.Offset, mine[i].Offset)
 			}
+		}
+		if f.cfg.CheckpointsInterval > 0 {
+			f.copied.note(p.tp, len(p.recs), func(i int) (int64, int64) { return p.recs[i].Offset, mine[i].Offset })
 		}
 	}
 	return nil

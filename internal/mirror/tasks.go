@@ -115,6 +115,7 @@ func (f *flow) revoke(tasks []int32) {
 	for tp := range f.next {
 		if !o.tasks[f.cfg.TaskOf(tp.topic, tp.partition)] {
 			delete(f.next, tp)
+			f.copied.reset(tp)
 			drop[tp.topic] = append(drop[tp.topic], tp.partition)
 		}
 	}

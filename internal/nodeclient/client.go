@@ -50,7 +50,15 @@ type Conn struct {
 	mu     sync.Mutex // guards nc and closed, so Close can abort a call
 	nc     net.Conn
 	closed bool
+	// used is when the connection last carried a call.
+	used time.Time
 }
+
+// idleRedial is how long a connection may sit unused before it is
+// redialled rather than reused: half of Kafka's default
+// connections.max.idle.ms (10 minutes), after which the other node
+// closes it, as Kafka's own clients close theirs first.
+const idleRedial = 5 * time.Minute
 
 // RoundTrip sends a request frame with the given header and body and
 // returns the response body (after the correlation id).
@@ -109,8 +117,17 @@ func (c *Conn) connect(ctx context.Context) (net.Conn, error) {
 	if closed {
 		return nil, ErrClosed
 	}
-	if nc != nil {
+	if nc != nil && time.Since(c.used) < idleRedial {
+		c.used = time.Now()
 		return nc, nil
+	}
+	if nc != nil {
+		c.mu.Lock()
+		if c.nc == nc {
+			c.nc = nil
+		}
+		c.mu.Unlock()
+		nc.Close()
 	}
 	nc, err := c.dial(ctx, "tcp", c.addr)
 	if err != nil {
@@ -122,7 +139,7 @@ func (c *Conn) connect(ctx context.Context) (net.Conn, error) {
 		nc.Close()
 		return nil, ErrClosed
 	}
-	c.nc, c.br = nc, bufio.NewReader(nc)
+	c.nc, c.br, c.used = nc, bufio.NewReader(nc), time.Now()
 	return nc, nil
 }
 

@@ -153,13 +153,13 @@ func (m *Manager) Load(img *metadata.Image) error {
 	// must not be adopted by the new topic's replica. Offline logs no
 	// longer assigned here go too.
 	for _, tp := range m.logs.AllFailed() {
-		if t := img.Topics[tp.Topic]; t == nil || t.Partitions[tp.Partition] == nil || !t.Partitions[tp.Partition].HasReplica(m.self) {
+		if t := img.Topics.Get(tp.Topic); t == nil || t.Partitions[tp.Partition] == nil || !t.Partitions[tp.Partition].HasReplica(m.self) {
 			errs = append(errs, m.logs.Delete(tp))
 		}
 	}
 	for _, l := range m.logs.All() {
 		tp := l.TopicPartition()
-		t := img.Topics[tp.Topic]
+		t := img.Topics.Get(tp.Topic)
 		id, err := l.ReadTopicID()
 		stray := t == nil || t.Partitions[tp.Partition] == nil || !t.Partitions[tp.Partition].HasReplica(m.self) ||
 			(err == nil && id != t.ID)
@@ -174,7 +174,7 @@ func (m *Manager) Load(img *metadata.Image) error {
 		if err != nil {
 			// A new partition's partition.metadata is not fsynced (see
 			// log.Manager.CreateAll): a crash may have lost it.
-			m.lg.Info("rewriting partition.metadata", "partition", tp.String(), "err", err)
+			m.lg.Info("rewriting a missing or torn partition.metadata", "partition", tp.String())
 			if err := l.WriteTopicID(t.ID); err != nil {
 				errs = append(errs, fmt.Errorf("rewriting partition.metadata of %s: %w", tp, err))
 			}
@@ -182,7 +182,7 @@ func (m *Manager) Load(img *metadata.Image) error {
 	}
 	var changed []*metadata.Partition
 	var topics []*metadata.Topic
-	for _, t := range img.Topics {
+	for _, t := range img.Topics.All() {
 		for _, p := range t.Partitions {
 			changed, topics = append(changed, p), append(topics, t)
 		}
@@ -229,7 +229,7 @@ func (m *Manager) Apply(img *metadata.Image, d *metadata.Delta) error {
 	var changed []*metadata.Partition
 	var topics []*metadata.Topic
 	for id, parts := range d.ChangedPartitions {
-		t := img.TopicsByID[id]
+		t := img.TopicsByID.Get(id)
 		if t == nil {
 			continue
 		}
@@ -242,7 +242,7 @@ func (m *Manager) Apply(img *metadata.Image, d *metadata.Delta) error {
 	for res := range d.ChangedConfigs {
 		switch {
 		case res.Type == metadata.ResourceTopic:
-			if t := img.Topics[res.Name]; t != nil {
+			if t := img.Topics.Get(res.Name); t != nil {
 				m.reconfigure(img, t.Name)
 			}
 		case res.Type == metadata.ResourceBroker && (res.Name == "" || res.Name == strconv.Itoa(int(m.self))):
@@ -250,7 +250,7 @@ func (m *Manager) Apply(img *metadata.Image, d *metadata.Delta) error {
 		}
 	}
 	if brokerWide {
-		for _, t := range img.Topics {
+		for _, t := range img.Topics.All() {
 			m.reconfigure(img, t.Name)
 		}
 	}

@@ -173,6 +173,15 @@ func (p *Partition) Apply(st State) error {
 		st.LeaderEpoch == p.state.LeaderEpoch && st.PartitionEpoch < p.state.PartitionEpoch) {
 		return nil // stale
 	}
+	// The log rebuilds its producer state knowing which producers are
+	// another cluster's (a promoted mirror's source).
+	ownFrom := int32(-1)
+	if st.Mirror.Stopped {
+		ownFrom = st.Mirror.StopEpoch
+	}
+	if err := p.log.SetOwnProducersFrom(ownFrom); err != nil {
+		return fmt.Errorf("%w: %v", ErrStorage, err)
+	}
 	wasLeader, oldEpoch, oldPartitionEpoch, oldISR := p.leader, p.state.LeaderEpoch, p.state.PartitionEpoch, p.state.ISR
 	wasMirror := p.applied && p.state.Mirror.ReadOnly
 	p.state, p.applied = st, true

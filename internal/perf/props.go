@@ -2,9 +2,11 @@ package perf
 
 import (
 	"bufio"
+	"context"
 	"fmt"
 	"io"
 	"math"
+	"net"
 	"os"
 	"sort"
 	"strconv"
@@ -12,6 +14,8 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kgo"
+
+	"weir/internal/clientsec"
 )
 
 // Props is a set of Kafka client properties (bootstrap.servers, acks, ...).
@@ -215,6 +219,17 @@ func (r *propReader) unused() []string {
 	return out
 }
 
+// securityProps are the TLS and SASL properties of r.
+func securityProps(r *propReader) map[string]string {
+	sec := map[string]string{}
+	for k := range clientsec.Properties {
+		if v, ok := r.str(k); ok {
+			sec[k] = v
+		}
+	}
+	return sec
+}
+
 // commonOptions maps the client properties shared by producers and consumers.
 func commonOptions(r *propReader) []kgo.Opt {
 	var opts []kgo.Opt
@@ -230,8 +245,10 @@ func commonOptions(r *propReader) []kgo.Opt {
 	if v, ok := r.str("client.id"); ok {
 		opts = append(opts, kgo.ClientID(v))
 	}
-	if v, ok := r.str("security.protocol"); ok && !strings.EqualFold(v, "PLAINTEXT") && r.err == nil {
-		r.err = fmt.Errorf("security.protocol=%s is not supported by weir perf; only PLAINTEXT is", v)
+	if secOpts, err := clientsec.Opts(securityProps(r)); err != nil && r.err == nil {
+		r.err = err
+	} else {
+		opts = append(opts, secOpts...)
 	}
 	if d, ok := r.millis("metadata.max.age.ms"); ok {
 		opts = append(opts, kgo.MetadataMaxAge(d))
@@ -415,6 +432,9 @@ type ConsumerConfig struct {
 	// GroupOpts are the group settings (session timeout, auto commit...),
 	// to add only when consuming in a group.
 	GroupOpts []kgo.Opt
+	// Dial opens the raw reader's connections as the security
+	// properties ask (TLS, SASL login).
+	Dial func(ctx context.Context, network, addr string) (net.Conn, error)
 }
 
 // ConsumerOptions maps Kafka consumer properties onto kgo options and the
@@ -430,6 +450,9 @@ func ConsumerOptions(p Props) (ConsumerConfig, error) {
 	}
 	opts := commonOptions(r)
 	_, c.Seeds = p["bootstrap.servers"]
+	if r.err == nil {
+		c.Dial, r.err = clientsec.Dialer(securityProps(r), p["client.id"])
+	}
 	if n, ok := r.int("fetch.max.bytes", 1); ok {
 		c.MaxBytes = int32(min(n, 1<<31-1))
 	}

@@ -100,7 +100,9 @@ func TestProducerOptions(t *testing.T) {
 		"bad number":                 {"linger.ms": "soon"},
 		"bad bool":                   {"enable.idempotence": "yes"},
 		"transactions":               {"transactional.id": "t"},
-		"ssl":                        {"security.protocol": "SSL"},
+		"SASL without a login":       {"security.protocol": "SASL_SSL"},
+		"GSSAPI":                     {"security.protocol": "SASL_PLAINTEXT", "sasl.mechanism": "GSSAPI", "sasl.jaas.config": "x"},
+		"ssl key without TLS":        {"ssl.truststore.location": "/ca.pem"},
 	}
 	for name, p := range bad {
 		if _, err := ProducerOptions(p); err == nil {

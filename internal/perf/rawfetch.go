@@ -33,6 +33,8 @@ type RawFetchConfig struct {
 	ReadCommitted bool
 	// FromLatest starts at the log end instead of the log start.
 	FromLatest bool
+	// Dial opens the connections to the leaders (nil: plain TCP).
+	Dial func(ctx context.Context, network, addr string) (net.Conn, error)
 	// Streams is how many fetch requests to keep outstanding per partition
 	// leader (at least 1). Each leader's partitions are dealt round-robin
 	// among its streams, so a leader with fewer partitions gets fewer.
@@ -253,8 +255,11 @@ func (f *RawFetcher) stream(ctx context.Context, s *rawStream) error {
 	if !ok {
 		return fmt.Errorf("fetch: no address for broker %d", s.leader)
 	}
-	var d net.Dialer
-	nc, err := d.DialContext(ctx, "tcp", addr)
+	dial := f.cfg.Dial
+	if dial == nil {
+		dial = (&net.Dialer{}).DialContext
+	}
+	nc, err := dial(ctx, "tcp", addr)
 	if err != nil {
 		return fmt.Errorf("fetch: dialing broker %d: %w", s.leader, err)
 	}

@@ -28,7 +28,7 @@ func TestWipedVoterCatchesUp(t *testing.T) {
 			c.start(&member{id: w.id, fs: vfstest.NewMem()})
 			c.createTopic("after")
 			c.waitTopics(append(names, "after")...)
-			if got, want := len(c.ms[w.id].image().Topics), len(names)+1; got != want {
+			if got, want := c.ms[w.id].image().Topics.Len(), len(names)+1; got != want {
 				t.Fatalf("the wiped voter has %d topics, want %d", got, want)
 			}
 		})

@@ -646,9 +646,6 @@ func (n *Node) updateStatus() {
 		s.Leader = nodeID(st.Lead)
 	}
 	s.Active = st.RaftState == raft.StateLeader && n.applied >= n.termStart
-	if s.Active && !n.status.Active && n.cfg.OnActive != nil {
-		go n.cfg.OnActive()
-	}
 	for _, v := range n.cfg.Voters {
 		vs := VoterStatus{NodeID: v, LogEndOffset: -1}
 		id := raftID(v)
@@ -668,8 +665,13 @@ func (n *Node) updateStatus() {
 		close(n.changed)
 		n.changed = make(chan struct{})
 	}
+	became := s.Active && !n.status.Active
 	n.status = s
 	n.mu.Unlock()
+	// After the status is stored: OnActive sees this node active.
+	if became && n.cfg.OnActive != nil {
+		go n.cfg.OnActive()
+	}
 }
 
 // WaitActive blocks until this node is the active controller, or ctx ends.

@@ -157,7 +157,7 @@ func (c *cluster) stop(m *member) {
 // what these tests create).
 func imageRecords(img *metadata.Image) []metadata.Record {
 	var out []metadata.Record
-	for _, t := range img.Topics {
+	for _, t := range img.Topics.All() {
 		out = append(out, &metadata.TopicRecord{Name: t.Name, TopicId: t.ID})
 	}
 	return out
@@ -205,7 +205,7 @@ func (c *cluster) waitTopics(names ...string) {
 			continue
 		}
 		for _, n := range names {
-			testwait.Until(c.t, 10*time.Second, fmt.Sprintf("node %d to see topic %s", m.id, n), func() bool { return m.image().Topics[n] != nil })
+			testwait.Until(c.t, 10*time.Second, fmt.Sprintf("node %d to see topic %s", m.id, n), func() bool { return m.image().Topics.Get(n) != nil })
 		}
 	}
 }
@@ -218,7 +218,7 @@ func TestSingleVoterCommitsAndRestarts(t *testing.T) {
 	m := c.ms[0]
 	c.stop(m)
 	c.start(&member{id: 0, fs: m.fs})
-	if c.ms[0].image().Topics["b"] == nil {
+	if c.ms[0].image().Topics.Get("b") == nil {
 		t.Fatal("topic b lost across a restart")
 	}
 	c.createTopic("c")
@@ -256,7 +256,7 @@ func TestMinorityRefusesWrites(t *testing.T) {
 	if _, err := l.node.Append([]metadata.Record{&metadata.TopicRecord{Name: "y"}}); !errors.Is(err, ErrNotLeader) {
 		t.Fatalf("append without a quorum: %v", err)
 	}
-	if l.image().Topics["x"] == nil {
+	if l.image().Topics.Get("x") == nil {
 		t.Fatal("the survivor lost its state")
 	}
 }
@@ -283,8 +283,8 @@ func TestSnapshotsCompactAndCatchUpALaggingFollower(t *testing.T) {
 	c.stop(l)
 	c.start(&member{id: l.id, fs: l.fs})
 	got := c.ms[l.id].image()
-	if len(got.Topics) != len(want.Topics) {
-		t.Fatalf("after restart %d topics, live image had %d", len(got.Topics), len(want.Topics))
+	if got.Topics.Len() != want.Topics.Len() {
+		t.Fatalf("after restart %d topics, live image had %d", got.Topics.Len(), want.Topics.Len())
 	}
 	if files, _ := listSnapshots(lagger.fs, "/meta/"+DirName); len(files) == 0 {
 		t.Fatal("the lagging follower caught up without installing a snapshot")
@@ -369,5 +369,40 @@ func TestProposalsCompleteByIndex(t *testing.T) {
 	}
 	if n < 6 {
 		t.Fatalf("read %d batches below %d, want at least 6", n, end)
+	}
+}
+
+// OnActive runs once the node reports itself active, so what it does as
+// the active controller (bootstrapping the log, the first fencing check)
+// is not refused as coming from a node that is not.
+func TestOnActiveSeesTheNodeActive(t *testing.T) {
+	nw := &network{nodes: map[int32]*Node{}, cut: map[[2]int32]bool{}}
+	opened := make(chan *Node, 1)
+	active := make(chan bool, 1)
+	node, err := Open(Config{NodeID: 0, Voters: []int32{0}, MetadataDir: "/meta", SegmentBytes: 1 << 20,
+		Tick: 5 * time.Millisecond, FS: vfstest.NewMem(), Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
+		Transport: nw.transport(0), State: func() []metadata.Record { return nil },
+		OnActive: func() {
+			n := <-opened
+			active <- n.Status().Active
+		}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	opened <- node
+	if err := node.Replay(); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- node.Run(ctx) }()
+	defer func() { cancel(); <-done }()
+	select {
+	case a := <-active:
+		if !a {
+			t.Fatal("OnActive ran while the node reported itself not active")
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("OnActive did not run")
 	}
 }

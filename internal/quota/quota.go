@@ -57,6 +57,13 @@ func (r *Rate) Record(n int64, now time.Time) {
 
 // Value is the rate in bytes per second at now.
 func (r *Rate) Value(now time.Time) float64 {
+	v, _ := r.Measure(now)
+	return v
+}
+
+// Measure is the rate per second at now and the span it is measured
+// over (Kafka's Rate.windowSize), which throttle times are computed with.
+func (r *Rate) Measure(now time.Time) (float64, time.Duration) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	span := time.Duration(len(r.samples)) * r.window
@@ -72,7 +79,7 @@ func (r *Rate) Value(now time.Time) float64 {
 		}
 	}
 	if total == 0 {
-		return 0
+		return 0, span - r.window
 	}
 	// As Kafka's Rate.windowSize: the windows missing before the oldest
 	// sample (fewer than samples-1 have elapsed since it began) count as
@@ -81,7 +88,7 @@ func (r *Rate) Value(now time.Time) float64 {
 	if full, least := int(elapsed/r.window), len(r.samples)-1; full < least {
 		elapsed += time.Duration(least-full) * r.window
 	}
-	return float64(total) / elapsed.Seconds()
+	return float64(total) / elapsed.Seconds(), elapsed
 }
 
 // Exceeded reports whether the rate is above limit bytes per second; a

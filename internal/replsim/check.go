@@ -164,7 +164,7 @@ func (k *checker) committed(before, after *metadata.Image) {
 }
 
 func partOf(img *metadata.Image) *metadata.Partition {
-	t := img.Topics[topic.Topic]
+	t := img.Topics.Get(topic.Topic)
 	if t == nil {
 		return nil
 	}

@@ -136,7 +136,7 @@ func (c *producer) refreshLeader() {
 		return
 	}
 	b := c.s.brokers[ids[c.s.rng.IntN(len(ids))]]
-	if t := b.img.Topics[topic.Topic]; t != nil && t.Partitions[topic.Partition] != nil {
+	if t := b.img.Topics.Get(topic.Topic); t != nil && t.Partitions[topic.Partition] != nil {
 		c.leader = t.Partitions[topic.Partition].Leader
 	}
 }

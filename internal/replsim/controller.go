@@ -80,7 +80,7 @@ func (n *ctrlNode) Status() quorum.Status {
 // partition is the simulated partition in the controller's image (nil
 // before it is created).
 func (n *ctrlNode) partition() *metadata.Partition {
-	t := n.c.Image().Topics[topic.Topic]
+	t := n.c.Image().Topics.Get(topic.Topic)
 	if t == nil {
 		return nil
 	}

@@ -50,8 +50,9 @@ func NewJWTValidator(cfg JWTConfig) Validator {
 }
 
 type jwsHeader struct {
-	Alg string `json:"alg"`
-	Kid string `json:"kid"`
+	Alg  string   `json:"alg"`
+	Kid  string   `json:"kid"`
+	Crit []string `json:"crit"`
 }
 
 func (v *jwtValidator) Validate(token string) (Token, error) {
@@ -70,6 +71,10 @@ func (v *jwtValidator) Validate(token string) (Token, error) {
 	alg, ok := algorithms[h.Alg]
 	if !ok {
 		return Token{}, invalidToken("JWS algorithm %q is not accepted", h.Alg)
+	}
+	if len(h.Crit) > 0 {
+		// RFC 7515 4.1.11: a critical extension not understood fails.
+		return Token{}, invalidToken("JWS critical header extensions %v are not understood", h.Crit)
 	}
 	keys := v.cfg.Keys.candidates(h.Kid, alg)
 	if len(keys) == 0 {

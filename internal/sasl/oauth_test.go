@@ -60,8 +60,9 @@ func TestJWTValidation(t *testing.T) {
 		"bad signature":     stranger.Sign(t, good),
 		"unknown kid":       jwttest.RSA(t, "r2").Sign(t, good),
 		"alg none":          jwttest.Unsecured(t, good),
-		"HS256":             jwttest.Header(t, map[string]string{"alg": "HS256", "kid": "r1"}, good, []byte("x")),
+		"HS256":             jwttest.Header(t, map[string]any{"alg": "HS256", "kid": "r1"}, good, []byte("x")),
 		"two sections":      "a.b",
+		"critical header":   jwttest.Header(t, map[string]any{"alg": "RS256", "kid": "r1", "crit": []string{"exp"}}, good, []byte("x")),
 		"garbage":           "!!!.???.###",
 		"claims not object": strings.Join([]string{strings.Split(rsaKey.Sign(t, good), ".")[0], base64.RawURLEncoding.EncodeToString([]byte("[1]")), "x"}, "."),
 	}

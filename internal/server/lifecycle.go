@@ -123,7 +123,8 @@ func (l *lifecycle) allocateProducerIDs() (int64, int32, error) {
 		return 0, 0, err
 	}
 	if c == nil {
-		return l.s.controller.AllocateProducerIDs(l.s.cfg.NodeID, l.epoch.Load())
+		block, err := l.s.controller.AllocateProducerIDs(l.s.cfg.NodeID, l.epoch.Load())
+		return block.First, block.Size, err
 	}
 	req := kmsg.NewPtrAllocateProducerIDsRequest()
 	req.BrokerID, req.BrokerEpoch = l.s.cfg.NodeID, l.epoch.Load()

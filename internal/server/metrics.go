@@ -90,8 +90,8 @@ func (m metricsSource) Controller() metrics.ControllerStatus {
 		return metrics.ControllerStatus{}
 	}
 	img := s.controller.Image()
-	st := metrics.ControllerStatus{Active: true, Topics: len(img.Topics)}
-	for _, t := range img.Topics {
+	st := metrics.ControllerStatus{Active: true, Topics: img.Topics.Len()}
+	for _, t := range img.Topics.All() {
 		st.Partitions += len(t.Partitions)
 		for _, p := range t.Partitions {
 			if p.Leader == -1 {

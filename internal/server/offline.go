@@ -27,7 +27,7 @@ func offlineReport(img *metadata.Image, self int32, epoch int64, offline []log.T
 	byTopic := map[metadata.Uuid][]int32{}
 	n := 0
 	for _, tp := range offline {
-		t := img.Topics[tp.Topic]
+		t := img.Topics.Get(tp.Topic)
 		if t == nil || n == offlineReportMax {
 			continue
 		}

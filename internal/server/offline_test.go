@@ -13,13 +13,13 @@ import (
 // those leading, or in an ISR with other members.
 func TestOfflineReport(t *testing.T) {
 	id := metadata.Uuid{1}
-	img := &metadata.Image{Topics: map[string]*metadata.Topic{"t": {Name: "t", ID: id, Partitions: map[int32]*metadata.Partition{
+	img := &metadata.Image{Topics: metadata.MapOf(map[string]*metadata.Topic{"t": {Name: "t", ID: id, Partitions: map[int32]*metadata.Partition{
 		0: {ID: 0, Leader: 1, ISR: []int32{1, 2}},
 		1: {ID: 1, Leader: 2, ISR: []int32{2, 1}},
 		2: {ID: 2, Leader: 2, ISR: []int32{2}},
 		3: {ID: 3, Leader: -1, ISR: []int32{1}},
 		4: {ID: 4, Leader: 1, ISR: []int32{1}},
-	}}}}
+	}}})}
 	var offline []log.TopicPartition
 	for p := int32(0); p < 5; p++ {
 		offline = append(offline, log.TopicPartition{Topic: "t", Partition: p})

@@ -75,6 +75,11 @@ type Server struct {
 	linkSync   *link.Syncer     // the links' periodic tasks (controllers)
 	isr        *isrSender       // leaders' ISR changes to the controller
 	replQuota  *quota.Replication
+	// clientQuotas enforces the client quotas on every listener.
+	clientQuotas *quota.Clients
+	// conns are the connection limits of every listener (connlimits.go).
+	conns      connLimits
+	connQuotas *kafka.ConnQuotas
 	groups     *group.Service
 	txns       *txn.Service
 	txnNet     *txnCluster  // the coordinator's connections for markers
@@ -432,13 +437,15 @@ func (s *Server) checkStorage() error {
 // controller listeners also carry Raft and the brokers' controller APIs.
 func (s *Server) listen() error {
 	broker := false
+	s.clientQuotas = quota.NewClients(int(s.cfg.QuotaWindowNum), s.cfg.QuotaWindowSize, s.publisher.Image)
+	s.connQuotas = kafka.NewConnQuotas(s.cfg.InterBrokerListenerName, int(s.cfg.QuotaWindowNum), s.cfg.QuotaWindowSize, s.connLimits)
 	for _, l := range s.cfg.Listeners {
 		ln, err := net.Listen("tcp", l.Address())
 		if err != nil {
 			return fmt.Errorf("listener %s: %w", l, err)
 		}
 		s.listeners[l.Name] = ln
-		deps := kafka.Deps{Metadata: s.publisher, Logger: s.lg.With("listener", l.Name)}
+		deps := kafka.Deps{Metadata: s.publisher, ClientQuotas: s.clientQuotas, Logger: s.lg.With("listener", l.Name)}
 		if s.partitions != nil && !s.isControllerListener(l.Name) {
 			// Only broker listeners serve the partitions, groups and
 			// transactions; a controller listener serves the
@@ -477,6 +484,8 @@ func (s *Server) listen() error {
 			TLS:            s.listenerTLS(l.Name),
 			SASL:           s.listenerSASL(l.Name),
 			Authorizer:     s.authz,
+			Conns:          s.connQuotas,
+			MaxIdle:        s.cfg.ConnectionsMaxIdle,
 		}, deps)
 	}
 	if !broker && s.cfg.HasRole("broker") {
@@ -683,8 +692,8 @@ func changesTopics(recs []metadata.Record) bool {
 
 // groupTopics is the topic list the group coordinator assigns from.
 func groupTopics(img *metadata.Image) map[string]group.TopicInfo {
-	out := make(map[string]group.TopicInfo, len(img.Topics))
-	for name, t := range img.Topics {
+	out := make(map[string]group.TopicInfo, img.Topics.Len())
+	for name, t := range img.Topics.All() {
 		out[name] = group.TopicInfo{ID: t.ID, Partitions: int32(len(t.Partitions))}
 	}
 	return out
@@ -735,7 +744,7 @@ func (s *Server) becameActive() {
 	extra, err := quorum.ReadBootstrap(s.opts.FS, s.cfg.MetadataLogDir)
 	if err != nil {
 		s.lg.Error("reading the bootstrap records", "err", err)
-	} else if err := s.controller.Bootstrap(extra); err != nil {
+	} else if err := s.controller.Bootstrap(extra); err != nil && !errors.Is(err, quorum.ErrNotLeader) {
 		s.lg.Error("bootstrapping the metadata log", "err", err)
 	}
 	if _, err := s.controller.FenceStaleBrokers(time.Now()); err != nil && !errors.Is(err, quorum.ErrNotLeader) {

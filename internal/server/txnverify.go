@@ -134,7 +134,7 @@ func fenced(parts []log.TopicPartition) map[log.TopicPartition]int16 {
 // when there is none.
 func (s *Server) txnCoordinator(txnID string) (int32, string, error) {
 	img := s.publisher.Image()
-	t := img.Topics[TransactionStateTopic]
+	t := img.Topics.Get(TransactionStateTopic)
 	if t == nil {
 		return 0, "", kerr.CoordinatorNotAvailable
 	}

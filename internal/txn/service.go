@@ -120,8 +120,8 @@ func (s *Service) refreshTopics() {
 		return
 	}
 	s.image = img
-	topics := make(map[string]int32, len(img.Topics))
-	for name, t := range img.Topics {
+	topics := make(map[string]int32, img.Topics.Len())
+	for name, t := range img.Topics.All() {
 		topics[name] = int32(len(t.Partitions))
 	}
 	s.coord.SetTopics(topics)
@@ -180,7 +180,7 @@ func (s *Service) sendMarkers(reqs []MarkerRequest) {
 		byLeader := map[int32][]TopicPartition{}
 		var leaders []int32
 		for _, tp := range m.Partitions {
-			t := img.Topics[tp.Topic]
+			t := img.Topics.Get(tp.Topic)
 			var p *metadata.Partition
 			if t != nil {
 				p = t.Partitions[tp.Partition]

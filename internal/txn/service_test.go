@@ -61,7 +61,7 @@ func newFakeCluster() *fakeCluster {
 	for p := range int32(4) {
 		t.Partitions[p] = &metadata.Partition{ID: p, Leader: 1}
 	}
-	img.Topics["t"] = t
+	img.Topics = metadata.MapOf(map[string]*metadata.Topic{"t": t})
 	return &fakeCluster{img: img, refused: map[string]bool{}}
 }
 

@@ -101,7 +101,7 @@ func Unsecured(t testing.TB, claims map[string]any) string {
 
 // Header returns a token of the given header and claims with signature
 // sig, for malformed tokens.
-func Header(t testing.TB, header map[string]string, claims map[string]any, sig []byte) string {
+func Header(t testing.TB, header map[string]any, claims map[string]any, sig []byte) string {
 	return b64JSON(t, header) + "." + b64JSON(t, claims) + "." + b64(sig)
 }
 

@@ -76,10 +76,8 @@ import org.apache.kafka.common.errors.TopicExistsException;
 import org.apache.kafka.common.errors.UnknownTopicIdException;
 import org.apache.kafka.common.errors.UnknownTopicOrPartitionException;
 import org.apache.kafka.common.errors.ResourceNotFoundException;
+import org.apache.kafka.common.errors.SecurityDisabledException;
 import org.apache.kafka.common.errors.UnsupportedVersionException;
-import org.apache.kafka.common.quota.ClientQuotaAlteration;
-import org.apache.kafka.common.quota.ClientQuotaEntity;
-import org.apache.kafka.common.quota.ClientQuotaFilter;
 import org.apache.kafka.common.resource.PatternType;
 import org.apache.kafka.common.resource.ResourcePattern;
 import org.apache.kafka.common.resource.ResourceType;
@@ -547,11 +545,11 @@ class AdminTest {
     }
 
     /**
-     * Calls of APIs weir does not serve fail at once with Kafka's
-     * UnsupportedVersionException, as against a broker without them.
+     * The ACL APIs of a node without an authorizer fail with Kafka's
+     * SecurityDisabledException, as against a broker without one.
      */
     @TestFactory
-    Stream<DynamicTest> unsupportedApis() {
+    Stream<DynamicTest> aclsWithoutAnAuthorizer() {
         String bs = Weir.single();
         Map<String, Function<Admin, KafkaFuture<?>>> calls = new java.util.LinkedHashMap<>();
         calls.put("describeAcls", a -> a.describeAcls(AclBindingFilter.ANY).values());
@@ -559,12 +557,23 @@ class AdminTest {
                 new ResourcePattern(ResourceType.TOPIC, "t", PatternType.LITERAL),
                 new AccessControlEntry("User:a", "*", AclOperation.READ, AclPermissionType.ALLOW)))).all());
         calls.put("deleteAcls", a -> a.deleteAcls(List.of(AclBindingFilter.ANY)).all());
+        return calls.entrySet().stream().map(e -> DynamicTest.dynamicTest(e.getKey(), () -> {
+            try (Admin admin = Weir.admin(bs)) {
+                failure(e.getValue().apply(admin), SecurityDisabledException.class);
+            }
+        }));
+    }
+
+    /**
+     * Calls of APIs weir does not serve fail at once with Kafka's
+     * UnsupportedVersionException, as against a broker without them.
+     */
+    @TestFactory
+    Stream<DynamicTest> unsupportedApis() {
+        String bs = Weir.single();
+        Map<String, Function<Admin, KafkaFuture<?>>> calls = new java.util.LinkedHashMap<>();
         calls.put("createDelegationToken", a -> a.createDelegationToken().delegationToken());
         calls.put("describeDelegationToken", a -> a.describeDelegationToken().delegationTokens());
-        calls.put("describeClientQuotas", a -> a.describeClientQuotas(ClientQuotaFilter.all()).entities());
-        calls.put("alterClientQuotas", a -> a.alterClientQuotas(List.of(new ClientQuotaAlteration(
-                new ClientQuotaEntity(Map.of(ClientQuotaEntity.USER, "a")),
-                List.of(new ClientQuotaAlteration.Op("producer_byte_rate", 1000.0))))).all());
         calls.put("alterReplicaLogDirs", a -> a.alterReplicaLogDirs(Map.of(new TopicPartitionReplica("t", 0, 1), "/tmp")).all());
         calls.put("describeShareGroups", a -> a.describeShareGroups(List.of("g")).all());
         calls.put("describeStreamsGroups", a -> a.describeStreamsGroups(List.of("g")).all());
