@@ -52,7 +52,7 @@ func TestSyncMirror(t *testing.T) {
 	if cfg["retention.ms"] != "2000" || cfg["cleanup.policy"] != "compact" || cfg["segment.ms"] != "" || cfg["min.insync.replicas"] != "2" {
 		t.Fatalf("configs after the sync: %v", cfg)
 	}
-	if ps := img.Topics["src.orders"].Partitions; len(ps) != 5 || len(ps[4].Replicas) != 2 || ps[4].Leader < 0 {
+	if ps := img.Topics.Get("src.orders").Partitions; len(ps) != 5 || len(ps[4].Replicas) != 2 || ps[4].Leader < 0 {
 		t.Fatalf("partitions after the sync: %d, the last %+v", len(ps), ps[4])
 	}
 	// Nothing to change: nothing committed.
