@@ -52,7 +52,11 @@ type loop struct {
 	link metadata.Uuid
 	name string // the link's
 	// Progress, for metrics.
-	lag                    atomic.Int64
+	lag atomic.Int64
+	// caughtUp (unix ms) is when a fetch last found the mirror at the
+	// source's high watermark (or the loop started): the lag in time is
+	// how long ago that was, while it is behind.
+	caughtUp               atomic.Int64
 	bytes, records, errors atomic.Uint64
 	throttled              atomic.Uint64 // fetches held back by the throttle
 	failing                atomic.Bool
@@ -116,6 +120,7 @@ func (m *Manager) Mirror(p *partition.Partition, link *metadata.Link, sourceTopi
 	ls.users++
 	ctx, cancel := context.WithCancel(context.Background())
 	l := &loop{p: p, link: link.ID, name: link.Name, epoch: epoch, cancel: cancel, restart: make(chan struct{}, 1)}
+	l.caughtUp.Store(time.Now().UnixMilli())
 	m.loops[tp] = l
 	m.wg.Add(1)
 	go func() {
@@ -163,6 +168,7 @@ type PartitionStatus struct {
 	Partition      int32
 	Failing        bool  // its last step failed
 	Lag            int64 // source high watermark minus log end, as of the last fetch
+	LagMs          int64 // while Lag > 0, how long since the mirror was last caught up; else 0
 	Bytes, Records uint64
 	Errors         uint64
 	Throttled      uint64 // fetches held back by link.fetcher.throttle.bytes.per.sec
@@ -173,9 +179,14 @@ func (m *Manager) Status() []PartitionStatus {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	out := make([]PartitionStatus, 0, len(m.loops))
+	now := time.Now().UnixMilli()
 	for tp, l := range m.loops {
-		out = append(out, PartitionStatus{Link: l.name, Topic: tp.Topic, Partition: tp.Partition, Failing: l.failing.Load(),
-			Lag: l.lag.Load(), Bytes: l.bytes.Load(), Records: l.records.Load(), Errors: l.errors.Load(), Throttled: l.throttled.Load()})
+		ps := PartitionStatus{Link: l.name, Topic: tp.Topic, Partition: tp.Partition, Failing: l.failing.Load(),
+			Lag: l.lag.Load(), Bytes: l.bytes.Load(), Records: l.records.Load(), Errors: l.errors.Load(), Throttled: l.throttled.Load()}
+		if ps.Lag > 0 {
+			ps.LagMs = max(now-l.caughtUp.Load(), 0)
+		}
+		out = append(out, ps)
 	}
 	slices.SortFunc(out, func(a, b PartitionStatus) int {
 		if c := strings.Compare(a.Topic, b.Topic); c != 0 {
@@ -215,7 +226,11 @@ func (m *Manager) run(ctx context.Context, l *loop, sourceTopic string, ls *link
 		l.bytes.Add(uint64(res.Appended))
 		l.records.Add(uint64(res.Records))
 		if res.SourceHW >= 0 {
-			l.lag.Store(res.SourceHW - l.p.Log().LogEndOffset())
+			lag := res.SourceHW - l.p.Log().LogEndOffset()
+			if lag <= 0 {
+				l.caughtUp.Store(time.Now().UnixMilli())
+			}
+			l.lag.Store(lag)
 		}
 		l.failing.Store(err != nil && !errors.Is(err, partition.ErrNotMirroring))
 		if res.Truncated {

@@ -38,6 +38,8 @@
 //	                                                               "active" or "source_unavailable" (fetches failing)
 //	weir_cluster_link_mirror_partition_lag{link,topic,partition}   the source's high watermark minus the mirror's
 //	                                                               log end, as of the last fetch
+//	weir_cluster_link_mirror_partition_lag_ms{link,topic,partition} while behind, ms since the mirror was
+//	                                                               last at the source's high watermark; else 0
 //	weir_cluster_link_fetched_bytes_total{link,topic,partition}    bytes of batches copied from the source
 //	weir_cluster_link_fetched_records_total{link,topic,partition}  records copied from the source
 //	weir_cluster_link_fetch_errors_total{link,topic,partition}     failed steps of the copying loop
@@ -94,6 +96,7 @@ type MirrorPartitionStatus struct {
 	Partition      int32
 	Failing        bool // its last step failed (source unavailable)
 	Lag            int64
+	LagMs          int64 // while Lag > 0, ms since the mirror was last caught up
 	Bytes, Records uint64
 	Errors         uint64
 	Throttled      uint64
@@ -244,6 +247,7 @@ var (
 	descLinks            = desc("cluster_link_count", "Cluster links of the cluster.")
 	descMirrorTopics     = desc("cluster_link_mirror_topic_count", "Mirror topics still following their source.")
 	descMirrorState      = desc("cluster_link_mirror_partition_state", "1 per mirror partition this broker copies, by state.", "link", "topic", "partition", "state")
+	descMirrorLagMs      = desc("cluster_link_mirror_partition_lag_ms", "While the mirror is behind its source, milliseconds since it was last at the source's high watermark; 0 when caught up.", "link", "topic", "partition")
 	descMirrorLag        = desc("cluster_link_mirror_partition_lag", "The source's high watermark minus the mirror's log end, as of the last fetch.", "link", "topic", "partition")
 	descMirrorBytes      = desc("cluster_link_fetched_bytes_total", "Bytes of batches copied from the source.", "link", "topic", "partition")
 	descMirrorRecords    = desc("cluster_link_fetched_records_total", "Records copied from the source.", "link", "topic", "partition")
@@ -262,7 +266,7 @@ func newCollector(src Source, c *Counters) *collector { return &collector{src: s
 func (c *collector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{descPartitionCount, descOfflineReplicas, descLeaderCount, descUnderReplicated, descUnderMinISR, descAtMinISR,
 		descIsrShrinks, descIsrExpands, descConsumerLag, descMaxLag, descActiveController, descOffline, descGlobalTopics, descGlobalPartitions,
-		descSkippedRecords, descOpenSegments, descLinks, descMirrorTopics, descMirrorState, descMirrorLag, descMirrorBytes, descMirrorRecords, descMirrorErrors, descMirrorThrottled} {
+		descSkippedRecords, descOpenSegments, descLinks, descMirrorTopics, descMirrorState, descMirrorLag, descMirrorLagMs, descMirrorBytes, descMirrorRecords, descMirrorErrors, descMirrorThrottled} {
 		ch <- d
 	}
 }
@@ -319,6 +323,7 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 		}
 		gauge(descMirrorState, 1, append(labels, state)...)
 		ch <- prometheus.MustNewConstMetric(descMirrorLag, prometheus.GaugeValue, float64(max(m.Lag, 0)), labels...)
+		ch <- prometheus.MustNewConstMetric(descMirrorLagMs, prometheus.GaugeValue, float64(m.LagMs), labels...)
 		ch <- prometheus.MustNewConstMetric(descMirrorBytes, prometheus.CounterValue, float64(m.Bytes), labels...)
 		ch <- prometheus.MustNewConstMetric(descMirrorRecords, prometheus.CounterValue, float64(m.Records), labels...)
 		ch <- prometheus.MustNewConstMetric(descMirrorErrors, prometheus.CounterValue, float64(m.Errors), labels...)

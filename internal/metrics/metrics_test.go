@@ -211,7 +211,7 @@ func TestRegistriesAreIndependent(t *testing.T) {
 
 func TestClusterLinkMetrics(t *testing.T) {
 	src := &fakeSource{links: LinkStatus{Links: 1, MirrorTopics: 2, Partitions: []MirrorPartitionStatus{
-		{Link: "dr", Topic: "orders", Partition: 0, Lag: 5, Bytes: 1000, Records: 20, Errors: 1},
+		{Link: "dr", Topic: "orders", Partition: 0, Lag: 5, LagMs: 1500, Bytes: 1000, Records: 20, Errors: 1},
 		{Link: "dr", Topic: "orders", Partition: 1, Failing: true, Lag: -3, Errors: 4},
 	}}}
 	want := `
@@ -234,6 +234,10 @@ weir_cluster_link_fetched_records_total{link="dr",partition="1",topic="orders"} 
 # TYPE weir_cluster_link_mirror_partition_lag gauge
 weir_cluster_link_mirror_partition_lag{link="dr",partition="0",topic="orders"} 5
 weir_cluster_link_mirror_partition_lag{link="dr",partition="1",topic="orders"} 0
+# HELP weir_cluster_link_mirror_partition_lag_ms While the mirror is behind its source, milliseconds since it was last at the source's high watermark; 0 when caught up.
+# TYPE weir_cluster_link_mirror_partition_lag_ms gauge
+weir_cluster_link_mirror_partition_lag_ms{link="dr",partition="0",topic="orders"} 1500
+weir_cluster_link_mirror_partition_lag_ms{link="dr",partition="1",topic="orders"} 0
 # HELP weir_cluster_link_mirror_partition_state 1 per mirror partition this broker copies, by state.
 # TYPE weir_cluster_link_mirror_partition_state gauge
 weir_cluster_link_mirror_partition_state{link="dr",partition="0",state="active",topic="orders"} 1
@@ -244,7 +248,7 @@ weir_cluster_link_mirror_topic_count 2
 `
 	if err := testutil.GatherAndCompare(New(src).Registry(), strings.NewReader(want), "weir_cluster_link_count",
 		"weir_cluster_link_fetch_errors_total", "weir_cluster_link_fetched_bytes_total", "weir_cluster_link_fetched_records_total",
-		"weir_cluster_link_mirror_partition_lag", "weir_cluster_link_mirror_partition_state", "weir_cluster_link_mirror_topic_count"); err != nil {
+		"weir_cluster_link_mirror_partition_lag", "weir_cluster_link_mirror_partition_lag_ms", "weir_cluster_link_mirror_partition_state", "weir_cluster_link_mirror_topic_count"); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -69,7 +69,7 @@ func (m metricsSource) Links() metrics.LinkStatus {
 	if s.links != nil {
 		for _, p := range s.links.Status() {
 			st.Partitions = append(st.Partitions, metrics.MirrorPartitionStatus{Link: p.Link, Topic: p.Topic, Partition: p.Partition,
-				Failing: p.Failing, Lag: p.Lag, Bytes: p.Bytes, Records: p.Records, Errors: p.Errors, Throttled: p.Throttled})
+				Failing: p.Failing, Lag: p.Lag, LagMs: p.LagMs, Bytes: p.Bytes, Records: p.Records, Errors: p.Errors, Throttled: p.Throttled})
 		}
 	}
 	return st
