@@ -217,9 +217,14 @@ var quotaAddr string
 
 func inBand(t *testing.T, what string, got, want float64) {
 	t.Helper()
+	inBandWithin(t, what, got, want, 0.1)
+}
+
+func inBandWithin(t *testing.T, what string, got, want, within float64) {
+	t.Helper()
 	t.Logf("%s: %.0f B/s (quota %.0f B/s, %.1f%%)", what, got, want, 100*got/want)
-	if got < 0.9*want || got > 1.1*want {
-		t.Errorf("%s: %.0f B/s, want within 10%% of %.0f B/s", what, got, want)
+	if got < (1-within)*want || got > (1+within)*want {
+		t.Errorf("%s: %.0f B/s, want within %.0f%% of %.0f B/s", what, got, 100*within, want)
 	}
 }
 
@@ -272,10 +277,12 @@ func TestProduceQuotaSlowsClientToItsRate(t *testing.T) {
 func TestFetchQuotaSlowsConsumerToItsRate(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
-	adm := quotaNode(t, 3)
+	adm := quotaNode(t, 2)
 	cliCreateTopic(t, ctx, adm, "quota-fetch", 1, nil)
 	// 16 MB to read: more than a throttled consumer reads in the test.
-	// Small batches: a fetch returns at least one whole batch.
+	// One record a batch; the consumer asks for one batch a fetch
+	// (partition max bytes 1: the first batch comes whole), so what it is
+	// charged is what it gets, no partial batch at the end of a fetch.
 	p := cliFranz(t, quotaAddr, kgo.DefaultProduceTopic("quota-fetch"), kgo.ProducerBatchCompression(kgo.NoCompression()),
 		kgo.ProducerBatchMaxBytes(16<<10))
 	value := make([]byte, 8<<10)
@@ -295,7 +302,7 @@ func TestFetchQuotaSlowsConsumerToItsRate(t *testing.T) {
 	}
 	var throttled atomic.Int64
 	m := &meter{}
-	cl := cliFranz(t, quotaAddr, kgo.ClientID("reader"), kgo.ConsumeTopics("quota-fetch"), kgo.FetchMaxPartitionBytes(16<<10),
+	cl := cliFranz(t, quotaAddr, kgo.ClientID("reader"), kgo.ConsumeTopics("quota-fetch"), kgo.FetchMaxPartitionBytes(1),
 		kgo.WithHooks(throttleHook{&throttled}))
 	done := make(chan struct{})
 	go func() {
@@ -315,20 +322,16 @@ func TestFetchQuotaSlowsConsumerToItsRate(t *testing.T) {
 		}
 		fs.EachRecord(func(r *kgo.Record) { freeBytes += len(r.Value) })
 	}
-	rates, err := measure(ctx, []*meter{m}, 3*time.Second, 8*time.Second)
+	rates, err := measure(ctx, []*meter{m}, 3*time.Second, 15*time.Second)
 	cancel()
 	<-done
 	if err != nil {
 		t.Fatal(err)
 	}
-	// A fetch over the quota is answered empty and its bytes taken back,
-	// but its throttle time counts them (as Kafka's), and a window whose
-	// oldest sample goes takes a burst: a consumer reads below its rate
-	// (about half to two thirds of it here), never above.
-	t.Logf("consumer reader: %.0f B/s (quota %d B/s, %.1f%%), %d throttled answers", rates[0], readRate, 100*rates[0]/readRate, throttled.Load())
-	if rates[0] > 1.1*readRate || rates[0] < 0.25*readRate {
-		t.Errorf("consumer reader: %.0f B/s, want at most 10%% over %d B/s and not starved", rates[0], readRate)
-	}
+	// A fetch over the quota is answered empty and its bytes taken back.
+	// The windowed rate lets a window's worth through at once whenever
+	// the oldest sample goes, so the band is wider than the producer's.
+	inBandWithin(t, "consumer reader", rates[0], readRate, 0.15)
 	if throttled.Load() == 0 {
 		t.Error("the throttled consumer saw no throttle time")
 	}
