@@ -204,16 +204,12 @@ func measure(ctx context.Context, meters []*meter, warmUp, span time.Duration) (
 	return out, nil
 }
 
-// quotaNode runs a node whose client quotas are measured over three
+// quotaNode runs a node whose client quotas are measured over a few
 // one-second windows, so a client settles at its rate within seconds.
-func quotaNode(t *testing.T, samples int) *kadm.Client {
+func quotaNode(t *testing.T, samples int) (addr string, adm *kadm.Client) {
 	n := cliNode(t, map[string]string{"quota.window.num": fmt.Sprint(samples), "quota.window.size.seconds": "1"})
-	adm := cliAdmin(t, n.Addr)
-	quotaAddr = n.Addr
-	return adm
+	return n.Addr, cliAdmin(t, n.Addr)
 }
-
-var quotaAddr string
 
 func inBand(t *testing.T, what string, got, want float64) {
 	t.Helper()
@@ -231,7 +227,7 @@ func inBandWithin(t *testing.T, what string, got, want, within float64) {
 func TestProduceQuotaSlowsClientToItsRate(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
-	adm := quotaNode(t, 3)
+	quotaAddr, adm := quotaNode(t, 3)
 	cliCreateTopic(t, ctx, adm, "quota-produce", 2, nil)
 	const slowRate, fastRate = 512 << 10, 1 << 20
 	if err := alterQuota(t, ctx, adm, quotaEntity("client-id", "slow"), kadm.AlterClientQuotaOp{Key: "producer_byte_rate", Value: slowRate}); err != nil {
@@ -241,9 +237,11 @@ func TestProduceQuotaSlowsClientToItsRate(t *testing.T) {
 		t.Fatal(err)
 	}
 	value := make([]byte, 4<<10)
-	run := func(clientID string, m *meter, stop <-chan struct{}, wg *sync.WaitGroup) {
+	// Each client sends about eight requests a second: each throttled
+	// round trip costs a little of the rate.
+	run := func(clientID string, batch int32, m *meter, stop <-chan struct{}, wg *sync.WaitGroup) {
 		defer wg.Done()
-		cl := cliFranz(t, quotaAddr, kgo.ClientID(clientID), kgo.ProducerBatchMaxBytes(64<<10), kgo.MaxBufferedRecords(64),
+		cl := cliFranz(t, quotaAddr, kgo.ClientID(clientID), kgo.ProducerBatchMaxBytes(batch), kgo.MaxBufferedRecords(128),
 			kgo.ProducerLinger(0), kgo.ProducerBatchCompression(kgo.NoCompression()), kgo.DefaultProduceTopic("quota-produce"))
 		for {
 			select {
@@ -262,8 +260,8 @@ func TestProduceQuotaSlowsClientToItsRate(t *testing.T) {
 	stop := make(chan struct{})
 	var wg sync.WaitGroup
 	wg.Add(2)
-	go run("slow", slow, stop, &wg)
-	go run("other", other, stop, &wg)
+	go run("slow", 64<<10, slow, stop, &wg)
+	go run("other", 128<<10, other, stop, &wg)
 	rates, err := measure(ctx, []*meter{slow, other}, 4*time.Second, 10*time.Second)
 	close(stop)
 	wg.Wait()
@@ -277,7 +275,7 @@ func TestProduceQuotaSlowsClientToItsRate(t *testing.T) {
 func TestFetchQuotaSlowsConsumerToItsRate(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
-	adm := quotaNode(t, 2)
+	quotaAddr, adm := quotaNode(t, 2)
 	cliCreateTopic(t, ctx, adm, "quota-fetch", 1, nil)
 	// 16 MB to read: more than a throttled consumer reads in the test.
 	// One record a batch; the consumer asks for one batch a fetch
