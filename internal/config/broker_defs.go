@@ -65,9 +65,10 @@ const (
 	reasonTiered              = "weir implements no tiered storage (remote.storage.enable is refused), so no topic is tiered"
 	reasonCleanerThreads      = "weir runs one log cleaner per broker whatever the count (0, with which Kafka never compacts, is refused)"
 	reasonCleanerIOBuffer     = "weir's log cleaner reads and writes segments through the log's own buffers"
-	reasonQueuedBytes         = "weir does not bound the bytes of requests in flight yet; each connection reads at most socket.request.max.bytes per request"
-	reasonCleanerThrottle     = "weir's log cleaner does not throttle its I/O yet"
-	reasonTieredStorage       = "weir does not implement tiered storage; each topic keeps all its data in its local log"
+	reasonQueuedBytes         = "weir does not bound the bytes of requests in flight across connections yet; each connection holds the request it is reading " +
+		"(its buffer growing with the bytes received, up to socket.request.max.bytes) and the one being handled"
+	reasonCleanerThrottle = "weir's log cleaner does not throttle its I/O yet"
+	reasonTieredStorage   = "weir does not implement tiered storage; each topic keeps all its data in its local log"
 )
 
 var brokerCoreDefs = []Def{

@@ -105,7 +105,7 @@ func (s *Server) apiTable() map[int16]api {
 // are served there only (they are added for controller listeners above),
 // as in Kafka; Fetch there reads the metadata log only.
 var controllerAPIs = map[int16]bool{1: true, 3: true, 17: true, 18: true, 36: true, 19: true, 20: true, 29: true, 30: true, 31: true, 32: true, 33: true, 37: true,
-	43: true, 44: true, 45: true, 46: true, 48: true, 49: true, 51: true, 55: true, 57: true, 56: true, 59: true, 60: true, 62: true, 63: true, 64: true, 67: true, 73: true}
+	43: true, 44: true, 45: true, 46: true, 49: true, 51: true, 55: true, 57: true, 56: true, 59: true, 60: true, 62: true, 63: true, 64: true, 67: true, 73: true}
 
 // respFor returns the response type for a request, at the request's version.
 func respFor(req *Request) kmsg.Response {
