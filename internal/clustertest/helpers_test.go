@@ -109,7 +109,11 @@ func createTopics(t *testing.T, n *Node, partitions int32, replicas []int32, con
 		req.Topics = append(req.Topics, rt)
 	}
 	// NOT_CONTROLLER (the node does not know the active controller yet,
-	// after a failover) changed nothing: retried, as clients do.
+	// or the controller lost its leadership during the commit) is
+	// retried, as clients do. A commit cut short that way may still have
+	// been committed by the next leader, as in Kafka: the retry then finds
+	// the topic, which is this request's.
+	retried := map[string]bool{}
 	testwait.For(t, 10*time.Second, fmt.Sprintf("node %d to create %v", n.Index, names), func() error {
 		resp, err := ask(t, n, req)
 		if err != nil {
@@ -118,7 +122,9 @@ func createTopics(t *testing.T, n *Node, partitions int32, replicas []int32, con
 		var retry []kmsg.CreateTopicsRequestTopic
 		for i, rt := range resp.(*kmsg.CreateTopicsResponse).Topics {
 			switch err := kerr.ErrorForCode(rt.ErrorCode); {
+			case err == kerr.TopicAlreadyExists && retried[rt.Topic]:
 			case err == kerr.NotController:
+				retried[rt.Topic] = true
 				retry = append(retry, req.Topics[i])
 			case err != nil:
 				t.Fatalf("creating %s through node %d: %v (%s)", rt.Topic, n.Index, err, deref(rt.ErrorMessage))
