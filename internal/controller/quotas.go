@@ -39,31 +39,30 @@ type QuotaResult struct {
 	Err    error                                      // nil: applied (or valid, when validating only)
 }
 
+// ClientQuotasResult is the answer of AlterClientQuotas: one result per
+// distinct entity, in the order of their first entry.
+type ClientQuotasResult struct {
+	Committed
+	Entities []QuotaResult
+}
+
 // AlterClientQuotas sets and removes client quotas (ClientQuotaRecord)
 // with Kafka's rules (ClientQuotaControlManager): see alterClientQuotas.
-// It returns one result per distinct entity, in the order of their first
-// entry, and the offset of the change (-1 when nothing changed).
-func (c *Controller) AlterClientQuotas(req *kmsg.AlterClientQuotasRequest) ([]QuotaResult, int64, error) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if err := c.requireActive(); err != nil {
-		return nil, -1, err
-	}
-	recs, out := alterClientQuotas(c.Image(), req.Entries)
-	if req.ValidateOnly || len(recs) == 0 {
-		return out, -1, nil
-	}
-	if len(recs) > MaxRecordsPerUserOp {
-		for i := range out {
-			out[i].Err = errExcessiveBatch
+// The offset is -1 when nothing changed.
+func (c *Controller) AlterClientQuotas(req *kmsg.AlterClientQuotasRequest) (ClientQuotasResult, error) {
+	return run(c, func(img *metadata.Image) (result[ClientQuotasResult], error) {
+		recs, out := alterClientQuotas(img, req.Entries)
+		if req.ValidateOnly {
+			recs = nil
 		}
-		return out, -1, nil
-	}
-	last, err := c.commit(recs)
-	if err != nil {
-		return nil, -1, err
-	}
-	return out, last, nil
+		if len(recs) > MaxRecordsPerUserOp {
+			for i := range out {
+				out[i].Err = errExcessiveBatch
+			}
+			recs = nil
+		}
+		return result[ClientQuotasResult]{Records: recs, Answer: ClientQuotasResult{Committed{-1}, out}}, nil
+	})
 }
 
 // alterClientQuotas is AlterClientQuotas against img: the records to

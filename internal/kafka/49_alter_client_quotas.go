@@ -23,15 +23,15 @@ func (s *Server) handleAlterClientQuotas(req *Request) *Reply {
 	if !s.authorizedCluster(req, acl.OpAlterConfigs) {
 		return done(alterClientQuotasFailed(req, kerr.ClusterAuthorizationFailed))
 	}
-	results, last, err := s.deps.Controller.AlterClientQuotas(r)
+	res, err := s.deps.Controller.AlterClientQuotas(r)
 	if err != nil {
 		// The controller moved: every entity gets the error.
 		return done(alterClientQuotasFailed(req, err))
 	}
-	if err := s.awaitMetadata(req.Ctx, last, 30*time.Second); err != nil {
-		s.lg.Warn("metadata did not catch up with new client quotas", "offset", last, "err", err)
+	if err := s.awaitMetadata(req.Ctx, res.Offset, 30*time.Second); err != nil {
+		s.lg.Warn("metadata did not catch up with new client quotas", "offset", res.Offset, "err", err)
 	}
-	return done(alterClientQuotasResponse(req, results))
+	return done(alterClientQuotasResponse(req, res.Entities))
 }
 
 func alterClientQuotasResponse(req *Request, results []controller.QuotaResult) *kmsg.AlterClientQuotasResponse {

@@ -53,7 +53,7 @@ type Controller interface {
 	AlterUserScramCredentials(req *kmsg.AlterUserSCRAMCredentialsRequest) (controller.ScramCredentialsResult, error)
 	CreateAcls(bindings []acl.Binding) (controller.CreateAclsResult, error)
 	DeleteAcls(filters []acl.Filter) (controller.DeleteAclsResult, error)
-	AlterClientQuotas(req *kmsg.AlterClientQuotasRequest) ([]controller.QuotaResult, int64, error)
+	AlterClientQuotas(req *kmsg.AlterClientQuotasRequest) (controller.ClientQuotasResult, error)
 }
 
 // Groups is the group coordinator.
