@@ -494,9 +494,12 @@ run_rates() {
 echo "load,system,client,mb_s,p50_ms,p99_ms,p999_ms,broker_cpu_s_per_gb,broker_peak_rss_mib" >"$results"
 start=$SECONDS
 turn=0
-# order: the systems, first one rotating each call.
+# order: sets ordered to the systems, the first one rotating each call
+# (not called in a subshell, so that turn advances).
 order() {
-	if (( turn++ % 2 == 0 )); then printf '%s\n' "${system_list[@]}"; else printf '%s\n' "${system_list[@]}" | tac; fi
+	if (( turn++ % 2 == 0 )); then ordered=("${system_list[@]}"); else
+		mapfile -t ordered < <(printf '%s\n' "${system_list[@]}" | tac)
+	fi
 }
 wants throughput || scenario_list=()
 for sc in "${scenario_list[@]}"; do
@@ -506,20 +509,20 @@ for sc in "${scenario_list[@]}"; do
 	for acks in "${acks_values[@]}"; do
 		for sec in "${security_list[@]}"; do
 			echo "vs-kafka: ${size} B records, $parts partition(s), acks=$acks, $sec"
-			for system in $(order); do run_throughput "$system" "$size" "$parts" "$acks" "$sec"; done
+			order; for system in "${ordered[@]}"; do run_throughput "$system" "$size" "$parts" "$acks" "$sec"; done
 		done
 	done
 done
 if wants latency; then
 	for sec in "${security_list[@]}"; do
 		echo "vs-kafka: latency at $rate_mb MB/s, one broker, $sec"
-		for system in $(order); do run_rates "$system" 1 "$sec"; done
+		order; for system in "${ordered[@]}"; do run_rates "$system" 1 "$sec"; done
 	done
 fi
 if wants rf3; then
 	for sec in "${security_list[@]}"; do
 		echo "vs-kafka: three brokers, RF 3, min.insync.replicas=2, acks=all, $sec"
-		for system in $(order); do run_rates "$system" 3 "$sec"; done
+		order; for system in "${ordered[@]}"; do run_rates "$system" 3 "$sec"; done
 	done
 fi
 
