@@ -28,6 +28,17 @@
 # over the brokers). Every figure goes to results.csv in the work
 # directory, and a table of both systems with ratios is printed at the end.
 #
+# --security runs every load over each listed protocol: PLAINTEXT, SSL
+# (TLS with one throwaway self-signed certificate for 127.0.0.1 made with
+# openssl, given to both systems as the same PEM key store, the clients
+# trusting it as a PEM trust store) and SASL_SSL (the same TLS, then a SASL
+# PLAIN login). Each broker serves the protocol on a CLIENT listener beside
+# PLAINTEXT INTERNAL (inter-broker, topic creation) and CONTROLLER ones;
+# the perf clients get security.protocol, the trust store and the login in
+# a properties file (--producer.config/--consumer.config for weir perf,
+# --command-config for Kafka's tools). Loads over SSL or SASL_SSL are
+# labelled with the protocol.
+#
 # The clients and the brokers share this machine's cores, so the figures
 # compare the brokers under the same conditions, not absolute capacity.
 set -euo pipefail
@@ -47,6 +58,7 @@ usage: bench/vs-kafka.sh [options]
   --loads LIST        throughput,latency,rf3 (default all three)
   --rate-mb N         MB/s of the latency runs (default 50)
   --latency-seconds N length of each latency run (default 15)
+  --security LIST     comma-separated PLAINTEXT, SSL, SASL_SSL (default PLAINTEXT)
   --kafka-heap SIZE   Kafka's -Xmx and -Xms (default 1G)
   --workdir DIR       keep logs, data and results here (default: a temp dir,
                       removed at the end unless --keep)
@@ -67,6 +79,7 @@ rate_mb=50
 latency_seconds=15
 loads=throughput,latency,rf3
 kafka_heap=1G
+security=PLAINTEXT
 workdir=""
 keep=0
 while [[ $# -gt 0 ]]; do
@@ -81,6 +94,7 @@ while [[ $# -gt 0 ]]; do
 	--latency-seconds) latency_seconds=$2; shift 2 ;;
 	--loads) loads=$2; shift 2 ;;
 	--kafka-heap) kafka_heap=$2; shift 2 ;;
+	--security) security=$2; shift 2 ;;
 	--workdir) workdir=$2; shift 2 ;;
 	--keep) keep=1; shift ;;
 	-h | --help) usage; exit 0 ;;
@@ -111,6 +125,10 @@ done
 IFS=, read -r -a load_list <<<"$loads"
 for s in "${load_list[@]}"; do
 	[[ $s == throughput || $s == latency || $s == rf3 ]] || die "unknown load $s (want throughput, latency, rf3)"
+done
+IFS=, read -r -a security_list <<<"$security"
+for s in "${security_list[@]}"; do
+	[[ $s == PLAINTEXT || $s == SSL || $s == SASL_SSL ]] || die "unknown security protocol $s (want PLAINTEXT, SSL or SASL_SSL)"
 done
 wants() { [[ ",$loads," == *",$1,"* ]]; }
 (( rate_mb > 0 )) || die "--rate-mb must be positive"
@@ -160,6 +178,32 @@ kafka_jvm=(-Xmx"$kafka_heap" -Xms"$kafka_heap" -server -XX:+UseG1GC -XX:MaxGCPau
 tool_jvm=(-Xmx512M -server -XX:+UseG1GC -XX:MaxGCPauseMillis=20 -XX:InitiatingHeapOccupancyPercent=35
 	-XX:+ExplicitGCInvokesConcurrent -Djava.awt.headless=true)
 
+# The TLS material of SSL and SASL_SSL: a self-signed certificate for
+# 127.0.0.1 whose key (PKCS#8) and certificate make both systems' PEM key
+# store, and which the clients trust.
+tls_dir=$workdir/tls
+sasl_user=bench sasl_pass=bench-secret
+if [[ ,$security, != ,PLAINTEXT, ]]; then
+	mkdir -p "$tls_dir"
+	openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj /CN=127.0.0.1 -addext subjectAltName=IP:127.0.0.1 \
+		-keyout "$tls_dir/key.pem" -out "$tls_dir/cert.pem" 2>"$tls_dir/openssl.log" || die "openssl failed (see $tls_dir/openssl.log)"
+	cat "$tls_dir/key.pem" "$tls_dir/cert.pem" >"$tls_dir/broker.pem"
+fi
+# client_props SECURITY: writes the perf clients' properties of SECURITY
+# and prints their file's path.
+client_props() {
+	local f=$workdir/client-$1.properties
+	: >"$f"
+	if [[ $1 != PLAINTEXT ]]; then
+		printf 'security.protocol=%s\nssl.truststore.type=PEM\nssl.truststore.location=%s\n' "$1" "$tls_dir/cert.pem" >>"$f"
+	fi
+	if [[ $1 == SASL_SSL ]]; then
+		printf 'sasl.mechanism=PLAIN\nsasl.jaas.config=org.apache.kafka.common.security.plain.PlainLoginModule required username="%s" password="%s";\n' \
+			"$sasl_user" "$sasl_pass" >>"$f"
+	fi
+	echo "$f"
+}
+
 status_kb() { awk -v f="$2:" '$1 == f { print $2; found = 1 } END { if (!found) print 0 }' "/proc/$1/status" 2>/dev/null || echo 0; }
 
 # sample_rss PID FILE: every 0.2 s, keep the largest VmRSS and VmHWM seen.
@@ -174,19 +218,25 @@ sample_rss() {
 	done
 }
 
-# start_brokers SYSTEM TAG N: starts N fresh brokers (one combined
-# broker+controller node each, one quorum), sets broker_pids and
-# bootstrap, and waits until all accept connections and the cluster takes
-# a topic of replication factor N.
+# start_brokers SYSTEM TAG N SECURITY: starts N fresh brokers (one
+# combined broker+controller node each, one quorum), sets broker_pids,
+# bootstrap (the clients' listeners, of SECURITY), admin_bootstrap (a
+# PLAINTEXT listener) and props (the clients' properties file), and waits
+# until all accept connections and the cluster takes a topic of
+# replication factor N.
 start_brokers() {
-	local system=$1 tag=$2 n=$3 i ports=() cports=() voters=() id dir
+	local system=$1 tag=$2 n=$3 sec=$4 i ports=() iports=() cports=() voters=() id dir
 	for (( i = 1; i <= n; i++ )); do
 		free_port; ports+=("$REPLY")
+		if [[ $sec == PLAINTEXT ]]; then iports+=("$REPLY"); else free_port; iports+=("$REPLY"); fi
 		free_port; cports+=("$REPLY")
 		voters+=("$i@127.0.0.1:$REPLY")
 	done
 	bootstrap=$(printf '127.0.0.1:%s,' "${ports[@]}")
 	bootstrap=${bootstrap%,}
+	admin_bootstrap=$(printf '127.0.0.1:%s,' "${iports[@]}")
+	admin_bootstrap=${admin_bootstrap%,}
+	props=$(client_props "$sec")
 	if [[ $system == weir ]]; then id=$("$bin/weir" storage random-uuid); else
 		id=$("$java" -cp "$kafka_cp" kafka.tools.StorageTool random-uuid 2>/dev/null | tail -n 1)
 	fi
@@ -199,15 +249,30 @@ start_brokers() {
 		{
 			echo "process.roles=broker,controller"
 			echo "node.id=$i"
-			echo "listeners=PLAINTEXT://127.0.0.1:${ports[i - 1]},CONTROLLER://127.0.0.1:${cports[i - 1]}"
-			echo "advertised.listeners=PLAINTEXT://127.0.0.1:${ports[i - 1]}"
+			if [[ $sec == PLAINTEXT ]]; then
+				echo "listeners=PLAINTEXT://127.0.0.1:${ports[i - 1]},CONTROLLER://127.0.0.1:${cports[i - 1]}"
+				echo "advertised.listeners=PLAINTEXT://127.0.0.1:${ports[i - 1]}"
+			else
+				echo "listeners=CLIENT://127.0.0.1:${ports[i - 1]},INTERNAL://127.0.0.1:${iports[i - 1]},CONTROLLER://127.0.0.1:${cports[i - 1]}"
+				echo "advertised.listeners=CLIENT://127.0.0.1:${ports[i - 1]},INTERNAL://127.0.0.1:${iports[i - 1]}"
+				echo "listener.security.protocol.map=CLIENT:$sec,INTERNAL:PLAINTEXT,CONTROLLER:PLAINTEXT"
+				echo "inter.broker.listener.name=INTERNAL"
+				echo "ssl.keystore.type=PEM"
+				echo "ssl.keystore.location=$tls_dir/broker.pem"
+				if [[ $sec == SASL_SSL ]]; then
+					echo "sasl.enabled.mechanisms=PLAIN"
+					echo "listener.name.client.plain.sasl.jaas.config=org.apache.kafka.common.security.plain.PlainLoginModule required user_$sasl_user=\"$sasl_pass\";"
+				fi
+			fi
 			echo "controller.quorum.voters=$(IFS=,; echo "${voters[*]}")"
 			echo "log.dirs=$dir/data"
 			if [[ $system == kafka ]]; then
 				# The rest of Kafka 4.4's config/server.properties.
 				echo "controller.listener.names=CONTROLLER"
-				echo "inter.broker.listener.name=PLAINTEXT"
-				echo "listener.security.protocol.map=CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT"
+				if [[ $sec == PLAINTEXT ]]; then
+					echo "inter.broker.listener.name=PLAINTEXT"
+					echo "listener.security.protocol.map=CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT"
+				fi
 				echo "num.network.threads=3"
 				echo "num.io.threads=8"
 				echo "socket.send.buffer.bytes=102400"
@@ -244,7 +309,7 @@ start_brokers() {
 		sampler_pids+=($!)
 	done
 	local deadline=$(( SECONDS + 60 )) p
-	for p in "${ports[@]}"; do
+	for p in "${ports[@]}" "${iports[@]}"; do
 		until port_open "$p"; do
 			for i in "${!broker_pids[@]}"; do
 				kill -0 "${broker_pids[i]}" 2>/dev/null || { tail -n 30 "$workdir/logs/$tag-$system-$((i + 1)).log" >&2; die "$system node $((i + 1)) exited"; }
@@ -254,7 +319,7 @@ start_brokers() {
 		done
 	done
 	# Brokers registered and unfenced: a topic of RF n can be created.
-	until "$bin/weir" topics --bootstrap-server "$bootstrap" --create --topic ready --partitions 1 \
+	until "$bin/weir" topics --bootstrap-server "$admin_bootstrap" --create --topic ready --partitions 1 \
 		--replication-factor "$n" >/dev/null 2>&1; do
 		(( SECONDS < deadline )) || die "$system: no RF $n topic within 60 s"
 		sleep 0.5
@@ -302,7 +367,7 @@ record() {
 	local cpu_gb
 	cpu_gb=$(awk -v c="$8" -v g="$9" 'BEGIN { if (g > 0) printf "%.1f", c / g; else print "-" }')
 	printf '%s,%s,%s,%s,%s,%s,%s,%s\n' "$1" "$2" "$3" "$4" "$5" "$6" "$7" "$cpu_gb" >>"$pending"
-	printf '  %-26s %-5s client %-5s %9s MB/s  p50 %4s p99 %5s p99.9 %5s ms  %6s CPU s/GB\n' \
+	printf '  %-36s %-5s client %-5s %9s MB/s  p50 %4s p99 %5s p99.9 %5s ms  %6s CPU s/GB\n' \
 		"$1" "$2" "$3" "$4" "$5" "$6" "$7" "$cpu_gb"
 }
 
@@ -312,11 +377,11 @@ produce() {
 	local client=$1 topic=$2 size=$3 records=$4 acks=$5 rate=$6 log=$7 line
 	if [[ $client == weir ]]; then
 		"$bin/weir" perf produce --bootstrap-server "$bootstrap" --topic "$topic" --num-records "$records" \
-			--record-size "$size" --throughput "$rate" --producer-props acks="$acks" >"$log" 2>&1 ||
+			--record-size "$size" --throughput "$rate" --producer.config "$props" --producer-props acks="$acks" >"$log" 2>&1 ||
 			{ tail -n 20 "$log" >&2; die "produce failed ($log)"; }
 	else
 		"$java" "${tool_jvm[@]}" -cp "$kafka_cp" org.apache.kafka.tools.ProducerPerformance --topic "$topic" \
-			--num-records "$records" --record-size "$size" --throughput "$rate" \
+			--num-records "$records" --record-size "$size" --throughput "$rate" --command-config "$props" \
 			--producer-props bootstrap.servers="$bootstrap" acks="$acks" >"$log" 2>&1 ||
 			{ tail -n 20 "$log" >&2; die "produce failed ($log)"; }
 	fi
@@ -335,12 +400,12 @@ consume() {
 	local client=$1 topic=$2 records=$3 log=$4
 	if [[ $client == weir ]]; then
 		"$bin/weir" perf consume --bootstrap-server "$bootstrap" --topic "$topic" --messages "$records" \
-			--hide-header >"$log" 2>&1 || { tail -n 20 "$log" >&2; die "consume failed ($log)"; }
+			--hide-header --consumer.config "$props" >"$log" 2>&1 || { tail -n 20 "$log" >&2; die "consume failed ($log)"; }
 	else
 		# --timeout: the first group join on a fresh Kafka creates
 		# __consumer_offsets, which took over the default 10 s here.
 		"$java" "${tool_jvm[@]}" -cp "$kafka_cp" org.apache.kafka.tools.ConsumerPerformance --topic "$topic" \
-			--num-records "$records" --bootstrap-server "$bootstrap" --timeout 120000 --hide-header >"$log" 2>&1 ||
+			--num-records "$records" --bootstrap-server "$bootstrap" --timeout 120000 --hide-header --command-config "$props" >"$log" 2>&1 ||
 			{ tail -n 20 "$log" >&2; die "consume failed ($log)"; }
 	fi
 	if grep -q '^WARNING' "$log"; then cat "$log" >&2; die "consume read fewer than $records records ($log)"; fi
@@ -349,7 +414,7 @@ consume() {
 }
 
 create_topic() {
-	"$bin/weir" topics --bootstrap-server "$bootstrap" --create --topic "$1" --partitions "$2" \
+	"$bin/weir" topics --bootstrap-server "$admin_bootstrap" --create --topic "$1" --partitions "$2" \
 		--replication-factor "$3" ${4:+--config "$4"} >/dev/null || die "creating topic $1 failed"
 }
 
@@ -366,44 +431,50 @@ phase() {
 	p50="" p99="" p999=""
 }
 
-# run_throughput SYSTEM SIZE PARTS ACKS
+# sec_suffix SECURITY: what a load's label gets for SECURITY (nothing for
+# PLAINTEXT).
+sec_suffix() { [[ $1 == PLAINTEXT ]] || echo " $1"; }
+
+# run_throughput SYSTEM SIZE PARTS ACKS SECURITY
 run_throughput() {
-	local system=$1 size=$2 parts=$3 acks=$4 total records gb tag client topic
+	local system=$1 size=$2 parts=$3 acks=$4 sec=$5 total records gb tag client topic sfx
+	sfx=$(sec_suffix "$sec")
 	total=$bytes_big
 	(( size >= 1024 )) || total=$bytes_small
 	records=$(( total / size ))
 	gb=$(awk -v b="$(( records * size ))" 'BEGIN { print b / 1073741824 }')
-	tag=${size}B-p$parts-acks$acks
-	start_brokers "$system" "$tag" 1
+	tag=${size}B-p$parts-acks$acks-$sec
+	start_brokers "$system" "$tag" 1 "$sec"
 	for client in "${client_list[@]}"; do
 		topic=t-$client
 		create_topic "$topic" "$parts" 1
-		phase "produce ${size}B x${parts}p acks=$acks" "$system" "$client" "$gb" \
+		phase "produce ${size}B x${parts}p acks=$acks$sfx" "$system" "$client" "$gb" \
 			produce "$client" "$topic" "$size" "$records" "$acks" -1 "$workdir/logs/$tag-$system-$client-produce.log"
 	done
 	if [[ $acks == 1 ]]; then
 		for client in "${client_list[@]}"; do
-			phase "consume ${size}B x${parts}p" "$system" "$client" "$gb" \
+			phase "consume ${size}B x${parts}p$sfx" "$system" "$client" "$gb" \
 				consume "$client" "t-$client" "$records" "$workdir/logs/$tag-$system-$client-consume.log"
 		done
 	fi
 	stop_brokers "$tag" "$system"
 }
 
-# run_rates SYSTEM N: on N brokers (RF N, min.insync.replicas=2 when N>1),
-# 1 KiB records on 3 partitions with acks=all: full speed (when N>1) and
-# at --rate-mb MB/s for --latency-seconds.
+# run_rates SYSTEM N SECURITY: on N brokers (RF N, min.insync.replicas=2
+# when N>1), 1 KiB records on 3 partitions with acks=all: full speed (when
+# N>1) and at --rate-mb MB/s for --latency-seconds.
 run_rates() {
-	local system=$1 n=$2 tag client topic records rate gb label
-	tag=rf$n
-	start_brokers "$system" "$tag" "$n"
+	local system=$1 n=$2 sec=$3 tag client topic records rate gb label sfx
+	sfx=$(sec_suffix "$sec")
+	tag=rf$n-$sec
+	start_brokers "$system" "$tag" "$n" "$sec"
 	for client in "${client_list[@]}"; do
 		if (( n > 1 )); then
 			topic=full-$client
 			create_topic "$topic" 3 "$n" min.insync.replicas=2
 			records=$(( bytes_big / 1024 ))
 			gb=$(awk -v b="$bytes_big" 'BEGIN { print b / 1073741824 }')
-			phase "produce 1024B x3p RF3 acks=all" "$system" "$client" "$gb" \
+			phase "produce 1024B x3p RF3 acks=all$sfx" "$system" "$client" "$gb" \
 				produce "$client" "$topic" 1024 "$records" all -1 "$workdir/logs/$tag-$system-$client-full.log"
 		fi
 		topic=rate-$client
@@ -413,6 +484,7 @@ run_rates() {
 		gb=$(awk -v r="$records" 'BEGIN { print r * 1024 / 1073741824 }')
 		label="latency 1024B x3p @${rate_mb}MB/s"
 		(( n > 1 )) && label="$label RF3"
+		label=$label$sfx
 		phase "$label" "$system" "$client" "$gb" \
 			produce "$client" "$topic" 1024 "$records" all "$rate" "$workdir/logs/$tag-$system-$client-rate.log"
 	done
@@ -422,9 +494,12 @@ run_rates() {
 echo "load,system,client,mb_s,p50_ms,p99_ms,p999_ms,broker_cpu_s_per_gb,broker_peak_rss_mib" >"$results"
 start=$SECONDS
 turn=0
-# order: the systems, first one rotating each call.
+# order: sets ordered to the systems, the first one rotating each call
+# (not called in a subshell, so that turn advances).
 order() {
-	if (( turn++ % 2 == 0 )); then printf '%s\n' "${system_list[@]}"; else printf '%s\n' "${system_list[@]}" | tac; fi
+	if (( turn++ % 2 == 0 )); then ordered=("${system_list[@]}"); else
+		mapfile -t ordered < <(printf '%s\n' "${system_list[@]}" | tac)
+	fi
 }
 wants throughput || scenario_list=()
 for sc in "${scenario_list[@]}"; do
@@ -432,17 +507,23 @@ for sc in "${scenario_list[@]}"; do
 	parts=${sc#*x}
 	[[ $size =~ ^[0-9]+$ && $parts =~ ^[0-9]+$ ]] || die "bad scenario $sc"
 	for acks in "${acks_values[@]}"; do
-		echo "vs-kafka: ${size} B records, $parts partition(s), acks=$acks"
-		for system in $(order); do run_throughput "$system" "$size" "$parts" "$acks"; done
+		for sec in "${security_list[@]}"; do
+			echo "vs-kafka: ${size} B records, $parts partition(s), acks=$acks, $sec"
+			order; for system in "${ordered[@]}"; do run_throughput "$system" "$size" "$parts" "$acks" "$sec"; done
+		done
 	done
 done
 if wants latency; then
-	echo "vs-kafka: latency at $rate_mb MB/s, one broker"
-	for system in $(order); do run_rates "$system" 1; done
+	for sec in "${security_list[@]}"; do
+		echo "vs-kafka: latency at $rate_mb MB/s, one broker, $sec"
+		order; for system in "${ordered[@]}"; do run_rates "$system" 1 "$sec"; done
+	done
 fi
 if wants rf3; then
-	echo "vs-kafka: three brokers, RF 3, min.insync.replicas=2, acks=all"
-	for system in $(order); do run_rates "$system" 3; done
+	for sec in "${security_list[@]}"; do
+		echo "vs-kafka: three brokers, RF 3, min.insync.replicas=2, acks=all, $sec"
+		order; for system in "${ordered[@]}"; do run_rates "$system" 3 "$sec"; done
+	done
 fi
 
 echo
@@ -452,11 +533,11 @@ awk -F, 'NR > 1 { key = $1 "|" $3; if (!(key in seen)) { seen[key] = 1; keys[++n
 		v[key, $2] = $4; l[key, $2] = $5 "/" $6 "/" $7; c[key, $2] = $8; r[key, $2] = $9 }
 	function ratio(a, b) { return (a + 0 > 0 && b + 0 > 0) ? sprintf("%.2f", a / b) : "-" }
 	END {
-		printf "%-34s %-6s %9s %9s %6s %14s %14s %9s %9s %8s %8s\n", "load", "client", "weir MB/s", "kafka MB/s", "ratio",
+		printf "%-40s %-6s %9s %9s %6s %14s %14s %9s %9s %8s %8s\n", "load", "client", "weir MB/s", "kafka MB/s", "ratio",
 			"weir p50/99/999", "kafka p50/99/999", "weir CPU/GB", "kafka CPU/GB", "weir RSS", "kafka RSS"
 		for (i = 1; i <= n; i++) {
 			k = keys[i]; split(k, kk, "|")
-			printf "%-34s %-6s %9s %9s %6s %14s %14s %9s %9s %8s %8s\n", kk[1], kk[2], v[k, "weir"], v[k, "kafka"],
+			printf "%-40s %-6s %9s %9s %6s %14s %14s %9s %9s %8s %8s\n", kk[1], kk[2], v[k, "weir"], v[k, "kafka"],
 				ratio(v[k, "weir"], v[k, "kafka"]), l[k, "weir"], l[k, "kafka"], c[k, "weir"], c[k, "kafka"],
 				r[k, "weir"], r[k, "kafka"]
 		}
