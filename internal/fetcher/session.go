@@ -256,7 +256,15 @@ func (f *fetcher) handle(r *request, resp *kmsg.FetchResponse, conn *nodeclient.
 				continue
 			}
 			if err := f.apply(a, sp, conn); err != nil && !errors.Is(err, partition.ErrNotFollowing) {
-				f.lg.Info("replica fetch error; backing off", "partition", a.fp.p.TopicPartition().String(), "err", err)
+				// The leader not (yet) leading at the follower's epoch is
+				// routine while leadership moves, or a new partition is
+				// created, on thousands of partitions at once: debug, as
+				// Kafka's fetcher logs it.
+				level := slog.LevelInfo
+				if errors.Is(err, kerr.NotLeaderForPartition) || errors.Is(err, kerr.FencedLeaderEpoch) || errors.Is(err, kerr.UnknownLeaderEpoch) {
+					level = slog.LevelDebug
+				}
+				f.lg.Log(f.ctx, level, "replica fetch error; backing off", "partition", a.fp.p.TopicPartition().String(), "err", err)
 				f.mu.Lock()
 				a.fp.delayedUntil = time.Now().Add(f.m.cfg.Backoff)
 				f.mu.Unlock()

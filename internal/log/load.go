@@ -150,7 +150,8 @@ func (l *Log) load(recoveryPoint, logStart int64) error {
 	// where it was (clamped), so a later crash scans it again.
 	l.recoveryPoint.Store(min(max(recoveryPoint, 0), l.logEnd.Load()))
 	l.epochs.dropFromEnd(l.logEnd.Load())
-	return l.rebuildProducerState(l.logEnd.Load(), l.recoveryPoint.Load())
+	// Opening removed nothing of the producer snapshots it listed.
+	return l.rebuildProducerState(l.logEnd.Load(), l.recoveryPoint.Load(), snapshotsIn(ents))
 }
 
 func contains(s []int64, v int64) bool {
@@ -203,8 +204,11 @@ func (l *Log) loadIndexes(s *segment, recovering bool, nextBase int64, interval 
 // snapshot (written after the data before it was synced, see rollLocked);
 // entries from there on may be missing or describe lost batches, so they
 // are dropped and written again by the replay.
-func (l *Log) rebuildProducerState(end, trustedBelow int64) error {
-	ps, err := loadProducerSnapshot(l.fs, l.dir, end)
+// rebuildProducerState loads the producer state as of end, replaying
+// batches from trustedBelow; snaps are the producer snapshots' offsets
+// when the caller listed the directory already, else nil.
+func (l *Log) rebuildProducerState(end, trustedBelow int64, snaps []int64) error {
+	ps, err := loadProducerSnapshot(l.fs, l.dir, end, snaps)
 	if err != nil {
 		return err
 	}

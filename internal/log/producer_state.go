@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"hash/crc32"
+	"io/fs"
 	"math"
 	"os"
 	"sort"
@@ -385,14 +386,20 @@ func listSnapshots(fsys vfs.FS, dir string) ([]int64, error) {
 	if err != nil {
 		return nil, err
 	}
-	var out []int64
+	return snapshotsIn(ents), nil
+}
+
+// snapshotsIn returns the offsets of the snapshot files among a
+// directory's entries, ascending (never nil).
+func snapshotsIn(ents []fs.DirEntry) []int64 {
+	out := []int64{}
 	for _, de := range ents {
 		if f, ok := ParseFilename(de.Name()); ok && f.Type == FileProducerSnapshot && f.State == Live {
 			out = append(out, f.Offset)
 		}
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i] < out[j] })
-	return out, nil
+	return out
 }
 
 func writeProducerSnapshot(fsys vfs.FS, dir string, ps *producerState) error {
@@ -400,11 +407,15 @@ func writeProducerSnapshot(fsys vfs.FS, dir string, ps *producerState) error {
 }
 
 // loadProducerSnapshot loads the newest valid snapshot at or below maxOffset,
-// deleting snapshots above it (they describe truncated data) and corrupt ones.
-func loadProducerSnapshot(fsys vfs.FS, dir string, maxOffset int64) (*producerState, error) {
-	offs, err := listSnapshots(fsys, dir)
-	if err != nil {
-		return nil, err
+// deleting snapshots above it (they describe truncated data) and corrupt
+// ones. offs are the snapshots' offsets when the caller listed the
+// directory already, else nil.
+func loadProducerSnapshot(fsys vfs.FS, dir string, maxOffset int64, offs []int64) (*producerState, error) {
+	if offs == nil {
+		var err error
+		if offs, err = listSnapshots(fsys, dir); err != nil {
+			return nil, err
+		}
 	}
 	for i := len(offs) - 1; i >= 0; i-- {
 		path := snapshotPath(dir, offs[i])

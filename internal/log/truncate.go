@@ -76,7 +76,7 @@ func (l *Log) TruncateTo(offset int64) error {
 	if err := l.epochs.truncateFromEnd(l.logEnd.Load()); err != nil {
 		return err
 	}
-	if err := l.rebuildProducerState(l.logEnd.Load(), l.logEnd.Load()); err != nil {
+	if err := l.rebuildProducerState(l.logEnd.Load(), l.logEnd.Load(), nil); err != nil {
 		return err
 	}
 	l.updateLSOLocked()

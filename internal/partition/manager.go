@@ -196,24 +196,27 @@ func (m *Manager) Load(img *metadata.Image) error {
 // applied, the log manager's CreateWorkers at a time.
 func (m *Manager) applyPartitions(img *metadata.Image, topics []*metadata.Topic, parts []*metadata.Partition) error {
 	var create []log.NewLog
+	// Each topic's configuration is resolved once.
 	configs := map[string]config.Topic{}
+	cfgs := make([]config.Topic, len(parts))
 	for i, mp := range parts {
 		t := topics[i]
-		tp := log.TopicPartition{Topic: t.Name, Partition: mp.ID}
-		if !mp.HasReplica(m.self) || m.Get(tp) != nil || m.logs.Get(tp) != nil {
-			continue
-		}
 		cfg, ok := configs[t.Name]
 		if !ok {
 			cfg = m.TopicConfig(img, t.Name)
 			configs[t.Name] = cfg
+		}
+		cfgs[i] = cfg
+		tp := log.TopicPartition{Topic: t.Name, Partition: mp.ID}
+		if !mp.HasReplica(m.self) || m.Get(tp) != nil || m.logs.Get(tp) != nil {
+			continue
 		}
 		create = append(create, log.NewLog{TopicPartition: tp, TopicID: t.ID, Config: LogConfig(cfg)})
 	}
 	m.logs.CreateAll(create)
 	errs := make([]error, len(parts))
 	m.logs.Parallel(len(parts), func(i int) {
-		errs[i] = m.applyPartition(img, topics[i], parts[i])
+		errs[i] = m.applyPartition(img, topics[i], parts[i], cfgs[i])
 	})
 	return errors.Join(errs...)
 }
@@ -239,34 +242,43 @@ func (m *Manager) Apply(img *metadata.Image, d *metadata.Delta) error {
 	}
 	errs = append(errs, m.applyPartitions(img, topics, changed))
 	brokerWide := false
+	reconfigured := map[string]bool{}
 	for res := range d.ChangedConfigs {
 		switch {
 		case res.Type == metadata.ResourceTopic:
-			if t := img.Topics.Get(res.Name); t != nil {
-				m.reconfigure(img, t.Name)
-			}
+			reconfigured[res.Name] = true
 		case res.Type == metadata.ResourceBroker && (res.Name == "" || res.Name == strconv.Itoa(int(m.self))):
 			brokerWide = true
 		}
 	}
-	if brokerWide {
-		for _, t := range img.Topics.All() {
-			m.reconfigure(img, t.Name)
-		}
+	if brokerWide || len(reconfigured) > 0 {
+		m.reconfigure(img, func(topic string) bool { return brokerWide || reconfigured[topic] })
 	}
 	return errors.Join(errs...)
 }
 
-func (m *Manager) reconfigure(img *metadata.Image, topic string) {
-	cfg := m.TopicConfig(img, topic)
+// reconfigure gives the local replicas of the topics for which which holds
+// their configuration from img, in one pass over the replicas (a broker
+// config change reconfigures every topic), resolving each topic's once.
+func (m *Manager) reconfigure(img *metadata.Image, which func(topic string) bool) {
+	configs := map[string]config.Topic{}
 	for _, p := range m.All() {
-		if p.tp.Topic == topic {
-			p.SetConfig(cfg)
+		topic := p.tp.Topic
+		if !which(topic) || img.Topics.Get(topic) == nil {
+			continue
 		}
+		cfg, ok := configs[topic]
+		if !ok {
+			cfg = m.TopicConfig(img, topic)
+			configs[topic] = cfg
+		}
+		p.SetConfig(cfg)
 	}
 }
 
-func (m *Manager) applyPartition(img *metadata.Image, t *metadata.Topic, mp *metadata.Partition) error {
+// applyPartition brings the local replica of mp (of t) in step with img;
+// cfg is t's configuration.
+func (m *Manager) applyPartition(img *metadata.Image, t *metadata.Topic, mp *metadata.Partition, cfg config.Topic) error {
 	tp := log.TopicPartition{Topic: t.Name, Partition: mp.ID}
 	if !mp.HasReplica(m.self) {
 		return m.remove(tp)
@@ -276,7 +288,6 @@ func (m *Manager) applyPartition(img *metadata.Image, t *metadata.Topic, mp *met
 		if m.logs.Failed(tp) != nil {
 			return nil // offline, already reported
 		}
-		cfg := m.TopicConfig(img, t.Name)
 		l, err := m.logs.GetOrCreate(tp, t.ID, LogConfig(cfg))
 		if errors.Is(err, log.ErrOffline) {
 			return nil // the log manager reported it; Offline tells clients
