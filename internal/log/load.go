@@ -203,10 +203,9 @@ func (l *Log) loadIndexes(s *segment, recovering bool, nextBase int64, interval 
 // their entries are durable below trustedBelow (flushed) and below the
 // snapshot (written after the data before it was synced, see rollLocked);
 // entries from there on may be missing or describe lost batches, so they
-// are dropped and written again by the replay.
-// rebuildProducerState loads the producer state as of end, replaying
-// batches from trustedBelow; snaps are the producer snapshots' offsets
-// when the caller listed the directory already, else nil.
+// are dropped and written again by the replay. snaps are the producer
+// snapshots' offsets when the caller listed the directory already, else
+// nil.
 func (l *Log) rebuildProducerState(end, trustedBelow int64, snaps []int64) error {
 	ps, err := loadProducerSnapshot(l.fs, l.dir, end, snaps)
 	if err != nil {
@@ -284,7 +283,7 @@ func (l *Log) SetOwnProducersFrom(epoch int32) error {
 		return nil
 	}
 	// The earlier rebuild mended the transaction indexes: all trusted.
-	if err := l.rebuildProducerState(l.logEnd.Load(), l.logEnd.Load()); err != nil {
+	if err := l.rebuildProducerState(l.logEnd.Load(), l.logEnd.Load(), nil); err != nil {
 		return err
 	}
 	l.updateLSOLocked()
