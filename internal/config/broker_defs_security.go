@@ -106,7 +106,7 @@ var brokerSecurityDefs = []Def{
 	tls("ssl.secure.random.implementation", TypeString, nullDefault, nil, "SecureRandom implementation of TLS."),
 	tls("ssl.engine.factory.class", TypeClass, nullDefault, nil, "Class that builds SSLEngine objects."),
 	honouredTLS("ssl.client.auth", TypeString, "none", in("required", "requested", "none"), "Whether TLS clients must present certificates: required, requested or none."),
-	tls("ssl.principal.mapping.rules", TypeString, "DEFAULT", nil, "Rules mapping certificate names to principals."),
+	def("ssl.principal.mapping.rules", TypeString, "DEFAULT", nil, ReadOnly, "Rules mapping the DN of a client certificate to a principal name: DEFAULT (the DN) and RULE:pattern/replacement/[LU], comma-separated, the first that matches the whole DN applies."),
 	honouredTLS("ssl.allow.dn.changes", TypeBoolean, "false", nil, "Allow a reloaded key store to change the certificate's DN."),
 	honouredTLS("ssl.allow.san.changes", TypeBoolean, "false", nil, "Allow a reloaded key store to change the certificate's SAN."),
 

@@ -124,6 +124,7 @@ var brokerExercisedBy = map[string][]string{
 	"ssl.keystore.certificate.chain":                              {"internal/tlsconf.TestClientAuthAndPrincipal", "internal/config.TestSSLSettings"},
 	"ssl.keystore.key":                                            {"internal/tlsconf.TestClientAuthAndPrincipal", "internal/tlsconf.TestStoreErrors"},
 	"ssl.keystore.location":                                       {"internal/kafka.TestTLSListener", "internal/clustertest.TestTLSCluster", "internal/tlsconf.TestReloadWhenTheFilesChange"},
+	"ssl.principal.mapping.rules":                                 {"internal/sslprincipal.TestNames", "internal/kafka.TestTLSPrincipalMappingRules"},
 	"ssl.keystore.type":                                           {"internal/config.TestSSLSettings", "internal/kafka.TestTLSListener"},
 	"ssl.truststore.certificates":                                 {"internal/tlsconf.TestClientAuthAndPrincipal", "internal/config.TestSSLSettings"},
 	"ssl.truststore.location":                                     {"internal/kafka.TestTLSClientAuthRequired", "internal/clustertest.TestTLSCluster"},

@@ -1,6 +1,10 @@
 package config
 
-import "strings"
+import (
+	"strings"
+
+	"weir/internal/sslprincipal"
+)
 
 // SSL is the broker's TLS settings (the broker-wide ssl.* keys). They
 // apply to every SSL listener the node serves and to the node's own
@@ -30,6 +34,10 @@ type SSL struct {
 	// AllowDNChanges and AllowSANChanges let a reloaded key store change
 	// the certificate's subject and subject alternative names.
 	AllowDNChanges, AllowSANChanges bool
+	// PrincipalMapper maps a client certificate's DN to the principal's
+	// name (ssl.principal.mapping.rules); nil (no rules parsed, as in a
+	// configuration built by hand) is DEFAULT, the DN itself.
+	PrincipalMapper *sslprincipal.Mapper
 }
 
 // HasKeystore reports whether a key store is configured.
@@ -51,6 +59,8 @@ func (b *Broker) fillSSL() {
 		AllowDNChanges:           g.bool("ssl.allow.dn.changes"),
 		AllowSANChanges:          g.bool("ssl.allow.san.changes"),
 	}
+	// A rule Parse refuses is reported by checkSSL.
+	b.SSL.PrincipalMapper, _ = sslprincipal.Parse(g.str("ssl.principal.mapping.rules"))
 	protos := g.list("ssl.enabled.protocols")
 	for _, v := range []string{"TLSv1.2", "TLSv1.3"} {
 		if contains(protos, v) {
@@ -118,6 +128,9 @@ func (b *Broker) checkSSL() []error {
 	}
 	if s.MinVersion == "" && len(errs) == 0 {
 		add("ssl.enabled.protocols", "must name TLSv1.2 or TLSv1.3")
+	}
+	if _, err := sslprincipal.Parse(g.str("ssl.principal.mapping.rules")); err != nil {
+		add("ssl.principal.mapping.rules", "%v", err)
 	}
 	if a := g.str("ssl.endpoint.identification.algorithm"); a != "" && !strings.EqualFold(a, "https") {
 		refuse("ssl.endpoint.identification.algorithm", "weir implements https (the server's certificate must name the host dialled) or empty (no host check)")

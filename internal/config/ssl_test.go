@@ -26,7 +26,12 @@ func sslProps(extra ...string) map[string]string {
 func TestSSLSettings(t *testing.T) {
 	b := mustLoad(t, sslProps("ssl.client.auth", "required", "ssl.truststore.type", "PEM",
 		"ssl.truststore.location", "/etc/weir/ca.pem", "ssl.enabled.protocols", "TLSv1.3",
-		"ssl.endpoint.identification.algorithm", "", "ssl.allow.dn.changes", "true"))
+		"ssl.endpoint.identification.algorithm", "", "ssl.allow.dn.changes", "true",
+		"ssl.principal.mapping.rules", "RULE:^CN=([^,]+),OU=eng$/$1/L, DEFAULT"))
+	if n, err := b.SSL.PrincipalMapper.Name("CN=Alice,OU=eng"); err != nil || n != "alice" {
+		t.Errorf("ssl.principal.mapping.rules maps CN=Alice,OU=eng to %q, %v", n, err)
+	}
+	b.SSL.PrincipalMapper = nil
 	want := SSL{KeystoreLocation: "/etc/weir/broker.pem", TruststoreLocation: "/etc/weir/ca.pem", ClientAuth: "required",
 		MinVersion: "TLSv1.3", MaxVersion: "TLSv1.3", AllowDNChanges: true}
 	if b.SSL != want {
@@ -37,6 +42,9 @@ func TestSSLSettings(t *testing.T) {
 	}
 	inline := mustLoad(t, sslProps("ssl.keystore.location", "-", "ssl.keystore.key", "KEY", "ssl.keystore.certificate.chain", "CHAIN",
 		"ssl.truststore.certificates", "CA"))
+	if n, _ := inline.SSL.PrincipalMapper.Name("CN=Alice,OU=eng"); n != "CN=Alice,OU=eng" {
+		t.Errorf("the default ssl.principal.mapping.rules maps CN=Alice,OU=eng to %q, not the DN", n)
+	}
 	if s := inline.SSL; s.KeystoreKey != "KEY" || s.KeystoreCertificateChain != "CHAIN" || s.TruststoreCertificates != "CA" ||
 		!s.VerifyHostname || s.MinVersion != "TLSv1.2" || s.MaxVersion != "TLSv1.3" || s.ClientAuth != "none" {
 		t.Errorf("inline stores: %+v", s)
@@ -62,6 +70,7 @@ func TestSSLSettings(t *testing.T) {
 		{"trust store twice", sslProps("ssl.truststore.location", "/ca.pem", "ssl.truststore.certificates", "C"), "ssl.truststore.certificates", "set one", false},
 		{"TLSv1.1", sslProps("ssl.enabled.protocols", "TLSv1.1,TLSv1.2"), "ssl.enabled.protocols", "TLSv1.1 is obsolete", true},
 		{"unknown protocol", sslProps("ssl.enabled.protocols", "TLSv9"), "ssl.enabled.protocols", "unknown TLS protocol", false},
+		{"bad mapping rule", sslProps("ssl.principal.mapping.rules", "RULE:^CN=(.*)$/$1/X"), "ssl.principal.mapping.rules", "unmatched substring", false},
 		{"ldaps", sslProps("ssl.endpoint.identification.algorithm", "ldaps"), "ssl.endpoint.identification.algorithm", "weir implements https", true},
 		{"client auth without SSL", map[string]string{"ssl.client.auth": "required"}, "ssl.client.auth", "KIP-684", true},
 		{"client auth on SASL_SSL only", sslProps(KeyListenerSecurityMap, "PLAINTEXT:SASL_SSL,CONTROLLER:PLAINTEXT", "ssl.client.auth", "requested"),

@@ -9,9 +9,12 @@ import (
 	"bytes"
 	"context"
 	"crypto/tls"
+	"errors"
 	"testing"
 
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"weir/internal/tlsconf/tlstest"
 )
@@ -108,4 +111,52 @@ func TestTLSClientAuthRequired(t *testing.T) {
 	alice := tlsClient(t, addr, &tls.Config{RootCAs: ca.Pool(), Certificates: []tls.Certificate{ca.Issue("alice", "eng").TLS(t)}},
 		kgo.AllowAutoTopicCreation(), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
 	roundTrip(t, ctx, alice, "mtls-topic")
+}
+
+// ssl.principal.mapping.rules names the principal of a client
+// certificate: the authorizer sees the mapped name (alice is a super
+// user, bob has no ACL: DescribeAcls, which needs DESCRIBE on the
+// cluster, tells them apart), and a certificate no rule maps is closed, as
+// Kafka does, without affecting the other clients.
+func TestTLSPrincipalMappingRules(t *testing.T) {
+	ctx := cliCtx(t)
+	ca := tlstest.NewCA(t, "test CA")
+	dir := t.TempDir()
+	addr := tlsNode(t, ca, map[string]string{
+		"ssl.client.auth":                "required",
+		"ssl.truststore.type":            "PEM",
+		"ssl.truststore.location":        tlstest.WriteFile(t, dir, "ca.pem", ca.PEM),
+		"ssl.principal.mapping.rules":    "RULE:^CN=([^,]+),OU=eng$/$1/L",
+		"authorizer.class.name":          "org.apache.kafka.metadata.authorizer.StandardAuthorizer",
+		"super.users":                    "User:alice;User:ANONYMOUS", // ANONYMOUS: the node's own PLAINTEXT controller link
+		"allow.everyone.if.no.acl.found": "false",
+	})
+	client := func(cn, ou string, opts ...kgo.Opt) *kgo.Client {
+		return tlsClient(t, addr, &tls.Config{RootCAs: ca.Pool(), Certificates: []tls.Certificate{ca.Issue(cn, ou).TLS(t)}}, opts...)
+	}
+	alice := client("Alice", "eng", kgo.AllowAutoTopicCreation(), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
+	roundTrip(t, ctx, alice, "mapped")
+
+	describe := func(cl *kgo.Client) error {
+		req := kmsg.NewPtrDescribeACLsRequest()
+		req.ResourceType, req.ResourcePatternType = kmsg.ACLResourceTypeAny, kmsg.ACLResourcePatternTypeAny
+		req.Operation, req.PermissionType = kmsg.ACLOperationAny, kmsg.ACLPermissionTypeAny
+		resp, err := req.RequestWith(ctx, cl)
+		if err != nil {
+			return err
+		}
+		return kerr.ErrorForCode(resp.ErrorCode)
+	}
+	if err := describe(alice); err != nil {
+		t.Fatalf("User:alice (mapped from CN=Alice,OU=eng), a super user, cannot describe ACLs: %v", err)
+	}
+	if err := describe(client("Bob", "eng")); !errors.Is(err, kerr.ClusterAuthorizationFailed) {
+		t.Fatalf("User:bob (mapped from CN=Bob,OU=eng) described ACLs without an ACL: %v", err)
+	}
+	if err := client("carol", "ops").Ping(ctx); err == nil {
+		t.Fatal("a client whose DN no rule maps got an answer")
+	}
+	if err := alice.ProduceSync(ctx, &kgo.Record{Topic: "mapped", Value: []byte("after")}).FirstErr(); err != nil {
+		t.Fatalf("alice after the refusals: %v", err)
+	}
 }

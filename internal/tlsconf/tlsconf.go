@@ -4,7 +4,8 @@
 // 1.3. A Store reloads its PEM files when they change, without a restart:
 // new connections get the new material, open ones keep theirs. The
 // principal of a TLS client is its certificate's distinguished name, as
-// Kafka's default principal builder makes it.
+// Kafka's default principal builder makes it, mapped by
+// ssl.principal.mapping.rules.
 package tlsconf
 
 import (
@@ -25,6 +26,7 @@ import (
 	"time"
 
 	"weir/internal/config"
+	"weir/internal/sslprincipal"
 )
 
 // ReloadCheckInterval is how often, at most, a Store looks at its files
@@ -129,13 +131,24 @@ func (s *Store) Dialer(dial func(ctx context.Context, network, addr string) (net
 }
 
 // Principal is the principal of a TLS connection, as Kafka's default
-// principal builder names it: User:<the client certificate's DN in RFC
-// 2253 form>, or User:ANONYMOUS without a client certificate.
-func Principal(cs tls.ConnectionState) string {
+// principal builder names it: User:<the name ssl.principal.mapping.rules
+// (m) maps the client certificate's DN in RFC 2253 form to>, or
+// User:ANONYMOUS without a client certificate. A nil m is DEFAULT (the
+// DN). An error (no rule applies) leaves the connection without a
+// principal: Kafka then closes it.
+func Principal(cs tls.ConnectionState, m *sslprincipal.Mapper) (string, error) {
 	if len(cs.PeerCertificates) == 0 {
-		return "User:ANONYMOUS"
+		return "User:ANONYMOUS", nil
 	}
-	return "User:" + DN(cs.PeerCertificates[0])
+	dn := DN(cs.PeerCertificates[0])
+	if m == nil {
+		return "User:" + dn, nil
+	}
+	name, err := m.Name(dn)
+	if err != nil {
+		return "", fmt.Errorf("failed to map name for '%s' based on SSL principal mapping rules: %w", dn, err)
+	}
+	return "User:" + name, nil
 }
 
 // DN returns the certificate's subject in RFC 2253 form, in the order the

@@ -3,6 +3,7 @@ package tlsconf
 import (
 	"crypto/tls"
 	"encoding/pem"
+	"errors"
 	"io"
 	"log/slog"
 	"net"
@@ -11,6 +12,7 @@ import (
 	"time"
 
 	"weir/internal/config"
+	"weir/internal/sslprincipal"
 	"weir/internal/tlsconf/tlstest"
 )
 
@@ -112,8 +114,21 @@ func TestClientAuthAndPrincipal(t *testing.T) {
 			t.Errorf("%s: handshake failed: server %v, client %v", tc.auth, serr, cerr)
 			continue
 		}
-		if p := Principal(cs); p != tc.principal {
-			t.Errorf("%s: principal %q, want %q", tc.auth, p, tc.principal)
+		if p, err := Principal(cs, nil); err != nil || p != tc.principal {
+			t.Errorf("%s: principal %q, %v; want %q", tc.auth, p, err, tc.principal)
+		}
+		if tc.principal == "User:ANONYMOUS" {
+			continue
+		}
+		// ssl.principal.mapping.rules: the mapped name, or no principal
+		// when no rule applies.
+		m, _ := sslprincipal.Parse("RULE:^CN=([^,]+),OU=eng$/$1/U")
+		if p, err := Principal(cs, m); err != nil || p != "User:ALICE" {
+			t.Errorf("%s: mapped principal %q, %v; want User:ALICE", tc.auth, p, err)
+		}
+		m, _ = sslprincipal.Parse("RULE:^CN=([^,]+),OU=ops$/$1/")
+		if p, err := Principal(cs, m); !errors.Is(err, sslprincipal.ErrNoMatchingRule) {
+			t.Errorf("%s: no rule applies, got principal %q, %v", tc.auth, p, err)
 		}
 	}
 }
