@@ -9,13 +9,19 @@ import (
 	"bytes"
 	"context"
 	"crypto/tls"
+	"crypto/x509"
 	"errors"
+	"log/slog"
+	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"weir/internal/config"
+	"weir/internal/tlsconf"
 	"weir/internal/tlsconf/tlstest"
 )
 
@@ -159,4 +165,42 @@ func TestTLSPrincipalMappingRules(t *testing.T) {
 	if err := alice.ProduceSync(ctx, &kgo.Record{Topic: "mapped", Value: []byte("after")}).FirstErr(); err != nil {
 		t.Fatalf("alice after the refusals: %v", err)
 	}
+}
+
+// A broker serving TLS from PKCS12 key and trust stores written by Java's
+// keytool (the test is skipped without keytool), with mutual TLS.
+func TestTLSPKCS12Stores(t *testing.T) {
+	ctx := cliCtx(t)
+	dir := t.TempDir()
+	ks := tlstest.KeytoolPair(t, dir, "broker", "broker", "ops", "broker-pw")
+	tlstest.KeytoolPair(t, dir, "alice", "alice", "eng", "alice-pw")
+	addr := cliNode(t, map[string]string{
+		"listener.security.protocol.map": "PLAINTEXT:SSL,CONTROLLER:PLAINTEXT",
+		"ssl.keystore.type":              "PKCS12",
+		"ssl.keystore.location":          ks,
+		"ssl.keystore.password":          "broker-pw",
+		"ssl.truststore.type":            "PKCS12",
+		"ssl.truststore.location":        tlstest.KeytoolTrust(t, dir, "trust.p12", "trust-pw", "alice"),
+		"ssl.truststore.password":        "trust-pw",
+		"ssl.client.auth":                "required",
+	}).Addr
+	// The client's side in PEM: keytool's exported certificates, and
+	// alice's key converted by the store itself.
+	roots := x509.NewCertPool()
+	brokerCert, err := os.ReadFile(filepath.Join(dir, "broker.crt"))
+	if err != nil || !roots.AppendCertsFromPEM(brokerCert) {
+		t.Fatalf("broker.crt: %v", err)
+	}
+	st, err := tlsconf.New(config.SSL{KeystoreType: "PKCS12", KeystoreLocation: filepath.Join(dir, "alice.p12"),
+		KeystorePassword: "alice-pw", MinVersion: "TLSv1.2", MaxVersion: "TLSv1.3"}, slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	alice := st.Client("127.0.0.1").Certificates
+	if err := tlsClient(t, addr, &tls.Config{RootCAs: roots}).Ping(ctx); err == nil {
+		t.Fatal("a client without a certificate connected with ssl.client.auth=required")
+	}
+	cl := tlsClient(t, addr, &tls.Config{RootCAs: roots, Certificates: alice},
+		kgo.AllowAutoTopicCreation(), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
+	roundTrip(t, ctx, cl, "p12-topic")
 }
