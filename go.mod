@@ -17,6 +17,7 @@ require (
 	go.etcd.io/raft/v3 v3.7.0
 	golang.org/x/sys v0.50.0
 	google.golang.org/protobuf v1.36.12
+	software.sslmate.com/src/go-pkcs12 v0.7.4
 )
 
 require (

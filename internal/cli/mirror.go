@@ -70,8 +70,8 @@ holder.
 
 Each cluster is reached with its <alias>. client properties, security
 included, set for the whole cluster (not per consumer, producer or admin):
-<alias>.security.protocol (PLAINTEXT, SSL, SASL_PLAINTEXT, SASL_SSL), PEM
-stores (<alias>.ssl.truststore.location or .certificates, and
+<alias>.security.protocol (PLAINTEXT, SSL, SASL_PLAINTEXT, SASL_SSL), PEM or
+PKCS12 stores (<alias>.ssl.truststore.location or .certificates, and
 <alias>.ssl.keystore.* for a client certificate),
 <alias>.ssl.endpoint.identification.algorithm, <alias>.ssl.enabled.protocols,
 <alias>.sasl.mechanism (PLAIN, SCRAM-SHA-256, SCRAM-SHA-512) and

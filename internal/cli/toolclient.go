@@ -59,7 +59,8 @@ socket.connection.setup.timeout.ms, and security.protocol (PLAINTEXT, SSL,
 SASL_PLAINTEXT, SASL_SSL) with, for TLS, ssl.truststore.location or
 ssl.truststore.certificates and, for a client certificate,
 ssl.keystore.location or ssl.keystore.key and ssl.keystore.certificate.chain
-(PEM only: ssl.*.type=PEM), ssl.endpoint.identification.algorithm and
+(PEM, or PKCS12 files: ssl.*.type=PKCS12 with ssl.*.password),
+ssl.endpoint.identification.algorithm and
 ssl.enabled.protocols; for SASL, sasl.mechanism (PLAIN, SCRAM-SHA-256,
 SCRAM-SHA-512) and sasl.jaas.config with username and password. Any other
 property is refused.`
@@ -167,7 +168,7 @@ func propertyOpts(props map[string]string, own map[string]clientProperty, t *too
 		}
 		if !ok {
 			if strings.HasPrefix(k, "ssl.") || strings.HasPrefix(k, "sasl.") {
-				return nil, fmt.Errorf("client property %s is not supported yet: weir's tools do TLS with PEM stores and SASL with PLAIN or SCRAM, configured as --help says", k)
+				return nil, fmt.Errorf("client property %s is not supported yet: weir's tools do TLS with PEM or PKCS12 stores and SASL with PLAIN or SCRAM, configured as --help says", k)
 			}
 			return nil, fmt.Errorf("client property %s is not supported yet by weir's tools", k)
 		}

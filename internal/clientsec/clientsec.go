@@ -1,6 +1,6 @@
 // Package clientsec turns the TLS and SASL client properties of Kafka's
 // clients (security.protocol, ssl.*, sasl.*) into franz-go client options,
-// for weir's tools and its mirror: TLS with PEM stores, as weir's listeners,
+// for weir's tools and its mirror: TLS with PEM or PKCS12 stores, as weir's listeners,
 // and SASL with PLAIN or SCRAM. A property it cannot honour is an error,
 // never ignored.
 package clientsec
@@ -8,6 +8,7 @@ package clientsec
 import (
 	"context"
 	"crypto/tls"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -30,13 +31,14 @@ import (
 var Properties = map[string]bool{
 	"security.protocol": true,
 	"ssl.keystore.type": true, "ssl.keystore.location": true, "ssl.keystore.key": true, "ssl.keystore.certificate.chain": true,
-	"ssl.truststore.type": true, "ssl.truststore.location": true, "ssl.truststore.certificates": true,
+	"ssl.keystore.password": true, "ssl.key.password": true,
+	"ssl.truststore.type": true, "ssl.truststore.location": true, "ssl.truststore.certificates": true, "ssl.truststore.password": true,
 	"ssl.endpoint.identification.algorithm": true, "ssl.enabled.protocols": true,
 	"sasl.mechanism": true, "sasl.jaas.config": true,
 }
 
 // Opts turns the security properties of props (other keys are not looked
-// at) into client options: TLS for SSL and SASL_SSL (PEM stores only, as the broker), a
+// at) into client options: TLS for SSL and SASL_SSL (PEM and PKCS12 stores, as the broker), a
 // SASL login for SASL_PLAINTEXT and SASL_SSL (PLAIN, SCRAM-SHA-256 or
 // SCRAM-SHA-512, with the username and password of sasl.jaas.config).
 func Opts(props map[string]string) ([]kgo.Opt, error) {
@@ -131,16 +133,37 @@ func Dialer(props map[string]string, clientID string) (func(ctx context.Context,
 }
 
 func tlsConfig(props map[string]string) (*tls.Config, error) {
-	for _, store := range []string{"keystore", "truststore"} {
-		if t, ok := props["ssl."+store+".type"]; ok && strings.TrimSpace(t) != "PEM" {
-			return nil, fmt.Errorf("client property ssl.%s.type: %s is not supported: weir reads PEM %ss only", store, t, store)
-		}
-	}
 	cfg := config.SSL{
 		KeystoreLocation: props["ssl.keystore.location"], KeystoreKey: props["ssl.keystore.key"],
-		KeystoreCertificateChain: props["ssl.keystore.certificate.chain"],
-		TruststoreLocation:       props["ssl.truststore.location"], TruststoreCertificates: props["ssl.truststore.certificates"],
-		ClientAuth: "none", MinVersion: "TLSv1.2", MaxVersion: "TLSv1.3", VerifyHostname: true,
+		KeystoreCertificateChain: props["ssl.keystore.certificate.chain"], KeystorePassword: props["ssl.keystore.password"],
+		TruststoreLocation: props["ssl.truststore.location"], TruststoreCertificates: props["ssl.truststore.certificates"],
+		TruststorePassword: props["ssl.truststore.password"],
+		ClientAuth:         "none", MinVersion: "TLSv1.2", MaxVersion: "TLSv1.3", VerifyHostname: true,
+	}
+	// Kafka's clients default to JKS; weir's to PEM, the one format that
+	// needs no type.
+	for _, store := range []string{"keystore", "truststore"} {
+		t := strings.TrimSpace(props["ssl."+store+".type"])
+		switch t {
+		case "", "PEM":
+			if _, ok := props["ssl."+store+".password"]; ok {
+				return nil, fmt.Errorf("client property ssl.%s.password: a PEM %s has no password (Kafka refuses it too)", store, store)
+			}
+		case "PKCS12":
+			if props["ssl."+store+".location"] == "" {
+				return nil, fmt.Errorf("client property ssl.%s.type: a PKCS12 %s is a file: set ssl.%s.location", store, store, store)
+			}
+		default:
+			return nil, fmt.Errorf("client property ssl.%s.type: %s is not supported: weir reads PEM and PKCS12 %ss", store, t, store)
+		}
+		if store == "keystore" {
+			cfg.KeystoreType = t
+		} else {
+			cfg.TruststoreType = t
+		}
+	}
+	if kp, ok := props["ssl.key.password"]; ok && (cfg.KeystoreType != "PKCS12" || kp != cfg.KeystorePassword) {
+		return nil, errors.New("client property ssl.key.password: weir reads unencrypted PEM keys, and PKCS12 keys protected by the store's password (ssl.keystore.password), as keytool writes them")
 	}
 	if a, ok := props["ssl.endpoint.identification.algorithm"]; ok {
 		switch a = strings.TrimSpace(a); {

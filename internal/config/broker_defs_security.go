@@ -6,9 +6,9 @@ import (
 )
 
 // Broker key registry, part 3: security. weir serves PLAINTEXT and SSL
-// listeners (TLS 1.2 and 1.3 with PEM key and trust stores, optional or
+// listeners (TLS 1.2 and 1.3 with PEM and PKCS12 key and trust stores, optional or
 // required client certificates); the keys of those features are honoured
-// and read at start-up (the PEM files are reloaded when they change, see
+// and read at start-up (the store files are reloaded when they change, see
 // internal/tlsconf). Every other security key carries Kafka's type and
 // default so that a file holding Kafka's defaults still loads (with a
 // warning), but is Refused: an operator must never believe a weir cluster
@@ -21,7 +21,7 @@ import (
 // Why each family of security settings is refused, and what weir does
 // instead.
 const (
-	reasonTLS         = "weir does not implement this TLS setting; it serves TLS from PEM key and trust stores (ssl.keystore.type=PEM), configured with the ssl.* keys documented as honoured"
+	reasonTLS         = "weir does not implement this TLS setting; it serves TLS from PEM and PKCS12 key and trust stores, configured with the ssl.* keys documented as honoured"
 	reasonSASL        = "weir does not implement this SASL setting; it serves SASL listeners with the PLAIN, SCRAM-SHA-256, SCRAM-SHA-512 and OAUTHBEARER mechanisms (users in listener.name.<listener>.plain.sasl.jaas.config and in the metadata log, JWTs checked against sasl.oauthbearer.jwks.endpoint.url), and logs in to other nodes with sasl.mechanism.inter.broker.protocol and sasl.mechanism.controller.protocol"
 	reasonAuthn       = "weir does not load Java security classes; a connection's principal is its SASL user, its TLS certificate's DN or User:ANONYMOUS, as with Kafka's default principal builder"
 	reasonToken       = "weir does not implement delegation tokens"
@@ -117,13 +117,13 @@ var brokerSecurityDefs = []Def{
 	tls("ssl.cipher.suites", TypeList, "", nil, "Cipher suites enabled for TLS connections."),
 	honouredTLS("ssl.keystore.type", TypeString, "JKS", nil, "File format of the key store."),
 	honouredTLS("ssl.keystore.location", TypeString, nullDefault, nil, "Path of the key store."),
-	tls("ssl.keystore.password", TypePassword, nullDefault, nil, "Password of the key store."),
-	tls("ssl.key.password", TypePassword, nullDefault, nil, "Password of the private key in the key store."),
+	honouredTLS("ssl.keystore.password", TypePassword, nullDefault, nil, "Password of the key store."),
+	honouredTLS("ssl.key.password", TypePassword, nullDefault, nil, "Password of the private key in the key store."),
 	honouredTLS("ssl.keystore.key", TypePassword, nullDefault, nil, "Private key in PEM format."),
 	honouredTLS("ssl.keystore.certificate.chain", TypePassword, nullDefault, nil, "Certificate chain in PEM format."),
 	honouredTLS("ssl.truststore.type", TypeString, "JKS", nil, "File format of the trust store."),
 	honouredTLS("ssl.truststore.location", TypeString, nullDefault, nil, "Path of the trust store."),
-	tls("ssl.truststore.password", TypePassword, nullDefault, nil, "Password of the trust store."),
+	honouredTLS("ssl.truststore.password", TypePassword, nullDefault, nil, "Password of the trust store."),
 	honouredTLS("ssl.truststore.certificates", TypePassword, nullDefault, nil, "Trusted certificates in PEM format."),
 	tls("ssl.keymanager.algorithm", TypeString, "SunX509", nil, "Key manager factory algorithm."),
 	tls("ssl.trustmanager.algorithm", TypeString, "PKIX", nil, "Trust manager factory algorithm."),
@@ -131,7 +131,7 @@ var brokerSecurityDefs = []Def{
 	tls("ssl.secure.random.implementation", TypeString, nullDefault, nil, "SecureRandom implementation of TLS."),
 	tls("ssl.engine.factory.class", TypeClass, nullDefault, nil, "Class that builds SSLEngine objects."),
 	honouredTLS("ssl.client.auth", TypeString, "none", in("required", "requested", "none"), "Whether TLS clients must present certificates: required, requested or none."),
-	tls("ssl.principal.mapping.rules", TypeString, "DEFAULT", nil, "Rules mapping certificate names to principals."),
+	def("ssl.principal.mapping.rules", TypeString, "DEFAULT", nil, ReadOnly, "Rules mapping the DN of a client certificate to a principal name: DEFAULT (the DN) and RULE:pattern/replacement/[LU], comma-separated, the first that matches the whole DN applies."),
 	honouredTLS("ssl.allow.dn.changes", TypeBoolean, "false", nil, "Allow a reloaded key store to change the certificate's DN."),
 	honouredTLS("ssl.allow.san.changes", TypeBoolean, "false", nil, "Allow a reloaded key store to change the certificate's SAN."),
 

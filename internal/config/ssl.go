@@ -1,6 +1,10 @@
 package config
 
-import "strings"
+import (
+	"strings"
+
+	"weir/internal/sslprincipal"
+)
 
 // SSL is the broker's TLS settings (the broker-wide ssl.* keys). They
 // apply to every SSL listener the node serves and to the node's own
@@ -9,16 +13,20 @@ import "strings"
 // client certificate and the trust store verifies the server.
 type SSL struct {
 	// KeystoreLocation is a PEM file holding the private key and the
-	// certificate chain; or KeystoreKey and KeystoreCertificateChain hold
-	// them inline. All empty: no key store.
-	KeystoreLocation         string
-	KeystoreKey              string
-	KeystoreCertificateChain string
-	// TruststoreLocation is a PEM file of trusted certificates, or
-	// TruststoreCertificates holds them inline. Both empty: the system's
-	// trusted roots (as Java's default trust store).
-	TruststoreLocation     string
-	TruststoreCertificates string
+	// certificate chain, or a PKCS12 file (KeystoreType PKCS12) opened
+	// with KeystorePassword; or KeystoreKey and KeystoreCertificateChain
+	// hold them inline in PEM. All empty: no key store.
+	KeystoreType, KeystorePassword string
+	KeystoreLocation               string
+	KeystoreKey                    string
+	KeystoreCertificateChain       string
+	// TruststoreLocation is a PEM file of trusted certificates, or a
+	// PKCS12 one (TruststoreType PKCS12, opened with TruststorePassword);
+	// or TruststoreCertificates holds them inline in PEM. Both empty: the
+	// system's trusted roots (as Java's default trust store).
+	TruststoreType, TruststorePassword string
+	TruststoreLocation                 string
+	TruststoreCertificates             string
 	// ClientAuth is ssl.client.auth: "none", "requested" or "required".
 	ClientAuth string
 	// MinVersion and MaxVersion bound the TLS versions
@@ -30,6 +38,10 @@ type SSL struct {
 	// AllowDNChanges and AllowSANChanges let a reloaded key store change
 	// the certificate's subject and subject alternative names.
 	AllowDNChanges, AllowSANChanges bool
+	// PrincipalMapper maps a client certificate's DN to the principal's
+	// name (ssl.principal.mapping.rules); nil (no rules parsed, as in a
+	// configuration built by hand) is DEFAULT, the DN itself.
+	PrincipalMapper *sslprincipal.Mapper
 }
 
 // HasKeystore reports whether a key store is configured.
@@ -41,9 +53,13 @@ func UsesTLS(p string) bool { return p == "SSL" || p == "SASL_SSL" }
 func (b *Broker) fillSSL() {
 	g := getter(b.Values)
 	b.SSL = SSL{
+		KeystoreType:             g.str("ssl.keystore.type"),
+		KeystorePassword:         g.str("ssl.keystore.password"),
 		KeystoreLocation:         g.str("ssl.keystore.location"),
 		KeystoreKey:              g.str("ssl.keystore.key"),
 		KeystoreCertificateChain: g.str("ssl.keystore.certificate.chain"),
+		TruststoreType:           g.str("ssl.truststore.type"),
+		TruststorePassword:       g.str("ssl.truststore.password"),
 		TruststoreLocation:       g.str("ssl.truststore.location"),
 		TruststoreCertificates:   g.str("ssl.truststore.certificates"),
 		ClientAuth:               g.str("ssl.client.auth"),
@@ -51,6 +67,8 @@ func (b *Broker) fillSSL() {
 		AllowDNChanges:           g.bool("ssl.allow.dn.changes"),
 		AllowSANChanges:          g.bool("ssl.allow.san.changes"),
 	}
+	// A rule Parse refuses is reported by checkSSL.
+	b.SSL.PrincipalMapper, _ = sslprincipal.Parse(g.str("ssl.principal.mapping.rules"))
 	protos := g.list("ssl.enabled.protocols")
 	for _, v := range []string{"TLSv1.2", "TLSv1.3"} {
 		if contains(protos, v) {
@@ -72,15 +90,15 @@ func (b *Broker) servesTLS(protocol string) bool {
 	return false
 }
 
-// checkSSL refuses the TLS settings weir does not implement (key and
-// trust stores other than PEM, TLS versions before 1.2, endpoint
+// checkSSL refuses the TLS settings weir does not implement (JKS key and
+// trust stores, encrypted PEM keys, TLS versions before 1.2, endpoint
 // identification other than https) and applies Kafka's key store rules
 // when a listener serves TLS.
 func (b *Broker) checkSSL() []error {
 	var errs []error
 	g := getter(b.Values)
 	refuse := func(key, reason string) {
-		errs = append(errs, unsupported(key, g.str(key), reason, false))
+		errs = append(errs, unsupported(key, g.str(key), reason, familySensitive(key)))
 	}
 	add := func(key, format string, args ...any) {
 		errs = append(errs, combinationError(key, format, args...))
@@ -89,13 +107,31 @@ func (b *Broker) checkSSL() []error {
 		key := "ssl." + store + ".type"
 		switch t := g.str(key); t {
 		case "PEM":
-		case "JKS", "PKCS12":
+			if p := "ssl." + store + ".password"; b.Set[p] {
+				add(p, "a PEM %s has no password (Kafka refuses it too); a password-protected store is PKCS12 (ssl.%s.type=PKCS12)", store, store)
+			}
+		case "PKCS12":
+			inline := map[string]string{"keystore": "ssl.keystore.key", "truststore": "ssl.truststore.certificates"}[store]
+			if g.str(inline) != "" {
+				add(inline, "%s is PEM: it needs ssl.%s.type=PEM (a PKCS12 %s is a file, ssl.%s.location)", inline, store, store, store)
+			}
+		case "JKS":
 			if b.Set[key] || b.Set["ssl."+store+".location"] {
-				refuse(key, "weir reads PEM "+store+"s only (ssl."+store+".type=PEM); convert the "+t+" file to PEM (keytool -importkeystore to PKCS12, then openssl pkcs12 -nodes)")
+				refuse(key, "weir reads PEM and PKCS12 "+store+"s only; convert the JKS file with keytool -importkeystore -deststoretype PKCS12")
 			}
 		default:
-			add(key, "unknown %s type %q (Kafka knows JKS, PKCS12 and PEM; weir reads PEM)", store, t)
+			add(key, "unknown %s type %q (Kafka knows JKS, PKCS12 and PEM; weir reads PEM and PKCS12)", store, t)
 		}
+	}
+	if g.str("ssl.keystore.type") == "PKCS12" {
+		switch kp := g.str("ssl.key.password"); {
+		case g.str("ssl.keystore.location") != "" && g.str("ssl.keystore.password") == "":
+			add("ssl.keystore.password", "a PKCS12 key store needs its password (ssl.keystore.password)")
+		case kp != "" && kp != g.str("ssl.keystore.password"):
+			refuse("ssl.key.password", "weir reads PKCS12 key stores whose key is protected by the store's password, as keytool writes them; set ssl.key.password to ssl.keystore.password or leave it unset")
+		}
+	} else if b.Set["ssl.key.password"] {
+		refuse("ssl.key.password", "weir reads unencrypted PEM keys only; protect the key file with its permissions, or use a PKCS12 key store")
 	}
 	s := b.SSL
 	if s.KeystoreLocation != "" && (s.KeystoreKey != "" || s.KeystoreCertificateChain != "") {
@@ -119,12 +155,15 @@ func (b *Broker) checkSSL() []error {
 	if s.MinVersion == "" && len(errs) == 0 {
 		add("ssl.enabled.protocols", "must name TLSv1.2 or TLSv1.3")
 	}
+	if _, err := sslprincipal.Parse(g.str("ssl.principal.mapping.rules")); err != nil {
+		add("ssl.principal.mapping.rules", "%v", err)
+	}
 	if a := g.str("ssl.endpoint.identification.algorithm"); a != "" && !strings.EqualFold(a, "https") {
 		refuse("ssl.endpoint.identification.algorithm", "weir implements https (the server's certificate must name the host dialled) or empty (no host check)")
 	}
 	if b.servesTLS("SSL") || b.servesTLS("SASL_SSL") {
 		if !s.HasKeystore() {
-			add("ssl.keystore.location", "a listener serves TLS (%s), which needs a key store: ssl.keystore.type=PEM with ssl.keystore.location, or ssl.keystore.key and ssl.keystore.certificate.chain", b.tlsListeners())
+			add("ssl.keystore.location", "a listener serves TLS (%s), which needs a key store: ssl.keystore.type=PEM or PKCS12 with ssl.keystore.location, or ssl.keystore.key and ssl.keystore.certificate.chain", b.tlsListeners())
 		}
 	}
 	if s.ClientAuth != "none" && !b.servesTLS("SSL") {

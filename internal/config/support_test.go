@@ -149,8 +149,8 @@ func TestRefusedKeysAtStartup(t *testing.T) {
 	}
 	// The keys the issue names.
 	for name, value := range map[string]string{
-		"ssl.key.password": "pw",
-		"sasl.jaas.config": "x", "sasl.login.class": "com.example.Login", "ssl.keystore.password": "pw",
+		"ssl.cipher.suites": "TLS_AES_128_GCM_SHA256",
+		"sasl.jaas.config":  "x", "sasl.login.class": "com.example.Login", "ssl.keymanager.algorithm": "PKIX",
 		"principal.builder.class": "com.example.Builder", "security.providers": "com.example.Provider",
 		"delegation.token.secret.key": "s3cret", "sasl.server.callback.handler.class": "com.example.Handler",
 	} {

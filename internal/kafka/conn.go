@@ -169,7 +169,12 @@ func (c *conn) serve() {
 			c.srv.lg.Log(c.ctx, level, "failed authentication (SSL handshake failed)", "remote", c.nc.RemoteAddr().String(), "err", err)
 			return
 		}
-		c.principal = tlsconf.Principal(tc.ConnectionState())
+		p, err := tlsconf.Principal(tc.ConnectionState(), c.srv.cfg.Broker.SSL.PrincipalMapper)
+		if err != nil {
+			c.srv.lg.Info("failed authentication (no principal for the client certificate)", "remote", c.nc.RemoteAddr().String(), "err", err)
+			return
+		}
+		c.principal = p
 		c.srv.lg.Debug("TLS connection", "remote", c.nc.RemoteAddr().String(), "principal", c.principal)
 	}
 	if c.srv.cfg.SASL == nil {

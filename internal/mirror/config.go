@@ -378,7 +378,7 @@ func (c *ClusterConfig) set(key, rest, v string) ([]string, error) {
 		return nil, nil
 	}
 	if strings.HasPrefix(client, "ssl.") || strings.HasPrefix(client, "sasl.") {
-		return nil, fmt.Errorf("%s: not supported yet by weir's mirror, which does TLS with PEM stores and SASL with PLAIN or SCRAM (security.protocol, ssl.keystore.*, ssl.truststore.*, ssl.endpoint.identification.algorithm, ssl.enabled.protocols, sasl.mechanism, sasl.jaas.config)", key)
+		return nil, fmt.Errorf("%s: not supported yet by weir's mirror, which does TLS with PEM or PKCS12 stores and SASL with PLAIN or SCRAM (security.protocol, ssl.keystore.*, ssl.key.password, ssl.truststore.*, ssl.endpoint.identification.algorithm, ssl.enabled.protocols, sasl.mechanism, sasl.jaas.config)", key)
 	}
 	switch {
 	case rest == "bootstrap.servers":

@@ -1,14 +1,16 @@
 // Package tlsconf builds the TLS configurations of a node from Kafka's
 // ssl.* settings (config.SSL): PEM key and trust stores from files or
-// inline, client certificates none, requested or required, TLS 1.2 and
-// 1.3. A Store reloads its PEM files when they change, without a restart:
+// inline, PKCS12 ones from files, client certificates none, requested or required, TLS 1.2 and
+// 1.3. A Store reloads its files when they change, without a restart:
 // new connections get the new material, open ones keep theirs. The
 // principal of a TLS client is its certificate's distinguished name, as
-// Kafka's default principal builder makes it.
+// Kafka's default principal builder makes it, mapped by
+// ssl.principal.mapping.rules.
 package tlsconf
 
 import (
 	"context"
+	"crypto"
 	"crypto/sha256"
 	"crypto/tls"
 	"crypto/x509"
@@ -24,7 +26,10 @@ import (
 	"sync"
 	"time"
 
+	"software.sslmate.com/src/go-pkcs12"
+
 	"weir/internal/config"
+	"weir/internal/sslprincipal"
 )
 
 // ReloadCheckInterval is how often, at most, a Store looks at its files
@@ -129,13 +134,24 @@ func (s *Store) Dialer(dial func(ctx context.Context, network, addr string) (net
 }
 
 // Principal is the principal of a TLS connection, as Kafka's default
-// principal builder names it: User:<the client certificate's DN in RFC
-// 2253 form>, or User:ANONYMOUS without a client certificate.
-func Principal(cs tls.ConnectionState) string {
+// principal builder names it: User:<the name ssl.principal.mapping.rules
+// (m) maps the client certificate's DN in RFC 2253 form to>, or
+// User:ANONYMOUS without a client certificate. A nil m is DEFAULT (the
+// DN). An error (no rule applies) leaves the connection without a
+// principal: Kafka then closes it.
+func Principal(cs tls.ConnectionState, m *sslprincipal.Mapper) (string, error) {
 	if len(cs.PeerCertificates) == 0 {
-		return "User:ANONYMOUS"
+		return "User:ANONYMOUS", nil
 	}
-	return "User:" + DN(cs.PeerCertificates[0])
+	dn := DN(cs.PeerCertificates[0])
+	if m == nil {
+		return "User:" + dn, nil
+	}
+	name, err := m.Name(dn)
+	if err != nil {
+		return "", fmt.Errorf("failed to map name for '%s' based on SSL principal mapping rules: %w", dn, err)
+	}
+	return "User:" + name, nil
 }
 
 // DN returns the certificate's subject in RFC 2253 form, in the order the
@@ -244,7 +260,12 @@ func (s *Store) load() (*material, error) {
 		if rerr != nil {
 			return nil, fmt.Errorf("ssl.keystore.location: %w", rerr)
 		}
-		m.cert, err = keyPair("ssl.keystore.location "+s.cfg.KeystoreLocation, data, data)
+		what := "ssl.keystore.location " + s.cfg.KeystoreLocation
+		if s.cfg.KeystoreType == "PKCS12" {
+			m.cert, err = pkcs12KeyPair(what, data, s.cfg.KeystorePassword)
+		} else {
+			m.cert, err = keyPair(what, data, data)
+		}
 	case s.cfg.KeystoreKey != "":
 		m.cert, err = keyPair("ssl.keystore.key and ssl.keystore.certificate.chain",
 			[]byte(s.cfg.KeystoreCertificateChain), []byte(s.cfg.KeystoreKey))
@@ -258,7 +279,12 @@ func (s *Store) load() (*material, error) {
 		if rerr != nil {
 			return nil, fmt.Errorf("ssl.truststore.location: %w", rerr)
 		}
-		m.pool, err = certPool("ssl.truststore.location "+s.cfg.TruststoreLocation, data)
+		what := "ssl.truststore.location " + s.cfg.TruststoreLocation
+		if s.cfg.TruststoreType == "PKCS12" {
+			m.pool, err = pkcs12Pool(what, data, s.cfg.TruststorePassword)
+		} else {
+			m.pool, err = certPool(what, data)
+		}
 	case s.cfg.TruststoreCertificates != "":
 		m.pool, err = certPool("ssl.truststore.certificates", []byte(s.cfg.TruststoreCertificates))
 	}
@@ -291,7 +317,7 @@ func keyPair(what string, chain, key []byte) (*tls.Certificate, error) {
 			break
 		}
 		if b.Type == "ENCRYPTED PRIVATE KEY" {
-			return nil, fmt.Errorf("%s: the private key is encrypted; weir reads unencrypted PEM keys only (ssl.key.password is not implemented): protect the file with its permissions", what)
+			return nil, fmt.Errorf("%s: the private key is encrypted; weir reads unencrypted PEM keys only (ssl.key.password works with PKCS12 key stores): protect the file with its permissions, or use a PKCS12 key store", what)
 		}
 	}
 	c, err := tls.X509KeyPair(chain, key)
@@ -304,6 +330,54 @@ func keyPair(what string, chain, key []byte) (*tls.Certificate, error) {
 		}
 	}
 	return &c, nil
+}
+
+// pkcs12KeyPair reads a PKCS12 key store (as Java's keytool writes it:
+// PBES2 with AES or the older PBE ciphers, an HMAC over the whole) holding
+// one private key and its certificate chain; the store's password opens
+// both the store and the key, as keytool requires for PKCS12.
+func pkcs12KeyPair(what string, data []byte, password string) (*tls.Certificate, error) {
+	key, first, rest, err := pkcs12.DecodeChain(data, password)
+	if err != nil {
+		return nil, fmt.Errorf("%s (PKCS12): %w", what, err)
+	}
+	signer, ok := key.(crypto.Signer)
+	if !ok {
+		return nil, fmt.Errorf("%s (PKCS12): unsupported private key type %T", what, key)
+	}
+	// The leaf is the certificate of the key, the others its chain.
+	chain := append([]*x509.Certificate{first}, rest...)
+	leaf := slices.IndexFunc(chain, func(c *x509.Certificate) bool {
+		pub, ok := c.PublicKey.(interface{ Equal(crypto.PublicKey) bool })
+		return ok && pub.Equal(signer.Public())
+	})
+	if leaf < 0 {
+		return nil, fmt.Errorf("%s (PKCS12): no certificate matches the private key", what)
+	}
+	chain[0], chain[leaf] = chain[leaf], chain[0]
+	c := &tls.Certificate{PrivateKey: key, Leaf: chain[0]}
+	for _, cert := range chain {
+		c.Certificate = append(c.Certificate, cert.Raw)
+	}
+	return c, nil
+}
+
+// pkcs12Pool reads a PKCS12 trust store: the certificates Java's keytool
+// imported as trusted (-importcert). An empty password opens a store
+// written without one.
+func pkcs12Pool(what string, data []byte, password string) (*x509.CertPool, error) {
+	certs, err := pkcs12.DecodeTrustStore(data, password)
+	if err != nil {
+		return nil, fmt.Errorf("%s (PKCS12): %w", what, err)
+	}
+	if len(certs) == 0 {
+		return nil, fmt.Errorf("%s (PKCS12) holds no trusted certificate", what)
+	}
+	p := x509.NewCertPool()
+	for _, c := range certs {
+		p.AddCert(c)
+	}
+	return p, nil
 }
 
 // certPool parses PEM certificates.

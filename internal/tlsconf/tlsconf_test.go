@@ -1,16 +1,21 @@
 package tlsconf
 
 import (
+	"bytes"
 	"crypto/tls"
 	"encoding/pem"
+	"errors"
 	"io"
 	"log/slog"
 	"net"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"weir/internal/config"
+	"weir/internal/sslprincipal"
 	"weir/internal/tlsconf/tlstest"
 )
 
@@ -112,8 +117,21 @@ func TestClientAuthAndPrincipal(t *testing.T) {
 			t.Errorf("%s: handshake failed: server %v, client %v", tc.auth, serr, cerr)
 			continue
 		}
-		if p := Principal(cs); p != tc.principal {
-			t.Errorf("%s: principal %q, want %q", tc.auth, p, tc.principal)
+		if p, err := Principal(cs, nil); err != nil || p != tc.principal {
+			t.Errorf("%s: principal %q, %v; want %q", tc.auth, p, err, tc.principal)
+		}
+		if tc.principal == "User:ANONYMOUS" {
+			continue
+		}
+		// ssl.principal.mapping.rules: the mapped name, or no principal
+		// when no rule applies.
+		m, _ := sslprincipal.Parse("RULE:^CN=([^,]+),OU=eng$/$1/U")
+		if p, err := Principal(cs, m); err != nil || p != "User:ALICE" {
+			t.Errorf("%s: mapped principal %q, %v; want User:ALICE", tc.auth, p, err)
+		}
+		m, _ = sslprincipal.Parse("RULE:^CN=([^,]+),OU=ops$/$1/")
+		if p, err := Principal(cs, m); !errors.Is(err, sslprincipal.ErrNoMatchingRule) {
+			t.Errorf("%s: no rule applies, got principal %q, %v", tc.auth, p, err)
 		}
 	}
 }
@@ -235,4 +253,75 @@ func TestStoreErrors(t *testing.T) {
 			t.Errorf("%s: error %v, want %q", tc.name, err, tc.want)
 		}
 	}
+}
+
+// PKCS12 key and trust stores written by Java's keytool: mutual TLS with
+// them, the refusal of a wrong password, and a renewed key store reloaded
+// as a PEM one is.
+func TestPKCS12Stores(t *testing.T) {
+	dir := t.TempDir()
+	brokerKS := tlstest.KeytoolPair(t, dir, "broker", "broker", "ops", "broker-pw")
+	aliceKS := tlstest.KeytoolPair(t, dir, "alice", "alice", "eng", "alice-pw")
+	serverTS := tlstest.KeytoolTrust(t, dir, "server-trust.p12", "trust-pw", "alice")
+	clientTS := tlstest.KeytoolTrust(t, dir, "client-trust.p12", "trust-pw", "broker")
+
+	p12 := func(ks, pw, ts string) config.SSL {
+		return config.SSL{KeystoreType: "PKCS12", KeystoreLocation: ks, KeystorePassword: pw,
+			TruststoreType: "PKCS12", TruststoreLocation: ts, TruststorePassword: "trust-pw", VerifyHostname: true}
+	}
+	server := newStore(t, p12(brokerKS, "broker-pw", serverTS))
+	client := newStore(t, p12(aliceKS, "alice-pw", clientTS))
+	cs, serr, cerr := handshake(server.Server("required"), client.Client("127.0.0.1"))
+	if serr != nil || cerr != nil {
+		t.Fatalf("handshake with PKCS12 stores: server %v, client %v", serr, cerr)
+	}
+	if p, _ := Principal(cs, nil); p != "User:CN=alice,OU=eng" {
+		t.Fatalf("principal %q", p)
+	}
+	// A client whose certificate the server's trust store lacks.
+	tlstest.KeytoolPair(t, dir, "mallory", "mallory", "eng", "mallory-pw")
+	mallory := newStore(t, p12(filepath.Join(dir, "mallory.p12"), "mallory-pw", clientTS))
+	if _, serr, _ := handshake(server.Server("required"), mallory.Client("127.0.0.1")); serr == nil {
+		t.Fatal("a client certificate missing from the PKCS12 trust store was accepted")
+	}
+
+	for _, tc := range []struct {
+		name string
+		cfg  config.SSL
+	}{
+		{"wrong key store password", p12(brokerKS, "nope", serverTS)},
+		{"wrong trust store password", config.SSL{TruststoreType: "PKCS12", TruststoreLocation: serverTS, TruststorePassword: "nope"}},
+		{"a key store as trust store", config.SSL{TruststoreType: "PKCS12", TruststoreLocation: brokerKS, TruststorePassword: "broker-pw"}},
+	} {
+		if _, err := New(tc.cfg, quiet); err == nil || !strings.Contains(err.Error(), "(PKCS12)") {
+			t.Errorf("%s: error %v", tc.name, err)
+		}
+	}
+
+	// A renewed key store (a new key, the same names) replaces the old
+	// one from the next handshake on; the client trusts the new
+	// certificate once its trust store has it.
+	before := serverLeaf(t, server, client)
+	os.Remove(brokerKS)
+	tlstest.KeytoolPair(t, dir, "broker", "broker", "ops", "broker-pw")
+	os.Remove(clientTS)
+	tlstest.KeytoolTrust(t, dir, "client-trust.p12", "trust-pw", "broker")
+	if after := serverLeaf(t, server, client); bytes.Equal(after, before) {
+		t.Fatal("the renewed PKCS12 key store was not reloaded")
+	}
+}
+
+// serverLeaf returns the certificate the server presents to client.
+func serverLeaf(t *testing.T, server, client *Store) []byte {
+	t.Helper()
+	var leaf []byte
+	cfg := client.Client("127.0.0.1")
+	cfg.VerifyConnection = func(cs tls.ConnectionState) error {
+		leaf = cs.PeerCertificates[0].Raw
+		return nil
+	}
+	if _, serr, cerr := handshake(server.Server("none"), cfg); serr != nil || cerr != nil {
+		t.Fatalf("handshake: server %v, client %v", serr, cerr)
+	}
+	return leaf
 }

@@ -14,6 +14,7 @@ import (
 	"math/big"
 	"net"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"testing"
 	"time"
@@ -149,4 +150,47 @@ func serial(t testing.TB) *big.Int {
 		t.Fatal(err)
 	}
 	return n
+}
+
+// Keytool runs the JDK's keytool in dir, skipping the test when keytool
+// is not on PATH.
+func Keytool(t testing.TB, dir string, args ...string) {
+	t.Helper()
+	path, err := exec.LookPath("keytool")
+	if err != nil {
+		t.Skip("keytool (JDK) not on PATH")
+	}
+	cmd := exec.Command(path, args...)
+	cmd.Dir = dir
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("keytool %v: %v\n%s", args, err, out)
+	}
+}
+
+// KeytoolPair makes a PKCS12 key store file (name.p12, password pw) with
+// a self-signed key pair for CN=cn,OU=ou valid for 127.0.0.1 and
+// localhost, and exports its certificate to name.crt, as an operator
+// does with Java's keytool (PBES2 with AES-256 and HMAC-SHA256 since
+// Java 17). It returns the key store's path.
+func KeytoolPair(t testing.TB, dir, name, cn, ou, pw string) string {
+	t.Helper()
+	ks := filepath.Join(dir, name+".p12")
+	Keytool(t, dir, "-genkeypair", "-storetype", "PKCS12", "-keystore", ks, "-storepass", pw, "-alias", name,
+		"-keyalg", "EC", "-groupname", "secp256r1", "-validity", "2", "-dname", "CN="+cn+",OU="+ou,
+		"-ext", "SAN=ip:127.0.0.1,dns:localhost")
+	Keytool(t, dir, "-exportcert", "-rfc", "-keystore", ks, "-storepass", pw, "-alias", name, "-file", filepath.Join(dir, name+".crt"))
+	return ks
+}
+
+// KeytoolTrust imports the certificates exported by KeytoolPair (by
+// name) into the PKCS12 trust store file (password pw) and returns its
+// path.
+func KeytoolTrust(t testing.TB, dir, file, pw string, names ...string) string {
+	t.Helper()
+	ts := filepath.Join(dir, file)
+	for _, n := range names {
+		Keytool(t, dir, "-importcert", "-noprompt", "-storetype", "PKCS12", "-keystore", ts, "-storepass", pw,
+			"-alias", n, "-file", filepath.Join(dir, n+".crt"))
+	}
+	return ts
 }
