@@ -55,6 +55,7 @@ The tool speaks weir's own admin API (Kafka has none for links): it works
 against weir only.
 
 ` + commandConfigHelp + `
+
 The client properties are the tool's own, to reach the destination; the
 link's are in --config-file.
 `,

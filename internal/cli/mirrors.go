@@ -56,6 +56,7 @@ reads offsets with ListOffsets from both clusters (the source's through
 the link, with the link's client settings).
 
 ` + commandConfigHelp + `
+
 The client properties are the tool's own, to reach the destination.
 `,
 		Example: `  weir mirrors --bootstrap-server dest:9092 --create --mirror-topic orders --link dr
