@@ -6,12 +6,16 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"net"
 	"slices"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 	"github.com/twmb/franz-go/pkg/kerr"
 
+	"weir/internal/clientsec"
 	"weir/internal/link"
 	"weir/internal/nodeclient"
 )
@@ -25,7 +29,7 @@ func newClusterLinksCommand() *cobra.Command {
 		name, configFile                          string
 	}
 	cmd := &cobra.Command{
-		Use:   "cluster-links --bootstrap-server DEST (--create --link NAME --config-file FILE | --list | --describe [--link NAME] | --delete --link NAME)",
+		Use:   "cluster-links --bootstrap-server DEST [--command-config FILE] (--create --link NAME --config-file FILE | --list | --describe [--link NAME] | --delete --link NAME)",
 		Short: "Create, list, describe and delete cluster links, like Confluent's kafka-cluster-links",
 		Long: `cluster-links manages the cluster links of the destination cluster named by
 --bootstrap-server: a link is the source cluster mirror topics copy from
@@ -49,6 +53,11 @@ func newClusterLinksCommand() *cobra.Command {
 
 The tool speaks weir's own admin API (Kafka has none for links): it works
 against weir only.
+
+` + commandConfigHelp + `
+
+The client properties are the tool's own, to reach the destination; the
+link's are in --config-file.
 `,
 		Example: `  weir cluster-links --bootstrap-server dest:9092 --create --link dr --config-file link.properties
   weir cluster-links --bootstrap-server dest:9092 --describe --link dr`,
@@ -71,7 +80,12 @@ against weir only.
 			case o.create && o.configFile == "":
 				return usageError(cmd, "--config-file is required with --create.")
 			}
-			ctx, cancel := context.WithTimeout(cmdContext(cmd), 60*time.Second)
+			lc, err := conn.linkConnect("weir-cluster-links")
+			if err != nil {
+				return fail(err.Error())
+			}
+			defer lc.close()
+			ctx, cancel := lc.context(cmd)
 			defer cancel()
 			out := cmd.OutOrStdout()
 			switch {
@@ -80,7 +94,7 @@ against weir only.
 				if err != nil {
 					return fail(err.Error())
 				}
-				if _, err := linkAdmin(ctx, conn.bootstrapServer, &link.AdminRequest{Op: "create-link", Link: o.name,
+				if _, err := lc.admin(ctx, &link.AdminRequest{Op: "create-link", Link: o.name,
 					Configs: props, ValidateOnly: o.validateOnly}); err != nil {
 					return fail(err.Error())
 				}
@@ -90,12 +104,12 @@ against weir only.
 					fmt.Fprintf(out, "Cluster link '%s' creation successfully completed.\n", o.name)
 				}
 			case o.del:
-				if _, err := linkAdmin(ctx, conn.bootstrapServer, &link.AdminRequest{Op: "delete-link", Link: o.name}); err != nil {
+				if _, err := lc.admin(ctx, &link.AdminRequest{Op: "delete-link", Link: o.name}); err != nil {
 					return fail(err.Error())
 				}
 				fmt.Fprintf(out, "Cluster link '%s' deletion successfully completed.\n", o.name)
 			default:
-				resp, err := linkAdmin(ctx, conn.bootstrapServer, &link.AdminRequest{Op: "list-links", Link: o.name})
+				resp, err := lc.admin(ctx, &link.AdminRequest{Op: "list-links", Link: o.name})
 				if err != nil {
 					return fail(err.Error())
 				}
@@ -113,6 +127,7 @@ against weir only.
 	}
 	fl := cmd.Flags()
 	fl.StringVar(&conn.bootstrapServer, "bootstrap-server", "", "REQUIRED: the destination cluster, host:port[,host:port]")
+	fl.StringVar(&conn.commandConfig, "command-config", "", "the client properties file to reach the destination (see --help)")
 	fl.BoolVar(&o.create, "create", false, "create a link")
 	fl.BoolVar(&o.list, "list", false, "list the links")
 	fl.BoolVar(&o.describe, "describe", false, "describe the links (or --link)")
@@ -123,25 +138,75 @@ against weir only.
 	return cmd
 }
 
-func cmdContext(cmd *cobra.Command) context.Context {
-	if ctx := cmd.Context(); ctx != nil {
-		return ctx
-	}
-	return context.Background()
+// linkClient is how cluster-links and mirrors reach the destination
+// cluster: weir's cluster link admin API over connections of their own,
+// and a kgo client for offsets and metadata, both set up by the client
+// properties of --command-config as the other tools are (TLS, SASL,
+// client.id, timeouts; any other property is refused).
+type linkClient struct {
+	*toolClient
+	bootstrap string
+	clientID  string
+	dial      nodeclient.Dialer
+	// plaintext: no TLS and no SASL asked.
+	plaintext bool
 }
 
-// linkAdmin sends one call of the cluster link admin API to the first
-// server of bootstrap that answers, and returns the answer, or its error
+// linkConnect returns the destination's client; clientID is the default
+// client.id.
+func (c *connFlags) linkConnect(clientID string) (*linkClient, error) {
+	props, err := c.properties()
+	if err != nil {
+		return nil, err
+	}
+	t, err := c.connectWith(props, clientID)
+	if err != nil {
+		return nil, err
+	}
+	if id, ok := props["client.id"]; ok {
+		clientID = id
+	}
+	secure, err := clientsec.Dialer(props, clientID)
+	if err != nil {
+		t.close()
+		return nil, err
+	}
+	dial := nodeclient.Dialer(secure)
+	// socket.connection.setup.timeout.ms bounds a connection's setup,
+	// the TLS handshake and the SASL login with it.
+	if v, ok := props["socket.connection.setup.timeout.ms"]; ok {
+		ms, _ := strconv.ParseInt(strings.TrimSpace(v), 10, 64) // checked by connectWith
+		dial = func(ctx context.Context, network, addr string) (net.Conn, error) {
+			ctx, cancel := context.WithTimeout(ctx, time.Duration(ms)*time.Millisecond)
+			defer cancel()
+			return secure(ctx, network, addr)
+		}
+	}
+	proto := strings.ToUpper(strings.TrimSpace(props["security.protocol"]))
+	return &linkClient{toolClient: t, bootstrap: c.bootstrapServer, clientID: clientID, dial: dial,
+		plaintext: proto == "" || proto == "PLAINTEXT"}, nil
+}
+
+// admin sends one call of the cluster link admin API to the first
+// bootstrap server that answers, and returns the answer, or its error
 // (with its Kafka error code's name) when it failed as a whole.
-func linkAdmin(ctx context.Context, bootstrap string, req *link.AdminRequest) (*link.AdminResponse, error) {
+func (l *linkClient) admin(ctx context.Context, req *link.AdminRequest) (*link.AdminResponse, error) {
+	return l.adminAt(ctx, l.bootstrap, req)
+}
+
+// adminAt is admin with the servers of bootstrap, each called within
+// request.timeout.ms.
+func (l *linkClient) adminAt(ctx context.Context, bootstrap string, req *link.AdminRequest) (*link.AdminResponse, error) {
 	body, err := json.Marshal(req)
 	if err != nil {
 		return nil, err
 	}
 	var last error
 	for _, addr := range seedList(bootstrap) {
-		c := nodeclient.New(addr, "weir-cluster-links", nil)
-		raw, err := c.RoundTrip(ctx, link.AdminAPIKey, 0, false, body)
+		c := nodeclient.New(addr, l.clientID, l.dial)
+		rctx, cancel := context.WithTimeout(ctx, l.requestTimeout)
+		raw, err := c.RoundTrip(rctx, link.AdminAPIKey, 0, false, body)
+		cancel()
 		c.Close()
 		if err != nil {
 			last = err
@@ -156,8 +221,11 @@ func linkAdmin(ctx context.Context, bootstrap string, req *link.AdminRequest) (*
 		}
 		return &resp, nil
 	}
-	if last == nil {
-		last = errors.New("no bootstrap server given")
+	switch {
+	case last == nil:
+		return nil, errors.New("no bootstrap server given")
+	case l.plaintext:
+		return nil, fmt.Errorf("cannot reach %s: %v (if its listener needs TLS or SASL, give the client settings with --command-config)", bootstrap, last)
 	}
 	return nil, fmt.Errorf("cannot reach %s: %v", bootstrap, last)
 }

@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"crypto/tls"
+	"maps"
 	"os"
 	"path/filepath"
 	"strings"
@@ -88,5 +89,120 @@ func TestClusterLinkOverSASLAndTLS(t *testing.T) {
 	sameLogsWith(t, saslOpts, saslSrc.Node(0).Addr, "orders", db, "sasl-orders", 2)
 	if r := runTool(t, "mirrors", "--bootstrap-server", db, "--describe", "--topics", "tls-orders"); r.code != 0 || !strings.Contains(r.out, "Lag: 0") {
 		t.Fatalf("describe: %s%s", r.out, r.err)
+	}
+}
+
+// cluster-links and mirrors reach a destination whose only client listener
+// is SASL_PLAINTEXT (PLAIN) with the client properties of
+// --command-config, for the admin API's connections and the offsets they
+// read; without them, or with a wrong password, they fail at once and say
+// why.
+func TestClusterLinkToolsCommandConfig(t *testing.T) {
+	users := `org.apache.kafka.common.security.plain.PlainLoginModule required username="broker" password="broker-secret" user_broker="broker-secret" user_admin="admin-secret";`
+	src := clustertest.New(t, clustertest.Options{Nodes: 1})
+	dst := clustertest.New(t, clustertest.Options{Nodes: 1, Overrides: map[string]string{
+		"listener.security.protocol.map":                 "PLAINTEXT:SASL_PLAINTEXT,CONTROLLER:PLAINTEXT",
+		"sasl.enabled.mechanisms":                        "PLAIN",
+		"sasl.mechanism.inter.broker.protocol":           "PLAIN",
+		"listener.name.plaintext.plain.sasl.jaas.config": users,
+	}})
+	sb, db := src.Node(0).Addr, dst.Node(0).Addr
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	scl := newClient(t, sb)
+	if _, err := kadm.NewClient(scl).CreateTopic(ctx, 2, 1, nil, "orders"); err != nil {
+		t.Fatal(err)
+	}
+	produceN(t, scl, "orders", 0, 30)
+
+	dir := t.TempDir()
+	write := func(name, body string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	linkProps := write("link.properties", "bootstrap.servers="+sb+"\n")
+	admin := func(password string) string {
+		return write(password+".properties", "security.protocol=SASL_PLAINTEXT\nsasl.mechanism=PLAIN\n"+
+			`sasl.jaas.config=org.apache.kafka.common.security.plain.PlainLoginModule required username="admin" password="`+password+`";`+"\n")
+	}
+	good, wrong := admin("admin-secret"), admin("wrong")
+
+	// Without the SASL settings, and with a wrong password: a clear error,
+	// and nothing created.
+	for _, args := range [][]string{
+		{"cluster-links", "--bootstrap-server", db, "--create", "--link", "dr", "--config-file", linkProps},
+		{"cluster-links", "--bootstrap-server", db, "--list"},
+		{"mirrors", "--bootstrap-server", db, "--create", "--mirror-topic", "orders", "--link", "dr"},
+		{"mirrors", "--bootstrap-server", db, "--describe"},
+		{"mirrors", "--bootstrap-server", db, "--promote", "--topics", "orders"},
+	} {
+		if r := runTool(t, args...); r.code == 0 || !strings.Contains(r.err, "cannot reach "+db) || !strings.Contains(r.err, "--command-config") {
+			t.Errorf("weir %v without --command-config: exit %d\n%s%s", args, r.code, r.out, r.err)
+		}
+		args = append(args, "--command-config", wrong)
+		if r := runTool(t, args...); r.code == 0 || !strings.Contains(r.err, "SASL_AUTHENTICATION_FAILED") {
+			t.Errorf("weir %v with a wrong password: exit %d\n%s%s", args, r.code, r.out, r.err)
+		}
+	}
+
+	mustRun := func(want string, args ...string) string {
+		t.Helper()
+		args = append(args, "--command-config", good)
+		r := runTool(t, args...)
+		if r.code != 0 || !strings.Contains(r.out, want) {
+			t.Fatalf("weir %v: exit %d, want %q in\n%s%s", args, r.code, want, r.out, r.err)
+		}
+		return r.out
+	}
+	if out := mustRun("", "cluster-links", "--bootstrap-server", db, "--list"); out != "" {
+		t.Fatalf("links before any was created:\n%s", out)
+	}
+	mustRun("Cluster link 'dr' creation successfully completed.", "cluster-links", "--bootstrap-server", db, "--create", "--link", "dr", "--config-file", linkProps)
+	mustRun("Link name: 'dr'", "cluster-links", "--bootstrap-server", db, "--list")
+	mustRun("Created topic orders.", "mirrors", "--bootstrap-server", db, "--create", "--mirror-topic", "orders", "--link", "dr")
+	// The mirror's high watermarks come from the tool's own kgo client.
+	if out := mustRun("MirrorHighWatermark: ", "mirrors", "--bootstrap-server", db, "--describe", "--topics", "orders"); strings.Contains(out, "unavailable") {
+		t.Fatalf("describe:\n%s", out)
+	}
+	mustRun("Mirror topic orders promoted", "mirrors", "--bootstrap-server", db, "--promote", "--topics", "orders")
+
+	// The promotion waited for the source's high watermarks, and the topic
+	// takes writes now.
+	saslOpts := []kgo.Opt{kgo.SASL(plain.Auth{User: "admin", Pass: "admin-secret"}.AsMechanism())}
+	dcl := newClient(t, db, saslOpts...)
+	if got, want := endsOf(t, kadm.NewClient(dcl), "orders"), endsOf(t, kadm.NewClient(scl), "orders"); !maps.Equal(got, want) {
+		t.Fatalf("promoted mirror ends at %v, source at %v", got, want)
+	}
+	if err := dcl.ProduceSync(ctx, &kgo.Record{Topic: "orders", Value: []byte("after")}).FirstErr(); err != nil {
+		t.Fatalf("produce to the promoted mirror: %v", err)
+	}
+}
+
+// cluster-links and mirrors reach a destination whose only client listener
+// is SSL with the trust store of --command-config; without it they fail at
+// once.
+func TestClusterLinkToolsOverTLS(t *testing.T) {
+	ca, dir := tlstest.NewCA(t, "destination CA"), t.TempDir()
+	dst := clustertest.New(t, clustertest.Options{Nodes: 1, Overrides: map[string]string{
+		"listener.security.protocol.map": "PLAINTEXT:SSL,CONTROLLER:PLAINTEXT",
+		"ssl.keystore.type":              "PEM",
+		"ssl.keystore.location":          ca.Issue("broker", "").KeystoreFile(t, dir, "broker.pem"),
+	}})
+	db := dst.Node(0).Addr
+	conf := tlstest.WriteFile(t, dir, "tls.properties", []byte("security.protocol=SSL\nssl.truststore.type=PEM\nssl.truststore.location="+
+		tlstest.WriteFile(t, dir, "ca.pem", ca.PEM)+"\n"))
+	for _, args := range [][]string{
+		{"cluster-links", "--bootstrap-server", db, "--list"},
+		{"mirrors", "--bootstrap-server", db, "--describe"},
+	} {
+		if r := runTool(t, args...); r.code == 0 || !strings.Contains(r.err, "cannot reach "+db) || !strings.Contains(r.err, "--command-config") {
+			t.Errorf("weir %v without --command-config: exit %d\n%s%s", args, r.code, r.out, r.err)
+		}
+		if r := runTool(t, append(args, "--command-config", conf)...); r.code != 0 || r.out != "" {
+			t.Errorf("weir %v over TLS: exit %d\n%s%s", args, r.code, r.out, r.err)
+		}
 	}
 }

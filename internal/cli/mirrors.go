@@ -11,7 +11,6 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/twmb/franz-go/pkg/kadm"
-	"github.com/twmb/franz-go/pkg/kgo"
 
 	"weir/internal/link"
 )
@@ -28,7 +27,7 @@ func newMirrorsCommand() *cobra.Command {
 	var conn connFlags
 	var o mirrorsOpts
 	cmd := &cobra.Command{
-		Use:   "mirrors --bootstrap-server DEST (--create --mirror-topic T --link L | --describe | --pause | --resume | --promote | --failover --topics T[,T])",
+		Use:   "mirrors --bootstrap-server DEST [--command-config FILE] (--create --mirror-topic T --link L | --describe | --pause | --resume | --promote | --failover --topics T[,T])",
 		Short: "Create, describe, pause, resume, promote and fail over mirror topics, like Confluent's kafka-mirrors",
 		Long: `mirrors manages the mirror topics of the destination cluster named by
 --bootstrap-server. A mirror topic copies its source topic through a
@@ -53,7 +52,12 @@ leader epochs, and is read-only until it is promoted or failed over.
         becomes writable at what the mirror holds
 
 The tool speaks weir's own admin API (Kafka has none for mirrors) and
-reads offsets with ListOffsets from both clusters.
+reads offsets with ListOffsets from both clusters (the source's through
+the link, with the link's client settings).
+
+` + commandConfigHelp + `
+
+The client properties are the tool's own, to reach the destination.
 `,
 		Example: `  weir mirrors --bootstrap-server dest:9092 --create --mirror-topic orders --link dr
   weir mirrors --bootstrap-server dest:9092 --describe --topics orders
@@ -63,6 +67,7 @@ reads offsets with ListOffsets from both clusters.
 	}
 	fl := cmd.Flags()
 	fl.StringVar(&conn.bootstrapServer, "bootstrap-server", "", "REQUIRED: the destination cluster, host:port[,host:port]")
+	fl.StringVar(&conn.commandConfig, "command-config", "", "the client properties file to reach the destination (see --help)")
 	fl.BoolVar(&o.create, "create", false, "create a mirror topic")
 	fl.BoolVar(&o.describe, "describe", false, "describe mirror topics")
 	fl.BoolVar(&o.pause, "pause", false, "pause mirror topics")
@@ -96,13 +101,17 @@ func runMirrors(cmd *cobra.Command, conn *connFlags, o *mirrorsOpts) error {
 	case !o.create && !o.describe && len(topics) == 0:
 		return usageError(cmd, "--topics is required.")
 	}
-	ctx, cancel := context.WithTimeout(cmdContext(cmd), 60*time.Second)
+	lc, err := conn.linkConnect("weir-mirrors")
+	if err != nil {
+		return fail(err.Error())
+	}
+	defer lc.close()
+	ctx, cancel := lc.context(cmd)
 	defer cancel()
 	out := cmd.OutOrStdout()
-	bootstrap := conn.bootstrapServer
 	switch {
 	case o.create:
-		resp, err := linkAdmin(ctx, bootstrap, &link.AdminRequest{Op: "create-mirror", Topics: []string{o.mirrorTopic}, Link: o.link,
+		resp, err := lc.admin(ctx, &link.AdminRequest{Op: "create-mirror", Topics: []string{o.mirrorTopic}, Link: o.link,
 			SourceTopic: o.sourceTopic, ReplicationFactor: o.replicationFactor})
 		if err == nil {
 			err = topicResults(resp)
@@ -113,13 +122,13 @@ func runMirrors(cmd *cobra.Command, conn *connFlags, o *mirrorsOpts) error {
 		fmt.Fprintf(out, "Created topic %s.\n", o.mirrorTopic)
 		return nil
 	case o.describe:
-		return describeMirrors(ctx, cmd, bootstrap, o.link, topics)
+		return lc.describeMirrors(ctx, cmd, o.link, topics)
 	case o.pause, o.resume:
 		op, done := "pause-mirrors", "paused"
 		if o.resume {
 			op, done = "resume-mirrors", "resumed"
 		}
-		resp, err := linkAdmin(ctx, bootstrap, &link.AdminRequest{Op: op, Topics: topics})
+		resp, err := lc.admin(ctx, &link.AdminRequest{Op: op, Topics: topics})
 		if err == nil {
 			err = topicResults(resp)
 		}
@@ -135,7 +144,7 @@ func runMirrors(cmd *cobra.Command, conn *connFlags, o *mirrorsOpts) error {
 	if o.promote {
 		state, done = link.StatePromoted, "promoted"
 	}
-	if err := stopMirrors(ctx, bootstrap, topics, state); err != nil {
+	if err := lc.stopMirrors(ctx, topics, state); err != nil {
 		return fail(err.Error())
 	}
 	for _, t := range topics {
@@ -159,8 +168,8 @@ func topicResults(resp *link.AdminResponse) error {
 }
 
 // listMirrors returns the descriptions of mirror topics.
-func listMirrors(ctx context.Context, bootstrap, linkName string, topics []string) ([]link.MirrorInfo, error) {
-	resp, err := linkAdmin(ctx, bootstrap, &link.AdminRequest{Op: "list-mirrors", Link: linkName, Topics: topics})
+func (l *linkClient) listMirrors(ctx context.Context, linkName string, topics []string) ([]link.MirrorInfo, error) {
+	resp, err := l.admin(ctx, &link.AdminRequest{Op: "list-mirrors", Link: linkName, Topics: topics})
 	if err == nil {
 		err = topicResults(resp)
 	}
@@ -173,45 +182,40 @@ func listMirrors(ctx context.Context, bootstrap, linkName string, topics []strin
 // sourceOffsets asks the destination to read the high watermarks of a
 // mirror's source topic through its link (the link has the source's
 // address and security settings).
-func sourceOffsets(ctx context.Context, bootstrap string, m link.MirrorInfo) (map[int32]int64, error) {
+func (l *linkClient) sourceOffsets(ctx context.Context, m link.MirrorInfo) (map[int32]int64, error) {
 	if m.Link == "" {
 		return nil, fmt.Errorf("the link of mirror topic %s is deleted", m.Topic)
 	}
-	resp, err := linkAdmin(ctx, bootstrap, &link.AdminRequest{Op: "source-offsets", Link: m.Link, Topics: []string{m.SourceTopic}})
+	resp, err := l.admin(ctx, &link.AdminRequest{Op: "source-offsets", Link: m.Link, Topics: []string{m.SourceTopic}})
 	if err != nil {
 		return nil, err
 	}
 	return resp.Offsets[m.SourceTopic], nil
 }
 
-func endOffsets(ctx context.Context, bootstrap string, topics ...string) (kadm.ListedOffsets, func(), error) {
-	cl, err := kgo.NewClient(append([]kgo.Opt{kgo.SeedBrokers(seedList(bootstrap)...), kgo.ClientID("weir-mirrors")}, toolClientOpts...)...)
-	if err != nil {
-		return nil, func() {}, err
-	}
-	adm := kadm.NewClient(cl)
-	lo, err := adm.ListEndOffsets(ctx, topics...)
+// endOffsets are the high watermarks of the destination's topics.
+func (l *linkClient) endOffsets(ctx context.Context, topics ...string) (kadm.ListedOffsets, error) {
+	lo, err := l.adm.ListEndOffsets(ctx, topics...)
 	if err == nil {
 		err = lo.Error()
 	}
-	return lo, cl.Close, err
+	return lo, err
 }
 
-func describeMirrors(ctx context.Context, cmd *cobra.Command, bootstrap, linkName string, topics []string) error {
+func (l *linkClient) describeMirrors(ctx context.Context, cmd *cobra.Command, linkName string, topics []string) error {
 	fail := failTo(cmd.ErrOrStderr())
 	out := cmd.OutOrStdout()
-	mirrors, err := listMirrors(ctx, bootstrap, linkName, topics)
+	mirrors, err := l.listMirrors(ctx, linkName, topics)
 	if err != nil {
 		return fail(err.Error())
 	}
 	for _, m := range mirrors {
 		fmt.Fprintf(out, "Topic: %s\tLinkName: %s\tSourceTopic: %s\tState: %s\tPartitionCount: %d\n", m.Topic, m.Link, m.SourceTopic, m.State, m.Partitions)
-		dst, closeDst, derr := endOffsets(ctx, bootstrap, m.Topic)
-		closeDst()
+		dst, derr := l.endOffsets(ctx, m.Topic)
 		var src map[int32]int64
 		serr := errors.New("stopped")
 		if m.State == "ACTIVE" || m.State == "PAUSED" {
-			src, serr = sourceOffsets(ctx, bootstrap, m)
+			src, serr = l.sourceOffsets(ctx, m)
 		}
 		for p := range m.Partitions {
 			line := fmt.Sprintf("\tTopic: %s\tPartition: %d", m.Topic, p)
@@ -244,18 +248,18 @@ func describeMirrors(ctx context.Context, cmd *cobra.Command, bootstrap, linkNam
 // applied the pause, for the latest epoch in its log, and has the
 // controller stop them with those epochs (see StopMirror in
 // internal/controller). A leadership that moved in between is read again.
-func stopMirrors(ctx context.Context, bootstrap string, topics []string, state string) error {
-	mirrors, err := listMirrors(ctx, bootstrap, "", topics)
+func (l *linkClient) stopMirrors(ctx context.Context, topics []string, state string) error {
+	mirrors, err := l.listMirrors(ctx, "", topics)
 	if err != nil {
 		return err
 	}
 	if state == link.StatePromoted {
 		for _, m := range mirrors {
-			target, err := sourceOffsets(ctx, bootstrap, m)
+			target, err := l.sourceOffsets(ctx, m)
 			if err != nil {
 				return fmt.Errorf("mirror topic %s: cannot read the source's offsets (use --failover if the source is gone): %v", m.Topic, err)
 			}
-			if err := awaitMirror(ctx, bootstrap, m, target); err != nil {
+			if err := l.awaitMirror(ctx, m, target); err != nil {
 				return err
 			}
 		}
@@ -264,13 +268,13 @@ func stopMirrors(ctx context.Context, bootstrap string, topics []string, state s
 		for _, m := range mirrors {
 			if !synced[m.Link] {
 				synced[m.Link] = true
-				if _, err := linkAdmin(ctx, bootstrap, &link.AdminRequest{Op: "sync-offsets", Link: m.Link}); err != nil {
+				if _, err := l.admin(ctx, &link.AdminRequest{Op: "sync-offsets", Link: m.Link}); err != nil {
 					return err
 				}
 			}
 		}
 	}
-	paused, err := linkAdmin(ctx, bootstrap, &link.AdminRequest{Op: "pause-mirrors", Topics: topics})
+	paused, err := l.admin(ctx, &link.AdminRequest{Op: "pause-mirrors", Topics: topics})
 	if err == nil {
 		err = topicResults(paused)
 	}
@@ -278,10 +282,10 @@ func stopMirrors(ctx context.Context, bootstrap string, topics []string, state s
 		return err
 	}
 	for {
-		epochs, leaders, err := mirrorEpochs(ctx, bootstrap, mirrors, paused.MetadataOffset)
+		epochs, leaders, err := l.mirrorEpochs(ctx, mirrors, paused.MetadataOffset)
 		if err == nil {
 			var resp *link.AdminResponse
-			resp, err = linkAdmin(ctx, bootstrap, &link.AdminRequest{Op: "stop-mirrors", Topics: topics, State: state,
+			resp, err = l.admin(ctx, &link.AdminRequest{Op: "stop-mirrors", Topics: topics, State: state,
 				Epochs: epochs, LeaderEpochs: leaders})
 			if err == nil {
 				if err = topicResults(resp); err == nil {
@@ -303,17 +307,12 @@ func stopMirrors(ctx context.Context, bootstrap string, topics []string, state s
 // mirrorEpochs asks the leader of every partition of mirrors for the
 // latest epoch in its log and its leader epoch, once it has applied the
 // metadata at offset.
-func mirrorEpochs(ctx context.Context, bootstrap string, mirrors []link.MirrorInfo, offset int64) (map[string]map[int32]int32, map[string]map[int32]int32, error) {
-	cl, err := kgo.NewClient(append([]kgo.Opt{kgo.SeedBrokers(seedList(bootstrap)...), kgo.ClientID("weir-mirrors")}, toolClientOpts...)...)
-	if err != nil {
-		return nil, nil, err
-	}
-	defer cl.Close()
+func (l *linkClient) mirrorEpochs(ctx context.Context, mirrors []link.MirrorInfo, offset int64) (map[string]map[int32]int32, map[string]map[int32]int32, error) {
 	var topics []string
 	for _, m := range mirrors {
 		topics = append(topics, m.Topic)
 	}
-	md, err := kadm.NewClient(cl).Metadata(ctx, topics...)
+	md, err := l.adm.Metadata(ctx, topics...)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -333,7 +332,7 @@ func mirrorEpochs(ctx context.Context, bootstrap string, mirrors []link.MirrorIn
 				continue
 			}
 			asked[pd.Leader] = true
-			resp, err := linkAdmin(ctx, addrs[pd.Leader], &link.AdminRequest{Op: "mirror-epochs", Topics: topics, MinOffset: offset})
+			resp, err := l.adminAt(ctx, addrs[pd.Leader], &link.AdminRequest{Op: "mirror-epochs", Topics: topics, MinOffset: offset})
 			if err != nil {
 				return nil, nil, err
 			}
@@ -359,10 +358,9 @@ func mirrorEpochs(ctx context.Context, bootstrap string, mirrors []link.MirrorIn
 
 // awaitMirror waits until every partition of mirror m has reached the
 // source's high watermark in target.
-func awaitMirror(ctx context.Context, bootstrap string, m link.MirrorInfo, target map[int32]int64) error {
+func (l *linkClient) awaitMirror(ctx context.Context, m link.MirrorInfo, target map[int32]int64) error {
 	for {
-		lo, closeDst, err := endOffsets(ctx, bootstrap, m.Topic)
-		closeDst()
+		lo, err := l.endOffsets(ctx, m.Topic)
 		behind := err != nil
 		if err == nil {
 			for p, s := range target {

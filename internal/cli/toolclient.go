@@ -184,13 +184,23 @@ func propertyOpts(props map[string]string, own map[string]clientProperty, t *too
 // connect dials the cluster with the flags' settings. clientID is the
 // default client.id; extra options come last (tests).
 func (c *connFlags) connect(clientID string, extra ...kgo.Opt) (*toolClient, error) {
-	props := map[string]string{}
-	if c.commandConfig != "" {
-		var err error
-		if props, err = loadProperties(c.commandConfig); err != nil {
-			return nil, err
-		}
+	props, err := c.properties()
+	if err != nil {
+		return nil, err
 	}
+	return c.connectWith(props, clientID, extra...)
+}
+
+// properties are the client properties of --command-config (none without).
+func (c *connFlags) properties() (map[string]string, error) {
+	if c.commandConfig == "" {
+		return map[string]string{}, nil
+	}
+	return loadProperties(c.commandConfig)
+}
+
+// connectWith is connect with the client properties props.
+func (c *connFlags) connectWith(props map[string]string, clientID string, extra ...kgo.Opt) (*toolClient, error) {
 	seeds := seedList(c.bootstrapServer)
 	t := &toolClient{timeout: 60 * time.Second, requestTimeout: 30 * time.Second}
 	opts := []kgo.Opt{kgo.SeedBrokers(seeds...), kgo.ClientID(clientID)}

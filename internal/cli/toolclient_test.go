@@ -34,6 +34,8 @@ func TestCommandConfigRefusesSecurity(t *testing.T) {
 		{"leader-election", "--bootstrap-server", bs, "--election-type", "preferred", "--all-topic-partitions"},
 		{"transactions", "--bootstrap-server", bs, "list"},
 		{"metadata-quorum", "--bootstrap-server", bs, "describe", "--status"},
+		{"cluster-links", "--bootstrap-server", bs, "--list"},
+		{"mirrors", "--bootstrap-server", bs, "--describe"},
 	} {
 		for file, want := range files {
 			r := runTool(t, append(args, "--command-config", file)...)
