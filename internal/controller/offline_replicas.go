@@ -88,23 +88,14 @@ func (c *Controller) offlineReplicas(img *metadata.Image, req *kmsg.AssignReplic
 // AssignReplicasToDirs handles AssignReplicasToDirs (see the file
 // comment). A request-level failure is returned as the error.
 func (c *Controller) AssignReplicasToDirs(req *kmsg.AssignReplicasToDirsRequest) (*kmsg.AssignReplicasToDirsResponse, error) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if err := c.requireActive(); err != nil {
-		return nil, err
-	}
-	img := c.Image()
-	if b := img.Brokers[req.BrokerID]; b == nil || b.Epoch != req.BrokerEpoch {
-		return nil, kerr.StaleBrokerEpoch
-	}
-	recs, resp, err := c.offlineReplicas(img, req)
-	if err != nil {
-		return nil, err
-	}
-	if len(recs) > 0 {
-		if _, err := c.commit(recs); err != nil {
-			return nil, err
+	return run(c, func(img *metadata.Image) (result[*kmsg.AssignReplicasToDirsResponse], error) {
+		if b := img.Brokers[req.BrokerID]; b == nil || b.Epoch != req.BrokerEpoch {
+			return result[*kmsg.AssignReplicasToDirsResponse]{}, kerr.StaleBrokerEpoch
 		}
-	}
-	return resp, nil
+		recs, resp, err := c.offlineReplicas(img, req)
+		if err != nil {
+			return result[*kmsg.AssignReplicasToDirsResponse]{}, err
+		}
+		return result[*kmsg.AssignReplicasToDirsResponse]{Records: recs, Answer: resp}, nil
+	})
 }

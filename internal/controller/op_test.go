@@ -10,6 +10,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"weir/internal/acl"
 	"weir/internal/config"
 	"weir/internal/metadata"
 	"weir/internal/quorum"
@@ -415,6 +416,23 @@ func TestInactiveControllerRefusesEveryOperation(t *testing.T) {
 		"FenceUnreachable":  func() error { _, err := h.c.FenceUnreachable(1, h.epochs[1], testNow); return err },
 		"AlterPartition": func() error {
 			_, err := h.alterPartition(3, 1, "t", h.isrEntry("t", 0, 1))
+			return err
+		},
+		"UnregisterBroker": func() error { _, err := h.c.UnregisterBroker(1); return err },
+		"CreateAcls": func() error {
+			_, err := h.c.CreateAcls([]acl.Binding{{ResourceType: acl.ResourceTopic, ResourceName: "t", PatternType: acl.PatternLiteral,
+				Principal: "User:a", Host: "*", Operation: acl.OpRead, PermissionType: acl.PermAllow}})
+			return err
+		},
+		"DeleteAcls": func() error { _, err := h.c.DeleteAcls(nil); return err },
+		"AlterClientQuotas": func() error {
+			_, err := h.c.AlterClientQuotas(kmsg.NewPtrAlterClientQuotasRequest())
+			return err
+		},
+		"AssignReplicasToDirs": func() error {
+			req := kmsg.NewPtrAssignReplicasToDirsRequest()
+			req.BrokerID, req.BrokerEpoch = 1, h.epochs[1]
+			_, err := h.c.AssignReplicasToDirs(req)
 			return err
 		},
 	}
