@@ -403,6 +403,26 @@ func TestClusterLinkThrottle(t *testing.T) {
 		}
 		return errors.New("no throttled fetch yet")
 	})
+	// The throttled mirror is behind: its partitions show a lag in time,
+	// and the topic its state.
+	testwait.For(t, 60*time.Second, "the mirror's lag in ms and its state in the metrics", func() error {
+		resp, err := http.Get("http://" + dst.Node(0).Server.MetricsAddr().String() + "/metrics")
+		if err != nil {
+			return err
+		}
+		defer resp.Body.Close()
+		body, _ := io.ReadAll(resp.Body)
+		var lagging, state bool
+		for _, line := range strings.Split(string(body), "\n") {
+			lagging = lagging || strings.HasPrefix(line, `weir_cluster_link_mirror_partition_lag_ms{link="dr",partition="0",topic="orders"}`) &&
+				!strings.HasSuffix(line, " 0")
+			state = state || line == `weir_cluster_link_mirror_topic_state{link="dr",state="active",topic="orders"} 1`
+		}
+		if !lagging || !state {
+			return fmt.Errorf("lag in ms shown: %v, active state shown: %v", lagging, state)
+		}
+		return nil
+	})
 	ends := endsOf(t, kadm.NewClient(newClient(t, db)), "orders")
 	if ends[0]+ends[1] >= 600 {
 		t.Fatalf("the throttled mirror has %v of the source's 300 records a partition", ends)

@@ -33,6 +33,8 @@
 //	                                                               ("transaction") skipped while loading them
 //	weir_cluster_link_count                                        cluster links of the cluster (this broker's image)
 //	weir_cluster_link_mirror_topic_count                           mirror topics still following their source
+//	weir_cluster_link_mirror_topic_state{link,topic,state}         1 per mirror topic of the cluster, state
+//	                                                               "active", "paused", "promoted" or "failed_over"
 //	weir_cluster_link_mirror_partition_state{link,topic,partition,state}
 //	                                                               1 per mirror partition led here, state
 //	                                                               "active" or "source_unavailable" (fetches failing)
@@ -85,8 +87,16 @@ type Source interface {
 type LinkStatus struct {
 	Links        int // links in the cluster
 	MirrorTopics int // mirror topics still following their source
+	// Topics are the cluster's mirror topics, in every state.
+	Topics []MirrorTopicStatus
 	// Partitions are the mirror partitions this broker copies.
 	Partitions []MirrorPartitionStatus
+}
+
+// MirrorTopicStatus is a mirror topic's state: "active", "paused",
+// "promoted" or "failed_over".
+type MirrorTopicStatus struct {
+	Link, Topic, State string
 }
 
 // MirrorPartitionStatus is one mirror partition this broker leads and
@@ -246,6 +256,7 @@ var (
 	descSkippedRecords   = desc("coordinator_loader_skipped_records_total", "Unreadable records a coordinator skipped while loading its partitions.", "coordinator")
 	descLinks            = desc("cluster_link_count", "Cluster links of the cluster.")
 	descMirrorTopics     = desc("cluster_link_mirror_topic_count", "Mirror topics still following their source.")
+	descMirrorTopicState = desc("cluster_link_mirror_topic_state", "1 per mirror topic of the cluster, by state.", "link", "topic", "state")
 	descMirrorState      = desc("cluster_link_mirror_partition_state", "1 per mirror partition this broker copies, by state.", "link", "topic", "partition", "state")
 	descMirrorLagMs      = desc("cluster_link_mirror_partition_lag_ms", "While the mirror is behind its source, milliseconds since it was last at the source's high watermark; 0 when caught up.", "link", "topic", "partition")
 	descMirrorLag        = desc("cluster_link_mirror_partition_lag", "The source's high watermark minus the mirror's log end, as of the last fetch.", "link", "topic", "partition")
@@ -266,7 +277,7 @@ func newCollector(src Source, c *Counters) *collector { return &collector{src: s
 func (c *collector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{descPartitionCount, descOfflineReplicas, descLeaderCount, descUnderReplicated, descUnderMinISR, descAtMinISR,
 		descIsrShrinks, descIsrExpands, descConsumerLag, descMaxLag, descActiveController, descOffline, descGlobalTopics, descGlobalPartitions,
-		descSkippedRecords, descOpenSegments, descLinks, descMirrorTopics, descMirrorState, descMirrorLag, descMirrorLagMs, descMirrorBytes, descMirrorRecords, descMirrorErrors, descMirrorThrottled} {
+		descSkippedRecords, descOpenSegments, descLinks, descMirrorTopics, descMirrorTopicState, descMirrorState, descMirrorLag, descMirrorLagMs, descMirrorBytes, descMirrorRecords, descMirrorErrors, descMirrorThrottled} {
 		ch <- d
 	}
 }
@@ -315,6 +326,9 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 	ls := c.src.Links()
 	gauge(descLinks, ls.Links)
 	gauge(descMirrorTopics, ls.MirrorTopics)
+	for _, mt := range ls.Topics {
+		gauge(descMirrorTopicState, 1, mt.Link, mt.Topic, mt.State)
+	}
 	for _, m := range ls.Partitions {
 		labels := []string{m.Link, m.Topic, strconv.Itoa(int(m.Partition))}
 		state := "active"

@@ -210,7 +210,9 @@ func TestRegistriesAreIndependent(t *testing.T) {
 }
 
 func TestClusterLinkMetrics(t *testing.T) {
-	src := &fakeSource{links: LinkStatus{Links: 1, MirrorTopics: 2, Partitions: []MirrorPartitionStatus{
+	src := &fakeSource{links: LinkStatus{Links: 1, MirrorTopics: 2, Topics: []MirrorTopicStatus{
+		{Link: "dr", Topic: "orders", State: "active"}, {Link: "dr", Topic: "payments", State: "paused"}, {Link: "dr", Topic: "old", State: "promoted"},
+	}, Partitions: []MirrorPartitionStatus{
 		{Link: "dr", Topic: "orders", Partition: 0, Lag: 5, LagMs: 1500, Bytes: 1000, Records: 20, Errors: 1},
 		{Link: "dr", Topic: "orders", Partition: 1, Failing: true, Lag: -3, Errors: 4},
 	}}}
@@ -242,13 +244,18 @@ weir_cluster_link_mirror_partition_lag_ms{link="dr",partition="1",topic="orders"
 # TYPE weir_cluster_link_mirror_partition_state gauge
 weir_cluster_link_mirror_partition_state{link="dr",partition="0",state="active",topic="orders"} 1
 weir_cluster_link_mirror_partition_state{link="dr",partition="1",state="source_unavailable",topic="orders"} 1
+# HELP weir_cluster_link_mirror_topic_state 1 per mirror topic of the cluster, by state.
+# TYPE weir_cluster_link_mirror_topic_state gauge
+weir_cluster_link_mirror_topic_state{link="dr",state="active",topic="orders"} 1
+weir_cluster_link_mirror_topic_state{link="dr",state="paused",topic="payments"} 1
+weir_cluster_link_mirror_topic_state{link="dr",state="promoted",topic="old"} 1
 # HELP weir_cluster_link_mirror_topic_count Mirror topics still following their source.
 # TYPE weir_cluster_link_mirror_topic_count gauge
 weir_cluster_link_mirror_topic_count 2
 `
 	if err := testutil.GatherAndCompare(New(src).Registry(), strings.NewReader(want), "weir_cluster_link_count",
 		"weir_cluster_link_fetch_errors_total", "weir_cluster_link_fetched_bytes_total", "weir_cluster_link_fetched_records_total",
-		"weir_cluster_link_mirror_partition_lag", "weir_cluster_link_mirror_partition_lag_ms", "weir_cluster_link_mirror_partition_state", "weir_cluster_link_mirror_topic_count"); err != nil {
+		"weir_cluster_link_mirror_partition_lag", "weir_cluster_link_mirror_partition_lag_ms", "weir_cluster_link_mirror_partition_state", "weir_cluster_link_mirror_topic_count", "weir_cluster_link_mirror_topic_state"); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"weir/internal/config"
+	"weir/internal/metadata"
 	"weir/internal/metrics"
 )
 
@@ -65,6 +66,15 @@ func (m metricsSource) Links() metrics.LinkStatus {
 		if mi.ReadOnly() {
 			st.MirrorTopics++
 		}
+		t, l := img.TopicsByID.Get(mi.TopicID), img.Links[mi.LinkID]
+		if t == nil {
+			continue
+		}
+		mt := metrics.MirrorTopicStatus{Topic: t.Name, State: mirrorStateLabel(mi.State)}
+		if l != nil {
+			mt.Link = l.Name
+		}
+		st.Topics = append(st.Topics, mt)
 	}
 	if s.links != nil {
 		for _, p := range s.links.Status() {
@@ -73,6 +83,21 @@ func (m metricsSource) Links() metrics.LinkStatus {
 		}
 	}
 	return st
+}
+
+// mirrorStateLabel is a mirror state as the metrics label it.
+func mirrorStateLabel(s int8) string {
+	switch s {
+	case metadata.MirrorActive:
+		return "active"
+	case metadata.MirrorPaused:
+		return "paused"
+	case metadata.MirrorPromoted:
+		return "promoted"
+	case metadata.MirrorFailedOver:
+		return "failed_over"
+	}
+	return "unknown"
 }
 
 // OpenSegmentFiles implements metrics.Source.
