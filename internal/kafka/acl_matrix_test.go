@@ -468,10 +468,32 @@ func TestACLMatrix(t *testing.T) {
 			r := kmsg.NewPtrAddPartitionsToTxnRequest()
 			tx := kmsg.NewAddPartitionsToTxnRequestTransaction()
 			tx.TransactionalID, tx.ProducerID, tx.VerifyOnly = "tx", 1, true
-			r.Transactions = append(r.Transactions, tx)
+			// As Kafka, v4+ checks CLUSTER_ACTION only: not WRITE on
+			// the transactional id nor on the topics, which alice
+			// lacks for nobody-tx and u.
+			other := kmsg.NewAddPartitionsToTxnRequestTransaction()
+			other.TransactionalID, other.ProducerID, other.VerifyOnly = "nobody-tx", 2, true
+			rt := kmsg.NewAddPartitionsToTxnRequestTransactionTopic()
+			rt.Topic, rt.Partitions = "u", []int32{0}
+			other.Topics = append(other.Topics, rt)
+			r.Transactions = append(r.Transactions, tx, other)
 			return r
 		}, code: func(r kmsg.Response) int16 { return r.(*kmsg.AddPartitionsToTxnResponse).ErrorCode },
-			denied: kerr.ClusterAuthorizationFailed},
+			denied: kerr.ClusterAuthorizationFailed, check: func(t *testing.T, r kmsg.Response) {
+				resp := r.(*kmsg.AddPartitionsToTxnResponse)
+				if resp.ErrorCode != 0 || len(resp.Transactions) != 2 {
+					t.Fatalf("alice: %v, %d transactions", kerr.ErrorForCode(resp.ErrorCode), len(resp.Transactions))
+				}
+				for _, tx := range resp.Transactions {
+					for _, rt := range tx.Topics {
+						for _, rp := range rt.Partitions {
+							if c := rp.ErrorCode; c == kerr.TransactionalIDAuthorizationFailed.Code || c == kerr.TopicAuthorizationFailed.Code {
+								t.Errorf("alice, %s %s-%d: %v", tx.TransactionalID, rt.Topic, rp.Partition, kerr.ErrorForCode(c))
+							}
+						}
+					}
+				}
+			}},
 		{name: "AddOffsetsToTxn", req: func(string) kmsg.Request {
 			r := kmsg.NewPtrAddOffsetsToTxnRequest()
 			r.TransactionalID, r.ProducerID, r.Group = "tx", 1, "g"

@@ -6,14 +6,14 @@ package kafka
 // client is authenticated; after a v0 handshake (before KIP-152) the
 // tokens come and go as bare size-prefixed frames instead, without a
 // Kafka header. Before the handshake a connection may send ApiVersions
-// (once it is answered) and SaslHandshake; after it, only
-// SaslAuthenticate. A failed login, an unsupported mechanism or a request
-// out of that order fails the authentication: the answer (none before the
-// handshake, a SaslHandshake or ApiVersions answer with
-// ILLEGAL_SASL_STATE after it, nothing for other APIs where Kafka sends
-// their error response) waits connection.failed.authentication.delay.ms,
-// then the connection closes. A second ApiVersions before the handshake
-// closes it at once (Kafka's IllegalStateException).
+// (once it is answered) and SaslHandshake; any other request, or a second
+// ApiVersions, closes it at once, unanswered (Kafka's
+// InvalidRequestException and IllegalStateException, which are not
+// authentication failures). After the handshake only SaslAuthenticate: a
+// failed login, an unsupported mechanism or another request fails the
+// authentication; the answer (another request's error response with
+// ILLEGAL_SASL_STATE, see saslStateError) waits
+// connection.failed.authentication.delay.ms, then the connection closes.
 //
 // A session ends with its credential (an OAUTHBEARER token's exp) or
 // after connections.max.reauth.ms, whichever comes first (KIP-368);
@@ -111,8 +111,8 @@ func (s *Server) saslGate(c *conn, req *Request) (rep *Reply, closeNow bool) {
 			}
 			return nil, false
 		}
-		s.lg.Info("failed authentication: unexpected request during SASL handshake", "remote", remote, "api", kmsg.NameForKey(req.Key))
-		return s.failLater(nil), false
+		s.lg.Info("closing connection: unexpected request during SASL handshake", "remote", remote, "api", kmsg.NameForKey(req.Key))
+		return nil, true
 	case saslReauthBadMechanism:
 		s.lg.Info("failed re-authentication: "+c.badMechanism, "remote", remote)
 		return s.failLater(nil), false
@@ -120,22 +120,43 @@ func (s *Server) saslGate(c *conn, req *Request) (rep *Reply, closeNow bool) {
 		if req.Key == saslAuthenticateKey {
 			return nil, false
 		}
-		s.lg.Info("failed authentication: unexpected request during SASL authentication", "remote", remote, "api", kmsg.NameForKey(req.Key))
-		var resp kmsg.Response
-		switch req.Key {
-		case saslHandshakeKey:
-			r := respFor(req).(*kmsg.SASLHandshakeResponse)
-			r.ErrorCode = kerr.IllegalSaslState.Code
-			resp = r
-		case apiVersionsKey:
-			if req.Body != nil {
-				r := respFor(req).(*kmsg.ApiVersionsResponse)
-				r.ErrorCode = kerr.IllegalSaslState.Code
-				resp = r
-			}
-		}
-		return s.failLater(resp), false
+		s.lg.Info("failed "+c.authText()+": unexpected request during SASL authentication", "remote", remote, "api", kmsg.NameForKey(req.Key))
+		return s.failLater(saslStateError(req)), false
 	}
+}
+
+// saslStateError is Kafka's error response (its getErrorResponse) with
+// ILLEGAL_SASL_STATE to a request other than SaslAuthenticate after a
+// SaslHandshake, for the APIs whose error response is their top-level
+// error code alone; nil (the connection closes unanswered) for the
+// others, whose Kafka error response names each resource of the request.
+func saslStateError(req *Request) kmsg.Response {
+	if req.Body == nil { // an ApiVersions of a version weir does not know
+		return nil
+	}
+	code := kerr.IllegalSaslState.Code
+	resp := respFor(req)
+	switch r := resp.(type) {
+	case *kmsg.SASLHandshakeResponse:
+		r.ErrorCode = code
+	case *kmsg.ApiVersionsResponse:
+		r.ErrorCode = code
+	case *kmsg.HeartbeatResponse:
+		r.ErrorCode = code
+	case *kmsg.SyncGroupResponse:
+		r.ErrorCode, r.MemberAssignment = code, []byte{}
+	case *kmsg.LeaveGroupResponse:
+		r.ErrorCode = code
+	case *kmsg.ListGroupsResponse:
+		r.ErrorCode = code
+	case *kmsg.AddOffsetsToTxnResponse:
+		r.ErrorCode = code
+	case *kmsg.EndTxnResponse:
+		r.ErrorCode = code
+	default:
+		return nil
+	}
+	return resp
 }
 
 // failLater answers a failed authentication with resp (nil: no answer)

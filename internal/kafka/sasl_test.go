@@ -339,3 +339,57 @@ func TestSASLHandshakeV0(t *testing.T) {
 	}
 	w.expectClosed()
 }
+
+// Out-of-order requests during a login, as Kafka's
+// SaslServerAuthenticator: before the handshake they close the connection
+// at once (not an authentication failure, so without
+// connection.failed.authentication.delay.ms); after it, in a login or a
+// re-authentication, they are answered with their error response carrying
+// ILLEGAL_SASL_STATE, then the connection closes.
+func TestSASLOutOfOrderRequests(t *testing.T) {
+	_, slow := saslNode(t, "SASL_PLAINTEXT", map[string]string{"connection.failed.authentication.delay.ms": "600000"})
+	w := dial(t, slow)
+	w.send(kmsg.NewPtrMetadataRequest())
+	w.expectClosed() // within ioTimeout, far below the delay
+	w = dial(t, slow)
+	w.ping()
+	hb := kmsg.NewPtrHeartbeatRequest()
+	hb.Group, hb.MemberID = "g", "m"
+	w.send(hb)
+	w.expectClosed()
+
+	_, addr := saslNode(t, "SASL_PLAINTEXT", map[string]string{"connections.max.reauth.ms": "600000"})
+	hs := kmsg.NewPtrSASLHandshakeRequest()
+	hs.SetVersion(1)
+	hs.Mechanism = "PLAIN"
+	auth := kmsg.NewPtrSASLAuthenticateRequest()
+	auth.SetVersion(2)
+	auth.SASLAuthBytes = []byte("\x00alice\x00alice-secret")
+	end := kmsg.NewPtrEndTxnRequest()
+	end.TransactionalID, end.ProducerID = "tx", 1
+	for _, reauth := range []bool{false, true} {
+		for _, req := range []kmsg.Request{hb, end} {
+			w = dial(t, addr)
+			if reauth {
+				w.do(hs)
+				if r := w.do(auth).(*kmsg.SASLAuthenticateResponse); r.ErrorCode != 0 || r.SessionLifetimeMillis == 0 {
+					t.Fatalf("PLAIN login: %+v", r)
+				}
+			}
+			if r := w.do(hs).(*kmsg.SASLHandshakeResponse); r.ErrorCode != 0 {
+				t.Fatalf("reauth %v: PLAIN handshake: %+v", reauth, r)
+			}
+			var code int16
+			switch r := w.do(req).(type) {
+			case *kmsg.HeartbeatResponse:
+				code = r.ErrorCode
+			case *kmsg.EndTxnResponse:
+				code = r.ErrorCode
+			}
+			if code != kerr.IllegalSaslState.Code {
+				t.Errorf("reauth %v: %s after the handshake: %v, want ILLEGAL_SASL_STATE", reauth, kmsg.NameForKey(req.Key()), kerr.ErrorForCode(code))
+			}
+			w.expectClosed()
+		}
+	}
+}

@@ -13,8 +13,9 @@ package kafka
 // AddOffsetsToTxn and EndTxn need WRITE on the transactional id (else
 // TRANSACTIONAL_ID_AUTHORIZATION_FAILED); AddPartitionsToTxn also WRITE on
 // each topic (else TOPIC_AUTHORIZATION_FAILED, and the transaction's other
-// partitions OPERATION_NOT_ATTEMPTED), and from v4, sent by brokers,
-// CLUSTER_ACTION (else CLUSTER_AUTHORIZATION_FAILED); AddOffsetsToTxn READ
+// partitions OPERATION_NOT_ATTEMPTED); from v4, sent by brokers, it needs
+// CLUSTER_ACTION instead (else CLUSTER_AUTHORIZATION_FAILED) and nothing
+// per transaction or topic; AddOffsetsToTxn READ
 // on the group (else GROUP_AUTHORIZATION_FAILED). DescribeTransactions
 // needs DESCRIBE on each transactional id and shows only the topics the
 // principal may DESCRIBE; ListTransactions lists the ids it may DESCRIBE.
@@ -61,6 +62,11 @@ func (s *Server) authorizeTxnRequest(req *Request) (func(kmsg.Response) kmsg.Res
 	case *kmsg.AddPartitionsToTxnRequest:
 		resp := respFor(req).(*kmsg.AddPartitionsToTxnResponse)
 		if req.Version >= 4 {
+			// As Kafka's KafkaApis: the brokers' batched form needs
+			// CLUSTER_ACTION only. WRITE on the transactional ids and
+			// topics is checked for v0-3 (clients) alone: the broker
+			// sending a verification checked its producer's WRITE on
+			// the topics when the produce request came in.
 			if !s.authorizedCluster(req, acl.OpClusterAction) {
 				resp.ErrorCode = kerr.ClusterAuthorizationFailed.Code
 				return nil, resp
