@@ -60,7 +60,8 @@ they answer UNSUPPORTED_ENDPOINT_TYPE, which the tool reports
 (UnsupportedEndpointTypeException, exit 1).
 
 --command-config (-c) is the client properties file; --config is its
-deprecated name, as in Kafka.
+deprecated name, as in Kafka. As in Kafka 4.x, its bootstrap.servers does
+not stand in for the flags.
 
 ` + commandConfigHelp,
 		Example: `  weir cluster cluster-id --bootstrap-server localhost:9092
@@ -72,16 +73,20 @@ deprecated name, as in Kafka.
 			return usageError(cmd, "kafka-cluster: error: too few arguments")
 		},
 	}
-	for _, sub := range []struct{ name, short string }{
-		{"cluster-id", "Get information about the ID of a cluster."},
-		{"unregister", "Unregister a broker."},
-		{"list-endpoints", "List endpoints"},
+	for _, sub := range []struct{ name, short, example string }{
+		{"cluster-id", "Get information about the ID of a cluster.",
+			"  weir cluster cluster-id --bootstrap-server localhost:9092"},
+		{"unregister", "Unregister a broker.",
+			"  weir cluster unregister --bootstrap-server localhost:9092 --id 4\n  weir cluster unregister --bootstrap-controller localhost:9093 --id 4"},
+		{"list-endpoints", "List endpoints",
+			"  weir cluster list-endpoints --bootstrap-server localhost:9092 --include-fenced-brokers\n  weir cluster list-endpoints --bootstrap-controller localhost:9093 --bootstrap-server localhost:9092"},
 	} {
 		var f clusterFlags
 		c := &cobra.Command{
-			Use:   sub.name,
-			Short: sub.short,
-			Args:  cobra.NoArgs,
+			Use:     sub.name,
+			Short:   sub.short,
+			Example: sub.example,
+			Args:    cobra.NoArgs,
 			RunE: func(cmd *cobra.Command, _ []string) error {
 				return runCluster(cmd, &f, sub.name)
 			},
