@@ -3,6 +3,9 @@ package cli
 import (
 	"context"
 	"fmt"
+	"net"
+	"os"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
@@ -44,6 +47,20 @@ func TestClusterAndFeaturesCommands(t *testing.T) {
 	cluster("unregister", "--bootstrap-server", bs, "--id", "9")
 	cluster("unregister", "--bootstrap-server", bs)
 	cluster("cluster-id")
+	ctl := c.Node(1).ControllerAddr
+	cluster("cluster-id", "--bootstrap-server", bs, "--bootstrap-controller", ctl)
+	cluster("cluster-id", "--bootstrap-controller", ctl)
+	cluster("unregister", "-C", ctl, "--id", "9")
+	props := writeProps(t, "client.id=cluster-tool\n")
+	tr.sub(props, "<props>")
+	cluster("cluster-id", "-b", bs, "--config", props)
+	cluster("cluster-id", "-b", bs, "--config", props, "--command-config", props)
+	subPorts(&tr, c)
+	cluster("list-endpoints", "--bootstrap-server", bs)
+	cluster("list-endpoints", "-b", bs, "--include-fenced-brokers")
+	cluster("list-endpoints", "--bootstrap-controller", ctl)
+	cluster("list-endpoints", "--bootstrap-controller", ctl, "--include-fenced-brokers")
+	cluster("list-endpoints")
 
 	features("describe")
 	features("upgrade", "--feature", "eligible.leader.replicas.version=1", "--dry-run")
@@ -63,6 +80,37 @@ func TestClusterAndFeaturesCommands(t *testing.T) {
 	tr.run(t, "features", "--bootstrap-controller", c.Node(1).ControllerAddr, "describe")
 	tr.run(t, "features", "describe")
 	checkGolden(t, "cluster.golden", epochRE.ReplaceAllString(tr.String(), "Epoch: <epoch>"))
+}
+
+// list-endpoints against a one-node weir cluster, compared with
+// testdata/cluster_one_node.golden.
+func TestClusterListEndpointsOneNode(t *testing.T) {
+	c := clustertest.New(t, clustertest.Options{Nodes: 1})
+	var tr transcript
+	tr.sub(c.Node(0).Addr, "<bootstrap>")
+	tr.sub(c.Node(0).ControllerAddr, "<controller>")
+	subPorts(&tr, c)
+	tr.run(t, "cluster", "list-endpoints", "--bootstrap-server", c.Node(0).Addr)
+	tr.run(t, "cluster", "list-endpoints", "-C", c.Node(0).ControllerAddr, "-b", c.Node(0).Addr)
+	checkGolden(t, "cluster_one_node.golden", tr.String())
+}
+
+// subPorts makes the transcript print each node's listener port as a
+// placeholder, after the addresses' own placeholders.
+func subPorts(tr *transcript, c *clustertest.Cluster) {
+	for i := range c.Size() {
+		_, port, _ := net.SplitHostPort(c.Node(i).Addr)
+		tr.sub(" "+port+" ", fmt.Sprintf(" <port %d> ", i))
+	}
+}
+
+// writeProps writes a client properties file and returns its path.
+func writeProps(t *testing.T, text string) string {
+	path := filepath.Join(t.TempDir(), "client.properties")
+	if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
 }
 
 // The same tools against kfake.
