@@ -54,10 +54,7 @@ output and exit codes, against weir or Kafka alike:
 cluster-id and unregister take exactly one of --bootstrap-server (-b) and
 --bootstrap-controller (-C). With --bootstrap-controller, the controllers are
 asked directly, as Kafka's admin client does: DescribeCluster for the
-controllers' endpoints (endpoint type 2) and UnregisterBroker. weir's
-controller listeners do not serve controller endpoints (endpoint type 2) yet:
-they answer UNSUPPORTED_ENDPOINT_TYPE, which the tool reports
-(UnsupportedEndpointTypeException, exit 1).
+controllers' endpoints (endpoint type 2) and UnregisterBroker.
 
 --command-config (-c) is the client properties file; --config is its
 deprecated name, as in Kafka. As in Kafka 4.x, its bootstrap.servers does

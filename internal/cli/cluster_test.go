@@ -95,12 +95,15 @@ func TestClusterListEndpointsOneNode(t *testing.T) {
 	checkGolden(t, "cluster_one_node.golden", tr.String())
 }
 
-// subPorts makes the transcript print each node's listener port as a
-// placeholder, after the addresses' own placeholders.
+// subPorts makes the transcript print each node's listener ports (client
+// and controller) as placeholders, after the addresses' own placeholders.
 func subPorts(tr *transcript, c *clustertest.Cluster) {
 	for i := range c.Size() {
 		_, port, _ := net.SplitHostPort(c.Node(i).Addr)
 		tr.sub(" "+port+" ", fmt.Sprintf(" <port %d> ", i))
+		if _, port, err := net.SplitHostPort(c.Node(i).ControllerAddr); err == nil {
+			tr.sub(" "+port+" ", fmt.Sprintf(" <controller port %d> ", i))
+		}
 	}
 }
 

@@ -5,7 +5,10 @@ package kafka
 // The cluster id, a controller id (this broker, as KRaft brokers answer),
 // and the unfenced brokers' endpoints on the request's listener. Asking a
 // broker listener for controller endpoints (v1, endpoint type 2) is
-// UNSUPPORTED_ENDPOINT_TYPE, as in Kafka. It needs no authorization; the
+// UNSUPPORTED_ENDPOINT_TYPE, as in Kafka; a controller listener answers
+// it with the voters of controller.quorum.voters and the quorum's leader
+// as the controller id, as a KRaft controller does for an admin client
+// bootstrapped with --bootstrap-controller. It needs no authorization; the
 // cluster's authorized operations, when asked for, are the principal's.
 
 import (
@@ -19,6 +22,9 @@ func (s *Server) handleDescribeCluster(req *Request) *Reply {
 	r := req.Body.(*kmsg.DescribeClusterRequest)
 	resp := respFor(req).(*kmsg.DescribeClusterResponse)
 	resp.EndpointType = 1
+	if req.Version >= 1 && r.EndpointType == 2 && s.deps.Partitions == nil {
+		return done(s.describeControllers(req, resp))
+	}
 	if req.Version >= 1 && r.EndpointType != 1 {
 		resp.EndpointType = r.EndpointType
 		resp.ErrorCode = kerr.UnsupportedEndpointType.Code
@@ -36,4 +42,25 @@ func (s *Server) handleDescribeCluster(req *Request) *Reply {
 		resp.Brokers = append(resp.Brokers, db)
 	}
 	return done(resp)
+}
+
+// describeControllers answers DescribeCluster for controller endpoints on
+// a controller listener: the voters, and the quorum leader as the
+// controller id (-1 while there is none).
+func (s *Server) describeControllers(req *Request, resp *kmsg.DescribeClusterResponse) *kmsg.DescribeClusterResponse {
+	r := req.Body.(*kmsg.DescribeClusterRequest)
+	resp.EndpointType, resp.ClusterID, resp.ControllerID = 2, s.cfg.ClusterID, -1
+	if s.deps.Quorum != nil {
+		resp.ControllerID = s.deps.Quorum.Status().Leader
+	}
+	resp.ClusterAuthorizedOperations = operationsOmitted
+	if r.IncludeClusterAuthorizedOperations {
+		resp.ClusterAuthorizedOperations = s.authorizedOps(req, acl.ResourceCluster, acl.ClusterName, clusterAllOperations)
+	}
+	for _, v := range s.cfg.Broker.QuorumVoters {
+		db := kmsg.NewDescribeClusterResponseBroker()
+		db.NodeID, db.Host, db.Port = v.ID, v.Host, int32(v.Port)
+		resp.Brokers = append(resp.Brokers, db)
+	}
+	return resp
 }
