@@ -13,10 +13,13 @@ import (
 
 // The controller mutation quota is charged on the active controller: a
 // client id that spends its burst through one broker is refused through
-// another, with the throttle time, and another client id is not.
+// another, with the throttle time, and another client id is not. The
+// active controller's /metrics has the client id's mutation rate and
+// throttle time.
 func TestControllerMutationQuotaAcrossBrokers(t *testing.T) {
 	c := New(t, Options{Nodes: 1, Brokers: 2, Overrides: map[string]string{
 		"quota.window.num": "2", "quota.window.size.seconds": "1",
+		"weir.metrics.listener": "http://127.0.0.1:0",
 	}})
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
@@ -69,5 +72,16 @@ func TestControllerMutationQuotaAcrossBrokers(t *testing.T) {
 	topics, err := adm.ListTopics(ctx)
 	if err != nil || !topics.Has("first") || topics.Has("second") || !topics.Has("third") {
 		t.Fatalf("topics %v, %v: want first and third, not second", topics.Names(), err)
+	}
+	m, err := samples(c, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const labels = `{client_id="spread",user=""}`
+	// The rate is over the last two seconds: only its presence is sure.
+	_, rated := m["weir_server_controller_mutation_mutation_rate"+labels]
+	throttle := m["weir_server_controller_mutation_throttle_time_ms_total"+labels]
+	if !rated || throttle < float64(r.ThrottleMillis) {
+		t.Fatalf("the controller's mutation metrics: rate present %v, throttle %v ms; want at least %d ms", rated, throttle, r.ThrottleMillis)
 	}
 }
