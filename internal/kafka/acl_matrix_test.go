@@ -927,7 +927,7 @@ func forwardAs(ctx context.Context, addr, user, principal string, req kmsg.Reque
 	defer c.Close()
 	body := binary.BigEndian.AppendUint16(nil, uint16(req.Key()))
 	body = binary.BigEndian.AppendUint16(body, uint16(req.GetVersion()))
-	body = kbin.AppendString(kbin.AppendString(body, principal), "127.0.0.1")
+	body = kbin.AppendString(kbin.AppendString(kbin.AppendString(body, principal), "127.0.0.1"), "forwarded-client")
 	raw, err := c.RoundTrip(ctx, kafka.ForwardAPIKey, 0, false, req.AppendTo(body))
 	if err != nil {
 		return nil, err

@@ -421,6 +421,21 @@ func (c *conn) writeLoop() {
 	}
 }
 
+// setThrottle raises resp's throttle_time_ms to d, if it has one.
+func setThrottle(resp kmsg.Response, d time.Duration) {
+	tr, ok := resp.(interface {
+		kmsg.ThrottleResponse
+		SetThrottle(int32)
+	})
+	if !ok {
+		return
+	}
+	if ms := int32(min(d.Milliseconds(), math.MaxInt32)); ms > 0 {
+		cur, _ := tr.Throttle()
+		tr.SetThrottle(max(cur, ms))
+	}
+}
+
 // writeReply frames and writes one response. buf is scratch for encoding.
 func (c *conn) writeReply(bw *bufio.Writer, rep *Reply, buf []byte) ([]byte, error) {
 	buf = append(buf, 0, 0, 0, 0)
@@ -438,17 +453,7 @@ func (c *conn) writeReply(bw *bufio.Writer, rep *Reply, buf []byte) ([]byte, err
 		return buf, err
 	}
 	resp := rep.resp
-	if t := max(rep.throttle, rep.reqThrottle); t > 0 {
-		if tr, ok := resp.(interface {
-			kmsg.ThrottleResponse
-			SetThrottle(int32)
-		}); ok {
-			if ms := int32(min(t.Milliseconds(), math.MaxInt32)); ms > 0 {
-				cur, _ := tr.Throttle()
-				tr.SetThrottle(max(cur, ms))
-			}
-		}
-	}
+	setThrottle(resp, max(rep.throttle, rep.reqThrottle))
 	// ApiVersions responses always use header v0 so that a client can
 	// parse them before it knows which versions the broker speaks.
 	if resp.IsFlexible() && resp.Key() != apiVersionsKey {

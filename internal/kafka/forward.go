@@ -11,7 +11,7 @@ package kafka
 // controller listener:
 //
 //	request body:  api key int16 | api version int16 | principal string |
-//	               client host string | the request's body
+//	               client host string | client id string | the request's body
 //	response body: metadata offset int64 | the response's body
 //
 // (strings as Kafka's: int16 length, then the bytes). As Kafka's
@@ -21,7 +21,12 @@ package kafka
 // node makes itself (auto-created and internal topics), authorized there.
 // The offset is the active controller's metadata image after the change;
 // the forwarding node answers its client once its own image has it, so a
-// client sees its change wherever it asks next.
+// client sees its change wherever it asks next. The active controller
+// charges a client's CreateTopics, CreatePartitions and DeleteTopics to
+// its controller mutation quota (mutation_quota.go), as Kafka's does for
+// an enveloped request: one budget per principal and client id whichever
+// broker the client asks; the forwarding node passes the throttle time
+// on and mutes its client's connection that long.
 
 import (
 	"context"
@@ -60,7 +65,7 @@ func (s *Server) maybeForward(req *Request) *Reply {
 	if s.deps.Forward == nil || !forwarded[req.Key] || s.deps.Forward.Local() {
 		return nil
 	}
-	resp, err := s.forward(req.Ctx, req.Body, req.Principal, req.Host)
+	resp, err := s.forward(req.Ctx, req.Body, req.Principal, req.Host, req.ClientID)
 	if err != nil {
 		// The active controller moved or cannot be reached: the client
 		// gets NOT_CONTROLLER and retries (a node with a controller of
@@ -71,17 +76,24 @@ func (s *Server) maybeForward(req *Request) *Reply {
 		}
 		return nil
 	}
+	if tr, ok := resp.(kmsg.ThrottleResponse); ok && req.conn != nil {
+		if ms, _ := tr.Throttle(); ms > 0 {
+			req.conn.mute(time.Duration(ms) * time.Millisecond)
+		}
+	}
 	return done(resp)
 }
 
 // forward has the active controller carry out body (a request at its
 // version) and waits until this node's metadata includes the outcome.
-// principal and host are the client's ("" for the node's own requests).
-func (s *Server) forward(ctx context.Context, body kmsg.Request, principal, host string) (kmsg.Response, error) {
+// principal, host and clientID are the client's ("" for the node's own
+// requests).
+func (s *Server) forward(ctx context.Context, body kmsg.Request, principal, host, clientID string) (kmsg.Response, error) {
 	enc := binary.BigEndian.AppendUint16(nil, uint16(body.Key()))
 	enc = binary.BigEndian.AppendUint16(enc, uint16(body.GetVersion()))
 	enc = kbin.AppendString(enc, principal)
 	enc = kbin.AppendString(enc, host)
+	enc = kbin.AppendString(enc, clientID)
 	enc = body.AppendTo(enc)
 	out, err := s.deps.Forward.Forward(ctx, enc)
 	if err != nil {
@@ -109,7 +121,7 @@ func (s *Server) forward(ctx context.Context, body kmsg.Request, principal, host
 func (s *Server) createTopics(ctx context.Context, req *kmsg.CreateTopicsRequest) ([]error, error) {
 	if s.deps.Forward != nil && !s.deps.Forward.Local() {
 		req.SetVersion(7)
-		out, err := s.forward(ctx, req, "", "")
+		out, err := s.forward(ctx, req, "", "", "")
 		if err != nil {
 			return nil, err
 		}
@@ -159,7 +171,7 @@ func (s *Server) handleForward(req *Request) *Reply {
 	}
 	key, version := int16(binary.BigEndian.Uint16(raw)), int16(binary.BigEndian.Uint16(raw[2:]))
 	rd := kbin.Reader{Src: raw[4:]}
-	principal, host := rd.String(), rd.String()
+	principal, host, clientID := rd.String(), rd.String(), rd.String()
 	if !rd.Ok() {
 		return &Reply{ready: closedChan, none: true, closeConn: true}
 	}
@@ -171,9 +183,16 @@ func (s *Server) handleForward(req *Request) *Reply {
 		s.lg.Warn("refusing a forwarded request", "api", key, "version", version, "err", err)
 		return &Reply{ready: closedChan, none: true, closeConn: true}
 	}
-	inner := &Request{Key: key, Version: version, CorrelationID: req.CorrelationID, ClientID: req.ClientID,
+	inner := &Request{Key: key, Version: version, CorrelationID: req.CorrelationID, ClientID: clientID,
 		Body: body, Listener: req.Listener, RemoteAddr: req.RemoteAddr, Ctx: req.Ctx, Principal: principal, Host: host}
-	innerRep := s.apis[key].handle(inner)
+	handle := s.apis[key].handle
+	var innerRep *Reply
+	if principal != "" { // a client's request: charged to its mutation quota
+		innerRep = s.mutationQuota(inner, handle)
+	}
+	if innerRep == nil {
+		innerRep = handle(inner)
+	}
 	rep := newReply()
 	go func() {
 		select {
@@ -181,6 +200,7 @@ func (s *Server) handleForward(req *Request) *Reply {
 		case <-req.Ctx.Done():
 			return
 		}
+		setThrottle(innerRep.resp, innerRep.throttle)
 		out := binary.BigEndian.AppendUint64(nil, uint64(s.deps.Metadata.Image().Offset))
 		var cut bool
 		if rep.raw, cut = appendResponse(out, innerRep.resp); cut {

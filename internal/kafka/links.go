@@ -146,7 +146,9 @@ func (s *Server) linkChange(ctx context.Context, r *link.AdminRequest) (link.Adm
 		body, _ := json.Marshal(r)
 		enc := binary.BigEndian.AppendUint16(nil, uint16(link.AdminAPIKey))
 		enc = binary.BigEndian.AppendUint16(enc, 0)
-		enc = kbin.AppendString(kbin.AppendString(enc, ""), "") // authorized here (see forward.go)
+		for range 3 { // no principal, host or client id: authorized here (see forward.go)
+			enc = kbin.AppendString(enc, "")
+		}
 		out, err := s.deps.Forward.Forward(ctx, append(enc, body...))
 		if err != nil {
 			return link.AdminResponse{}, -1, fmt.Errorf("%w: %v", kerr.NotController, err)

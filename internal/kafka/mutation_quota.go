@@ -10,12 +10,13 @@ package kafka
 // refuses gets its partitions back. The response carries the throttle
 // time and the connection is muted that long.
 //
-// Kafka charges the quota on the active controller, to the principal and
-// client id the forwarding broker passes on; weir charges it on the
-// broker that receives the request, before forwarding, so each broker
-// holds its own buckets.
+// As Kafka's, the quota is charged on the active controller, to the
+// principal and client id of the client, whichever broker it sent the
+// request to (forward.go): the active controller holds the cluster's
+// buckets.
 
 import (
+	"strings"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -36,8 +37,13 @@ func (s *Server) mutationQuota(req *Request, handle func(*Request) *Reply) *Repl
 	if !ok {
 		return nil
 	}
-	user, ok := s.quotaUser(req)
-	if !ok || !s.deps.ClientQuotas.Applies(quota.Mutation, user, req.ClientID) {
+	if s.deps.ClientQuotas == nil || strings.HasPrefix(req.ClientID, "__") {
+		return nil
+	}
+	// A forwarded request has no connection here: its principal is the
+	// client's, as the forwarding broker passed it on.
+	user := quota.UserOf(req.Principal)
+	if !s.deps.ClientQuotas.Applies(quota.Mutation, user, req.ClientID) {
 		return nil
 	}
 	strict := req.Version >= strictFrom
@@ -67,7 +73,7 @@ func (s *Server) mutationQuota(req *Request, handle func(*Request) *Reply) *Repl
 	}
 	rep := newReply()
 	rep.throttle = throttle
-	if throttle > 0 {
+	if throttle > 0 && req.conn != nil {
 		req.conn.mute(throttle)
 	}
 	go func() {

@@ -290,23 +290,20 @@ type api struct {
 	handle   func(*Request) *Reply
 }
 
-// dispatch runs the handler of a decoded request.
+// dispatch runs the handler of a decoded request, here or at the active
+// controller.
 func (s *Server) dispatch(req *Request) *Reply {
 	if req.Raw != nil {
 		return s.internal[req.Key](req)
 	}
-	if rep := s.mutationQuota(req, s.dispatchAPI); rep != nil {
-		return rep
-	}
-	return s.dispatchAPI(req)
-}
-
-// dispatchAPI runs req's handler here or at the active controller.
-func (s *Server) dispatchAPI(req *Request) *Reply {
 	if rep := s.maybeForward(req); rep != nil {
 		return rep
 	}
-	return s.apis[req.Key].handle(req)
+	handle := s.apis[req.Key].handle
+	if rep := s.mutationQuota(req, handle); rep != nil {
+		return rep
+	}
+	return handle(req)
 }
 
 // handleRaft passes another controller's Raft messages to the quorum. The

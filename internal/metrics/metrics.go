@@ -48,6 +48,26 @@
 //	weir_cluster_link_throttled_fetches_total{link,topic,partition} fetches held back by the link's
 //	                                                               link.fetcher.throttle.bytes.per.sec
 //
+//	weir_server_produce_byte_rate{user,client_id}                  Produce bytes per second of a client quota's
+//	                                                               sensor (Kafka's type=Produce byte-rate)
+//	weir_server_fetch_byte_rate{user,client_id}                    consumer Fetch response bytes per second
+//	                                                               (type=Fetch byte-rate)
+//	weir_server_request_request_time{user,client_id}               handler time in percent of one thread
+//	                                                               (type=Request request-time)
+//	weir_server_controller_mutation_mutation_rate{user,client_id}  partitions created or deleted per second
+//	                                                               (type=ControllerMutation mutation-rate)
+//	weir_server_<type>_throttle_time_ms_total{user,client_id}      throttle time given to the sensor's clients,
+//	                                                               for each of those four types
+//
+// A client quota's series exist while a quota applies to some client and
+// for an hour after its last request; user and client_id are the tags of
+// the quota that applies (empty for a part it does not depend on), as
+// Kafka's. Kafka's throttle-time is the average throttle of the requests
+// in its windows; weir gives the total, whose rate() is the throttle time
+// per second. The byte and mutation rates are measured over the quota's
+// windows (quota.window.num of quota.window.size.seconds). The mutation
+// quota is charged on the active controller only.
+//
 // The cluster link series of a partition exist while this broker leads it
 // as an active mirror; its counters start at 0 with each leadership.
 //
@@ -59,6 +79,7 @@ package metrics
 import (
 	"net/http"
 	"strconv"
+	"strings"
 	"sync/atomic"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -81,6 +102,34 @@ type Source interface {
 	// OpenSegmentFiles is how many segment files the broker's logs have
 	// open (at most log.open.files.max while none is in use).
 	OpenSegmentFiles() int
+	// ClientQuotas are the client quota sensors in use.
+	ClientQuotas() []ClientQuotaStatus
+}
+
+// ClientQuotaStatus is one client quota sensor: its type ("produce",
+// "fetch", "request" or "controller_mutation"), the user and client id it
+// is shared by, its rate (see the package comment) and the throttle time
+// it gave, in milliseconds.
+type ClientQuotaStatus struct {
+	Type, User, ClientID string
+	Rate                 float64
+	ThrottleMs           uint64
+}
+
+// quotaDescs are the rate and throttle time metrics of each client quota
+// type.
+var quotaDescs = map[string][2]*prometheus.Desc{}
+
+func init() {
+	for _, q := range []struct{ typ, kafka, rate string }{
+		{"produce", "Produce", "byte_rate"}, {"fetch", "Fetch", "byte_rate"},
+		{"request", "Request", "request_time"}, {"controller_mutation", "ControllerMutation", "mutation_rate"},
+	} {
+		quotaDescs[q.typ] = [2]*prometheus.Desc{
+			desc("server_"+q.typ+"_"+q.rate, "The client quota's measured rate, per user and client id of the quota (Kafka's kafka.server:type="+q.kafka+" "+strings.ReplaceAll(q.rate, "_", "-")+").", "user", "client_id"),
+			desc("server_"+q.typ+"_throttle_time_ms_total", "Throttle time the client quota gave, in total, per user and client id of the quota (Kafka's kafka.server:type="+q.kafka+" throttle-time is its average).", "user", "client_id"),
+		}
+	}
 }
 
 // LinkStatus is what a broker knows of cluster links.
@@ -280,6 +329,10 @@ func (c *collector) Describe(ch chan<- *prometheus.Desc) {
 		descSkippedRecords, descOpenSegments, descLinks, descMirrorTopics, descMirrorTopicState, descMirrorState, descMirrorLag, descMirrorLagMs, descMirrorBytes, descMirrorRecords, descMirrorErrors, descMirrorThrottled} {
 		ch <- d
 	}
+	for _, d := range quotaDescs {
+		ch <- d[0]
+		ch <- d[1]
+	}
 }
 
 func (c *collector) Collect(ch chan<- prometheus.Metric) {
@@ -342,6 +395,15 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 		ch <- prometheus.MustNewConstMetric(descMirrorRecords, prometheus.CounterValue, float64(m.Records), labels...)
 		ch <- prometheus.MustNewConstMetric(descMirrorErrors, prometheus.CounterValue, float64(m.Errors), labels...)
 		ch <- prometheus.MustNewConstMetric(descMirrorThrottled, prometheus.CounterValue, float64(m.Throttled), labels...)
+	}
+
+	for _, q := range c.src.ClientQuotas() {
+		d, ok := quotaDescs[q.Type]
+		if !ok {
+			continue
+		}
+		ch <- prometheus.MustNewConstMetric(d[0], prometheus.GaugeValue, q.Rate, q.User, q.ClientID)
+		ch <- prometheus.MustNewConstMetric(d[1], prometheus.CounterValue, float64(q.ThrottleMs), q.User, q.ClientID)
 	}
 
 	ctl := c.src.Controller()

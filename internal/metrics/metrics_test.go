@@ -12,11 +12,18 @@ import (
 )
 
 type fakeSource struct {
-	mu    sync.Mutex
-	reps  []ReplicaStatus
-	ctl   ControllerStatus
-	links LinkStatus
-	files int
+	mu     sync.Mutex
+	reps   []ReplicaStatus
+	ctl    ControllerStatus
+	links  LinkStatus
+	files  int
+	quotas []ClientQuotaStatus
+}
+
+func (f *fakeSource) ClientQuotas() []ClientQuotaStatus {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.quotas
 }
 
 func (f *fakeSource) OpenSegmentFiles() int {
@@ -256,6 +263,33 @@ weir_cluster_link_mirror_topic_count 2
 	if err := testutil.GatherAndCompare(New(src).Registry(), strings.NewReader(want), "weir_cluster_link_count",
 		"weir_cluster_link_fetch_errors_total", "weir_cluster_link_fetched_bytes_total", "weir_cluster_link_fetched_records_total",
 		"weir_cluster_link_mirror_partition_lag", "weir_cluster_link_mirror_partition_lag_ms", "weir_cluster_link_mirror_partition_state", "weir_cluster_link_mirror_topic_count", "weir_cluster_link_mirror_topic_state"); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestClientQuotaMetrics(t *testing.T) {
+	src := &fakeSource{quotas: []ClientQuotaStatus{
+		{Type: "produce", User: "alice", Rate: 1500, ThrottleMs: 250},
+		{Type: "controller_mutation", ClientID: "tool", Rate: 2.5, ThrottleMs: 4000},
+	}}
+	m := New(src)
+	want := `
+# HELP weir_server_controller_mutation_mutation_rate The client quota's measured rate, per user and client id of the quota (Kafka's kafka.server:type=ControllerMutation mutation-rate).
+# TYPE weir_server_controller_mutation_mutation_rate gauge
+weir_server_controller_mutation_mutation_rate{client_id="tool",user=""} 2.5
+# HELP weir_server_controller_mutation_throttle_time_ms_total Throttle time the client quota gave, in total, per user and client id of the quota (Kafka's kafka.server:type=ControllerMutation throttle-time is its average).
+# TYPE weir_server_controller_mutation_throttle_time_ms_total counter
+weir_server_controller_mutation_throttle_time_ms_total{client_id="tool",user=""} 4000
+# HELP weir_server_produce_byte_rate The client quota's measured rate, per user and client id of the quota (Kafka's kafka.server:type=Produce byte-rate).
+# TYPE weir_server_produce_byte_rate gauge
+weir_server_produce_byte_rate{client_id="",user="alice"} 1500
+# HELP weir_server_produce_throttle_time_ms_total Throttle time the client quota gave, in total, per user and client id of the quota (Kafka's kafka.server:type=Produce throttle-time is its average).
+# TYPE weir_server_produce_throttle_time_ms_total counter
+weir_server_produce_throttle_time_ms_total{client_id="",user="alice"} 250
+`
+	names := []string{"weir_server_controller_mutation_mutation_rate", "weir_server_controller_mutation_throttle_time_ms_total",
+		"weir_server_produce_byte_rate", "weir_server_produce_throttle_time_ms_total", "weir_server_fetch_byte_rate", "weir_server_request_request_time"}
+	if err := testutil.GatherAndCompare(m.Registry(), strings.NewReader(want), names...); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -49,10 +49,11 @@ type Clients struct {
 type Tags struct{ User, ClientID string }
 
 type sensor struct {
-	rate   *Rate
-	tokens float64 // the mutation token bucket
-	filled time.Time
-	used   time.Time
+	rate      *Rate
+	throttled time.Duration // throttle time given, in total
+	tokens    float64       // the mutation token bucket
+	filled    time.Time
+	used      time.Time
 }
 
 // sensorExpiry is how long an unused sensor is kept (Kafka's
@@ -175,7 +176,9 @@ func (c *Clients) Record(kind Kind, user, clientID string, n int64) time.Duratio
 	if kind == Request {
 		d = min(d, c.window)
 	}
-	return d.Round(time.Millisecond)
+	d = d.Round(time.Millisecond)
+	s.throttled += d
+	return d
 }
 
 // Unrecord takes back n recorded by Record (a throttled fetch whose data
@@ -235,12 +238,15 @@ func (c *Clients) Mutate(user, clientID string, n int, strict bool) (throttle ti
 	}
 	s.filled = now
 	below := func() time.Duration {
-		return time.Duration(-s.tokens / rate * float64(time.Second)).Round(time.Millisecond)
+		d := time.Duration(-s.tokens / rate * float64(time.Second)).Round(time.Millisecond)
+		s.throttled += d
+		return d
 	}
 	if strict && s.tokens < 0 {
 		return below(), true
 	}
 	s.tokens = min(burst, s.tokens-float64(n))
+	s.rate.Record(int64(n), now)
 	if !strict && s.tokens < 0 {
 		return below(), false
 	}
@@ -259,6 +265,7 @@ func (c *Clients) Refund(user, clientID string, n int) {
 	rate, s := c.limit(Mutation, user, clientID, now)
 	if s != nil {
 		s.tokens = min(rate*float64(c.samples)*c.window.Seconds(), s.tokens+float64(n))
+		s.rate.Record(-int64(n), now)
 	}
 }
 
@@ -273,4 +280,41 @@ func (c *Clients) Applies(kind Kind, user, clientID string) bool {
 	}
 	_, _, ok := Resolve(img.ClientQuotas, kind.Key(), user, clientID)
 	return ok
+}
+
+// Stat is one quota sensor's measure, as Kafka's client quota metrics
+// (kafka.server:type=Produce|Fetch|Request|ControllerMutation, with the
+// user and client-id tags of the quota that applies).
+type Stat struct {
+	Kind Kind
+	Tags
+	// Rate is bytes per second (Produce, Fetch), percent of one thread's
+	// time (Request) or partition mutations per second (Mutation), over
+	// the quota's windows.
+	Rate float64
+	// Throttled is the throttle time the sensor's clients were given, in
+	// total.
+	Throttled time.Duration
+}
+
+// Stats are the measures of every sensor in use: those of clients a
+// quota applies to, until unused for an hour.
+func (c *Clients) Stats() []Stat {
+	if c == nil {
+		return nil
+	}
+	now := c.Now()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var out []Stat
+	for kind, m := range c.sensors {
+		for tags, s := range m {
+			v := s.rate.Value(now)
+			if Kind(kind) == Request {
+				v /= float64(time.Second) / 100 // nanoseconds per second to percent
+			}
+			out = append(out, Stat{Kind: Kind(kind), Tags: tags, Rate: v, Throttled: s.throttled})
+		}
+	}
+	return out
 }

@@ -140,3 +140,39 @@ func TestMutationTokenBucket(t *testing.T) {
 		t.Fatal("bob refused")
 	}
 }
+
+// Stats report each sensor in use with the throttle time it gave, in
+// total, and its rate; a client no quota applies to has none.
+func TestStats(t *testing.T) {
+	c, _ := newTestClients(map[metadata.QuotaEntity]map[string]float64{
+		{User: metadata.Named("alice")}:  {"producer_byte_rate": 100},
+		{ClientID: metadata.DefaultName}: {"controller_mutation_rate": 10},
+	})
+	var produced time.Duration
+	for range 3 {
+		produced += c.Record(Produce, "alice", "app", 1000)
+	}
+	c.Record(Produce, "bob", "", 1000) // no quota
+	c.Mutate("bob", "tool", 130, true)
+	refused, _ := c.Mutate("bob", "tool", 1, true)
+	permissive, _ := c.Mutate("bob", "tool", 10, false)
+	c.Refund("bob", "tool", 10)
+	stats := c.Stats()
+	if len(stats) != 2 {
+		t.Fatalf("stats %+v: want alice's produce and tool's mutations", stats)
+	}
+	for _, st := range stats {
+		switch st.Kind {
+		case Produce:
+			if st.Tags != (Tags{"alice", ""}) || produced <= 0 || st.Throttled != produced || st.Rate <= 100 {
+				t.Errorf("produce %+v: want throttled %v and a rate over 100", st, produced)
+			}
+		case Mutation:
+			if st.Tags != (Tags{"", "tool"}) || refused <= 0 || permissive <= 0 || st.Throttled != refused+permissive || st.Rate <= 0 {
+				t.Errorf("mutation %+v: want throttled %v and a rate", st, refused+permissive)
+			}
+		default:
+			t.Errorf("unexpected %+v", st)
+		}
+	}
+}

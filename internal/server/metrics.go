@@ -108,6 +108,22 @@ func (m metricsSource) OpenSegmentFiles() int {
 	return m.s.logs.OpenFiles()
 }
 
+// ClientQuotas implements metrics.Source.
+func (m metricsSource) ClientQuotas() []metrics.ClientQuotaStatus {
+	stats := m.s.clientQuotas.Stats()
+	out := make([]metrics.ClientQuotaStatus, 0, len(stats))
+	for _, st := range stats {
+		out = append(out, metrics.ClientQuotaStatus{
+			Type:       [...]string{"produce", "fetch", "request", "controller_mutation"}[st.Kind],
+			User:       st.User,
+			ClientID:   st.ClientID,
+			Rate:       st.Rate,
+			ThrottleMs: uint64(st.Throttled.Milliseconds()),
+		})
+	}
+	return out
+}
+
 // Controller implements metrics.Source.
 func (m metricsSource) Controller() metrics.ControllerStatus {
 	s := m.s
