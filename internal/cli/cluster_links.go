@@ -189,10 +189,27 @@ func (c *connFlags) linkConnect(clientID string) (*linkClient, error) {
 
 // admin sends one call of the cluster link admin API to the first
 // bootstrap server that answers, and returns the answer, or its error
-// (with its Kafka error code's name) when it failed as a whole.
+// (with its Kafka error code's name) when it failed as a whole. A
+// retriable error (NOT_CONTROLLER while the controller moves, ...) is
+// retried until the command's time runs out, as Kafka's admin client
+// retries.
 func (l *linkClient) admin(ctx context.Context, req *link.AdminRequest) (*link.AdminResponse, error) {
-	return l.adminAt(ctx, l.bootstrap, req)
+	for {
+		resp, err := l.adminAt(ctx, l.bootstrap, req)
+		if resp == nil || resp.ErrorCode == 0 || !kerr.IsRetriable(kerr.ErrorForCode(resp.ErrorCode)) {
+			return resp, err
+		}
+		select {
+		case <-ctx.Done():
+			return resp, err
+		case <-time.After(adminRetryBackoff):
+		}
+	}
 }
+
+// adminRetryBackoff is the wait before a retriable admin call is sent
+// again (retry.backoff.ms's default).
+const adminRetryBackoff = 100 * time.Millisecond
 
 // adminAt is admin with the servers of bootstrap, each called within
 // request.timeout.ms.
