@@ -94,6 +94,18 @@ func (s *Server) handleDescribeAcls(req *Request) *Reply {
 	return done(resp)
 }
 
+// aclChangeRefused is why CreateAcls or DeleteAcls is refused as a whole
+// (0: not refused): no authorizer, or no ALTER on the cluster.
+func (s *Server) aclChangeRefused(req *Request) (int16, *string) {
+	switch {
+	case s.cfg.Authorizer == nil:
+		return kerr.SecurityDisabled.Code, kmsg.StringPtr("No Authorizer is configured.")
+	case !s.authorizedCluster(req, acl.OpAlter):
+		return kerr.ClusterAuthorizationFailed.Code, nil
+	}
+	return 0, nil
+}
+
 func (s *Server) handleCreateAcls(req *Request) *Reply {
 	r := req.Body.(*kmsg.CreateACLsRequest)
 	resp := respFor(req).(*kmsg.CreateACLsResponse)
@@ -105,11 +117,8 @@ func (s *Server) handleCreateAcls(req *Request) *Reply {
 		}
 		return done(resp)
 	}
-	switch {
-	case s.cfg.Authorizer == nil:
-		return fail(kerr.SecurityDisabled.Code, kmsg.StringPtr("No Authorizer is configured."))
-	case !s.authorizedCluster(req, acl.OpAlter):
-		return fail(kerr.ClusterAuthorizationFailed.Code, nil)
+	if code, msg := s.aclChangeRefused(req); code != 0 {
+		return fail(code, msg)
 	}
 	bindings := make([]acl.Binding, len(r.Creations))
 	for i, c := range r.Creations {
@@ -143,11 +152,8 @@ func (s *Server) handleDeleteAcls(req *Request) *Reply {
 		}
 		return done(resp)
 	}
-	switch {
-	case s.cfg.Authorizer == nil:
-		return fail(kerr.SecurityDisabled.Code, kmsg.StringPtr("No Authorizer is configured."))
-	case !s.authorizedCluster(req, acl.OpAlter):
-		return fail(kerr.ClusterAuthorizationFailed.Code, nil)
+	if code, msg := s.aclChangeRefused(req); code != 0 {
+		return fail(code, msg)
 	}
 	filters := make([]acl.Filter, len(r.Filters))
 	for i, f := range r.Filters {
