@@ -77,8 +77,10 @@ func TestDescribeQuorumSingleVoter(t *testing.T) {
 		}
 		epoch = p.LeaderEpoch
 		// The log holds at least the bootstrap records and the leader's
-		// LeaderChange; a single voter commits all it has.
-		if p.HighWatermark < 2 || (hw != 0 && p.HighWatermark != hw) {
+		// LeaderChange; a single voter commits all it has. The node keeps
+		// appending (its registration, heartbeats that change state), so
+		// the high watermark may only grow between the answers.
+		if p.HighWatermark < 2 || p.HighWatermark < hw {
 			t.Errorf("v%d: high watermark %d (earlier %d)", v, p.HighWatermark, hw)
 		}
 		hw = p.HighWatermark
@@ -86,8 +88,8 @@ func TestDescribeQuorumSingleVoter(t *testing.T) {
 			t.Fatalf("v%d: voters %+v, want one", v, p.CurrentVoters)
 		}
 		voter := p.CurrentVoters[0]
-		if voter.ReplicaID != 1 || voter.LogEndOffset != p.HighWatermark || voter.ReplicaDirectoryID != [16]byte{} {
-			t.Errorf("v%d: voter %+v, want node 1 at the high watermark %d with no directory id", v, voter, p.HighWatermark)
+		if voter.ReplicaID != 1 || voter.LogEndOffset < p.HighWatermark || voter.ReplicaDirectoryID != [16]byte{} {
+			t.Errorf("v%d: voter %+v, want node 1 at or past the high watermark %d with no directory id", v, voter, p.HighWatermark)
 		}
 		if v == 0 {
 			// Not in v0: the decoder leaves the defaults.
@@ -128,7 +130,7 @@ func TestDescribeQuorumSingleVoter(t *testing.T) {
 		time.Sleep(10 * time.Millisecond)
 		_, p = w.describeQuorum(2)
 	}
-	if p.HighWatermark <= hw || p.CurrentVoters[0].LogEndOffset != p.HighWatermark || p.LeaderEpoch != epoch {
+	if p.HighWatermark <= hw || p.CurrentVoters[0].LogEndOffset < p.HighWatermark || p.LeaderEpoch != epoch {
 		t.Errorf("after a commit: high watermark %d (was %d), voter end %d, epoch %d (was %d)",
 			p.HighWatermark, hw, p.CurrentVoters[0].LogEndOffset, p.LeaderEpoch, epoch)
 	}
