@@ -2,6 +2,7 @@ package log
 
 import (
 	"errors"
+	"io/fs"
 	"math"
 	"os"
 	"path/filepath"
@@ -10,14 +11,13 @@ import (
 	"weir/internal/record"
 )
 
-// load lists the directory, removes leftovers of interrupted operations,
-// opens the segments, recovers those from the recovery point on, and
-// rebuilds the producer state and epoch cache to match.
-func (l *Log) load(recoveryPoint, logStart int64) error {
-	ents, err := l.fs.ReadDir(l.dir)
-	if err != nil {
-		return err
-	}
+// load takes the directory's entries, removes leftovers of interrupted
+// operations, opens the segments, recovers those from the recovery point
+// on, and rebuilds the producer state and epoch cache to match. Without
+// segment files the log is one pending segment (newPendingSegment) at the
+// log start offset: nothing is created or read.
+func (l *Log) load(ents []fs.DirEntry, recoveryPoint, logStart int64) error {
+	var err error
 	var bases, swapped []int64
 	swapping := map[int64]bool{}
 	for _, de := range ents {
@@ -82,16 +82,13 @@ func (l *Log) load(recoveryPoint, logStart int64) error {
 		segs = append(segs, s)
 	}
 	if len(segs) == 0 {
-		base := max(logStart, 0)
-		s, err := openSegment(l.files, l.dir, base, now)
-		if err != nil {
-			return err
-		}
-		l.dirUnsynced.Store(true)
+		// Orphan indexes are removed above: no .txnindex is left at base.
+		s := newPendingSegment(l.files, l.dir, max(logStart, 0), now)
+		s.txns = &txnIndex{fs: l.fs, path: segmentPath(l.dir, s.base, FileTxnIndex), created: l.markDirUnsynced}
 		segs = []*segment{s}
 	}
 	l.setSegments(segs)
-	if l.epochs, err = loadEpochCache(l.fs, l.dir); err != nil {
+	if l.epochs, err = loadEpochCache(l.fs, l.dir, hasEntry(ents, epochCheckpointFile)); err != nil {
 		return err
 	}
 
@@ -107,6 +104,9 @@ func (l *Log) load(recoveryPoint, logStart int64) error {
 		break
 	}
 	for i, s := range segs {
+		if s.pending() {
+			continue // empty, its indexes too
+		}
 		nextBase := int64(math.MaxInt64)
 		if i+1 < len(segs) {
 			nextBase = segs[i+1].base
@@ -152,6 +152,15 @@ func (l *Log) load(recoveryPoint, logStart int64) error {
 	l.epochs.dropFromEnd(l.logEnd.Load())
 	// Opening removed nothing of the producer snapshots it listed.
 	return l.rebuildProducerState(l.logEnd.Load(), l.recoveryPoint.Load(), snapshotsIn(ents))
+}
+
+func hasEntry(ents []fs.DirEntry, name string) bool {
+	for _, de := range ents {
+		if de.Name() == name {
+			return true
+		}
+	}
+	return false
 }
 
 func contains(s []int64, v int64) bool {
