@@ -20,9 +20,16 @@ func (l *Log) load(ents []fs.DirEntry, recoveryPoint, logStart int64) error {
 	var err error
 	var bases, swapped []int64
 	swapping := map[int64]bool{}
+	// txns are the segments with a transaction index in the listing, which
+	// holds until a swap is finished (finishSwaps moves them).
+	txns := map[int64]bool{}
 	for _, de := range ents {
-		if f, ok := ParseFilename(de.Name()); ok && f.Type == FileLog && f.State == Swap {
+		f, ok := ParseFilename(de.Name())
+		if ok && f.Type == FileLog && f.State == Swap {
 			swapping[f.Offset] = true
+		}
+		if ok && f.Type == FileTxnIndex && f.State == Live {
+			txns[f.Offset] = true
 		}
 	}
 	for _, de := range ents {
@@ -111,7 +118,8 @@ func (l *Log) load(ents []fs.DirEntry, recoveryPoint, logStart int64) error {
 		if i+1 < len(segs) {
 			nextBase = segs[i+1].base
 		}
-		if err := l.loadIndexes(s, i >= recoverFrom, nextBase, cfg.IndexIntervalBytes); err != nil {
+		mayHaveTxns := len(swapping) > 0 || txns[s.base]
+		if err := l.loadIndexes(s, i >= recoverFrom, nextBase, cfg.IndexIntervalBytes, mayHaveTxns); err != nil {
 			return err
 		}
 	}
@@ -172,7 +180,9 @@ func contains(s []int64, v int64) bool {
 	return false
 }
 
-func (l *Log) loadIndexes(s *segment, recovering bool, nextBase int64, interval int64) error {
+// loadIndexes opens a segment's indexes; its transaction index only when
+// mayHaveTxns (the directory's listing shows one).
+func (l *Log) loadIndexes(s *segment, recovering bool, nextBase int64, interval int64, mayHaveTxns bool) error {
 	var ok1, ok2 bool
 	var err error
 	if s.index, ok1, err = loadOffsetIndex(l.files, segmentPath(l.dir, s.base, FileIndex), s.base, s.size.Load()); err != nil {
@@ -181,7 +191,9 @@ func (l *Log) loadIndexes(s *segment, recovering bool, nextBase int64, interval 
 	if s.timeIndex, ok2, err = loadTimeIndex(l.files, segmentPath(l.dir, s.base, FileTimeIndex), s.base, nextBase); err != nil {
 		return err
 	}
-	if s.txns, err = loadTxnIndex(l.fs, segmentPath(l.dir, s.base, FileTxnIndex)); err != nil {
+	if !mayHaveTxns {
+		s.txns = &txnIndex{fs: l.fs, path: segmentPath(l.dir, s.base, FileTxnIndex)}
+	} else if s.txns, err = loadTxnIndex(l.fs, segmentPath(l.dir, s.base, FileTxnIndex)); err != nil {
 		return err
 	}
 	s.txns.created = l.markDirUnsynced
