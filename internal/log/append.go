@@ -242,12 +242,12 @@ func (l *Log) newEmptySegment(base int64) *segment {
 
 // materializeLocked creates the files of a pending segment (.log, .index
 // and .timeindex, as Kafka lays out a segment), before anything is written
-// to it; when one cannot be created, those created are removed and the
-// segment stays pending. A .log holding data already is someone else's:
+// to it, or those of them missing (an index a crash lost); when one cannot
+// be created, those created are removed and the segment stays pending. A .log holding data already is someone else's:
 // it is kept and the write refused. The directory is fsynced by the next
 // flush.
 func (l *Log) materializeLocked(s *segment) error {
-	if !s.pending() {
+	if !s.pending() && !s.index.file.Pending() && !s.timeIndex.file.Pending() {
 		return nil
 	}
 	if s.clearTxns {
@@ -259,14 +259,16 @@ func (l *Log) materializeLocked(s *segment) error {
 	// The .log first: its indexes are not truncated (O_TRUNC) when it
 	// turns out to be someone else's.
 	files := []*SegmentFile{s.file, s.index.file, s.timeIndex.file}
-	for i, f := range files {
+	var made []*SegmentFile
+	for _, f := range files {
 		created, err := f.materialize()
 		if created {
 			l.dirUnsynced.Store(true)
+			made = append(made, f)
 		}
 		if err != nil {
 			errs := []error{fmt.Errorf("log %s: creating segment %d: %w", l.tp, s.base, err)}
-			for _, g := range files[:i] {
+			for _, g := range made {
 				errs = append(errs, g.unmaterialize())
 			}
 			return errors.Join(errs...)

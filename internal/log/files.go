@@ -117,6 +117,12 @@ func (c *FileCache) adopt(path string, f vfs.File) *SegmentFile {
 	return h
 }
 
+// closedFile is a SegmentFile for path, an existing file, not opened
+// until used.
+func (c *FileCache) closedFile(path string) *SegmentFile {
+	return &SegmentFile{c: c, path: path}
+}
+
 // pendingFile is a SegmentFile for path, which is created on its first
 // write (see SegmentFile); until then it costs no system call.
 func (c *FileCache) pendingFile(path string, createFlag int) *SegmentFile {

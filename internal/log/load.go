@@ -6,6 +6,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 
 	"weir/internal/record"
@@ -119,6 +120,14 @@ func (l *Log) load(ents []fs.DirEntry, recoveryPoint, logStart int64) error {
 			nextBase = segs[i+1].base
 		}
 		mayHaveTxns := len(swapping) > 0 || txns[s.base]
+		if i >= recoverFrom && len(swapping) == 0 {
+			// Recovery rebuilds the indexes: they are not read, and
+			// opened only if they must change (see indexesToRebuild).
+			if err := l.indexesToRebuild(s, ents, mayHaveTxns); err != nil {
+				return err
+			}
+			continue
+		}
 		if err := l.loadIndexes(s, i >= recoverFrom, nextBase, cfg.IndexIntervalBytes, mayHaveTxns); err != nil {
 			return err
 		}
@@ -178,6 +187,52 @@ func contains(s []int64, v int64) bool {
 		}
 	}
 	return false
+}
+
+// indexesToRebuild gives a segment that recovery will scan its indexes
+// without reading them: an index file in the listing ents is known by its
+// length (one lstat) and opened when recovery changes it, one missing is
+// pending (created by the segment's next write, see materializeLocked).
+func (l *Log) indexesToRebuild(s *segment, ents []fs.DirEntry, mayHaveTxns bool) error {
+	lengthOf := func(t FileType) (int64, bool, error) {
+		name := filepath.Base(segmentPath(l.dir, s.base, t))
+		i := slices.IndexFunc(ents, func(de fs.DirEntry) bool { return de.Name() == name })
+		if i < 0 {
+			return 0, false, nil
+		}
+		info, err := ents[i].Info()
+		if os.IsNotExist(err) {
+			return 0, false, nil
+		}
+		if err != nil {
+			return 0, false, err
+		}
+		return info.Size(), true, nil
+	}
+	index := func(t FileType) (*SegmentFile, int64, error) {
+		path := segmentPath(l.dir, s.base, t)
+		n, ok, err := lengthOf(t)
+		if err != nil || !ok {
+			return l.files.pendingFile(path, os.O_TRUNC), 0, err
+		}
+		return l.files.closedFile(path), n, nil
+	}
+	f, n, err := index(FileIndex)
+	if err != nil {
+		return err
+	}
+	s.index = &offsetIndex{file: f, base: s.base, fileLen: n}
+	if f, n, err = index(FileTimeIndex); err != nil {
+		return err
+	}
+	s.timeIndex = &timeIndex{file: f, base: s.base, fileLen: n}
+	if !mayHaveTxns {
+		s.txns = &txnIndex{fs: l.fs, path: segmentPath(l.dir, s.base, FileTxnIndex)}
+	} else if s.txns, err = loadTxnIndex(l.fs, segmentPath(l.dir, s.base, FileTxnIndex)); err != nil {
+		return err
+	}
+	s.txns.created = l.markDirUnsynced
+	return nil
 }
 
 // loadIndexes opens a segment's indexes; its transaction index only when

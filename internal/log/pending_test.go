@@ -332,3 +332,53 @@ func TestFirstAppendCrash(t *testing.T) {
 		})
 	}
 }
+
+// Opening a log after a clean close reads only what it must: the index
+// files of the segment recovery scans are neither opened nor truncated
+// (they are empty, as rebuilt), and no transaction index is asked for. An
+// index a crash lost is created again by the next write, not by opening.
+func TestOpenTouchesNoIndexToRebuild(t *testing.T) {
+	e := newEnv(t)
+	l := e.open(smallConfig())
+	b := valueBatch(t, 1, 20, e.clock.Ms())
+	mustAppend(t, l, b)
+	o := e.opts()
+	o.RecoveryPoint, o.LogStartOffset, o.HighWatermark = l.LogEndOffset(), 0, l.LogEndOffset()
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
+	}
+	var touched []string
+	e.inject.Set(vfstest.InjectorFunc(func(op vfstest.Op) error {
+		switch filepath.Ext(op.Path) {
+		case ".index", ".timeindex", ".txnindex":
+			touched = append(touched, op.Kind.String()+" "+filepath.Base(op.Path))
+		}
+		return nil
+	}))
+	l = e.openWith(smallConfig(), o)
+	e.inject.Set(nil)
+	if len(touched) > 0 {
+		t.Fatalf("opening touched %v", touched)
+	}
+	checkEveryOffset(t, l, []record.Batch{b})
+	l.Close()
+
+	for _, ty := range []FileType{FileIndex, FileTimeIndex} {
+		if err := e.fs.Remove(segmentPath(e.dir, 0, ty)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	l = e.openWith(smallConfig(), o)
+	if got, want := segmentFileNames(t, e.fs, e.dir), []string{filepath.Base(segmentPath(e.dir, 0, FileLog))}; fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("opening created %v", got)
+	}
+	b2 := valueBatch(t, 1, 20, e.clock.Ms())
+	mustAppend(t, l, b2)
+	if got, want := segmentFileNames(t, e.fs, e.dir), kafkaSegmentFiles(0); fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("after an append: %v, want %v", got, want)
+	}
+	segmentFilesConsistent(t, e.fs, l)
+	l = e.reopen(l)
+	checkEveryOffset(t, l, []record.Batch{b, b2})
+	l.Close()
+}
