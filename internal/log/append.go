@@ -161,6 +161,9 @@ func (l *Log) appendLocked(b record.Batch) error {
 			return err
 		}
 	}
+	if err := l.materializeLocked(seg); err != nil {
+		return err
+	}
 	// The epoch goes first: failing after the data was written would
 	// leave a batch in the segment that the log end does not include.
 	if err := l.epochs.assign(b.LeaderEpoch(), b.BaseOffset()); err != nil {
@@ -226,39 +229,51 @@ func (l *Log) Roll() error {
 	return err
 }
 
-// newEmptySegment creates the files of a new, empty segment at base. On
-// failure nothing of it stays open or on disk (the next open would take
-// a leftover .log for the last segment).
-func (l *Log) newEmptySegment(base int64) (*segment, error) {
-	s, err := openSegment(l.files, l.dir, base, l.nowMs())
-	if err != nil {
-		return nil, err
-	}
-	if s.size.Load() != 0 {
-		s.close() // someone else's data: keep it
-		return nil, fmt.Errorf("log %s: new segment %d is not empty", l.tp, base)
-	}
-	l.dirUnsynced.Store(true)
-	if err := l.initEmptySegment(s); err != nil {
-		l.removeSegmentFiles(s)
-		return nil, err
-	}
-	return s, nil
+// newEmptySegment is a new, empty segment at base whose files are
+// created by its first write (materializeLocked). Its transaction index
+// is new too: a leftover one describes batches that are gone, and is
+// removed when the segment is created.
+func (l *Log) newEmptySegment(base int64) *segment {
+	s := newPendingSegment(l.files, l.dir, base, l.nowMs())
+	s.txns = &txnIndex{fs: l.fs, path: segmentPath(l.dir, base, FileTxnIndex), created: l.markDirUnsynced}
+	s.clearTxns = true
+	return s
 }
 
-func (l *Log) initEmptySegment(s *segment) error {
-	var err error
-	if s.index, _, err = loadOffsetIndex(l.files, segmentPath(l.dir, s.base, FileIndex), s.base, 0); err != nil {
-		return err
+// materializeLocked creates the files of a pending segment (.log, .index
+// and .timeindex, as Kafka lays out a segment), before anything is written
+// to it, or those of them missing (an index a crash lost); when one cannot
+// be created, those created are removed and the segment stays pending. A .log holding data already is someone else's:
+// it is kept and the write refused. The directory is fsynced by the next
+// flush.
+func (l *Log) materializeLocked(s *segment) error {
+	if !s.pending() && !s.index.file.Pending() && !s.timeIndex.file.Pending() {
+		return nil
 	}
-	if s.timeIndex, _, err = loadTimeIndex(l.files, segmentPath(l.dir, s.base, FileTimeIndex), s.base, s.base); err != nil {
-		return err
+	if s.clearTxns {
+		if err := l.fs.Remove(s.txns.path); err != nil && !os.IsNotExist(err) {
+			return err
+		}
+		s.clearTxns = false
 	}
-	// A leftover transaction index describes batches that are gone.
-	if err := l.fs.Remove(segmentPath(l.dir, s.base, FileTxnIndex)); err != nil && !os.IsNotExist(err) {
-		return err
+	// The .log first: its indexes are not truncated (O_TRUNC) when it
+	// turns out to be someone else's.
+	files := []*SegmentFile{s.file, s.index.file, s.timeIndex.file}
+	var made []*SegmentFile
+	for _, f := range files {
+		created, err := f.materialize()
+		if created {
+			l.dirUnsynced.Store(true)
+			made = append(made, f)
+		}
+		if err != nil {
+			errs := []error{fmt.Errorf("log %s: creating segment %d: %w", l.tp, s.base, err)}
+			for _, g := range made {
+				errs = append(errs, g.unmaterialize())
+			}
+			return errors.Join(errs...)
+		}
 	}
-	s.txns = &txnIndex{fs: l.fs, path: segmentPath(l.dir, s.base, FileTxnIndex), created: l.markDirUnsynced}
 	return nil
 }
 
@@ -266,6 +281,11 @@ func (l *Log) rollLocked(base int64) (*segment, error) {
 	old := l.active()
 	if base < l.logEnd.Load() {
 		base = l.logEnd.Load()
+	}
+	// An empty segment rolled (offsets past its index's reach) stays in
+	// the log as Kafka keeps it: with its files.
+	if err := l.materializeLocked(old); err != nil {
+		return nil, err
 	}
 	// The old segment's data must be durable before the new segment's
 	// file can be: the snapshot below syncs the directory, and a crash
@@ -284,10 +304,7 @@ func (l *Log) rollLocked(base int64) (*segment, error) {
 	if err := old.txns.sync(); err != nil {
 		return nil, err
 	}
-	s, err := l.newEmptySegment(base)
-	if err != nil {
-		return nil, err
-	}
+	s := l.newEmptySegment(base)
 	// The producer snapshot at the roll offset bounds replay after a crash.
 	snap := l.producers.clone()
 	snap.mapEnd = l.logEnd.Load()

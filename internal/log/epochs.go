@@ -18,8 +18,13 @@ type epochCache struct {
 	stale bool
 }
 
-func loadEpochCache(fsys vfs.FS, dir string) (*epochCache, error) {
+// loadEpochCache reads dir's leader-epoch-checkpoint; exists is false
+// when the caller's listing of dir has none, and nothing is read.
+func loadEpochCache(fsys vfs.FS, dir string, exists bool) (*epochCache, error) {
 	c := &epochCache{fs: fsys, path: filepath.Join(dir, epochCheckpointFile)}
+	if !exists {
+		return c, nil
+	}
 	ents, err := readEpochCheckpoint(fsys, c.path)
 	if err != nil {
 		return nil, err

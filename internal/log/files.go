@@ -4,11 +4,14 @@ import (
 	"container/list"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 	"syscall"
+	"time"
 
 	"weir/internal/vfs"
 )
@@ -71,12 +74,19 @@ var errFileClosed = fmt.Errorf("log: segment file closed: %w", os.ErrClosed)
 
 // A SegmentFile is one file of a segment under a FileCache: its methods
 // open it when it is not open. Close ends it for good.
+//
+// A pending SegmentFile does not exist on disk yet (the files of a new,
+// empty segment): it reads as empty, syncs and renames as nothing, and is
+// created by its first write or extending truncation, with createFlag
+// added to O_CREATE|O_RDWR.
 type SegmentFile struct {
 	c *FileCache
 
-	// mu serializes opening and renaming; path is guarded by it.
-	mu   sync.Mutex
-	path string
+	// mu serializes opening, creating and renaming; path is guarded by it.
+	mu         sync.Mutex
+	path       string
+	pending    atomic.Bool // set only at construction; cleared under mu
+	createFlag int
 
 	// Guarded by c.mu.
 	f      vfs.File      // nil when not open
@@ -106,6 +116,112 @@ func (c *FileCache) adopt(path string, f vfs.File) *SegmentFile {
 	closeFiles(victims)
 	return h
 }
+
+// closedFile is a SegmentFile for path, an existing file, not opened
+// until used.
+func (c *FileCache) closedFile(path string) *SegmentFile {
+	return &SegmentFile{c: c, path: path}
+}
+
+// pendingFile is a SegmentFile for path, which is created on its first
+// write (see SegmentFile); until then it costs no system call.
+func (c *FileCache) pendingFile(path string, createFlag int) *SegmentFile {
+	h := &SegmentFile{c: c, path: path, createFlag: createFlag}
+	h.pending.Store(true)
+	return h
+}
+
+// errNotEmpty is the error of creating a segment file whose name holds
+// data already: it is not the new segment's to overwrite.
+var errNotEmpty = errors.New("exists and is not empty")
+
+// materialize creates a pending file on disk and puts it under the cache,
+// idle. created reports that this call created it. With O_EXCL in
+// createFlag, an existing file is taken only when it is empty.
+func (h *SegmentFile) materialize() (created bool, err error) {
+	if !h.pending.Load() {
+		return false, nil
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if !h.pending.Load() {
+		return false, nil
+	}
+	c := h.c
+	f, err := c.openFile(h.path, os.O_CREATE|os.O_RDWR|h.createFlag, 0o644)
+	if errors.Is(err, fs.ErrExist) && h.createFlag&os.O_EXCL != 0 {
+		if f, err = c.openFile(h.path, os.O_RDWR, 0); err == nil {
+			var st fs.FileInfo
+			if st, err = f.Stat(); err == nil && st.Size() != 0 {
+				err = fmt.Errorf("log: new segment file %s: %w", h.path, errNotEmpty)
+			}
+			if err != nil {
+				f.Close()
+			}
+		}
+	}
+	if err != nil {
+		return false, err
+	}
+	c.mu.Lock()
+	if h.closed {
+		c.mu.Unlock()
+		f.Close()
+		return false, errFileClosed
+	}
+	h.f = f
+	c.open++
+	h.elem = c.idle.PushBack(h)
+	victims := c.evictLocked()
+	c.mu.Unlock()
+	h.pending.Store(false)
+	closeFiles(victims)
+	return true, nil
+}
+
+// unmaterialize undoes materialize: it closes and removes the file,
+// which is pending again. Only for a file nothing has used since.
+func (h *SegmentFile) unmaterialize() error {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.pending.Load() {
+		return nil
+	}
+	c := h.c
+	c.mu.Lock()
+	var f vfs.File
+	if h.f != nil {
+		if h.elem != nil {
+			c.idle.Remove(h.elem)
+			h.elem = nil
+		}
+		f, h.f = h.f, nil
+		c.open--
+	}
+	h.pending.Store(true)
+	c.mu.Unlock()
+	var errs []error
+	if f != nil {
+		errs = append(errs, f.Close())
+	}
+	if err := c.fs.Remove(h.path); err != nil && !os.IsNotExist(err) {
+		errs = append(errs, err)
+	}
+	return errors.Join(errs...)
+}
+
+// Pending reports whether the file has not been created on disk yet.
+func (h *SegmentFile) Pending() bool { return h.pending.Load() }
+
+// pendingInfo describes a pending file: empty.
+type pendingInfo struct{ name string }
+
+func (i pendingInfo) Name() string       { return filepath.Base(i.name) }
+func (i pendingInfo) Size() int64        { return 0 }
+func (i pendingInfo) Mode() fs.FileMode  { return 0o644 }
+func (i pendingInfo) ModTime() time.Time { return time.Time{} }
+func (i pendingInfo) IsDir() bool        { return false }
+func (i pendingInfo) Sys() any           { return nil }
 
 // openFile opens path. When the process is out of file descriptors
 // (EMFILE, ENFILE) it closes idle files, a quarter of the open ones at a
@@ -227,16 +343,23 @@ func (h *SegmentFile) release() {
 }
 
 // Pin returns the open file (an *os.File on the real filesystem, so the
-// caller may use sendfile), which stays open until release is called.
+// caller may use sendfile), which stays open until release is called. A
+// pending file has nothing to send: Pin fails with io.EOF.
 func (h *SegmentFile) Pin() (f vfs.File, release func(), err error) {
+	if h.pending.Load() {
+		return nil, nil, fmt.Errorf("log: segment file %s not created yet: %w", h.Name(), io.EOF)
+	}
 	if f, err = h.acquire(); err != nil {
 		return nil, nil, err
 	}
 	return f, h.release, nil
 }
 
-// ReadAt reads as vfs.File's ReadAt.
+// ReadAt reads as vfs.File's ReadAt; a pending file is empty.
 func (h *SegmentFile) ReadAt(p []byte, off int64) (int, error) {
+	if h.pending.Load() {
+		return 0, io.EOF
+	}
 	f, err := h.acquire()
 	if err != nil {
 		return 0, err
@@ -245,8 +368,11 @@ func (h *SegmentFile) ReadAt(p []byte, off int64) (int, error) {
 	return f.ReadAt(p, off)
 }
 
-// WriteAt writes as vfs.File's WriteAt.
+// WriteAt writes as vfs.File's WriteAt, creating a pending file.
 func (h *SegmentFile) WriteAt(p []byte, off int64) (int, error) {
+	if _, err := h.materialize(); err != nil {
+		return 0, err
+	}
 	f, err := h.acquire()
 	if err != nil {
 		return 0, err
@@ -255,8 +381,15 @@ func (h *SegmentFile) WriteAt(p []byte, off int64) (int, error) {
 	return f.WriteAt(p, off)
 }
 
-// Truncate cuts or extends the file to size.
+// Truncate cuts or extends the file to size. A pending file is created
+// only when extended.
 func (h *SegmentFile) Truncate(size int64) error {
+	if h.pending.Load() && size == 0 {
+		return nil
+	}
+	if _, err := h.materialize(); err != nil {
+		return err
+	}
 	f, err := h.acquire()
 	if err != nil {
 		return err
@@ -266,8 +399,12 @@ func (h *SegmentFile) Truncate(size int64) error {
 }
 
 // Sync fsyncs the file. Data written through a descriptor closed since
-// is in the same inode's page cache, so this makes it durable too.
+// is in the same inode's page cache, so this makes it durable too. A
+// pending file has nothing to sync.
 func (h *SegmentFile) Sync() error {
+	if h.pending.Load() {
+		return nil
+	}
 	f, err := h.acquire()
 	if err != nil {
 		return err
@@ -276,8 +413,12 @@ func (h *SegmentFile) Sync() error {
 	return f.Sync()
 }
 
-// Stat describes the file.
+// Stat describes the file; a pending file is empty, with no
+// modification time.
 func (h *SegmentFile) Stat() (fs.FileInfo, error) {
+	if h.pending.Load() {
+		return pendingInfo{h.Name()}, nil
+	}
 	f, err := h.acquire()
 	if err != nil {
 		return nil, err
@@ -293,10 +434,14 @@ func (h *SegmentFile) Name() string {
 	return h.path
 }
 
-// rename moves the file to path.
+// rename moves the file to path (a pending file only changes its path).
 func (h *SegmentFile) rename(path string) error {
 	h.mu.Lock()
 	defer h.mu.Unlock()
+	if h.pending.Load() {
+		h.path = path
+		return nil
+	}
 	if err := h.c.fs.Rename(h.path, path); err != nil {
 		return err
 	}

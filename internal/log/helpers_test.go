@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"math"
 	"math/rand"
+	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -352,6 +353,18 @@ func segmentFilesConsistent(t testing.TB, fsys vfs.FS, l *Log) {
 	t.Helper()
 	for _, s := range l.segments() {
 		data, err := vfs.ReadFile(fsys, segmentPath(l.dir, s.base, FileLog))
+		if s.pending() {
+			// Not created yet: empty, and no file of it on disk.
+			if s.size.Load() != 0 || !os.IsNotExist(err) {
+				t.Fatalf("pending segment %d: size %d, reading its file: %v", s.base, s.size.Load(), err)
+			}
+			for _, ty := range []FileType{FileIndex, FileTimeIndex, FileTxnIndex} {
+				if _, err := fsys.Stat(segmentPath(l.dir, s.base, ty)); !os.IsNotExist(err) {
+					t.Fatalf("pending segment %d has a %v file: %v", s.base, ty, err)
+				}
+			}
+			continue
+		}
 		if err != nil {
 			t.Fatal(err)
 		}

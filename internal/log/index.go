@@ -45,13 +45,18 @@ type offsetIndex struct {
 	base int64
 	mu   sync.RWMutex
 	ents []offsetEntry
+	// fileLen is the file's length as last read or written, so that a
+	// truncation to that length (recovery resetting an empty index) makes
+	// no system call.
+	fileLen int64
 }
 
 type timeIndex struct {
-	file *SegmentFile
-	base int64
-	mu   sync.RWMutex
-	ents []timeEntry
+	file    *SegmentFile
+	base    int64
+	mu      sync.RWMutex
+	ents    []timeEntry
+	fileLen int64 // as offsetIndex's
 }
 
 func openIndexFile(fsys vfs.FS, path string) (vfs.File, []byte, error) {
@@ -97,7 +102,7 @@ func loadOffsetIndex(files *FileCache, path string, base int64, logSize int64) (
 	if err != nil {
 		return nil, false, err
 	}
-	idx := &offsetIndex{file: f, base: base}
+	idx := &offsetIndex{file: f, base: base, fileLen: int64(len(buf))}
 	if len(buf)%offsetEntrySize != 0 {
 		return idx, false, nil
 	}
@@ -122,9 +127,12 @@ func (x *offsetIndex) append(lastOffset int64, pos int64) error {
 	if n := len(x.ents); n > 0 && e.rel <= x.ents[n-1].rel {
 		return fmt.Errorf("index %s: offset %d not above last entry", x.file.Name(), lastOffset)
 	}
-	if _, err := x.file.WriteAt(buf[:], int64(len(x.ents))*offsetEntrySize); err != nil {
+	at := int64(len(x.ents)) * offsetEntrySize
+	if _, err := x.file.WriteAt(buf[:], at); err != nil {
+		x.fileLen = -1 // unknown after a failed write
 		return err
 	}
+	x.fileLen = grownTo(x.fileLen, at+offsetEntrySize)
 	x.ents = append(x.ents, e)
 	return nil
 }
@@ -177,7 +185,30 @@ func (x *offsetIndex) truncateTo(pos int64) error {
 	defer x.mu.Unlock()
 	i := sort.Search(len(x.ents), func(i int) bool { return int64(x.ents[i].pos) >= pos })
 	x.ents = x.ents[:i]
-	return x.file.Truncate(int64(i) * offsetEntrySize)
+	return truncateIndexFile(x.file, &x.fileLen, int64(i)*offsetEntrySize)
+}
+
+// grownTo is an index file's length after a write ending at end (-1:
+// unknown stays unknown).
+func grownTo(fileLen, end int64) int64 {
+	if fileLen < 0 {
+		return -1
+	}
+	return max(fileLen, end)
+}
+
+// truncateIndexFile cuts an index file to n bytes unless *fileLen says
+// it has that length already.
+func truncateIndexFile(f *SegmentFile, fileLen *int64, n int64) error {
+	if *fileLen == n {
+		return nil
+	}
+	if err := f.Truncate(n); err != nil {
+		*fileLen = -1
+		return err
+	}
+	*fileLen = n
+	return nil
 }
 
 func (x *offsetIndex) reset() error { return x.truncateTo(0) }
@@ -187,7 +218,7 @@ func loadTimeIndex(files *FileCache, path string, base, nextOffset int64) (*time
 	if err != nil {
 		return nil, false, err
 	}
-	idx := &timeIndex{file: f, base: base}
+	idx := &timeIndex{file: f, base: base, fileLen: int64(len(buf))}
 	if len(buf)%timeEntrySize != 0 {
 		return idx, false, nil
 	}
@@ -213,9 +244,12 @@ func (x *timeIndex) maybeAppend(ts, offset int64) error {
 	var buf [timeEntrySize]byte
 	binary.BigEndian.PutUint64(buf[:], uint64(e.ts))
 	binary.BigEndian.PutUint32(buf[8:], uint32(e.rel))
-	if _, err := x.file.WriteAt(buf[:], int64(len(x.ents))*timeEntrySize); err != nil {
+	at := int64(len(x.ents)) * timeEntrySize
+	if _, err := x.file.WriteAt(buf[:], at); err != nil {
+		x.fileLen = -1
 		return err
 	}
+	x.fileLen = grownTo(x.fileLen, at+timeEntrySize)
 	x.ents = append(x.ents, e)
 	return nil
 }
@@ -248,5 +282,5 @@ func (x *timeIndex) truncateTo(offset int64) error {
 	rel := offset - x.base
 	i := sort.Search(len(x.ents), func(i int) bool { return int64(x.ents[i].rel) >= rel })
 	x.ents = x.ents[:i]
-	return x.file.Truncate(int64(i) * timeEntrySize)
+	return truncateIndexFile(x.file, &x.fileLen, int64(i)*timeEntrySize)
 }

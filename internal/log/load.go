@@ -2,27 +2,35 @@ package log
 
 import (
 	"errors"
+	"io/fs"
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 
 	"weir/internal/record"
 )
 
-// load lists the directory, removes leftovers of interrupted operations,
-// opens the segments, recovers those from the recovery point on, and
-// rebuilds the producer state and epoch cache to match.
-func (l *Log) load(recoveryPoint, logStart int64) error {
-	ents, err := l.fs.ReadDir(l.dir)
-	if err != nil {
-		return err
-	}
+// load takes the directory's entries, removes leftovers of interrupted
+// operations, opens the segments, recovers those from the recovery point
+// on, and rebuilds the producer state and epoch cache to match. Without
+// segment files the log is one pending segment (newPendingSegment) at the
+// log start offset: nothing is created or read.
+func (l *Log) load(ents []fs.DirEntry, recoveryPoint, logStart int64) error {
+	var err error
 	var bases, swapped []int64
 	swapping := map[int64]bool{}
+	// txns are the segments with a transaction index in the listing, which
+	// holds until a swap is finished (finishSwaps moves them).
+	txns := map[int64]bool{}
 	for _, de := range ents {
-		if f, ok := ParseFilename(de.Name()); ok && f.Type == FileLog && f.State == Swap {
+		f, ok := ParseFilename(de.Name())
+		if ok && f.Type == FileLog && f.State == Swap {
 			swapping[f.Offset] = true
+		}
+		if ok && f.Type == FileTxnIndex && f.State == Live {
+			txns[f.Offset] = true
 		}
 	}
 	for _, de := range ents {
@@ -82,16 +90,13 @@ func (l *Log) load(recoveryPoint, logStart int64) error {
 		segs = append(segs, s)
 	}
 	if len(segs) == 0 {
-		base := max(logStart, 0)
-		s, err := openSegment(l.files, l.dir, base, now)
-		if err != nil {
-			return err
-		}
-		l.dirUnsynced.Store(true)
+		// Orphan indexes are removed above: no .txnindex is left at base.
+		s := newPendingSegment(l.files, l.dir, max(logStart, 0), now)
+		s.txns = &txnIndex{fs: l.fs, path: segmentPath(l.dir, s.base, FileTxnIndex), created: l.markDirUnsynced}
 		segs = []*segment{s}
 	}
 	l.setSegments(segs)
-	if l.epochs, err = loadEpochCache(l.fs, l.dir); err != nil {
+	if l.epochs, err = loadEpochCache(l.fs, l.dir, hasEntry(ents, epochCheckpointFile)); err != nil {
 		return err
 	}
 
@@ -107,11 +112,23 @@ func (l *Log) load(recoveryPoint, logStart int64) error {
 		break
 	}
 	for i, s := range segs {
+		if s.pending() {
+			continue // empty, its indexes too
+		}
 		nextBase := int64(math.MaxInt64)
 		if i+1 < len(segs) {
 			nextBase = segs[i+1].base
 		}
-		if err := l.loadIndexes(s, i >= recoverFrom, nextBase, cfg.IndexIntervalBytes); err != nil {
+		mayHaveTxns := len(swapping) > 0 || txns[s.base]
+		if i >= recoverFrom && len(swapping) == 0 {
+			// Recovery rebuilds the indexes: they are not read, and
+			// opened only if they must change (see indexesToRebuild).
+			if err := l.indexesToRebuild(s, ents, mayHaveTxns); err != nil {
+				return err
+			}
+			continue
+		}
+		if err := l.loadIndexes(s, i >= recoverFrom, nextBase, cfg.IndexIntervalBytes, mayHaveTxns); err != nil {
 			return err
 		}
 	}
@@ -154,6 +171,15 @@ func (l *Log) load(recoveryPoint, logStart int64) error {
 	return l.rebuildProducerState(l.logEnd.Load(), l.recoveryPoint.Load(), snapshotsIn(ents))
 }
 
+func hasEntry(ents []fs.DirEntry, name string) bool {
+	for _, de := range ents {
+		if de.Name() == name {
+			return true
+		}
+	}
+	return false
+}
+
 func contains(s []int64, v int64) bool {
 	for _, x := range s {
 		if x == v {
@@ -163,7 +189,55 @@ func contains(s []int64, v int64) bool {
 	return false
 }
 
-func (l *Log) loadIndexes(s *segment, recovering bool, nextBase int64, interval int64) error {
+// indexesToRebuild gives a segment that recovery will scan its indexes
+// without reading them: an index file in the listing ents is known by its
+// length (one lstat) and opened when recovery changes it, one missing is
+// pending (created by the segment's next write, see materializeLocked).
+func (l *Log) indexesToRebuild(s *segment, ents []fs.DirEntry, mayHaveTxns bool) error {
+	lengthOf := func(t FileType) (int64, bool, error) {
+		name := filepath.Base(segmentPath(l.dir, s.base, t))
+		i := slices.IndexFunc(ents, func(de fs.DirEntry) bool { return de.Name() == name })
+		if i < 0 {
+			return 0, false, nil
+		}
+		info, err := ents[i].Info()
+		if os.IsNotExist(err) {
+			return 0, false, nil
+		}
+		if err != nil {
+			return 0, false, err
+		}
+		return info.Size(), true, nil
+	}
+	index := func(t FileType) (*SegmentFile, int64, error) {
+		path := segmentPath(l.dir, s.base, t)
+		n, ok, err := lengthOf(t)
+		if err != nil || !ok {
+			return l.files.pendingFile(path, os.O_TRUNC), 0, err
+		}
+		return l.files.closedFile(path), n, nil
+	}
+	f, n, err := index(FileIndex)
+	if err != nil {
+		return err
+	}
+	s.index = &offsetIndex{file: f, base: s.base, fileLen: n}
+	if f, n, err = index(FileTimeIndex); err != nil {
+		return err
+	}
+	s.timeIndex = &timeIndex{file: f, base: s.base, fileLen: n}
+	if !mayHaveTxns {
+		s.txns = &txnIndex{fs: l.fs, path: segmentPath(l.dir, s.base, FileTxnIndex)}
+	} else if s.txns, err = loadTxnIndex(l.fs, segmentPath(l.dir, s.base, FileTxnIndex)); err != nil {
+		return err
+	}
+	s.txns.created = l.markDirUnsynced
+	return nil
+}
+
+// loadIndexes opens a segment's indexes; its transaction index only when
+// mayHaveTxns (the directory's listing shows one).
+func (l *Log) loadIndexes(s *segment, recovering bool, nextBase int64, interval int64, mayHaveTxns bool) error {
 	var ok1, ok2 bool
 	var err error
 	if s.index, ok1, err = loadOffsetIndex(l.files, segmentPath(l.dir, s.base, FileIndex), s.base, s.size.Load()); err != nil {
@@ -172,7 +246,9 @@ func (l *Log) loadIndexes(s *segment, recovering bool, nextBase int64, interval 
 	if s.timeIndex, ok2, err = loadTimeIndex(l.files, segmentPath(l.dir, s.base, FileTimeIndex), s.base, nextBase); err != nil {
 		return err
 	}
-	if s.txns, err = loadTxnIndex(l.fs, segmentPath(l.dir, s.base, FileTxnIndex)); err != nil {
+	if !mayHaveTxns {
+		s.txns = &txnIndex{fs: l.fs, path: segmentPath(l.dir, s.base, FileTxnIndex)}
+	} else if s.txns, err = loadTxnIndex(l.fs, segmentPath(l.dir, s.base, FileTxnIndex)); err != nil {
 		return err
 	}
 	s.txns.created = l.markDirUnsynced

@@ -143,10 +143,13 @@ type Log struct {
 	flushMu sync.Mutex // one fsync at a time; waiters find their data already flushed
 }
 
-// Open opens or creates the log in dir, recovering any unflushed tail.
+// Open opens or creates the log in dir, recovering any unflushed tail. A
+// directory without segment files (a new log never written, or one a crash
+// left so) opens as an empty log at the log start offset, creating nothing.
 func Open(dir string, tp TopicPartition, cfg Config, opts Options) (*Log, error) {
 	l := newLog(dir, tp, cfg, opts)
-	if _, err := l.fs.Stat(dir); os.IsNotExist(err) {
+	ents, err := l.fs.ReadDir(dir)
+	if os.IsNotExist(err) {
 		// A new partition directory is durable once its parent says so.
 		if err := l.fs.MkdirAll(dir, 0o755); err != nil {
 			return nil, err
@@ -154,8 +157,12 @@ func Open(dir string, tp TopicPartition, cfg Config, opts Options) (*Log, error)
 		if err := l.fs.SyncDir(filepath.Dir(dir)); err != nil {
 			return nil, err
 		}
+		ents, err = nil, nil
 	}
-	if err := l.load(opts.RecoveryPoint, opts.LogStartOffset); err != nil {
+	if err != nil {
+		return nil, err
+	}
+	if err := l.load(ents, opts.RecoveryPoint, opts.LogStartOffset); err != nil {
 		l.closeFiles()
 		return nil, fmt.Errorf("log %s: %w", tp, err)
 	}
@@ -167,19 +174,19 @@ func Open(dir string, tp TopicPartition, cfg Config, opts Options) (*Log, error)
 
 // createNew makes the empty log of a partition in dir, a directory the
 // caller has just made and that holds nothing else: unlike Open it reads
-// nothing. Its files are not fsynced (dirUnsynced is set).
-func createNew(dir string, tp TopicPartition, cfg Config, opts Options) (*Log, error) {
+// nothing, and it creates no file: its first segment's are created by its
+// first write. The directory is not fsynced (dirUnsynced is set).
+func createNew(dir string, tp TopicPartition, cfg Config, opts Options) *Log {
 	l := newLog(dir, tp, cfg, opts)
-	s, err := l.newEmptySegment(0)
-	if err != nil {
-		return nil, fmt.Errorf("log %s: %w", tp, err)
-	}
+	s := l.newEmptySegment(0)
+	s.clearTxns = false // a new directory holds none
+	l.dirUnsynced.Store(true)
 	l.setSegments([]*segment{s})
 	l.epochs = &epochCache{fs: l.fs, path: filepath.Join(dir, epochCheckpointFile)}
 	l.producers = newProducerState()
 	l.updateLSOLocked()
 	l.lastFlush.Store(l.nowMs())
-	return l, nil
+	return l
 }
 
 // newLog is a log of dir with opts' defaults filled in, before loading.

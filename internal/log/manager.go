@@ -375,13 +375,14 @@ func parallel(n, workers int, fn func(i int)) {
 	wg.Wait()
 }
 
-// create makes tp's directory, partition.metadata and log files in root;
-// the caller fsyncs root. Nothing in the new directory is fsynced: the
-// log's first flush fsyncs the directory (the log is marked dirUnsynced),
-// and until then a crash may leave it without some of its files, which
-// opening recreates (an empty segment) and the partition manager repairs
-// (partition.metadata, from the metadata image; see WriteTopicID), as
-// nothing was acknowledged as durable in it.
+// create makes tp's directory and partition.metadata in root; the caller
+// fsyncs root. The log's segment files are created by its first write
+// (see createNew). Nothing in the new directory is fsynced: the log's
+// first flush fsyncs the directory (the log is marked dirUnsynced), and
+// until then a crash may leave it without some of its files: opening
+// takes a directory without segment files for an empty log, and the
+// partition manager repairs partition.metadata (from the metadata image;
+// see WriteTopicID), as nothing was acknowledged as durable in it.
 func (m *Manager) create(root string, tp TopicPartition, topicID [16]byte, cfg Config) (*Log, error) {
 	dir := filepath.Join(root, tp.String())
 	if err := m.opts.FS.MkdirAll(dir, 0o755); err != nil {
@@ -390,7 +391,7 @@ func (m *Manager) create(root string, tp TopicPartition, topicID [16]byte, cfg C
 	if err := writePartitionMetadata(m.opts.FS, dir, topicID, false); err != nil {
 		return nil, err
 	}
-	return createNew(dir, tp, cfg, m.opts)
+	return createNew(dir, tp, cfg, m.opts), nil
 }
 
 // partition.metadata is Kafka's: "version: 0" and "topic_id: <base64 id>".

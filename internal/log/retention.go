@@ -88,6 +88,9 @@ func (l *Log) largestTimestamp(s *segment) int64 {
 	if err != nil {
 		return l.nowMs()
 	}
+	if s.pending() {
+		return s.created // no file yet
+	}
 	return st.ModTime().UnixMilli()
 }
 

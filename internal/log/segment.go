@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"sync/atomic"
 
 	"weir/internal/record"
@@ -30,6 +31,9 @@ type segment struct {
 	maxTSOffset     int64 // last offset of the batch holding maxTimestamp
 	firstTimestamp  int64 // first batch's max timestamp, for time-based rolls; -1 when empty
 	created         int64 // ms, for time-based rolls of segments without timestamps
+	// clearTxns: a leftover .txnindex at base is removed when the pending
+	// segment's files are created (see materializeLocked).
+	clearTxns bool
 }
 
 // openSegment opens (creating if needed) the segment at base. It does not
@@ -47,6 +51,22 @@ func openSegment(files *FileCache, dir string, base int64, now int64) (*segment,
 	s.size.Store(st.Size())
 	return s, nil
 }
+
+// newPendingSegment is an empty segment at base whose files are not
+// created yet: the log creates them before its first write (see
+// Log.materializeLocked), so a log never written costs no segment file.
+func newPendingSegment(files *FileCache, dir string, base int64, now int64) *segment {
+	return &segment{
+		base:       base,
+		file:       files.pendingFile(segmentPath(dir, base, FileLog), os.O_EXCL),
+		index:      &offsetIndex{file: files.pendingFile(segmentPath(dir, base, FileIndex), os.O_TRUNC), base: base},
+		timeIndex:  &timeIndex{file: files.pendingFile(segmentPath(dir, base, FileTimeIndex), os.O_TRUNC), base: base},
+		nextOffset: base, maxTimestamp: -1, maxTSOffset: -1, firstTimestamp: -1, created: now,
+	}
+}
+
+// pending reports whether the segment's .log is not created yet.
+func (s *segment) pending() bool { return s.file.Pending() }
 
 // header reads the fixed batch header at pos. io.EOF means pos is the end.
 func (s *segment) header(pos int64, buf *[record.HeaderSize]byte) (record.Batch, error) {

@@ -98,10 +98,7 @@ func (l *Log) truncateFullyLocked(offset int64) error {
 	for _, s := range l.segments() {
 		l.deleteSegmentLater(s)
 	}
-	s, err := l.newEmptySegment(offset)
-	if err != nil {
-		return err
-	}
+	s := l.newEmptySegment(offset)
 	l.setSegments([]*segment{s})
 	l.logEnd.Store(offset)
 	l.logStart.Store(offset)
@@ -135,6 +132,7 @@ func (l *Log) deleteSegmentLater(s *segment) {
 // returning the errors (a missing file is none).
 func (l *Log) renameSegment(s *segment, st FileState) []error {
 	var errs []error
+	pending := s.pending()
 	for _, t := range segmentTypes {
 		to := statePath(l.dir, s.base, t, st)
 		var err error
@@ -146,6 +144,9 @@ func (l *Log) renameSegment(s *segment, st FileState) []error {
 		case FileTimeIndex:
 			err = s.timeIndex.file.rename(to)
 		default:
+			if pending {
+				continue // created with the segment's .log, if at all
+			}
 			err = l.fs.Rename(segmentPath(l.dir, s.base, t), to)
 		}
 		if err != nil && !os.IsNotExist(err) {
@@ -160,6 +161,9 @@ func (l *Log) renameSegment(s *segment, st FileState) []error {
 // new segment (after a truncation, or a compaction swap) may own them.
 func (l *Log) removeDeletedFiles(s *segment) {
 	s.close()
+	if s.pending() {
+		return // never created
+	}
 	for _, t := range segmentTypes {
 		p := statePath(l.dir, s.base, t, Deleted)
 		if err := l.fs.Remove(p); err != nil && !os.IsNotExist(err) {
@@ -170,6 +174,9 @@ func (l *Log) removeDeletedFiles(s *segment) {
 
 func (l *Log) removeSegmentFiles(s *segment) {
 	s.close()
+	if s.pending() {
+		return // never created
+	}
 	for _, t := range segmentTypes {
 		for _, q := range []string{segmentPath(l.dir, s.base, t), statePath(l.dir, s.base, t, Deleted)} {
 			if err := l.fs.Remove(q); err != nil && !os.IsNotExist(err) {

@@ -11,6 +11,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"syscall"
 )
 
 // File is an open file.
@@ -45,19 +46,38 @@ var OS FS = osFS{}
 
 type osFS struct{}
 
+// openFile is os.OpenFile for regular files, which are never polled:
+// os.OpenFile offers every descriptor to the network poller, which
+// refuses a regular file after four fcntl calls and an epoll_ctl; a
+// descriptor from os.NewFile costs one fcntl. Such a file behaves as one
+// os.OpenFile returns (blocking reads and writes). (os.Open spares a
+// directory the poller already.)
+func openFile(name string, flag int, perm fs.FileMode) (*os.File, error) {
+	for {
+		fd, err := syscall.Open(name, flag|syscall.O_CLOEXEC, uint32(perm.Perm()))
+		if err == nil {
+			return os.NewFile(uintptr(fd), name), nil
+		}
+		if err != syscall.EINTR {
+			return nil, &fs.PathError{Op: "open", Path: name, Err: err}
+		}
+	}
+}
+
 func (osFS) OpenFile(name string, flag int, perm fs.FileMode) (File, error) {
-	f, err := os.OpenFile(name, flag, perm)
+	f, err := openFile(name, flag, perm)
 	if err != nil {
 		return nil, err
 	}
 	return f, nil
 }
-func (osFS) Remove(name string) error                   { return os.Remove(name) }
-func (osFS) RemoveAll(name string) error                { return os.RemoveAll(name) }
-func (osFS) Rename(o, n string) error                   { return os.Rename(o, n) }
-func (osFS) MkdirAll(p string, perm fs.FileMode) error  { return os.MkdirAll(p, perm) }
+func (osFS) Remove(name string) error                  { return os.Remove(name) }
+func (osFS) RemoveAll(name string) error               { return os.RemoveAll(name) }
+func (osFS) Rename(o, n string) error                  { return os.Rename(o, n) }
+func (osFS) MkdirAll(p string, perm fs.FileMode) error { return os.MkdirAll(p, perm) }
+func (osFS) Stat(name string) (fs.FileInfo, error)     { return os.Stat(name) }
+
 func (osFS) ReadDir(name string) ([]fs.DirEntry, error) { return os.ReadDir(name) }
-func (osFS) Stat(name string) (fs.FileInfo, error)      { return os.Stat(name) }
 func (osFS) SyncDir(dir string) error {
 	d, err := os.Open(filepath.Clean(dir))
 	if err != nil {
