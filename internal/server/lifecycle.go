@@ -234,7 +234,7 @@ func (l *lifecycle) heartbeat(ctx context.Context, wantShutdown bool) (*kmsg.Bro
 	}
 	var resp *kmsg.BrokerHeartbeatResponse
 	if c == nil {
-		if resp, err = l.s.controller.BrokerHeartbeat(req, time.Now()); err != nil {
+		if resp, err = l.s.controller.BrokerHeartbeat(req, time.Now); err != nil {
 			return nil, err
 		}
 	} else {
