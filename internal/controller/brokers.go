@@ -11,7 +11,8 @@ package controller
 //     whose metadata has caught up with its registration is unfenced; a
 //     broker that asks to shut down enters controlled shutdown, its
 //     leaderships move away, and once it leads nothing it is told to shut
-//     down (and fenced). A stale epoch is STALE_BROKER_EPOCH.
+//     down (and fenced); it is not unfenced again before it registers
+//     anew. A stale epoch is STALE_BROKER_EPOCH.
 //   - A controller that is not the active one answers all of these
 //     NOT_CONTROLLER before looking at its image, which may lag the log
 //     (a restarted former leader still replaying it): a STALE_BROKER_EPOCH
@@ -196,7 +197,10 @@ func (c *Controller) brokerHeartbeat(img *metadata.Image, req *kmsg.BrokerHeartb
 			recs = append(recs, change)
 		}
 		elect = away
-	case b.Fenced && !req.WantFence && caughtUp:
+	case b.Fenced && !req.WantFence && caughtUp && !b.InControlledShutdown:
+		// A broker that entered controlled shutdown stays fenced until it
+		// registers again, whatever its heartbeats ask (as Kafka's
+		// CONTROLLED_SHUTDOWN state): it is stopping.
 		recs = append(recs, &metadata.UnfenceBrokerRecord{Id: b.ID, Epoch: b.Epoch})
 		elect = c.electOffline
 	case !b.Fenced && req.WantFence:
