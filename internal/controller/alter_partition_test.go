@@ -26,7 +26,7 @@ func (h *harness) fence(id int32) {
 	h.t.Helper()
 	hb := kmsg.NewPtrBrokerHeartbeatRequest()
 	hb.BrokerID, hb.BrokerEpoch, hb.WantFence = id, h.epochs[id], true
-	if _, err := h.c.BrokerHeartbeat(hb, testNow); err != nil {
+	if _, err := h.c.BrokerHeartbeat(hb, at(testNow)); err != nil {
 		h.t.Fatal(err)
 	}
 }

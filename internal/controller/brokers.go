@@ -11,7 +11,8 @@ package controller
 //     whose metadata has caught up with its registration is unfenced; a
 //     broker that asks to shut down enters controlled shutdown, its
 //     leaderships move away, and once it leads nothing it is told to shut
-//     down (and fenced). A stale epoch is STALE_BROKER_EPOCH.
+//     down (and fenced); it is not unfenced again before it registers
+//     anew. A stale epoch is STALE_BROKER_EPOCH.
 //   - A controller that is not the active one answers all of these
 //     NOT_CONTROLLER before looking at its image, which may lag the log
 //     (a restarted former leader still replaying it): a STALE_BROKER_EPOCH
@@ -29,8 +30,14 @@ package controller
 // passed while another controller heard their heartbeats. A heartbeat
 // renews its session when it arrives, before it waits for the
 // controller's lock (as Kafka's controller tracks heartbeats outside its
-// event queue): a controller busy committing must not fence the brokers
-// whose heartbeats queue behind the commit.
+// event queue), and again when it is answered: a controller busy
+// committing must not fence the brokers whose heartbeats queue behind the
+// commit. A broker sends its next heartbeat only once this one is
+// answered, so while a heartbeat waits (behind another commit, or for its
+// own: unfencing a broker that leads 100,000 partitions commits 100,000
+// leader changes) its session does not run out, and it counts from the
+// answer: otherwise a commit longer than the session fences the broker
+// it just unfenced.
 
 import (
 	"slices"
@@ -129,17 +136,44 @@ func (c *Controller) registerBroker(img *metadata.Image, req *kmsg.BrokerRegistr
 	return res, nil
 }
 
-// BrokerHeartbeat handles a heartbeat and returns the broker's state.
-func (c *Controller) BrokerHeartbeat(req *kmsg.BrokerHeartbeatRequest, now time.Time) (*kmsg.BrokerHeartbeatResponse, error) {
+// BrokerHeartbeat handles a heartbeat and returns the broker's state; now
+// tells the time, read when the heartbeat arrives and when it is
+// answered (see the file comment).
+func (c *Controller) BrokerHeartbeat(req *kmsg.BrokerHeartbeatRequest, now func() time.Time) (*kmsg.BrokerHeartbeatResponse, error) {
+	arrived := now()
 	if b := c.Image().Brokers[req.BrokerID]; b != nil && b.Epoch == req.BrokerEpoch && c.requireActive() == nil {
-		c.touch(b.ID, b.Epoch, now)
+		c.touch(b.ID, b.Epoch, arrived)
 	}
+	key := brokerEpoch{req.BrokerID, req.BrokerEpoch}
+	c.waitingHeartbeat(key, 1)
+	defer c.waitingHeartbeat(key, -1)
 	return run(c, func(img *metadata.Image) (result[*kmsg.BrokerHeartbeatResponse], error) {
 		if b := img.Brokers[req.BrokerID]; b != nil && b.Epoch == req.BrokerEpoch {
-			c.touch(b.ID, b.Epoch, now)
+			c.touch(b.ID, b.Epoch, arrived)
 		}
-		return c.brokerHeartbeat(img, req)
+		res, err := c.brokerHeartbeat(img, req)
+		// Answered (after its own commit): the session counts from here.
+		res.after = func() { c.touch(key.id, key.epoch, now()) }
+		return res, err
 	})
+}
+
+// brokerEpoch is a broker's registration.
+type brokerEpoch struct {
+	id    int32
+	epoch int64
+}
+
+// waitingHeartbeat counts the heartbeats of a registration that arrived
+// and are not answered yet.
+func (c *Controller) waitingHeartbeat(key brokerEpoch, delta int) {
+	c.smu.Lock()
+	defer c.smu.Unlock()
+	if n := c.waiting[key] + delta; n > 0 {
+		c.waiting[key] = n
+	} else {
+		delete(c.waiting, key)
+	}
 }
 
 // brokerHeartbeat builds BrokerHeartbeat. A broker shutting down that
@@ -163,7 +197,10 @@ func (c *Controller) brokerHeartbeat(img *metadata.Image, req *kmsg.BrokerHeartb
 			recs = append(recs, change)
 		}
 		elect = away
-	case b.Fenced && !req.WantFence && caughtUp:
+	case b.Fenced && !req.WantFence && caughtUp && !b.InControlledShutdown:
+		// A broker that entered controlled shutdown stays fenced until it
+		// registers again, whatever its heartbeats ask (as Kafka's
+		// CONTROLLED_SHUTDOWN state): it is stopping.
 		recs = append(recs, &metadata.UnfenceBrokerRecord{Id: b.ID, Epoch: b.Epoch})
 		elect = c.electOffline
 	case !b.Fenced && req.WantFence:
@@ -207,7 +244,8 @@ func (c *Controller) FenceStaleBrokers(now time.Time) ([]int32, error) {
 }
 
 // staleBrokers returns the unfenced brokers of img whose sessions ran out
-// by now, and starts a full session for those not heard from in this term.
+// by now and that have no heartbeat waiting for an answer, and starts a
+// full session for those not heard from in this term.
 func (c *Controller) staleBrokers(img *metadata.Image, now time.Time) []int32 {
 	c.smu.Lock()
 	defer c.smu.Unlock()
@@ -215,7 +253,7 @@ func (c *Controller) staleBrokers(img *metadata.Image, now time.Time) []int32 {
 	var stale []int32
 	for _, id := range sortedBrokerIDs(img) {
 		b := img.Brokers[id]
-		if b.Fenced {
+		if b.Fenced || c.waiting[brokerEpoch{id, b.Epoch}] > 0 {
 			continue
 		}
 		s, ok := sessions[id]
@@ -309,15 +347,18 @@ func (c *Controller) session(broker int32) (session, bool) {
 	return s, ok
 }
 
-// NextSessionDeadline is when the next session of an unfenced broker runs
-// out (zero: none is kept): the active controller checks for stale
-// brokers then, as well as on its timer.
+// NextSessionDeadline is when the next session of an unfenced broker
+// without a heartbeat waiting runs out (zero: none is kept): the active
+// controller checks for stale brokers then, as well as on its timer.
 func (c *Controller) NextSessionDeadline() time.Time {
 	img := c.Image()
 	c.smu.Lock()
 	defer c.smu.Unlock()
 	var next time.Time
 	for id, s := range c.sessionsLocked() {
+		if c.waiting[brokerEpoch{id, s.epoch}] > 0 {
+			continue
+		}
 		if b := img.Brokers[id]; b != nil && !b.Fenced && b.Epoch == s.epoch && (next.IsZero() || s.deadline.Before(next)) {
 			next = s.deadline
 		}

@@ -3,6 +3,7 @@ package controller
 import (
 	"errors"
 	"slices"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -11,6 +12,7 @@ import (
 
 	"weir/internal/metadata"
 	"weir/internal/quorum"
+	"weir/internal/testwait"
 )
 
 func partitionsOf(h *harness, topic string) []*metadata.Partition {
@@ -28,7 +30,7 @@ func TestFenceStaleBrokersMovesLeadershipAndShrinksISR(t *testing.T) {
 	for _, id := range []int32{1, 2} {
 		hb := kmsg.NewPtrBrokerHeartbeatRequest()
 		hb.BrokerID, hb.BrokerEpoch, hb.CurrentMetadataOffset = id, h.epochs[id], 1<<40
-		if _, err := h.c.BrokerHeartbeat(hb, later); err != nil {
+		if _, err := h.c.BrokerHeartbeat(hb, at(later)); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -57,7 +59,7 @@ func TestFencedSoleReplicaGoesOfflineAndReturns(t *testing.T) {
 	h.mustCreate(manualReq("solo", []int32{2}))
 	hb := kmsg.NewPtrBrokerHeartbeatRequest()
 	hb.BrokerID, hb.BrokerEpoch, hb.WantFence = 2, h.epochs[2], true
-	if resp, err := h.c.BrokerHeartbeat(hb, testNow); err != nil || !resp.IsFenced {
+	if resp, err := h.c.BrokerHeartbeat(hb, at(testNow)); err != nil || !resp.IsFenced {
 		t.Fatalf("fencing heartbeat: %+v, %v", resp, err)
 	}
 	p := partitionsOf(h, "solo")[0]
@@ -99,13 +101,43 @@ func TestControlledShutdownMovesLeadersFirst(t *testing.T) {
 	}
 }
 
+// A broker told to shut down stays fenced: a heartbeat that does not ask
+// to shut down (one of its regular ones, sent while the shutdown was under
+// way) must not unfence it and move every leadership back to it just
+// before it stops (at 100,000 partitions a clean shutdown committed
+// 100,000 leader changes twice more).
+func TestShutDownBrokerIsNotUnfencedAgain(t *testing.T) {
+	h := newCluster(t, 1, nil)
+	h.mustCreate(manualReq("solo", []int32{1}, []int32{1}))
+	if resp := h.heartbeat(1, h.epochs[1], true); !resp.ShouldShutdown || !resp.IsFenced {
+		t.Fatalf("shutdown heartbeat: %+v", resp)
+	}
+	batches := len(h.q.batches)
+	if resp := h.heartbeat(1, h.epochs[1], false); !resp.IsFenced {
+		t.Fatalf("a regular heartbeat after the shutdown unfenced the broker: %+v", resp)
+	}
+	if recs := h.q.recordsSince(batches); len(recs) != 0 {
+		t.Fatalf("a regular heartbeat after the shutdown committed %d records", len(recs))
+	}
+	for _, p := range partitionsOf(h, "solo") {
+		if p.Leader != -1 {
+			t.Errorf("partition %d led by %d after the shutdown", p.ID, p.Leader)
+		}
+	}
+	// Registered again, it is unfenced as usual.
+	h.addBroker(1, false)
+	if b := h.c.Image().Brokers[1]; b.Fenced || b.InControlledShutdown {
+		t.Fatalf("broker registered again: %+v", b)
+	}
+}
+
 func TestSeveralBrokersFencedAtOnce(t *testing.T) {
 	h := newCluster(t, 3, nil)
 	h.mustCreate(manualReq("m", []int32{1, 2, 3}))
 	h.c.FenceStaleBrokers(testNow)
 	hb := kmsg.NewPtrBrokerHeartbeatRequest()
 	hb.BrokerID, hb.BrokerEpoch, hb.CurrentMetadataOffset = 3, h.epochs[3], 1<<40
-	if _, err := h.c.BrokerHeartbeat(hb, testNow.Add(h.c.sessionTimeout()/2)); err != nil {
+	if _, err := h.c.BrokerHeartbeat(hb, at(testNow.Add(h.c.sessionTimeout()/2))); err != nil {
 		t.Fatal(err)
 	}
 	fenced, err := h.c.FenceStaleBrokers(testNow.Add(h.c.sessionTimeout()))
@@ -128,16 +160,16 @@ func TestInactiveControllerAnswersBrokersNotController(t *testing.T) {
 	h.q.inactive = true
 	hb := kmsg.NewPtrBrokerHeartbeatRequest()
 	hb.BrokerID, hb.BrokerEpoch, hb.CurrentMetadataOffset = 1, h.epochs[1], 1<<40
-	if _, err := h.c.BrokerHeartbeat(hb, testNow); !errors.Is(err, quorum.ErrNotLeader) {
+	if _, err := h.c.BrokerHeartbeat(hb, at(testNow)); !errors.Is(err, quorum.ErrNotLeader) {
 		t.Errorf("heartbeat with the current epoch: %v, want NOT_CONTROLLER", err)
 	}
 	// An epoch this controller has not applied yet.
 	hb.BrokerEpoch = h.q.end + 10
-	if _, err := h.c.BrokerHeartbeat(hb, testNow); !errors.Is(err, quorum.ErrNotLeader) {
+	if _, err := h.c.BrokerHeartbeat(hb, at(testNow)); !errors.Is(err, quorum.ErrNotLeader) {
 		t.Errorf("heartbeat with an epoch beyond this image: %v, want NOT_CONTROLLER", err)
 	}
 	hb.BrokerID = 7
-	if _, err := h.c.BrokerHeartbeat(hb, testNow); !errors.Is(err, quorum.ErrNotLeader) {
+	if _, err := h.c.BrokerHeartbeat(hb, at(testNow)); !errors.Is(err, quorum.ErrNotLeader) {
 		t.Errorf("heartbeat of a broker this image lacks: %v, want NOT_CONTROLLER", err)
 	}
 	if _, err := h.c.AllocateProducerIDs(7, h.q.end+10); !errors.Is(err, quorum.ErrNotLeader) {
@@ -153,11 +185,11 @@ func TestInactiveControllerAnswersBrokersNotController(t *testing.T) {
 	// Active again: the same requests are answered from the image.
 	h.q.inactive = false
 	hb.BrokerID, hb.BrokerEpoch = 1, h.epochs[1]
-	if _, err := h.c.BrokerHeartbeat(hb, testNow); err != nil {
+	if _, err := h.c.BrokerHeartbeat(hb, at(testNow)); err != nil {
 		t.Errorf("heartbeat at the active controller: %v", err)
 	}
 	hb.BrokerID = 7
-	if _, err := h.c.BrokerHeartbeat(hb, testNow); !errors.Is(err, kerr.StaleBrokerEpoch) {
+	if _, err := h.c.BrokerHeartbeat(hb, at(testNow)); !errors.Is(err, kerr.StaleBrokerEpoch) {
 		t.Errorf("heartbeat of an unknown broker at the active controller: %v", err)
 	}
 }
@@ -202,7 +234,7 @@ func TestSessionsOfAnEarlierTermAreForgotten(t *testing.T) {
 	for _, id := range []int32{2, 3} {
 		hb := kmsg.NewPtrBrokerHeartbeatRequest()
 		hb.BrokerID, hb.BrokerEpoch, hb.CurrentMetadataOffset = id, h.epochs[id], 1<<40
-		if _, err := h.c.BrokerHeartbeat(hb, back.Add(time.Second)); err != nil {
+		if _, err := h.c.BrokerHeartbeat(hb, at(back.Add(time.Second))); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -235,7 +267,7 @@ func TestHeartbeatsQueuedBehindTheControllerKeepTheirSessions(t *testing.T) {
 		go func() {
 			hb := kmsg.NewPtrBrokerHeartbeatRequest()
 			hb.BrokerID, hb.BrokerEpoch, hb.CurrentMetadataOffset = id, h.epochs[id], 1<<40
-			_, err := h.c.BrokerHeartbeat(hb, arrived)
+			_, err := h.c.BrokerHeartbeat(hb, at(arrived))
 			errs <- err
 		}()
 	}
@@ -266,6 +298,99 @@ func TestHeartbeatsQueuedBehindTheControllerKeepTheirSessions(t *testing.T) {
 	}
 }
 
+// Unfencing a broker that leads many partitions commits a leader change
+// for each; a commit that outlasts the session must not let the broker's
+// session run out under it: the broker could send no heartbeat while this
+// one waited for its answer, so its session counts from the answer (at a
+// 100,000-partition restart the broker was fenced again just after it was
+// unfenced).
+func TestUnfencingCommitLongerThanTheSessionKeepsTheBroker(t *testing.T) {
+	h := newCluster(t, 1, nil)
+	h.mustCreate(manualReq("solo", []int32{1}, []int32{1}))
+	fence := kmsg.NewPtrBrokerHeartbeatRequest()
+	fence.BrokerID, fence.BrokerEpoch, fence.WantFence = 1, h.epochs[1], true
+	if resp, err := h.c.BrokerHeartbeat(fence, at(testNow)); err != nil || !resp.IsFenced {
+		t.Fatalf("fencing heartbeat: %+v, %v", resp, err)
+	}
+	var clock atomic.Pointer[time.Time]
+	clock.Store(&testNow)
+	now := func() time.Time { return *clock.Load() }
+	entered, release := make(chan struct{}), make(chan struct{})
+	publish := h.q.publish
+	h.q.publish = func(b quorum.Committed) error {
+		close(entered)
+		<-release
+		h.q.publish = publish
+		return publish(b)
+	}
+	type answer struct {
+		resp *kmsg.BrokerHeartbeatResponse
+		err  error
+	}
+	answers := make(chan answer, 1)
+	go func() {
+		hb := kmsg.NewPtrBrokerHeartbeatRequest()
+		hb.BrokerID, hb.BrokerEpoch, hb.CurrentMetadataOffset = 1, h.epochs[1], 1<<40
+		resp, err := h.c.BrokerHeartbeat(hb, now)
+		answers <- answer{resp, err}
+	}()
+	<-entered
+	answered := testNow.Add(h.c.sessionTimeout() + time.Second)
+	clock.Store(&answered)
+	close(release)
+	a := <-answers
+	if a.err != nil || a.resp.IsFenced {
+		t.Fatalf("unfencing heartbeat: %+v, %v", a.resp, a.err)
+	}
+	if p := partitionsOf(h, "solo")[0]; p.Leader != 1 {
+		t.Fatalf("partition led by %d after the unfencing, want 1", p.Leader)
+	}
+	if fenced, err := h.c.FenceStaleBrokers(answered); err != nil || len(fenced) != 0 {
+		t.Fatalf("fenced %v (%v) just after unfencing", fenced, err)
+	}
+	if next := h.c.NextSessionDeadline(); !next.Equal(answered.Add(h.c.sessionTimeout())) {
+		t.Fatalf("next session deadline %v, want a session from the answer, %v", next, answered.Add(h.c.sessionTimeout()))
+	}
+	if fenced, err := h.c.FenceStaleBrokers(answered.Add(h.c.sessionTimeout())); err != nil || !slices.Equal(fenced, []int32{1}) {
+		t.Fatalf("fenced %v (%v) a session after the answer, want [1]", fenced, err)
+	}
+}
+
+// A broker whose heartbeat waits for the controller is not stale, however
+// long ago it arrived: the fencing check leaves it to the answer.
+func TestWaitingHeartbeatIsNotStale(t *testing.T) {
+	h := newCluster(t, 2, nil)
+	if fenced, err := h.c.FenceStaleBrokers(testNow); err != nil || len(fenced) != 0 {
+		t.Fatalf("first check fenced %v (%v)", fenced, err)
+	}
+	h.c.mu.Lock() // another operation's commit in progress
+	done := make(chan error, 1)
+	go func() {
+		hb := kmsg.NewPtrBrokerHeartbeatRequest()
+		hb.BrokerID, hb.BrokerEpoch, hb.CurrentMetadataOffset = 1, h.epochs[1], 1<<40
+		_, err := h.c.BrokerHeartbeat(hb, at(testNow))
+		done <- err
+	}()
+	testwait.Until(t, 30*time.Second, "broker 1's heartbeat waiting", func() bool {
+		h.c.smu.Lock()
+		defer h.c.smu.Unlock()
+		return h.c.waiting[brokerEpoch{1, h.epochs[1]}] == 1
+	})
+	late := testNow.Add(2 * h.c.sessionTimeout())
+	stale := h.c.staleBrokers(h.c.Image(), late)
+	next := h.c.NextSessionDeadline()
+	h.c.mu.Unlock()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(stale, []int32{2}) {
+		t.Fatalf("stale %v while broker 1's heartbeat waited, want [2]", stale)
+	}
+	if want := testNow.Add(h.c.sessionTimeout()); !next.Equal(want) {
+		t.Fatalf("next session deadline %v, want broker 2's %v (broker 1's waits for its answer)", next, want)
+	}
+}
+
 // FenceUnreachable fences a broker the server found dead as an expired
 // session would (its leaderships and ISR memberships move), but only
 // while it is registered at the epoch the evidence is about, unfenced,
@@ -274,11 +399,11 @@ func TestHeartbeatsQueuedBehindTheControllerKeepTheirSessions(t *testing.T) {
 func TestFenceUnreachable(t *testing.T) {
 	h := newCluster(t, 3, nil)
 	h.mustCreate(manualReq("t", []int32{3, 1, 2}))
-	heartbeat := func(id int32, at time.Time) *kmsg.BrokerHeartbeatResponse {
+	heartbeat := func(id int32, when time.Time) *kmsg.BrokerHeartbeatResponse {
 		t.Helper()
 		hb := kmsg.NewPtrBrokerHeartbeatRequest()
 		hb.BrokerID, hb.BrokerEpoch, hb.CurrentMetadataOffset = id, h.epochs[id], 1<<40
-		resp, err := h.c.BrokerHeartbeat(hb, at)
+		resp, err := h.c.BrokerHeartbeat(hb, at(when))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -59,6 +59,9 @@ type Controller struct {
 	smu          sync.Mutex
 	sessions     map[int32]session
 	sessionsTerm uint64
+	// waiting counts the heartbeats of each registration that arrived
+	// and are not answered yet (guarded by smu).
+	waiting map[brokerEpoch]int
 	// fastFenced is the broker epoch at which FenceUnreachable last
 	// fenced each broker (guarded by mu).
 	fastFenced map[int32]int64
@@ -67,7 +70,7 @@ type Controller struct {
 // New returns a controller writing through q; call Publish with every
 // committed batch (including the replay at start-up).
 func New(cfg Config, q Quorum, lg *slog.Logger) *Controller {
-	c := &Controller{cfg: cfg, quorum: q, lg: lg, sessions: map[int32]session{}, fastFenced: map[int32]int64{}}
+	c := &Controller{cfg: cfg, quorum: q, lg: lg, sessions: map[int32]session{}, waiting: map[brokerEpoch]int{}, fastFenced: map[int32]int64{}}
 	c.image.Store(metadata.Empty())
 	return c
 }

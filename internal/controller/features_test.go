@@ -42,7 +42,7 @@ func (h *harness) reregister(id int32, previousEpoch int64) {
 	h.epochs[id] = epoch
 	hb := kmsg.NewPtrBrokerHeartbeatRequest()
 	hb.BrokerID, hb.BrokerEpoch, hb.CurrentMetadataOffset = id, epoch, math.MaxInt64
-	if _, err := h.c.BrokerHeartbeat(hb, testNow.Add(h.c.sessionTimeout())); err != nil {
+	if _, err := h.c.BrokerHeartbeat(hb, at(testNow.Add(h.c.sessionTimeout()))); err != nil {
 		h.t.Fatal(err)
 	}
 }

@@ -102,6 +102,9 @@ const testClusterID = "weir-test-cluster-id0"
 // testNow is the controller tests' clock.
 var testNow = time.Unix(1_800_000_000, 0)
 
+// at is a clock stopped at t.
+func at(t time.Time) func() time.Time { return func() time.Time { return t } }
+
 // addBroker registers broker id and, unless fenced, unfences it.
 func (h *harness) addBroker(id int32, fenced bool) {
 	h.t.Helper()
@@ -133,7 +136,7 @@ func (h *harness) heartbeat(id int32, epoch int64, wantShutdown bool) *kmsg.Brok
 	h.t.Helper()
 	hb := kmsg.NewPtrBrokerHeartbeatRequest()
 	hb.BrokerID, hb.BrokerEpoch, hb.CurrentMetadataOffset, hb.WantShutdown = id, epoch, math.MaxInt64, wantShutdown
-	resp, err := h.c.BrokerHeartbeat(hb, testNow)
+	resp, err := h.c.BrokerHeartbeat(hb, at(testNow))
 	if err != nil {
 		h.t.Fatal(err)
 	}
@@ -253,17 +256,17 @@ func TestRegisterAndUnfenceBroker(t *testing.T) {
 	}
 	stale := kmsg.NewPtrBrokerHeartbeatRequest()
 	stale.BrokerID, stale.BrokerEpoch = 1, epoch+1
-	if _, err := h.c.BrokerHeartbeat(stale, testNow); !errors.Is(err, kerr.StaleBrokerEpoch) {
+	if _, err := h.c.BrokerHeartbeat(stale, at(testNow)); !errors.Is(err, kerr.StaleBrokerEpoch) {
 		t.Fatalf("heartbeat with a wrong epoch: %v", err)
 	}
 	stale.BrokerID, stale.BrokerEpoch = 2, epoch
-	if _, err := h.c.BrokerHeartbeat(stale, testNow); !errors.Is(err, kerr.StaleBrokerEpoch) {
+	if _, err := h.c.BrokerHeartbeat(stale, at(testNow)); !errors.Is(err, kerr.StaleBrokerEpoch) {
 		t.Fatalf("heartbeat of an unknown broker: %v", err)
 	}
 	// Not caught up: stays fenced.
 	behind := kmsg.NewPtrBrokerHeartbeatRequest()
 	behind.BrokerID, behind.BrokerEpoch, behind.CurrentMetadataOffset = 1, epoch, epoch-1
-	if resp, err := h.c.BrokerHeartbeat(behind, testNow); err != nil || !resp.IsFenced || resp.IsCaughtUp {
+	if resp, err := h.c.BrokerHeartbeat(behind, at(testNow)); err != nil || !resp.IsFenced || resp.IsCaughtUp {
 		t.Fatalf("heartbeat behind the registration: %+v, %v", resp, err)
 	}
 	if resp := h.heartbeat(1, epoch, false); resp.IsFenced || !resp.IsCaughtUp {

@@ -409,7 +409,7 @@ func TestInactiveControllerRefusesEveryOperation(t *testing.T) {
 		"BrokerHeartbeat": func() error {
 			hb := kmsg.NewPtrBrokerHeartbeatRequest()
 			hb.BrokerID, hb.BrokerEpoch = 1, h.epochs[1]
-			_, err := h.c.BrokerHeartbeat(hb, testNow)
+			_, err := h.c.BrokerHeartbeat(hb, at(testNow))
 			return err
 		},
 		"FenceStaleBrokers": func() error { _, err := h.c.FenceStaleBrokers(testNow); return err },

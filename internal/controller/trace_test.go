@@ -84,7 +84,7 @@ func (s *electionScript) run(t *testing.T, d *datadriven.TestData) string {
 		id := int32(tracetest.Int(t, d, "broker"))
 		hb := kmsg.NewPtrBrokerHeartbeatRequest()
 		hb.BrokerID, hb.BrokerEpoch, hb.CurrentMetadataOffset, hb.WantShutdown = id, h.epochs[id], math.MaxInt64, true
-		resp, err := h.c.BrokerHeartbeat(hb, testNow)
+		resp, err := h.c.BrokerHeartbeat(hb, at(testNow))
 		if err != nil {
 			d.Fatalf(t, "heartbeat: %v", err)
 		}

@@ -75,7 +75,7 @@ func TestUnregisterBroker(t *testing.T) {
 	}
 	hb := kmsg.NewPtrBrokerHeartbeatRequest()
 	hb.BrokerID, hb.BrokerEpoch = 1, epoch
-	if _, err := h.c.BrokerHeartbeat(hb, testNow); !errors.Is(err, kerr.StaleBrokerEpoch) {
+	if _, err := h.c.BrokerHeartbeat(hb, at(testNow)); !errors.Is(err, kerr.StaleBrokerEpoch) {
 		t.Fatalf("heartbeat of the unregistered broker: %v, want STALE_BROKER_EPOCH", err)
 	}
 

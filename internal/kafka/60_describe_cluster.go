@@ -1,9 +1,11 @@
 package kafka
 
-// DescribeCluster, versions 0-1.
+// DescribeCluster, versions 0-2.
 //
 // The cluster id, a controller id (this broker, as KRaft brokers answer),
-// and the unfenced brokers' endpoints on the request's listener. Asking a
+// and the unfenced brokers' endpoints on the request's listener; from v2,
+// with IncludeFencedBrokers, the fenced ones too, marked IsFenced
+// (KIP-1073). Asking a
 // broker listener for controller endpoints (v1, endpoint type 2) is
 // UNSUPPORTED_ENDPOINT_TYPE, as in Kafka; a controller listener answers
 // it with the voters of controller.quorum.voters and the quorum's leader
@@ -12,6 +14,8 @@ package kafka
 // cluster's authorized operations, when asked for, are the principal's.
 
 import (
+	"sort"
+
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
@@ -36,11 +40,17 @@ func (s *Server) handleDescribeCluster(req *Request) *Reply {
 	if r.IncludeClusterAuthorizedOperations {
 		resp.ClusterAuthorizedOperations = s.authorizedOps(req, acl.ResourceCluster, acl.ClusterName, clusterAllOperations)
 	}
-	for _, b := range s.brokers(img, req.Listener) {
+	withFenced := req.Version >= 2 && r.IncludeFencedBrokers
+	for _, b := range img.Brokers {
+		ep, ok := b.Endpoint(req.Listener)
+		if !ok || (b.Fenced && !withFenced) {
+			continue
+		}
 		db := kmsg.NewDescribeClusterResponseBroker()
-		db.NodeID, db.Host, db.Port, db.Rack = b.NodeID, b.Host, b.Port, b.Rack
+		db.NodeID, db.Host, db.Port, db.Rack, db.IsFenced = b.ID, ep.Host, int32(ep.Port), b.Rack, b.Fenced
 		resp.Brokers = append(resp.Brokers, db)
 	}
+	sort.Slice(resp.Brokers, func(i, j int) bool { return resp.Brokers[i].NodeID < resp.Brokers[j].NodeID })
 	return done(resp)
 }
 

@@ -21,7 +21,7 @@ func (s *Server) handleBrokerHeartbeat(req *Request) *Reply {
 	var out *kmsg.BrokerHeartbeatResponse
 	var err error = kerr.ClusterAuthorizationFailed // CLUSTER_ACTION
 	if s.authorizedCluster(req, acl.OpClusterAction) {
-		out, err = s.deps.Controller.BrokerHeartbeat(r, s.deps.Now())
+		out, err = s.deps.Controller.BrokerHeartbeat(r, s.deps.Now)
 	}
 	if err != nil {
 		resp := respFor(req).(*kmsg.BrokerHeartbeatResponse)

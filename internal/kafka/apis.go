@@ -61,7 +61,7 @@ func (s *Server) apiTable() map[int16]api {
 		51: {0, 0, s.handleAlterUserScramCredentials},
 		68: {0, 1, s.handleGroupRequest}, // ConsumerGroupHeartbeat (KIP-848)
 		69: {0, 1, s.handleGroupRequest}, // ConsumerGroupDescribe
-		60: {0, 1, s.handleDescribeCluster},
+		60: {0, 2, s.handleDescribeCluster},
 		61: {0, 0, s.handleDescribeProducers},
 		64: {0, 0, s.handleUnregisterBroker},
 		75: {0, 0, s.handleDescribeTopicPartitions},

@@ -36,7 +36,7 @@ type Controller interface {
 	AlterConfigs(changes []controller.ConfigChange, validateOnly bool) (controller.AlterConfigsResult, error)
 	AllocateProducerIDs(broker int32, epoch int64) (controller.ProducerIDBlock, error)
 	RegisterBroker(req *kmsg.BrokerRegistrationRequest, now time.Time) (int64, error)
-	BrokerHeartbeat(req *kmsg.BrokerHeartbeatRequest, now time.Time) (*kmsg.BrokerHeartbeatResponse, error)
+	BrokerHeartbeat(req *kmsg.BrokerHeartbeatRequest, now func() time.Time) (*kmsg.BrokerHeartbeatResponse, error)
 	AlterPartition(req *kmsg.AlterPartitionRequest) (*kmsg.AlterPartitionResponse, error)
 	AssignReplicasToDirs(req *kmsg.AssignReplicasToDirsRequest) (*kmsg.AssignReplicasToDirsResponse, error)
 	ElectLeaders(req *kmsg.ElectLeadersRequest) (controller.ElectLeadersResult, error)

@@ -265,7 +265,9 @@ func (n *Node) Run(ctx context.Context) error {
 // node is no longer the leader, or when ctx ends; at once on a follower,
 // a single voter, or a leader that no other voter has heard from lately.
 func (n *Node) Resign(ctx context.Context) {
-	if !n.Status().Active {
+	// A single voter has no one to hand over to: it does not wait for
+	// its loop, which may be busy delivering a large commit.
+	if len(n.cfg.Voters) == 1 || !n.Status().Active {
 		return
 	}
 	started := make(chan bool, 1)

@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -73,7 +74,13 @@ type member struct {
 
 	mu  sync.Mutex
 	img *metadata.Image
+	// block, when set, holds the next delivery to the member's
+	// subscriber until its release is closed.
+	block atomic.Pointer[blocker]
 }
+
+// blocker holds a delivery: entered is closed when it starts.
+type blocker struct{ entered, release chan struct{} }
 
 func (m *member) image() *metadata.Image {
 	m.mu.Lock()
@@ -116,6 +123,10 @@ func (c *cluster) start(m *member) {
 		c.t.Fatal(err)
 	}
 	node.Subscribe(func(b Committed) error {
+		if bl := m.block.Swap(nil); bl != nil {
+			close(bl.entered)
+			<-bl.release
+		}
 		m.mu.Lock()
 		defer m.mu.Unlock()
 		base := m.img
@@ -404,5 +415,42 @@ func TestOnActiveSeesTheNodeActive(t *testing.T) {
 		}
 	case <-time.After(10 * time.Second):
 		t.Fatal("OnActive did not run")
+	}
+}
+
+// A single voter resigns at once, even while its loop is busy delivering
+// a commit: there is no one to hand the leadership to, and a clean
+// shutdown must not wait for the loop (it waited up to two election
+// timeouts after a controlled shutdown had moved 100,000 leaders).
+func TestSingleVoterResignsAtOnceWhileItsLoopDelivers(t *testing.T) {
+	c := newCluster(t, 1, 0)
+	m := c.leader()
+	bl := &blocker{entered: make(chan struct{}), release: make(chan struct{})}
+	var once sync.Once
+	release := func() { once.Do(func() { close(bl.release) }) }
+	defer release()
+	m.block.Store(bl)
+	appended := make(chan error, 1)
+	go func() {
+		_, err := m.node.Append([]metadata.Record{&metadata.TopicRecord{Name: "busy", TopicId: metadata.Uuid{1}}})
+		appended <- err
+	}()
+	<-bl.entered
+	resigned := make(chan struct{})
+	go func() {
+		m.node.Resign(context.Background())
+		close(resigned)
+	}()
+	testwait.Until(t, 30*time.Second, "Resign to return while the loop delivers", func() bool {
+		select {
+		case <-resigned:
+			return true
+		default:
+			return false
+		}
+	})
+	release()
+	if err := <-appended; err != nil {
+		t.Fatal(err)
 	}
 }

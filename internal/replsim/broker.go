@@ -293,7 +293,7 @@ func (b *broker) heartbeat() {
 	id := b.s.nextID()
 	b.hbReq = id
 	b.s.sendControl(b.id, controllerID, fmt.Sprintf("heartbeat of broker %d (epoch %d)", b.id, b.epoch), func() {
-		resp, err := b.s.ctrl.c.BrokerHeartbeat(req, b.s.now)
+		resp, err := b.s.ctrl.c.BrokerHeartbeat(req, func() time.Time { return b.s.now })
 		if !b.paused() && !b.s.isCut(b.id, controllerID) {
 			b.silent = false
 		}

@@ -12,14 +12,18 @@ package server
 //   - a hint: the broker closed or reset its heartbeat connection
 //     (kafka.Deps.BrokerConnLost), or this node just became the active
 //     controller (it has no connections yet, and a dead former controller
-//     would otherwise get a full session);
+//     would otherwise get a full session, as would this node's own
+//     broker as registered by its previous process, before a crash,
+//     which the restarted broker's registration must wait out);
 //   - a probe: this node dials the broker's inter-broker listener and the
 //     dial is refused (ECONNREFUSED). A dial that connects is tried again
 //     twice, 100 ms apart: a dying process closes its sockets one after
 //     another, so its listener may still accept for a moment after its
 //     heartbeat connection closed, but not for long; a timeout or any
 //     other error proves nothing, and the session timeout stays in
-//     charge;
+//     charge. This node's previous process needs no dial when it was
+//     registered at an address this process now serves (a fixed port):
+//     no other process can listen there;
 //   - then controller.FenceUnreachable fences it as an expired session
 //     would, provided it is still registered under the same epoch,
 //     unfenced, and sent no heartbeat since the hint, and was not fenced
@@ -40,6 +44,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kerr"
 
+	"weir/internal/metadata"
 	"weir/internal/quorum"
 )
 
@@ -73,8 +78,9 @@ func (f *fastFencer) connLost(broker int32, epoch int64) {
 	f.suspect(broker, epoch, time.Now())
 }
 
-// suspectAll probes every unfenced broker but this node's: a controller
-// that just became active has heard none of them yet.
+// suspectAll probes every unfenced broker but this process's own
+// registration: a controller that just became active has heard none of
+// them yet.
 func (f *fastFencer) suspectAll() {
 	now := time.Now()
 	for id, b := range f.s.controller.Image().Brokers {
@@ -84,10 +90,36 @@ func (f *fastFencer) suspectAll() {
 	}
 }
 
+// previousIncarnation reports whether b is this node's broker registered
+// by an earlier process (one that crashed: a clean shutdown leaves it
+// fenced), which this process's own registration must wait out.
+func (f *fastFencer) previousIncarnation(b *metadata.Broker) bool {
+	l := f.s.lifecycle
+	return l != nil && b.ID == f.s.cfg.NodeID && b.IncarnationID != l.incarnation
+}
+
+// servesEndpoint reports whether this process serves e, an advertised
+// inter-broker endpoint: then no other process listens there.
+func (f *fastFencer) servesEndpoint(e metadata.BrokerEndpoint) bool {
+	own, err := f.s.endpoints()
+	if err != nil {
+		return false
+	}
+	for _, o := range own {
+		if o.Name == e.Name && o.Host == e.Host && o.Port == e.Port {
+			return true
+		}
+	}
+	return false
+}
+
 // suspect probes broker, registered at epoch, which gave a hint at since
 // that it died.
 func (f *fastFencer) suspect(broker int32, epoch int64, since time.Time) {
-	if !f.s.cfg.FastFencing || broker == f.s.cfg.NodeID {
+	if !f.s.cfg.FastFencing {
+		return
+	}
+	if b := f.s.controller.Image().Brokers[broker]; broker == f.s.cfg.NodeID && (b == nil || !f.previousIncarnation(b)) {
 		return
 	}
 	f.mu.Lock()
@@ -119,13 +151,19 @@ func (f *fastFencer) probe(ctx context.Context, broker int32, epoch int64, since
 		return
 	}
 	addr := net.JoinHostPort(e.Host, strconv.Itoa(int(e.Port)))
-	if !refuses(ctx, func(ctx context.Context) error { return f.dial(ctx, addr) }, 100*time.Millisecond) {
+	// This node's previous process at the address this one now serves
+	// is as gone as one whose address refuses connections.
+	if !(f.previousIncarnation(b) && f.servesEndpoint(e)) &&
+		!refuses(ctx, func(ctx context.Context) error { return f.dial(ctx, addr) }, 100*time.Millisecond) {
 		return
 	}
 	fenced, err := s.controller.FenceUnreachable(broker, epoch, since)
 	switch {
 	case err != nil && !errors.Is(err, quorum.ErrNotLeader) && !errors.Is(err, kerr.NotController):
 		s.lg.Error("fencing a broker found dead", "broker", broker, "err", err)
+	case fenced && f.previousIncarnation(b):
+		s.lg.Info("fenced this node's broker as its previous process registered it, before that session ran out",
+			"broker", broker, "broker_epoch", epoch, "addr", addr)
 	case fenced:
 		s.lg.Info("fenced a broker before its session ran out: its connection closed and its address refuses connections",
 			"broker", broker, "broker_epoch", epoch, "addr", addr, "after", time.Since(since).Round(time.Millisecond))

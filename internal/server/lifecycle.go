@@ -34,8 +34,12 @@ type lifecycle struct {
 	// and replicas after registering, as Kafka's broker does until it is
 	// ready to be unfenced: the session stays alive, the broker fenced.
 	wantFence atomic.Bool
-	unfenced  chan struct{} // closed the first time the broker is unfenced
-	once      sync.Once
+	// shuttingDown is set when the controlled shutdown starts: from then
+	// on every heartbeat asks to shut down, as Kafka's broker's do, so
+	// the regular ones never ask to be unfenced again.
+	shuttingDown atomic.Bool
+	unfenced     chan struct{} // closed the first time the broker is unfenced
+	once         sync.Once
 
 	// previousEpoch is the broker epoch of the previous run, from the
 	// clean shutdown marker (-1: it crashed). Set before Start.
@@ -226,15 +230,15 @@ func (l *lifecycle) heartbeat(ctx context.Context, wantShutdown bool) (*kmsg.Bro
 	req := kmsg.NewPtrBrokerHeartbeatRequest()
 	req.SetVersion(2)
 	req.BrokerID, req.BrokerEpoch = l.s.cfg.NodeID, l.epoch.Load()
-	req.CurrentMetadataOffset, req.WantShutdown = l.s.publisher.appliedOffset(), wantShutdown
-	req.WantFence = l.wantFence.Load() && !wantShutdown
+	req.CurrentMetadataOffset, req.WantShutdown = l.s.publisher.appliedOffset(), wantShutdown || l.shuttingDown.Load()
+	req.WantFence = l.wantFence.Load() && !req.WantShutdown
 	c, err := l.target()
 	if err != nil {
 		return nil, err
 	}
 	var resp *kmsg.BrokerHeartbeatResponse
 	if c == nil {
-		if resp, err = l.s.controller.BrokerHeartbeat(req, time.Now()); err != nil {
+		if resp, err = l.s.controller.BrokerHeartbeat(req, time.Now); err != nil {
 			return nil, err
 		}
 	} else {
@@ -331,6 +335,7 @@ func (l *lifecycle) controlledShutdown(timeout time.Duration) {
 	if l.epoch.Load() < 0 || !l.s.cfg.ControlledShutdownEnable {
 		return
 	}
+	l.shuttingDown.Store(true)
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
 	for {

@@ -310,17 +310,20 @@ func (s *Server) Start() (err error) {
 	if err := s.lifecycle.awaitUnfenced(unfence); err != nil {
 		return err
 	}
+	// Heartbeats go on from the unfencing: applying it (a leader change
+	// for every partition this broker leads) can outlast the session.
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		s.lifecycle.run(ctx)
+	}()
 	// Serve once the replicas have caught up with the image that unfenced
 	// this broker (it elects the broker's leaders), as they did before.
 	if err := s.publisher.awaitUnfencedApplied(ctx, s.cfg.NodeID); err != nil {
 		return fmt.Errorf("applying the metadata that unfenced the broker: %w", err)
 	}
 	s.runReplication(ctx)
-	s.wg.Add(3)
-	go func() {
-		defer s.wg.Done()
-		s.lifecycle.run(ctx)
-	}()
+	s.wg.Add(2)
 	go func() {
 		defer s.wg.Done()
 		s.logs.Run(ctx)

@@ -10,6 +10,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"weir/internal/servertest"
+	"weir/internal/testport"
 )
 
 // A topic, its records and its dynamic config survive a clean restart.
@@ -211,5 +212,40 @@ func TestGroupOffsetsSurviveRestart(t *testing.T) {
 		if i < 300 {
 			t.Fatalf("after the restart the group re-read %s: committed offsets were lost", v)
 		}
+	}
+}
+
+// A node restarted after a crash does not wait out the broker session its
+// previous process left (here ten minutes, past the registration's
+// timeout): the registration of a broker that crashed while unfenced
+// refuses a new incarnation as a duplicate until its session ends. Its
+// controller, active again, fences that registration at once: the old
+// address refuses connections (a port of 0 is a new port now), or is one
+// this process serves (a fixed port).
+func TestCrashedNodeDoesNotWaitOutItsPreviousSession(t *testing.T) {
+	for _, fixed := range []bool{false, true} {
+		t.Run(fmt.Sprintf("fixed port %v", fixed), func(t *testing.T) {
+			overrides := map[string]string{"broker.session.timeout.ms": "600000"}
+			if fixed {
+				ports, err := testport.Free(2)
+				if err != nil {
+					t.Fatal(err)
+				}
+				overrides["listeners"] = fmt.Sprintf("PLAINTEXT://127.0.0.1:%d,CONTROLLER://127.0.0.1:%d", ports[0], ports[1])
+				overrides["advertised.listeners"] = fmt.Sprintf("PLAINTEXT://127.0.0.1:%d", ports[0])
+				overrides["controller.quorum.voters"] = fmt.Sprintf("1@127.0.0.1:%d", ports[1])
+			}
+			n := servertest.Start(t, servertest.Options{Overrides: overrides})
+			before := n.Server.Image().Brokers[1]
+			if before == nil || before.Fenced {
+				t.Fatalf("broker before the crash: %+v", before)
+			}
+			n.Server.Kill()
+			m := servertest.Start(t, servertest.Options{Dir: n.Dir, Overrides: overrides})
+			after := m.Server.Image().Brokers[1]
+			if after == nil || after.Fenced || after.Epoch <= before.Epoch || after.IncarnationID == before.IncarnationID {
+				t.Fatalf("broker after the restart: %+v, before %+v", after, before)
+			}
+		})
 	}
 }
