@@ -3,6 +3,7 @@ package log
 import (
 	"testing"
 
+	"weir/internal/vfs"
 	"weir/internal/vfs/vfstest"
 )
 
@@ -38,4 +39,47 @@ func TestFlushMessagesSyncsBeforeAck(t *testing.T) {
 			}
 		})
 	}
+}
+
+// Index entries are kept in memory by appends and written to their files
+// by a flush (and so by a clean close), in one write per file: a
+// partition being written touches only its .log.
+func TestIndexEntriesWrittenByFlush(t *testing.T) {
+	e := newEnv(t)
+	cfg := smallConfig()
+	cfg.SegmentBytes = 1 << 20
+	cfg.IndexIntervalBytes = 0 // an entry for every batch after the first
+	l := e.open(cfg)
+	for i := 0; i < 10; i++ {
+		mustAppend(t, l, valueBatch(t, 1, 50, e.clock.Ms()))
+	}
+	size := func(ft FileType) int {
+		data, err := vfs.ReadFile(e.fs, segmentPath(l.dir, 0, ft))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return len(data)
+	}
+	if n, m := size(FileIndex), size(FileTimeIndex); n != 0 || m != 0 {
+		t.Fatalf("appends wrote %d bytes of offset index, %d of time index", n, m)
+	}
+	s := l.segments()[0]
+	entries, timeEntries := s.index.entries(), len(s.timeIndex.ents)
+	if entries != 9 || timeEntries == 0 {
+		t.Fatalf("%d offset index entries, %d time index entries in memory", entries, timeEntries)
+	}
+	if err := l.Flush(l.LogEndOffset()); err != nil {
+		t.Fatal(err)
+	}
+	if n, m := size(FileIndex), size(FileTimeIndex); n != entries*offsetEntrySize || m != timeEntries*timeEntrySize {
+		t.Fatalf("after the flush: %d bytes of offset index, %d of time index", n, m)
+	}
+	mustAppend(t, l, valueBatch(t, 1, 50, e.clock.Ms()))
+	want := readBatches(t, l, 0)
+	l = e.reopen(l)
+	defer l.Close()
+	if got := l.segments()[0].index.entries(); got != entries+1 {
+		t.Fatalf("after a clean close: %d offset index entries, want %d", got, entries+1)
+	}
+	checkEveryOffset(t, l, want)
 }

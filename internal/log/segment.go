@@ -364,10 +364,16 @@ func (s *segment) sync() error {
 	if size > s.synced.Load() {
 		s.synced.Store(size)
 	}
+	if err := s.index.flush(); err != nil {
+		return err
+	}
 	if err := s.index.file.Sync(); err != nil {
 		return err
 	}
 	if err := s.txns.sync(); err != nil {
+		return err
+	}
+	if err := s.timeIndex.flush(); err != nil {
 		return err
 	}
 	return s.timeIndex.file.Sync()
