@@ -312,12 +312,18 @@ func (l *Log) rollLocked(base int64) (*segment, error) {
 		l.removeSegmentFiles(s) // else the next open takes it for the last segment
 		return nil, err
 	}
-	// Closed segments' time index gets its final entry, as Kafka does.
+	// Closed segments' time index gets its final entry, as Kafka does,
+	// written now: a flush that already covered the old segment's data
+	// (the recovery point at its end) would not sync it again.
 	if old.maxTimestamp >= 0 {
 		if err := old.timeIndex.maybeAppend(old.maxTimestamp, old.maxTSOffset); err != nil {
 			l.removeSegmentFiles(s)
 			return nil, err
 		}
+	}
+	if err := errors.Join(old.index.flush(), old.timeIndex.flush()); err != nil {
+		l.removeSegmentFiles(s)
+		return nil, err
 	}
 	segs := append(append([]*segment(nil), l.segments()...), s)
 	l.setSegments(segs)

@@ -2,6 +2,7 @@ package log
 
 import (
 	"testing"
+	"time"
 
 	"weir/internal/vfs"
 	"weir/internal/vfs/vfstest"
@@ -82,4 +83,41 @@ func TestIndexEntriesWrittenByFlush(t *testing.T) {
 		t.Fatalf("after a clean close: %d offset index entries, want %d", got, entries+1)
 	}
 	checkEveryOffset(t, l, want)
+}
+
+// A roll writes the closed segment's last index entries even when a flush
+// already covered its data (the recovery point at its end), which no later
+// flush syncs again.
+func TestRollWritesFinalIndexEntries(t *testing.T) {
+	e := newEnv(t)
+	cfg := smallConfig()
+	cfg.SegmentBytes = 600
+	cfg.IndexIntervalBytes = 1 << 20 // the roll's final entry is the only one
+	l := e.open(cfg)
+	for l.active().size.Load()+200 <= cfg.SegmentBytes {
+		mustAppend(t, l, valueBatch(t, 1, 100, e.clock.Ms()))
+		e.clock.Advance(time.Second)
+	}
+	if err := l.Flush(l.LogEndOffset()); err != nil {
+		t.Fatal(err)
+	}
+	old := l.active()
+	mustAppend(t, l, valueBatch(t, 1, 100, e.clock.Ms())) // rolls
+	if l.NumSegments() != 2 {
+		t.Fatalf("%d segments, want 2", l.NumSegments())
+	}
+	last, ok := old.timeIndex.lastEntry()
+	if !ok || last.ts != old.maxTimestamp {
+		t.Fatalf("closed segment's last time index entry %v, max timestamp %d", last, old.maxTimestamp)
+	}
+	data, err := vfs.ReadFile(e.fs, segmentPath(l.dir, old.base, FileTimeIndex))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(data) != len(old.timeIndex.ents)*timeEntrySize {
+		t.Fatalf("time index file has %d bytes, %d entries kept", len(data), len(old.timeIndex.ents))
+	}
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
+	}
 }
