@@ -347,8 +347,18 @@ func (l *Log) Flush(upTo int64) error {
 	end := l.logEnd.Load()
 	segs := l.segments()
 	l.unflushed = 0
-	l.mu.Unlock()
 	from := l.recoveryPoint.Load()
+	// The index entries of what is synced reach their files here, under
+	// the lock, so none is written after the log is closed or abandoned
+	// (a crash) or races a truncation.
+	var err error
+	if !l.closed {
+		err = flushIndexes(segs, from)
+	}
+	l.mu.Unlock()
+	if err != nil {
+		return err
+	}
 	for i, s := range segs {
 		if i+1 < len(segs) && segs[i+1].base <= from {
 			continue
@@ -372,6 +382,20 @@ func (l *Log) Flush(upTo int64) error {
 		l.recoveryPoint.Store(end)
 	}
 	l.lastFlush.Store(l.nowMs())
+	return nil
+}
+
+// flushIndexes writes the pending index entries of segs from the one
+// holding offset from on.
+func flushIndexes(segs []*segment, from int64) error {
+	for i, s := range segs {
+		if i+1 < len(segs) && segs[i+1].base <= from {
+			continue
+		}
+		if err := errors.Join(s.index.flush(), s.timeIndex.flush()); err != nil && !errors.Is(err, os.ErrClosed) {
+			return err
+		}
+	}
 	return nil
 }
 

@@ -20,7 +20,8 @@ import (
 //	            the largest timestamp so far and the last offset of its batch
 //
 // Both are kept in memory, which lookups read. New entries reach the file
-// when the segment is synced (segment.sync, before its fsync) or rolled:
+// when the log is flushed (Log.Flush, under the log's lock, before the
+// fsyncs) or the segment rolled:
 // an append makes no system call for them and needs no descriptor of the
 // index files, so a partition being written holds only its .log open in
 // the FileCache. A crash may thus lose entries written since the last

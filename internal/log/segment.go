@@ -356,6 +356,8 @@ func (s *segment) truncateTo(offset int64) error {
 	return s.loadState(0)
 }
 
+// sync fsyncs the segment's files; its pending index entries must have
+// been written first (flushIndexes, or the index's flush).
 func (s *segment) sync() error {
 	size := s.size.Load()
 	if err := s.file.Sync(); err != nil {
@@ -364,16 +366,10 @@ func (s *segment) sync() error {
 	if size > s.synced.Load() {
 		s.synced.Store(size)
 	}
-	if err := s.index.flush(); err != nil {
-		return err
-	}
 	if err := s.index.file.Sync(); err != nil {
 		return err
 	}
 	if err := s.txns.sync(); err != nil {
-		return err
-	}
-	if err := s.timeIndex.flush(); err != nil {
 		return err
 	}
 	return s.timeIndex.file.Sync()
