@@ -6,6 +6,7 @@
 //	go run ./bench/mkpartitions --bootstrap-server 127.0.0.1:9092 \
 //	    --topics 1000 --partitions 100 --batch 50            # create
 //	go run ./bench/mkpartitions --topics 1000 --partitions 100 --check
+//	go run ./bench/mkpartitions --topics 1 --partitions 10000 # grown past 5,000
 //	go run ./bench/mkpartitions --leaders                    # leaders per broker
 //	go run ./bench/mkpartitions --metadata-all 5             # time Metadata
 //
@@ -87,20 +88,34 @@ func main() {
 		fmt.Printf("served %d partitions after %.3f s\n", total, time.Since(start).Seconds())
 		return
 	}
-	for i := 0; i < len(names); i += *batch {
-		// A retriable error (the active controller changed, a request
-		// timed out) sends the batch again, as a client's retries would:
-		// topics created meanwhile answer TOPIC_ALREADY_EXISTS.
+	// A retriable error (the active controller changed, a request timed
+	// out) sends a request again, as a client's retries would: topics
+	// created meanwhile answer TOPIC_ALREADY_EXISTS, partitions added
+	// INVALID_PARTITIONS, which grow checks against Metadata.
+	retry := func(op func() error) {
 		for {
-			err := create(ctx, cl, names[i:min(i+*batch, len(names))], int32(*partitions), int16(*rf), configs, timeout.Milliseconds())
+			err := op()
 			if err == nil {
-				break
+				return
 			}
 			if !kerr.IsRetriable(err) && !errors.Is(err, kerr.NotController) || ctx.Err() != nil {
 				fail(err)
 			}
 			fmt.Fprintln(os.Stderr, "mkpartitions: retrying:", err)
 		}
+	}
+	// A request adds at most 10,000 partitions and commits at most 10,000
+	// records (Kafka's limits, a topic's record among them): a larger
+	// topic is created with growStep partitions and grown by
+	// CreatePartitions of growStep at a time.
+	first := min(*partitions, growStep)
+	for i := 0; i < len(names); i += *batch {
+		retry(func() error {
+			return create(ctx, cl, names[i:min(i+*batch, len(names))], int32(first), int16(*rf), configs, timeout.Milliseconds())
+		})
+	}
+	for n := first + growStep; n-growStep < *partitions; n += growStep {
+		retry(func() error { return grow(ctx, cl, names, int32(min(n, *partitions)), timeout.Milliseconds()) })
 	}
 	fmt.Printf("created %d partitions in %.3f s\n", total, time.Since(start).Seconds())
 }
@@ -142,6 +157,53 @@ func create(ctx context.Context, cl *kgo.Client, names []string, partitions int3
 		}
 	}
 	return nil
+}
+
+// growStep is the most partitions a topic is created with or grown by in
+// one request.
+const growStep = 5000
+
+// grow adds partitions to each of names up to total, one topic per
+// request; a topic that has them already is left alone.
+func grow(ctx context.Context, cl *kgo.Client, names []string, total int32, timeoutMs int64) error {
+	for _, n := range names {
+		req := kmsg.NewPtrCreatePartitionsRequest()
+		req.TimeoutMillis = int32(min(timeoutMs, 1<<31-1))
+		t := kmsg.NewCreatePartitionsRequestTopic()
+		t.Topic, t.Count = n, total
+		req.Topics = append(req.Topics, t)
+		resp, err := req.RequestWith(ctx, cl)
+		if err != nil {
+			return err
+		}
+		for _, t := range resp.Topics {
+			err := kerr.ErrorForCode(t.ErrorCode)
+			if err == kerr.InvalidPartitions {
+				err = hasPartitions(ctx, cl, t.Topic, total, err)
+			}
+			if err != nil {
+				return fmt.Errorf("adding partitions to %s: %w", t.Topic, err)
+			}
+		}
+	}
+	return nil
+}
+
+// hasPartitions is nil when topic has at least total partitions (a retry
+// of a request that added them), else err.
+func hasPartitions(ctx context.Context, cl *kgo.Client, topic string, total int32, err error) error {
+	req := kmsg.NewPtrMetadataRequest()
+	t := kmsg.NewMetadataRequestTopic()
+	t.Topic = kmsg.StringPtr(topic)
+	req.Topics = append(req.Topics, t)
+	resp, merr := req.RequestWith(ctx, cl)
+	if merr != nil {
+		return merr
+	}
+	if len(resp.Topics) == 1 && len(resp.Topics[0].Partitions) >= int(total) {
+		return nil
+	}
+	return err
 }
 
 // want is what --check waits for.

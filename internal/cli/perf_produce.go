@@ -55,7 +55,8 @@ show fractions of a millisecond, while the percentiles are whole milliseconds
 Values are exactly one of: --record-size random upper-case letters (cut from
 a 4 MiB random buffer, so records differ), a random line of --payload-file, or
 the record number (--payload-monotonic). Records carry no key, so the client
-spreads them with a sticky partitioner as Kafka's producer does.
+spreads them with a sticky partitioner as Kafka's producer does, unless
+partitioner.class says otherwise.
 
 Client settings use Kafka producer property names, given with
 --producer-props NAME=VALUE [NAME=VALUE ...] (as in Kafka, or repeat the flag)
@@ -75,6 +76,11 @@ client:
                            (default 33554432, as Kafka; no limit on records)
   compression.type         none (default), gzip, snappy, lz4, zstd, plus
                            compression.{gzip,lz4,zstd}.level
+  partitioner.class        org.apache.kafka.clients.producer.RoundRobinPartitioner
+                           (each record to the next partition, as keyed
+                           records spread), UniformStickyPartitioner or
+                           internals.DefaultPartitioner (sticky); default
+                           Kafka's built-in sticky partitioner
   max.request.size, request.timeout.ms, delivery.timeout.ms, retries,
   retry.backoff.ms, client.id (default perf-producer-client),
   metadata.max.age.ms, connections.max.idle.ms,

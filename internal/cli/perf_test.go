@@ -2,13 +2,16 @@ package cli
 
 import (
 	"bytes"
+	"context"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
 
+	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kfake"
+	"github.com/twmb/franz-go/pkg/kgo"
 )
 
 // runPerf runs `weir perf ARGS...` and returns stdout and stderr.
@@ -157,6 +160,38 @@ func TestPerfProduceConfigFileAndPayloadFile(t *testing.T) {
 	}
 	if !strings.HasPrefix(total, "300 records sent") {
 		t.Fatalf("no final line for 300 records:\n%s", out)
+	}
+}
+
+// partitioner.class=RoundRobinPartitioner puts the records of a run on
+// every partition in turn.
+func TestPerfProduceRoundRobin(t *testing.T) {
+	addr := startKfake(t)
+	out, errOut, err := runPerf(t, "produce", "--bootstrap-server", addr, "--topic", "rr", "--partitions", "4",
+		"--num-records", "400", "--record-size", "10", "--producer-props",
+		"partitioner.class=org.apache.kafka.clients.producer.RoundRobinPartitioner")
+	if err != nil {
+		t.Fatalf("produce: %v\n%s%s", err, out, errOut)
+	}
+	if strings.Contains(errOut, "partitioner.class") {
+		t.Errorf("partitioner.class reported as not honoured: %q", errOut)
+	}
+	cl, err := kgo.NewClient(kgo.SeedBrokers(addr))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	ends, err := kadm.NewClient(cl).ListEndOffsets(context.Background(), "rr")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ends.Each(func(o kadm.ListedOffset) {
+		if o.Err != nil || o.Offset != 100 {
+			t.Errorf("partition %d: end offset %d (%v), want 100", o.Partition, o.Offset, o.Err)
+		}
+	})
+	if n := len(ends["rr"]); n != 4 {
+		t.Errorf("%d partitions listed, want 4", n)
 	}
 }
 

@@ -312,12 +312,18 @@ func (l *Log) rollLocked(base int64) (*segment, error) {
 		l.removeSegmentFiles(s) // else the next open takes it for the last segment
 		return nil, err
 	}
-	// Closed segments' time index gets its final entry, as Kafka does.
+	// Closed segments' time index gets its final entry, as Kafka does,
+	// written now: a flush that already covered the old segment's data
+	// (the recovery point at its end) would not sync it again.
 	if old.maxTimestamp >= 0 {
 		if err := old.timeIndex.maybeAppend(old.maxTimestamp, old.maxTSOffset); err != nil {
 			l.removeSegmentFiles(s)
 			return nil, err
 		}
+	}
+	if err := errors.Join(old.index.flush(), old.timeIndex.flush()); err != nil {
+		l.removeSegmentFiles(s)
+		return nil, err
 	}
 	segs := append(append([]*segment(nil), l.segments()...), s)
 	l.setSegments(segs)
@@ -341,8 +347,18 @@ func (l *Log) Flush(upTo int64) error {
 	end := l.logEnd.Load()
 	segs := l.segments()
 	l.unflushed = 0
-	l.mu.Unlock()
 	from := l.recoveryPoint.Load()
+	// The index entries of what is synced reach their files here, under
+	// the lock, so none is written after the log is closed or abandoned
+	// (a crash) or races a truncation.
+	var err error
+	if !l.closed {
+		err = flushIndexes(segs, from)
+	}
+	l.mu.Unlock()
+	if err != nil {
+		return err
+	}
 	for i, s := range segs {
 		if i+1 < len(segs) && segs[i+1].base <= from {
 			continue
@@ -366,6 +382,20 @@ func (l *Log) Flush(upTo int64) error {
 		l.recoveryPoint.Store(end)
 	}
 	l.lastFlush.Store(l.nowMs())
+	return nil
+}
+
+// flushIndexes writes the pending index entries of segs from the one
+// holding offset from on.
+func flushIndexes(segs []*segment, from int64) error {
+	for i, s := range segs {
+		if i+1 < len(segs) && segs[i+1].base <= from {
+			continue
+		}
+		if err := errors.Join(s.index.flush(), s.timeIndex.flush()); err != nil && !errors.Is(err, os.ErrClosed) {
+			return err
+		}
+	}
 	return nil
 }
 

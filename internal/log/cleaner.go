@@ -845,7 +845,7 @@ func (c *cleaner) swap(l *Log, w *cleanedSegment) error {
 			return err
 		}
 	}
-	if err := s.sync(); err != nil {
+	if err := errors.Join(s.index.flush(), s.timeIndex.flush(), s.sync()); err != nil {
 		w.discard()
 		return err
 	}

@@ -40,12 +40,22 @@ func checkNoPartial(t *testing.T, e *testEnv, l *Log) {
 		if s.pending() {
 			continue // segmentFilesConsistent checked it has no file
 		}
-		for ext, want := range map[FileType]int{FileIndex: s.index.entries() * offsetEntrySize, FileTimeIndex: len(s.timeIndex.ents) * timeEntrySize} {
+		// The index files hold the entries written so far, whole. The
+		// indexes' locks keep a background flush (of a rolled segment)
+		// from writing meanwhile.
+		s.index.mu.Lock()
+		s.timeIndex.mu.Lock()
+		for ext, want := range map[FileType]int{FileIndex: s.index.written * offsetEntrySize, FileTimeIndex: s.timeIndex.written * timeEntrySize} {
 			data, err := vfs.ReadFile(e.fs, segmentPath(l.dir, s.base, ext))
 			if err != nil || len(data) != want {
 				t.Fatalf("segment %d type %d: %d bytes, %d accounted (%v)", s.base, ext, len(data), want, err)
 			}
 		}
+		if s.index.written > len(s.index.ents) || s.timeIndex.written > len(s.timeIndex.ents) {
+			t.Fatalf("segment %d: more index entries written than kept", s.base)
+		}
+		s.timeIndex.mu.Unlock()
+		s.index.mu.Unlock()
 	}
 }
 
@@ -131,9 +141,10 @@ func TestDiskFullRandom(t *testing.T) {
 	}
 }
 
-// TestDiskFullOnIndexWrite fills the disk exactly after a batch's bytes, so
-// the index entry it needs cannot be written: the append must leave
-// nothing behind.
+// TestDiskFullOnIndexWrite fills the disk just after two batches' bytes,
+// so their index entries, written when the log is flushed, cannot be: the
+// flush fails, leaves no torn entry, and writes them all once there is
+// room.
 func TestDiskFullOnIndexWrite(t *testing.T) {
 	e := newEnv(t)
 	e.fs.SetPartialWrites(true)
@@ -141,21 +152,32 @@ func TestDiskFullOnIndexWrite(t *testing.T) {
 	cfg.SegmentBytes = 1 << 20
 	cfg.IndexIntervalBytes = 0 // an index entry for every batch after the first
 	l := e.open(cfg)
-	defer l.Close()
 	mustAppend(t, l, valueBatch(t, 1, 50, e.clock.Ms()))
-	b := valueBatch(t, 2, 50, e.clock.Ms())
-	e.fs.SetWriteBudget(int64(len(b) + 3))
-	if _, err := l.AppendAsLeader(b, 0); !errors.Is(err, syscall.ENOSPC) {
-		t.Fatalf("append: %v", err)
+	b2, b3 := valueBatch(t, 2, 50, e.clock.Ms()), valueBatch(t, 1, 10, e.clock.Ms())
+	e.fs.SetWriteBudget(int64(len(b2) + len(b3) + 3))
+	mustAppend(t, l, b2)
+	mustAppend(t, l, b3)
+	if err := l.Flush(l.LogEndOffset()); !errors.Is(err, syscall.ENOSPC) {
+		t.Fatalf("flush: %v", err)
 	}
 	checkNoPartial(t, e, l)
 	e.fs.SetWriteBudget(-1)
-	b2 := valueBatch(t, 1, 10, e.clock.Ms())
-	if info := mustAppend(t, l, b2); info.BaseOffset != 1 {
-		t.Fatalf("appended at %d", info.BaseOffset)
+	if err := l.Flush(l.LogEndOffset()); err != nil {
+		t.Fatal(err)
+	}
+	s := l.segments()[0]
+	if s.index.written != 2 || s.index.entries() != 2 {
+		t.Fatalf("index entries: %d written, %d kept", s.index.written, s.index.entries())
 	}
 	checkNoPartial(t, e, l)
-	checkEveryOffset(t, l, readBatches(t, l, 0))
+	want := readBatches(t, l, 0)
+	checkEveryOffset(t, l, want)
+	l = e.reopen(l)
+	defer l.Close()
+	if got := l.segments()[0].index.entries(); got != 2 {
+		t.Fatalf("after reopen: %d index entries, want 2", got)
+	}
+	checkEveryOffset(t, l, want)
 }
 
 func TestDiskFullOnRollAndEpoch(t *testing.T) {

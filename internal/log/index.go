@@ -19,9 +19,16 @@ import (
 //	.timeindex  entries of 12 bytes: timestamp int64 | relativeOffset int32
 //	            the largest timestamp so far and the last offset of its batch
 //
-// Both are kept in memory and appended to their file; a file whose length is
-// not a whole number of entries, or whose entries are not increasing, is
-// rebuilt from the log.
+// Both are kept in memory, which lookups read. New entries reach the file
+// when the log is flushed (Log.Flush, under the log's lock, before the
+// fsyncs) or the segment rolled:
+// an append makes no system call for them and needs no descriptor of the
+// index files, so a partition being written holds only its .log open in
+// the FileCache. A crash may thus lose entries written since the last
+// sync, as it could lose unsynced ones before: recovery rebuilds the
+// indexes of every segment from the recovery point on, and a segment below
+// it was synced whole. A file whose length is not a whole number of
+// entries, or whose entries are not increasing, is rebuilt from the log.
 
 const (
 	offsetEntrySize = 8
@@ -45,6 +52,8 @@ type offsetIndex struct {
 	base int64
 	mu   sync.RWMutex
 	ents []offsetEntry
+	// written counts the entries of ents in the file.
+	written int
 	// fileLen is the file's length as last read or written, so that a
 	// truncation to that length (recovery resetting an empty index) makes
 	// no system call.
@@ -56,6 +65,7 @@ type timeIndex struct {
 	base    int64
 	mu      sync.RWMutex
 	ents    []timeEntry
+	written int   // as offsetIndex's
 	fileLen int64 // as offsetIndex's
 }
 
@@ -114,27 +124,36 @@ func loadOffsetIndex(files *FileCache, path string, base int64, logSize int64) (
 		}
 		idx.ents = append(idx.ents, e)
 	}
+	idx.written = len(idx.ents)
 	return idx, true, nil
 }
 
+// append adds an entry in memory; flush writes it to the file.
 func (x *offsetIndex) append(lastOffset int64, pos int64) error {
 	e := offsetEntry{int32(lastOffset - x.base), int32(pos)}
-	var buf [offsetEntrySize]byte
-	binary.BigEndian.PutUint32(buf[:], uint32(e.rel))
-	binary.BigEndian.PutUint32(buf[4:], uint32(e.pos))
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	if n := len(x.ents); n > 0 && e.rel <= x.ents[n-1].rel {
 		return fmt.Errorf("index %s: offset %d not above last entry", x.file.Name(), lastOffset)
 	}
-	at := int64(len(x.ents)) * offsetEntrySize
-	if _, err := x.file.WriteAt(buf[:], at); err != nil {
-		x.fileLen = -1 // unknown after a failed write
-		return err
-	}
-	x.fileLen = grownTo(x.fileLen, at+offsetEntrySize)
 	x.ents = append(x.ents, e)
 	return nil
+}
+
+// flush writes the entries not in the file yet, in one write.
+func (x *offsetIndex) flush() error {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	pending := x.ents[x.written:]
+	if len(pending) == 0 {
+		return nil
+	}
+	buf := make([]byte, len(pending)*offsetEntrySize)
+	for i, e := range pending {
+		binary.BigEndian.PutUint32(buf[i*offsetEntrySize:], uint32(e.rel))
+		binary.BigEndian.PutUint32(buf[i*offsetEntrySize+4:], uint32(e.pos))
+	}
+	return flushIndexFile(x.file, &x.fileLen, buf, int64(x.written)*offsetEntrySize, &x.written, len(x.ents))
 }
 
 // lookup returns the position of the last indexed batch whose last offset is
@@ -185,7 +204,8 @@ func (x *offsetIndex) truncateTo(pos int64) error {
 	defer x.mu.Unlock()
 	i := sort.Search(len(x.ents), func(i int) bool { return int64(x.ents[i].pos) >= pos })
 	x.ents = x.ents[:i]
-	return truncateIndexFile(x.file, &x.fileLen, int64(i)*offsetEntrySize)
+	x.written = min(x.written, i)
+	return truncateIndexFile(x.file, &x.fileLen, int64(x.written)*offsetEntrySize)
 }
 
 // grownTo is an index file's length after a write ending at end (-1:
@@ -195,6 +215,19 @@ func grownTo(fileLen, end int64) int64 {
 		return -1
 	}
 	return max(fileLen, end)
+}
+
+// flushIndexFile writes buf, an index's pending entries, at off; then
+// *written becomes n. A failed write leaves no torn entry behind: the file
+// is cut back to off, and the next flush writes them all again.
+func flushIndexFile(f *SegmentFile, fileLen *int64, buf []byte, off int64, written *int, n int) error {
+	if _, err := f.WriteAt(buf, off); err != nil {
+		*fileLen = -1 // unknown after a failed write
+		return errors.Join(err, truncateIndexFile(f, fileLen, off))
+	}
+	*fileLen = grownTo(*fileLen, off+int64(len(buf)))
+	*written = n
+	return nil
 }
 
 // truncateIndexFile cuts an index file to n bytes unless *fileLen says
@@ -230,28 +263,36 @@ func loadTimeIndex(files *FileCache, path string, base, nextOffset int64) (*time
 		}
 		idx.ents = append(idx.ents, e)
 	}
+	idx.written = len(idx.ents)
 	return idx, true, nil
 }
 
-// maybeAppend adds an entry when ts is above the last entry's timestamp.
+// maybeAppend adds an entry in memory when ts is above the last entry's
+// timestamp; flush writes it to the file.
 func (x *timeIndex) maybeAppend(ts, offset int64) error {
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	if n := len(x.ents); n > 0 && ts <= x.ents[n-1].ts {
 		return nil
 	}
-	e := timeEntry{ts, int32(offset - x.base)}
-	var buf [timeEntrySize]byte
-	binary.BigEndian.PutUint64(buf[:], uint64(e.ts))
-	binary.BigEndian.PutUint32(buf[8:], uint32(e.rel))
-	at := int64(len(x.ents)) * timeEntrySize
-	if _, err := x.file.WriteAt(buf[:], at); err != nil {
-		x.fileLen = -1
-		return err
-	}
-	x.fileLen = grownTo(x.fileLen, at+timeEntrySize)
-	x.ents = append(x.ents, e)
+	x.ents = append(x.ents, timeEntry{ts, int32(offset - x.base)})
 	return nil
+}
+
+// flush writes the entries not in the file yet, in one write.
+func (x *timeIndex) flush() error {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	pending := x.ents[x.written:]
+	if len(pending) == 0 {
+		return nil
+	}
+	buf := make([]byte, len(pending)*timeEntrySize)
+	for i, e := range pending {
+		binary.BigEndian.PutUint64(buf[i*timeEntrySize:], uint64(e.ts))
+		binary.BigEndian.PutUint32(buf[i*timeEntrySize+8:], uint32(e.rel))
+	}
+	return flushIndexFile(x.file, &x.fileLen, buf, int64(x.written)*timeEntrySize, &x.written, len(x.ents))
 }
 
 // lookup returns the offset to start scanning from for the first record
@@ -282,5 +323,6 @@ func (x *timeIndex) truncateTo(offset int64) error {
 	rel := offset - x.base
 	i := sort.Search(len(x.ents), func(i int) bool { return int64(x.ents[i].rel) >= rel })
 	x.ents = x.ents[:i]
-	return truncateIndexFile(x.file, &x.fileLen, int64(i)*timeEntrySize)
+	x.written = min(x.written, i)
+	return truncateIndexFile(x.file, &x.fileLen, int64(x.written)*timeEntrySize)
 }

@@ -356,6 +356,8 @@ func (s *segment) truncateTo(offset int64) error {
 	return s.loadState(0)
 }
 
+// sync fsyncs the segment's files; its pending index entries must have
+// been written first (flushIndexes, or the index's flush).
 func (s *segment) sync() error {
 	size := s.size.Load()
 	if err := s.file.Sync(); err != nil {

@@ -366,14 +366,21 @@ func ProducerOptions(p Props) (ClientConfig, error) {
 	if v, ok := r.str("transactional.id"); ok && v != "" {
 		return ClientConfig{}, fmt.Errorf("transactional.id is not supported by weir perf produce")
 	}
-	r.ignore("partitioner.class", "partitioner.ignore.keys", "partitioner.adaptive.partitioning.enable",
+	part, err := partitioner(r)
+	if err != nil {
+		return ClientConfig{}, err
+	}
+	if part != nil {
+		opts = append(opts, kgo.RecordPartitioner(part))
+	}
+	r.ignore("partitioner.ignore.keys", "partitioner.adaptive.partitioning.enable",
 		"partitioner.availability.timeout.ms", "max.block.ms", "interceptor.classes",
 		"transaction.timeout.ms")
 	if r.err != nil {
 		return ClientConfig{}, r.err
 	}
 	var warn []string
-	for _, k := range []string{"partitioner.class", "max.block.ms", "interceptor.classes", "send.buffer.bytes", "receive.buffer.bytes"} {
+	for _, k := range []string{"max.block.ms", "interceptor.classes", "send.buffer.bytes", "receive.buffer.bytes"} {
 		if _, ok := p[k]; ok {
 			warn = append(warn, fmt.Sprintf("property %s is accepted but has no effect here", k))
 		}
@@ -382,6 +389,30 @@ func ProducerOptions(p Props) (ClientConfig, error) {
 		warn = append(warn, fmt.Sprintf("property %s is not a known producer property and was ignored", k))
 	}
 	return ClientConfig{Opts: opts, Warnings: warn, Seeds: seeds}, nil
+}
+
+// partitioner maps partitioner.class, Kafka's partitioners by class name,
+// onto franz-go's: nil keeps franz-go's default, which for records without
+// keys (weir perf's) is Kafka's built-in sticky partitioner (a partition
+// is kept until about 64 KiB went to it). RoundRobinPartitioner spreads
+// records one by one over every partition, as keyed records would be.
+func partitioner(r *propReader) (kgo.Partitioner, error) {
+	v, ok := r.str("partitioner.class")
+	if !ok {
+		return nil, nil
+	}
+	switch strings.TrimSpace(v) {
+	case "org.apache.kafka.clients.producer.RoundRobinPartitioner":
+		return kgo.RoundRobinPartitioner(), nil
+	case "org.apache.kafka.clients.producer.UniformStickyPartitioner":
+		// Kafka's pre-3.3 partitioners, sticky for records without keys
+		// (keys ignored here), changing partition when a batch is sent.
+		return kgo.StickyPartitioner(), nil
+	case "org.apache.kafka.clients.producer.internals.DefaultPartitioner":
+		return kgo.StickyKeyPartitioner(nil), nil // murmur2 of keys, as Kafka's
+	}
+	return nil, fmt.Errorf("partitioner.class %q is not supported by weir perf produce: use "+
+		"org.apache.kafka.clients.producer.RoundRobinPartitioner, UniformStickyPartitioner or internals.DefaultPartitioner", v)
 }
 
 func compression(r *propReader) (kgo.CompressionCodec, error) {

@@ -80,6 +80,9 @@ func TestProducerOptions(t *testing.T) {
 		{"compression.type": "zstd", "compression.zstd.level": "3"},
 		{"compression.type": "gzip"},
 		{"compression.type": "snappy"},
+		{"partitioner.class": "org.apache.kafka.clients.producer.RoundRobinPartitioner"},
+		{"partitioner.class": "org.apache.kafka.clients.producer.UniformStickyPartitioner"},
+		{"partitioner.class": "org.apache.kafka.clients.producer.internals.DefaultPartitioner"},
 	}
 	for _, p := range ok {
 		cc, err := ProducerOptions(p)
@@ -100,6 +103,7 @@ func TestProducerOptions(t *testing.T) {
 		"bad number":                 {"linger.ms": "soon"},
 		"bad bool":                   {"enable.idempotence": "yes"},
 		"transactions":               {"transactional.id": "t"},
+		"custom partitioner":         {"partitioner.class": "com.example.MyPartitioner"},
 		"SASL without a login":       {"security.protocol": "SASL_SSL"},
 		"GSSAPI":                     {"security.protocol": "SASL_PLAINTEXT", "sasl.mechanism": "GSSAPI", "sasl.jaas.config": "x"},
 		"ssl key without TLS":        {"ssl.truststore.location": "/ca.pem"},
