@@ -286,17 +286,23 @@ func (s *Server) Start() (err error) {
 	// heartbeats asking to stay fenced keep it meanwhile.
 	stopKeepAlive, keptAlive := make(chan struct{}), make(chan struct{})
 	go s.lifecycle.keepAlive(ctx, stopKeepAlive, keptAlive)
+	// The logs are opened as a pipeline: the replicas whose logs are not
+	// on disk are set up first, then each log found is adopted (made
+	// leader or follower per the latest image) as soon as it is open.
 	img := s.publisher.Image()
-	err = s.logs.Load(func(tp log.TopicPartition) log.Config {
-		return partition.LogConfig(s.partitions.TopicConfig(img, tp.Topic))
-	})
-	if err == nil {
-		s.groups.SetTopics(groupTopics(img))
+	s.groups.SetTopics(groupTopics(img))
+	found, err := s.logs.Scan()
+	if err != nil {
+		err = fmt.Errorf("loading logs: %w", err)
+	} else {
+		s.partitions.StartLoading(found)
 		if err = s.publisher.startReconciling(ctx, &s.wg); err != nil {
 			err = fmt.Errorf("loading partitions: %w", err)
+		} else if err = s.logs.LoadEach(ctx, func(tp log.TopicPartition) log.Config {
+			return partition.LogConfig(s.partitions.TopicConfig(s.publisher.Image(), tp.Topic))
+		}, s.partitions.Adopt); err != nil {
+			err = fmt.Errorf("loading logs: %w", err)
 		}
-	} else {
-		err = fmt.Errorf("loading logs: %w", err)
 	}
 	close(stopKeepAlive)
 	<-keptAlive
