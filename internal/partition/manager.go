@@ -135,6 +135,13 @@ func (m *Manager) Loading(tp log.TopicPartition) bool {
 	return m.loading[tp]
 }
 
+// AllAdopted reports whether every log found at start-up was adopted.
+func (m *Manager) AllAdopted() bool {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	return len(m.loading) == 0
+}
+
 // Adopt takes a log opened at start-up (or the error that left it
 // offline) once Load has run, and brings its replica in step with the
 // latest image reconciled: a log the image does not assign here, or of an
