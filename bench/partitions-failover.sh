@@ -11,7 +11,7 @@
 # the time until every partition has a leader other than it (Metadata from
 # the two others, polled every 100 ms), restarts it and reports the time
 # until it says "weir started" and until every partition's ISR is whole
-# again.
+# again, with the restarted node's CPU seconds until then.
 set -euo pipefail
 export LC_ALL=C
 
@@ -187,6 +187,7 @@ wait_started "$victim" "$from" 600
 res[restart_s]=$(since "$t0")
 mk --bootstrap-server "$bootstrap" --check --isr 3 --timeout 10m >/dev/null || die "the ISRs were not whole again after the restart"
 res[isr_s]=$(since "$t0")
+res[restart_cpu]=$(cpu_seconds "${node_pids[victim - 1]}")
 
 v() { echo "${res[$1]:--}"; }
 echo
@@ -204,5 +205,6 @@ row "SIGKILL to every partition led by another node (s)" "$(v moved_s)"
 row "leaders after" "$(v leaders_after)"
 row "restart to \"weir started\" (s)" "$(v restart_s)"
 row "restart to every ISR whole again (s)" "$(v isr_s)"
+row "  restarted node's CPU until then (s)" "$(v restart_cpu)"
 echo
 echo "machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//'), $(awk '/MemTotal/ { printf "%.0f GiB", $2 / 1048576 }' /proc/meminfo); commit $(cd "$repo" && git rev-parse --short HEAD 2>/dev/null || echo unknown); load average now $(load)"
