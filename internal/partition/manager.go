@@ -29,6 +29,13 @@ type Manager struct {
 	recMu sync.RWMutex
 	img   *metadata.Image // the image last reconciled with; under recMu
 
+	// cfgs caches the topic configurations resolved from cfgImg for the
+	// logs opened at start-up (resolving one is costly, and a topic has
+	// many partitions).
+	cfgMu  sync.Mutex
+	cfgImg *metadata.Image
+	cfgs   map[string]config.Topic
+
 	mu    sync.RWMutex
 	parts map[log.TopicPartition]*Partition
 	// loading holds the partitions whose logs were found at start-up and
@@ -184,7 +191,7 @@ func (m *Manager) Adopt(tp log.TopicPartition, l *log.Log, openErr error) {
 		}
 	}
 	if assigned {
-		errs = append(errs, m.applyPartition(img, t, mp, m.TopicConfig(img, t.Name)))
+		errs = append(errs, m.applyPartition(img, t, mp, m.StartupTopicConfig(img, t.Name)))
 	}
 	if err := errors.Join(errs...); err != nil {
 		m.lg.Error("adopting a log opened at start-up", "partition", tp.String(), "err", err)
@@ -226,6 +233,27 @@ func (m *Manager) All() []*Partition {
 // TopicConfig resolves a topic's effective configuration from the image.
 func (m *Manager) TopicConfig(img *metadata.Image, topic string) config.Topic {
 	return config.ResolveTopic(img.TopicConfig(topic), img.BrokerConfig(""), img.BrokerConfig(strconv.Itoa(int(m.self))), m.static)
+}
+
+// StartupTopicConfig is TopicConfig for the logs opened at start-up:
+// each topic's is resolved once per image.
+func (m *Manager) StartupTopicConfig(img *metadata.Image, topic string) config.Topic {
+	m.cfgMu.Lock()
+	if m.cfgImg != img {
+		m.cfgImg, m.cfgs = img, map[string]config.Topic{}
+	}
+	cfg, ok := m.cfgs[topic]
+	m.cfgMu.Unlock()
+	if ok {
+		return cfg
+	}
+	cfg = m.TopicConfig(img, topic)
+	m.cfgMu.Lock()
+	if m.cfgImg == img {
+		m.cfgs[topic] = cfg
+	}
+	m.cfgMu.Unlock()
+	return cfg
 }
 
 // Load reconciles with a whole image (at start-up, and for a snapshot):

@@ -313,7 +313,7 @@ func (s *Server) Start() (err error) {
 	go func() {
 		defer s.wg.Done()
 		err := s.logs.LoadEach(ctx, func(tp log.TopicPartition) log.Config {
-			return partition.LogConfig(s.partitions.TopicConfig(s.publisher.Image(), tp.Topic))
+			return partition.LogConfig(s.partitions.StartupTopicConfig(s.publisher.Image(), tp.Topic))
 		}, s.partitions.Adopt)
 		if err != nil {
 			s.lg.Error("loading logs", "err", err)
