@@ -47,6 +47,7 @@ func main() {
 		rf         = flag.Int("replication-factor", 1, "replicas of each partition")
 		notLedBy   = flag.Int("not-led-by", -1, "with --check: a partition led by this broker is not served yet")
 		isr        = flag.Int("isr", 0, "with --check: a partition with fewer ISR members is not served yet")
+		interval   = flag.Duration("interval", 100*time.Millisecond, "with --check: how often to ask")
 		offsets    = flag.Bool("offsets", false, "with --check: a partition whose leader fails ListOffsets (its log not open yet) is not served yet")
 		leaders    = flag.Bool("leaders", false, "only print how many partitions each broker leads")
 		metaAll    = flag.Int("metadata-all", 0, "only time this many Metadata requests for all topics")
@@ -83,11 +84,11 @@ func main() {
 	}
 	if *check {
 		want := want{partitions: *partitions, notLedBy: int32(*notLedBy), isr: *isr}
-		if err := awaitServed(ctx, cl, names, want); err != nil {
+		if err := awaitServed(ctx, cl, names, want, *interval); err != nil {
 			fail(err)
 		}
 		if *offsets {
-			if err := awaitOffsets(ctx, cl, names); err != nil {
+			if err := awaitOffsets(ctx, cl, names, *interval); err != nil {
 				fail(err)
 			}
 		}
@@ -158,9 +159,9 @@ type want struct {
 	isr        int
 }
 
-// awaitServed waits until Metadata names every partition of every topic
-// with a leader (as w asks) and no error.
-func awaitServed(ctx context.Context, cl *kgo.Client, names []string, w want) error {
+// awaitServed asks for Metadata every interval until it names every
+// partition of every topic with a leader (as w asks) and no error.
+func awaitServed(ctx context.Context, cl *kgo.Client, names []string, w want, every time.Duration) error {
 	var last error
 	for {
 		if last = served(ctx, cl, names, w); last == nil {
@@ -169,7 +170,7 @@ func awaitServed(ctx context.Context, cl *kgo.Client, names []string, w want) er
 		select {
 		case <-ctx.Done():
 			return fmt.Errorf("not all partitions served: %v", last)
-		case <-time.After(100 * time.Millisecond):
+		case <-time.After(every):
 		}
 	}
 }
@@ -255,9 +256,9 @@ func fail(err error) {
 	os.Exit(1)
 }
 
-// awaitOffsets waits until the leader of every partition of every topic
-// answers ListOffsets (latest) without an error.
-func awaitOffsets(ctx context.Context, cl *kgo.Client, names []string) error {
+// awaitOffsets asks every interval until the leader of every partition of
+// every topic answers ListOffsets (latest) without an error.
+func awaitOffsets(ctx context.Context, cl *kgo.Client, names []string, every time.Duration) error {
 	var last error
 	for {
 		if last = listOffsets(ctx, cl, names); last == nil {
@@ -266,7 +267,7 @@ func awaitOffsets(ctx context.Context, cl *kgo.Client, names []string) error {
 		select {
 		case <-ctx.Done():
 			return fmt.Errorf("not all partitions answer ListOffsets: %v", last)
-		case <-time.After(100 * time.Millisecond):
+		case <-time.After(every):
 		}
 	}
 }
