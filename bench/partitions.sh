@@ -8,7 +8,8 @@
 # broker's CPU seconds, open files (/proc/PID/fd), RSS and the time of a
 # Metadata request for all topics; then it
 # SIGKILLs the node and restarts it (time to "weir started" and until
-# Metadata shows every partition with a leader), stops it with SIGTERM
+# Metadata shows every partition with a leader and ListOffsets answers for
+# every one), stops it with SIGTERM
 # (time to exit), and reports the metadata snapshot's write time (the
 # node's log line after the creation) and load time (read plus apply at
 # the restart). With --systems weir,kfake, franz-go's kfake (in memory)
@@ -168,7 +169,7 @@ if [[ ,$systems, == *,weir,* ]]; then
 	start_weir "$log.restart"
 	wait_log "$log.restart" "weir started" "$pid" 600
 	res[restart_s]=$(since "$t0")
-	"${mk[@]}" --check >/dev/null || die "not every partition is served after the restart"
+	"${mk[@]}" --check --offsets >/dev/null || die "not every partition is served after the restart"
 	res[served_s]=$(since "$t0")
 	res[fds_restart]=$(fds "$pid")
 	res[rss_restart]=$(rss_mb "$pid")

@@ -12,7 +12,8 @@
 //
 // Creating prints "created P partitions in S s"; --check waits until
 // Metadata shows every partition of every topic with a leader (not
-// --not-led-by, with at least --isr replicas in its ISR) and prints
+// --not-led-by, with at least --isr replicas in its ISR, with --offsets
+// answering ListOffsets from its leader without an error) and prints
 // "served P partitions after S s"; --leaders prints "leaders B=N ..." for
 // every partition of the cluster; --metadata-all N sends N Metadata
 // requests for all topics, one at a time, and prints "metadata of P
@@ -47,6 +48,8 @@ func main() {
 		rf         = flag.Int("replication-factor", 1, "replicas of each partition")
 		notLedBy   = flag.Int("not-led-by", -1, "with --check: a partition led by this broker is not served yet")
 		isr        = flag.Int("isr", 0, "with --check: a partition with fewer ISR members is not served yet")
+		interval   = flag.Duration("interval", 100*time.Millisecond, "with --check: how often to ask")
+		offsets    = flag.Bool("offsets", false, "with --check: a partition whose leader fails ListOffsets (its log not open yet) is not served yet")
 		leaders    = flag.Bool("leaders", false, "only print how many partitions each broker leads")
 		metaAll    = flag.Int("metadata-all", 0, "only time this many Metadata requests for all topics")
 		configs    configList
@@ -82,8 +85,13 @@ func main() {
 	}
 	if *check {
 		want := want{partitions: *partitions, notLedBy: int32(*notLedBy), isr: *isr}
-		if err := awaitServed(ctx, cl, names, want); err != nil {
+		if err := awaitServed(ctx, cl, names, want, *interval); err != nil {
 			fail(err)
+		}
+		if *offsets {
+			if err := awaitOffsets(ctx, cl, names, *interval); err != nil {
+				fail(err)
+			}
 		}
 		fmt.Printf("served %d partitions after %.3f s\n", total, time.Since(start).Seconds())
 		return
@@ -213,9 +221,9 @@ type want struct {
 	isr        int
 }
 
-// awaitServed waits until Metadata names every partition of every topic
-// with a leader (as w asks) and no error.
-func awaitServed(ctx context.Context, cl *kgo.Client, names []string, w want) error {
+// awaitServed asks for Metadata every interval until it names every
+// partition of every topic with a leader (as w asks) and no error.
+func awaitServed(ctx context.Context, cl *kgo.Client, names []string, w want, every time.Duration) error {
 	var last error
 	for {
 		if last = served(ctx, cl, names, w); last == nil {
@@ -224,7 +232,7 @@ func awaitServed(ctx context.Context, cl *kgo.Client, names []string, w want) er
 		select {
 		case <-ctx.Done():
 			return fmt.Errorf("not all partitions served: %v", last)
-		case <-time.After(100 * time.Millisecond):
+		case <-time.After(every):
 		}
 	}
 }
@@ -308,4 +316,57 @@ func timeMetadata(ctx context.Context, cl *kgo.Client, n int) error {
 func fail(err error) {
 	fmt.Fprintln(os.Stderr, "mkpartitions:", err)
 	os.Exit(1)
+}
+
+// awaitOffsets asks every interval until the leader of every partition of
+// every topic answers ListOffsets (latest) without an error.
+func awaitOffsets(ctx context.Context, cl *kgo.Client, names []string, every time.Duration) error {
+	var last error
+	for {
+		if last = listOffsets(ctx, cl, names); last == nil {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("not all partitions answer ListOffsets: %v", last)
+		case <-time.After(every):
+		}
+	}
+}
+
+func listOffsets(ctx context.Context, cl *kgo.Client, names []string) error {
+	meta := kmsg.NewPtrMetadataRequest()
+	for _, n := range names {
+		t := kmsg.NewMetadataRequestTopic()
+		t.Topic = kmsg.StringPtr(n)
+		meta.Topics = append(meta.Topics, t)
+	}
+	mresp, err := meta.RequestWith(ctx, cl)
+	if err != nil {
+		return err
+	}
+	req := kmsg.NewPtrListOffsetsRequest()
+	req.ReplicaID = -1
+	for _, mt := range mresp.Topics {
+		t := kmsg.NewListOffsetsRequestTopic()
+		t.Topic = *mt.Topic
+		for _, mp := range mt.Partitions {
+			p := kmsg.NewListOffsetsRequestTopicPartition()
+			p.Partition, p.Timestamp, p.CurrentLeaderEpoch = mp.Partition, -1, -1
+			t.Partitions = append(t.Partitions, p)
+		}
+		req.Topics = append(req.Topics, t)
+	}
+	resp, err := req.RequestWith(ctx, cl)
+	if err != nil {
+		return err
+	}
+	for _, t := range resp.Topics {
+		for _, p := range t.Partitions {
+			if err := kerr.ErrorForCode(p.ErrorCode); err != nil {
+				return fmt.Errorf("%s-%d: %w", t.Topic, p.Partition, err)
+			}
+		}
+	}
+	return nil
 }

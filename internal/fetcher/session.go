@@ -115,7 +115,11 @@ func (f *fetcher) build() (*request, time.Time) {
 	var next time.Time
 	topics := map[[16]byte]int{}
 	throttle := cfg.Quota.FollowerExceeded()
+	// The partitions not backing off are listed under the lock, and
+	// their positions read after it: adding a partition (Follow) never
+	// waits for a request of thousands of partitions to be built.
 	f.mu.Lock()
+	ready := make([]*followed, 0, len(f.parts))
 	for _, fp := range f.parts {
 		if now.Before(fp.delayedUntil) {
 			if next.IsZero() || fp.delayedUntil.Before(next) {
@@ -123,6 +127,10 @@ func (f *fetcher) build() (*request, time.Time) {
 			}
 			continue
 		}
+		ready = append(ready, fp)
+	}
+	f.mu.Unlock()
+	for _, fp := range ready {
 		pos, ok := fp.p.FetchPosition()
 		if !ok || pos.Leader != f.leader {
 			continue // the manager moves or drops it
@@ -151,7 +159,6 @@ func (f *fetcher) build() (*request, time.Time) {
 		req.Topics[i].Partitions = append(req.Topics[i].Partitions, rp)
 		r.pos[partKey{id, rp.Partition}] = asked{fp: fp, pos: pos, throttled: throttled}
 	}
-	f.mu.Unlock()
 	if len(r.pos) == 0 {
 		return nil, next
 	}

@@ -67,7 +67,9 @@ type Manager struct {
 	failed map[TopicPartition]failedLog
 	// creating holds the partitions CreateAll is creating.
 	creating map[TopicPartition]bool
-	cleaner  *cleaner
+	// loading holds the logs Scan found that Load has not opened.
+	loading map[TopicPartition]loadingLog
+	cleaner *cleaner
 }
 
 // A failedLog is a partition whose log could not be opened or created. It
@@ -116,35 +118,30 @@ func ParseDirName(name string) (TopicPartition, bool) {
 	return TopicPartition{Topic: name[:i], Partition: int32(p)}, true
 }
 
-// Load opens every partition log found in the log directories, using the
-// checkpoints for recovery points, log start offsets and high watermarks,
-// and finishes deletions of removed partitions. configFor supplies each
-// log's configuration. Each log dir's logs are opened (recovered)
-// RecoveryThreadsPerDir at a time, the dirs in parallel. A log that cannot be
-// opened is logged and left offline (Failed); Load fails only when a log
-// directory itself cannot be read.
-func (m *Manager) Load(configFor func(TopicPartition) Config) error {
+// Scan finds the partition logs in the log directories, with their
+// checkpointed recovery points, log start offsets and high watermarks, and
+// finishes deletions of removed partitions. It returns the partitions
+// found; each is loading (Loading) until Load opens it: CreateAll does not
+// create it, GetOrCreate answers ErrLoading, Delete leaves it, and the
+// checkpoints keep its offsets. Scan fails only when a log directory
+// cannot be read.
+func (m *Manager) Scan() ([]TopicPartition, error) {
 	fsys := m.opts.FS
-	start := m.opts.Now()
-	type job struct {
-		root, dir string
-		tp        TopicPartition
-		opts      Options
-	}
-	var jobs []job
+	found := map[TopicPartition]loadingLog{}
+	var tps []TopicPartition
 	for _, root := range m.cfg.Dirs {
 		if err := fsys.MkdirAll(root, 0o755); err != nil {
-			return err
+			return nil, err
 		}
 		rps, err1 := ReadOffsetCheckpoint(fsys, filepath.Join(root, RecoveryPointFile))
 		lss, err2 := ReadOffsetCheckpoint(fsys, filepath.Join(root, LogStartOffsetFile))
 		hws, err3 := ReadOffsetCheckpoint(fsys, filepath.Join(root, HighWatermarkFile))
 		if err := errors.Join(err1, err2, err3); err != nil {
-			return err
+			return nil, err
 		}
 		ents, err := fsys.ReadDir(root)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		for _, de := range ents {
 			if !de.IsDir() || m.skip(de.Name()) {
@@ -153,7 +150,7 @@ func (m *Manager) Load(configFor func(TopicPartition) Config) error {
 			dir := filepath.Join(root, de.Name())
 			if strings.HasSuffix(de.Name(), "-delete") {
 				if err := fsys.RemoveAll(dir); err != nil {
-					return err
+					return nil, err
 				}
 				continue
 			}
@@ -163,26 +160,91 @@ func (m *Manager) Load(configFor func(TopicPartition) Config) error {
 			}
 			o := m.opts
 			o.RecoveryPoint, o.LogStartOffset, o.HighWatermark = rps[tp], lss[tp], hws[tp]
-			jobs = append(jobs, job{root, dir, tp, o})
+			found[tp] = loadingLog{root: root, opts: o}
+			tps = append(tps, tp)
 		}
 	}
-	errs := make([]error, len(jobs))
-	opened := make([]*Log, len(jobs))
+	m.mu.Lock()
+	m.loading = found
+	m.mu.Unlock()
+	return tps, nil
+}
+
+// A loadingLog is a log Scan found that Load has not opened yet.
+type loadingLog struct {
+	root string
+	opts Options // with the checkpointed offsets
+}
+
+// ErrLoading is GetOrCreate's answer for a log found at start-up that is
+// not open yet.
+var ErrLoading = errors.New("log: not loaded yet")
+
+// Loading reports whether tp's log was found by Scan and is not open yet.
+func (m *Manager) Loading(tp TopicPartition) bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	_, ok := m.loading[tp]
+	return ok
+}
+
+// Load opens every partition log found in the log directories: LoadEach
+// without a callback or an end.
+func (m *Manager) Load(configFor func(TopicPartition) Config) error {
+	return m.LoadEach(context.Background(), configFor, nil)
+}
+
+// LoadEach opens the logs Scan found (it scans first when Scan was not
+// called). configFor supplies each log's configuration. Each log dir's
+// logs are opened (recovered) RecoveryThreadsPerDir at a time, the dirs in
+// parallel. A log that cannot be opened is logged and left offline
+// (Failed). opened, when not nil, is called from the worker that opened
+// each log as soon as it is registered (Get returns it) or failed (err
+// wraps ErrOffline). Once ctx is done no further log is opened: those left
+// stay loading. LoadEach fails only when a log directory cannot be read.
+func (m *Manager) LoadEach(ctx context.Context, configFor func(TopicPartition) Config, opened func(tp TopicPartition, l *Log, err error)) error {
+	start := m.opts.Now()
+	m.mu.Lock()
+	scanned := m.loading != nil
+	m.mu.Unlock()
+	if !scanned {
+		if _, err := m.Scan(); err != nil {
+			return err
+		}
+	}
+	m.mu.Lock()
+	type job struct {
+		tp TopicPartition
+		loadingLog
+	}
+	jobs := make([]job, 0, len(m.loading))
+	for tp, ll := range m.loading {
+		jobs = append(jobs, job{tp, ll})
+	}
+	m.mu.Unlock()
 	m.perDir(len(jobs), func(i int) string { return jobs[i].root }, func(i int) {
+		if ctx.Err() != nil {
+			return
+		}
 		j := jobs[i]
-		opened[i], errs[i] = Open(j.dir, j.tp, configFor(j.tp), j.opts)
+		l, err := Open(filepath.Join(j.root, j.tp.String()), j.tp, configFor(j.tp), j.opts)
+		m.mu.Lock()
+		delete(m.loading, j.tp)
+		if err != nil {
+			m.failLocked(j.tp, j.root, err)
+			err = m.failed[j.tp].err
+		} else {
+			m.logs[j.tp] = l
+			m.dirOf[j.tp] = j.root
+		}
+		m.mu.Unlock()
+		if opened != nil {
+			opened(j.tp, l, err)
+		}
 	})
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	for i, j := range jobs {
-		if errs[i] != nil {
-			m.failLocked(j.tp, j.root, errs[i])
-			continue
-		}
-		m.logs[j.tp] = opened[i]
-		m.dirOf[j.tp] = j.root
-	}
-	m.lg.Info("loaded logs", "count", len(m.logs), "offline", len(m.failed), "took", m.opts.Now().Sub(start))
+	m.lg.Info("loaded logs", "count", len(m.logs), "offline", len(m.failed), "left", len(m.loading), "took", m.opts.Now().Sub(start))
 	return nil
 }
 
@@ -261,6 +323,9 @@ func (m *Manager) GetOrCreate(tp TopicPartition, topicID [16]byte, cfg Config) (
 	if m.creating[tp] {
 		return nil, fmt.Errorf("log: %s is being created", tp)
 	}
+	if _, ok := m.loading[tp]; ok {
+		return nil, fmt.Errorf("%w: %s", ErrLoading, tp)
+	}
 	return nil, fmt.Errorf("log: the directory of %s belongs to another component", tp)
 }
 
@@ -292,9 +357,12 @@ func (m *Manager) CreateAll(ls []NewLog) {
 	for _, d := range m.dirOf {
 		count[d]++
 	}
+	for _, ll := range m.loading {
+		count[ll.root]++
+	}
 	for _, nl := range ls {
 		tp := nl.TopicPartition
-		if m.logs[tp] != nil || m.failed[tp].err != nil || m.creating[tp] {
+		if _, ok := m.loading[tp]; ok || m.logs[tp] != nil || m.failed[tp].err != nil || m.creating[tp] {
 			continue
 		}
 		if m.skip(tp.String()) {
@@ -553,12 +621,29 @@ func (m *Manager) checkpoint(file string, value func(*Log) int64) error {
 	for tp, l := range m.logs {
 		byDir[m.dirOf[tp]][tp] = value(l)
 	}
+	// A log not open yet keeps its checkpointed offsets.
+	for tp, ll := range m.loading {
+		byDir[ll.root][tp] = loadingValue(file, ll.opts)
+	}
 	m.mu.Unlock()
 	var errs []error
 	for d, offs := range byDir {
 		errs = append(errs, WriteOffsetCheckpoint(m.opts.FS, filepath.Join(d, file), offs))
 	}
 	return errors.Join(errs...)
+}
+
+// loadingValue is the offset a checkpoint file holds for a log that is
+// not open yet: the one Scan read.
+func loadingValue(file string, o Options) int64 {
+	switch file {
+	case RecoveryPointFile:
+		return o.RecoveryPoint
+	case LogStartOffsetFile:
+		return o.LogStartOffset
+	default:
+		return o.HighWatermark
+	}
 }
 
 // CheckpointRecoveryPoints writes recovery-point-offset-checkpoint.

@@ -1,6 +1,7 @@
 package partition
 
 import (
+	"context"
 	"errors"
 	"io"
 	"log/slog"
@@ -8,6 +9,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
+	"sync"
 	"testing"
 	"time"
 
@@ -912,3 +914,114 @@ func TestManagerApplyDeltas(t *testing.T) {
 }
 
 func strp(s string) *string { return &s }
+
+// TestManagerAdoptsLogsAsTheyOpen is the start-up pipeline: replicas
+// without a log on disk are set up first, each log found is adopted with
+// the image of the time it opens, and the changes applied meanwhile leave
+// the loading ones alone.
+func TestManagerAdoptsLogsAsTheyOpen(t *testing.T) {
+	fs := vfstest.NewMem()
+	old := newLogManager(fs)
+	for _, l := range []struct {
+		tp log.TopicPartition
+		id metadata.Uuid
+	}{
+		{log.TopicPartition{Topic: "keep", Partition: 0}, topicID(1)},
+		{log.TopicPartition{Topic: "keep", Partition: 1}, topicID(1)},
+		{log.TopicPartition{Topic: "gone", Partition: 0}, topicID(2)},   // topic gone
+		{log.TopicPartition{Topic: "reborn", Partition: 0}, topicID(4)}, // topic re-created with a new id
+		{log.TopicPartition{Topic: "later", Partition: 0}, topicID(8)},  // deleted while loading
+	} {
+		lg, err := old.GetOrCreate(l.tp, l.id, log.DefaultConfig())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := lg.AppendAsLeader(batch(t, ms(time.Second)), 0); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := old.Close(); err != nil {
+		t.Fatal(err)
+	}
+	var recs []metadata.Record
+	recs = append(recs, topicRecords("keep", topicID(1), []int32{1}, []int32{2, 1})...)
+	recs = append(recs, topicRecords("reborn", topicID(5), []int32{1})...)
+	recs = append(recs, topicRecords("later", topicID(8), []int32{1})...)
+	recs = append(recs, topicRecords("new", topicID(6), []int32{2, 1})...)
+	img, _ := apply(t, metadata.Empty(), recs...)
+
+	e := &managerEnv{t: t, fs: fs, static: staticConfig(t, nil), logs: newLogManager(fs)}
+	e.m = NewManager(1, e.logs, e.static, quiet(), clock)
+	t.Cleanup(func() { e.logs.Close() })
+	found, err := e.logs.Scan()
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.m.StartLoading(found)
+	if err := e.m.Load(img); err != nil {
+		t.Fatal(err)
+	}
+	keep0 := log.TopicPartition{Topic: "keep", Partition: 0}
+	if got, want := e.local(), map[string]bool{"new-0": false}; !maps.Equal(got, want) {
+		t.Fatalf("local replicas before any log opened = %v, want %v", got, want)
+	}
+	if !e.m.Loading(keep0) || e.m.Get(keep0) != nil {
+		t.Fatal("keep-0 is not loading")
+	}
+	// Changes while the logs load: keep-1's leadership moves here, and
+	// "later" is deleted.
+	step := func(recs ...metadata.Record) {
+		t.Helper()
+		var d *metadata.Delta
+		img, d = apply(t, img, recs...)
+		if err := e.m.Apply(img, d); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ch := metadata.NewPartitionChangeRecord()
+	ch.TopicId, ch.PartitionId, ch.Leader = topicID(1), 1, 1
+	step(ch)
+	step(&metadata.RemoveTopicRecord{TopicId: topicID(8)})
+	if got := len(e.m.All()); got != 1 {
+		t.Fatalf("%d replicas before any log opened, want 1", got)
+	}
+	if !slices.Contains(e.dirs(), "later-0") {
+		t.Fatal("a loading log was deleted before it opened")
+	}
+
+	var mu sync.Mutex
+	var adopted []string
+	if err := e.logs.LoadEach(context.Background(), func(tp log.TopicPartition) log.Config {
+		return LogConfig(e.m.TopicConfig(img, tp.Topic))
+	}, func(tp log.TopicPartition, l *log.Log, err error) {
+		if err != nil {
+			t.Errorf("opening %s: %v", tp, err)
+		}
+		e.m.Adopt(tp, l, err)
+		mu.Lock()
+		adopted = append(adopted, tp.String())
+		mu.Unlock()
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if len(adopted) != 5 || e.m.Loading(keep0) {
+		t.Fatalf("adopted %v", adopted)
+	}
+	want := map[string]bool{"keep-0": true, "keep-1": true, "reborn-0": true, "new-0": false}
+	if got := e.local(); !maps.Equal(got, want) {
+		t.Fatalf("local replicas (leader?) = %v, want %v", got, want)
+	}
+	if got, want := e.dirs(), []string{"keep-0", "keep-1", "new-0", "reborn-0"}; !slices.Equal(got, want) {
+		t.Fatalf("directories %v, want %v", got, want)
+	}
+	if p := e.m.Get(keep0); p.Log().LogEndOffset() != 1 {
+		t.Fatal("keep-0 lost its data")
+	}
+	if p := e.m.Get(log.TopicPartition{Topic: "keep", Partition: 1}); p.State().LeaderEpoch != 1 || p.Log().LogEndOffset() != 1 {
+		t.Fatalf("keep-1 did not take the leadership given while it loaded: %+v", p.State())
+	}
+	reborn := e.m.Get(log.TopicPartition{Topic: "reborn", Partition: 0})
+	if id, err := reborn.Log().ReadTopicID(); err != nil || id != topicID(5) || reborn.Log().LogEndOffset() != 0 || reborn.TopicID() != topicID(5) {
+		t.Fatalf("reborn-0: id %v (%v), LEO %d", id, err, reborn.Log().LogEndOffset())
+	}
+}

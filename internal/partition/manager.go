@@ -23,8 +23,24 @@ type Manager struct {
 	lg     *slog.Logger
 	now    func() time.Time
 
-	mu        sync.RWMutex
-	parts     map[log.TopicPartition]*Partition
+	// recMu orders reconciling with the image (Load, Apply: exclusive)
+	// against adopting the logs opened at start-up (Adopt: shared, as
+	// each touches only its own partition).
+	recMu sync.RWMutex
+	img   *metadata.Image // the image last reconciled with; under recMu
+
+	// cfgs caches the topic configurations resolved from cfgImg for the
+	// logs opened at start-up (resolving one is costly, and a topic has
+	// many partitions).
+	cfgMu  sync.Mutex
+	cfgImg *metadata.Image
+	cfgs   map[string]config.Topic
+
+	mu    sync.RWMutex
+	parts map[log.TopicPartition]*Partition
+	// loading holds the partitions whose logs were found at start-up and
+	// not adopted yet: reconciling leaves them to Adopt.
+	loading   map[log.TopicPartition]bool
 	listeners []LeadershipListener
 	repl      *Replication
 	fetcher   Fetcher
@@ -104,7 +120,82 @@ func (m *Manager) tellLeadership(tp log.TopicPartition, leader bool, epoch int32
 
 // NewManager returns a manager for broker self.
 func NewManager(self int32, logs *log.Manager, static *config.Broker, lg *slog.Logger, now func() time.Time) *Manager {
-	return &Manager{self: self, logs: logs, static: static, lg: lg, now: now, parts: map[log.TopicPartition]*Partition{}}
+	return &Manager{self: self, logs: logs, static: static, lg: lg, now: now, parts: map[log.TopicPartition]*Partition{},
+		loading: map[log.TopicPartition]bool{}}
+}
+
+// StartLoading notes the partitions whose logs log.Manager.Scan found:
+// until Adopt takes each, Load and Apply leave it alone. Call it before
+// Load; then hand Adopt to log.Manager.LoadEach.
+func (m *Manager) StartLoading(tps []log.TopicPartition) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for _, tp := range tps {
+		m.loading[tp] = true
+	}
+}
+
+// Loading reports whether tp's log, found at start-up, is not adopted yet.
+func (m *Manager) Loading(tp log.TopicPartition) bool {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	return m.loading[tp]
+}
+
+// AllAdopted reports whether every log found at start-up was adopted.
+func (m *Manager) AllAdopted() bool {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	return len(m.loading) == 0
+}
+
+// Adopt takes a log opened at start-up (or the error that left it
+// offline) once Load has run, and brings its replica in step with the
+// latest image reconciled: a log the image does not assign here, or of an
+// earlier topic with the same name, is deleted (and the replica of the
+// new topic created empty), a missing partition.metadata is rewritten,
+// and the replica is made leader or follower at once. It is safe to call
+// from several goroutines, and while metadata changes are applied.
+func (m *Manager) Adopt(tp log.TopicPartition, l *log.Log, openErr error) {
+	m.recMu.RLock()
+	defer m.recMu.RUnlock()
+	m.mu.Lock()
+	delete(m.loading, tp)
+	m.mu.Unlock()
+	img := m.img
+	var t *metadata.Topic
+	var mp *metadata.Partition
+	if t = img.Topics.Get(tp.Topic); t != nil {
+		mp = t.Partitions[tp.Partition]
+	}
+	assigned := mp != nil && mp.HasReplica(m.self)
+	var errs []error
+	switch {
+	case openErr != nil:
+		if !assigned {
+			errs = append(errs, m.logs.Delete(tp))
+		}
+		assigned = false // offline: the log manager reported it
+	default:
+		id, err := l.ReadTopicID()
+		if !assigned || (err == nil && id != t.ID) {
+			m.lg.Info("deleting stray log", "partition", tp.String())
+			errs = append(errs, m.logs.Delete(tp))
+		} else if err != nil {
+			// A new partition's partition.metadata is not fsynced (see
+			// log.Manager.CreateAll): a crash may have lost it.
+			m.lg.Info("rewriting a missing or torn partition.metadata", "partition", tp.String())
+			if err := l.WriteTopicID(t.ID); err != nil {
+				errs = append(errs, fmt.Errorf("rewriting partition.metadata of %s: %w", tp, err))
+			}
+		}
+	}
+	if assigned {
+		errs = append(errs, m.applyPartition(img, t, mp, m.StartupTopicConfig(img, t.Name)))
+	}
+	if err := errors.Join(errs...); err != nil {
+		m.lg.Error("adopting a log opened at start-up", "partition", tp.String(), "err", err)
+	}
 }
 
 // Get returns the local replica of tp, or nil.
@@ -144,21 +235,52 @@ func (m *Manager) TopicConfig(img *metadata.Image, topic string) config.Topic {
 	return config.ResolveTopic(img.TopicConfig(topic), img.BrokerConfig(""), img.BrokerConfig(strconv.Itoa(int(m.self))), m.static)
 }
 
-// Load reconciles with a whole image at start-up: every assigned replica
-// is opened or created, and logs on disk that the image does not assign
-// to this broker (stray logs of deleted or moved partitions) are deleted.
+// StartupTopicConfig is TopicConfig for the logs opened at start-up:
+// each topic's is resolved once per image.
+func (m *Manager) StartupTopicConfig(img *metadata.Image, topic string) config.Topic {
+	m.cfgMu.Lock()
+	if m.cfgImg != img {
+		m.cfgImg, m.cfgs = img, map[string]config.Topic{}
+	}
+	cfg, ok := m.cfgs[topic]
+	m.cfgMu.Unlock()
+	if ok {
+		return cfg
+	}
+	cfg = m.TopicConfig(img, topic)
+	m.cfgMu.Lock()
+	if m.cfgImg == img {
+		m.cfgs[topic] = cfg
+	}
+	m.cfgMu.Unlock()
+	return cfg
+}
+
+// Load reconciles with a whole image (at start-up, and for a snapshot):
+// every assigned replica is opened or created, and logs on disk that the
+// image does not assign to this broker (stray logs of deleted or moved
+// partitions) are deleted. Partitions still loading are left to Adopt.
 func (m *Manager) Load(img *metadata.Image) error {
+	m.recMu.Lock()
+	defer m.recMu.Unlock()
+	m.img = img
 	var errs []error
 	// Stray logs go first: a log of an earlier topic with the same name
 	// must not be adopted by the new topic's replica. Offline logs no
-	// longer assigned here go too.
+	// longer assigned here go too. Adopt sees to logs still loading.
 	for _, tp := range m.logs.AllFailed() {
+		if m.Loading(tp) {
+			continue
+		}
 		if t := img.Topics.Get(tp.Topic); t == nil || t.Partitions[tp.Partition] == nil || !t.Partitions[tp.Partition].HasReplica(m.self) {
 			errs = append(errs, m.logs.Delete(tp))
 		}
 	}
 	for _, l := range m.logs.All() {
 		tp := l.TopicPartition()
+		if m.Loading(tp) {
+			continue
+		}
 		t := img.Topics.Get(tp.Topic)
 		id, err := l.ReadTopicID()
 		stray := t == nil || t.Partitions[tp.Partition] == nil || !t.Partitions[tp.Partition].HasReplica(m.self) ||
@@ -208,7 +330,7 @@ func (m *Manager) applyPartitions(img *metadata.Image, topics []*metadata.Topic,
 		}
 		cfgs[i] = cfg
 		tp := log.TopicPartition{Topic: t.Name, Partition: mp.ID}
-		if !mp.HasReplica(m.self) || m.Get(tp) != nil || m.logs.Get(tp) != nil {
+		if !mp.HasReplica(m.self) || m.Get(tp) != nil || m.logs.Get(tp) != nil || m.Loading(tp) {
 			continue
 		}
 		create = append(create, log.NewLog{TopicPartition: tp, TopicID: t.ID, Config: LogConfig(cfg)})
@@ -223,6 +345,9 @@ func (m *Manager) applyPartitions(img *metadata.Image, topics []*metadata.Topic,
 
 // Apply reconciles with the changes of one metadata commit.
 func (m *Manager) Apply(img *metadata.Image, d *metadata.Delta) error {
+	m.recMu.Lock()
+	defer m.recMu.Unlock()
+	m.img = img
 	var errs []error
 	for _, t := range d.DeletedTopics {
 		for id := range t.Partitions {
@@ -280,6 +405,9 @@ func (m *Manager) reconfigure(img *metadata.Image, which func(topic string) bool
 // cfg is t's configuration.
 func (m *Manager) applyPartition(img *metadata.Image, t *metadata.Topic, mp *metadata.Partition, cfg config.Topic) error {
 	tp := log.TopicPartition{Topic: t.Name, Partition: mp.ID}
+	if m.Loading(tp) {
+		return nil // Adopt applies the image of the time
+	}
 	if !mp.HasReplica(m.self) {
 		return m.remove(tp)
 	}
@@ -336,6 +464,10 @@ func (m *Manager) applyPartition(img *metadata.Image, t *metadata.Topic, mp *met
 
 func (m *Manager) remove(tp log.TopicPartition) error {
 	m.mu.Lock()
+	if m.loading[tp] {
+		m.mu.Unlock()
+		return nil // Adopt deletes it
+	}
 	p := m.parts[tp]
 	delete(m.parts, tp)
 	m.mu.Unlock()

@@ -282,27 +282,43 @@ func (s *Server) Start() (err error) {
 	if err := s.publisher.waitImage(startup, s.lifecycle.epoch.Load()); err != nil {
 		return fmt.Errorf("catching up with the metadata log: %w", err)
 	}
-	// Opening the logs and replicas may outlast the broker's session:
-	// heartbeats asking to stay fenced keep it meanwhile.
+	// Setting up the replicas of partitions created while the broker was
+	// down may outlast its session: heartbeats asking to stay fenced keep
+	// it meanwhile.
 	stopKeepAlive, keptAlive := make(chan struct{}), make(chan struct{})
 	go s.lifecycle.keepAlive(ctx, stopKeepAlive, keptAlive)
 	img := s.publisher.Image()
-	err = s.logs.Load(func(tp log.TopicPartition) log.Config {
-		return partition.LogConfig(s.partitions.TopicConfig(img, tp.Topic))
-	})
-	if err == nil {
-		s.groups.SetTopics(groupTopics(img))
+	s.groups.SetTopics(groupTopics(img))
+	found, err := s.logs.Scan()
+	if err != nil {
+		err = fmt.Errorf("loading logs: %w", err)
+	} else {
+		s.partitions.StartLoading(found)
 		if err = s.publisher.startReconciling(ctx, &s.wg); err != nil {
 			err = fmt.Errorf("loading partitions: %w", err)
 		}
-	} else {
-		err = fmt.Errorf("loading logs: %w", err)
 	}
 	close(stopKeepAlive)
 	<-keptAlive
 	if err != nil {
 		return err
 	}
+	// The logs found on disk are opened (recovered) in the background,
+	// each adopted by its replica (leader or follower per the latest
+	// image) as soon as it is open, while the broker is unfenced and
+	// serves: a partition whose log is not open yet answers
+	// NOT_LEADER_OR_FOLLOWER, is not in any ISR, and moves no high
+	// watermark.
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		err := s.logs.LoadEach(ctx, func(tp log.TopicPartition) log.Config {
+			return partition.LogConfig(s.partitions.StartupTopicConfig(s.publisher.Image(), tp.Topic))
+		}, s.partitions.Adopt)
+		if err != nil {
+			s.lg.Error("loading logs", "err", err)
+		}
+	}()
 	// initial.broker.registration.timeout.ms bounds registering and
 	// catching up, not opening the logs (minutes for 100,000 partitions).
 	unfence, cancelUnfence := context.WithTimeout(ctx, s.cfg.InitialBrokerRegistrationTimeout)
@@ -647,7 +663,9 @@ func (s *Server) stopNode(crash bool) error {
 		case s.logs != nil:
 			cerr := s.logs.Close()
 			errs = append(errs, cerr)
-			if epoch := s.lifecycle.lastEpoch(); cerr == nil && epoch >= 0 {
+			// A log never opened (the broker stopped while loading) was
+			// not recovered: the shutdown does not vouch for it.
+			if epoch := s.lifecycle.lastEpoch(); cerr == nil && epoch >= 0 && s.partitions.AllAdopted() {
 				errs = append(errs, writeCleanShutdown(s.cfg.LogDirs, epoch))
 			}
 		}
