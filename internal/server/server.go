@@ -74,6 +74,9 @@ type Server struct {
 	links      *link.Manager    // mirror partitions' copying from their sources
 	linkSync   *link.Syncer     // the links' periodic tasks (controllers)
 	isr        *isrSender       // leaders' ISR changes to the controller
+	// logsLoaded is closed once the logs found at start-up are all open
+	// (or offline); a node without the broker role closes it at once.
+	logsLoaded chan struct{}
 	replQuota  *quota.Replication
 	// clientQuotas enforces the client quotas on every listener.
 	clientQuotas *quota.Clients
@@ -125,11 +128,17 @@ func New(cfg *config.Broker, opts Options) *Server {
 	if opts.Dial == nil {
 		opts.Dial = (&net.Dialer{}).DialContext
 	}
-	s := &Server{cfg: cfg, opts: opts, lg: opts.Logger, listeners: map[string]net.Listener{}, kafka: map[string]*kafka.Server{}}
+	s := &Server{cfg: cfg, opts: opts, lg: opts.Logger, listeners: map[string]net.Listener{}, kafka: map[string]*kafka.Server{},
+		logsLoaded: make(chan struct{})}
 	s.metrics = metrics.New(metricsSource{s})
 	s.fastFence = &fastFencer{s: s}
 	return s
 }
+
+// LogsLoaded is closed once every log found at start-up has been opened
+// (or found offline) and adopted by its replica. Start returns before:
+// each partition is served as soon as its own log is open.
+func (s *Server) LogsLoaded() <-chan struct{} { return s.logsLoaded }
 
 // ClusterID is the cluster id from meta.properties.
 func (s *Server) ClusterID() string { return s.clusterID }
@@ -260,6 +269,7 @@ func (s *Server) Start() (err error) {
 		return err
 	}
 	if !isBroker {
+		close(s.logsLoaded)
 		if err := s.publisher.startReconciling(ctx, &s.wg); err != nil {
 			return err
 		}
@@ -317,7 +327,9 @@ func (s *Server) Start() (err error) {
 		}, s.partitions.Adopt)
 		if err != nil {
 			s.lg.Error("loading logs", "err", err)
+			return
 		}
+		close(s.logsLoaded)
 	}()
 	// initial.broker.registration.timeout.ms bounds registering and
 	// catching up, not opening the logs (minutes for 100,000 partitions).

@@ -89,7 +89,7 @@ func TestStartupServesPartitionsWhileALogOpens(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
 	gate := &gateFS{FS: vfs.OS, dir: "slow-0"}
-	opts := servertest.Options{FS: gate, Overrides: map[string]string{"num.recovery.threads.per.data.dir": "2"}}
+	opts := servertest.Options{FS: gate, ServeWhileLoading: true, Overrides: map[string]string{"num.recovery.threads.per.data.dir": "2"}}
 	n := servertest.Start(t, opts)
 	cl, err := kgo.NewClient(kgo.SeedBrokers(n.Addr), kgo.RecordPartitioner(kgo.ManualPartitioner()))
 	if err != nil {

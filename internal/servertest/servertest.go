@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"os"
 	"testing"
+	"time"
 
 	"weir/internal/config"
 	"weir/internal/kafka"
@@ -30,6 +31,12 @@ type Options struct {
 	// TxnVerifier replaces the KIP-890 check with the transaction
 	// coordinator; nil is the real one.
 	TxnVerifier kafka.TxnVerifier
+	// ServeWhileLoading returns from Start and Restart as soon as the
+	// server serves, while its logs may still be opening (each partition
+	// answers NOT_LEADER_OR_FOLLOWER until its log is open). By default
+	// they also wait until every log found on disk is open, so that a
+	// test's first request to a partition after a restart is served.
+	ServeWhileLoading bool
 }
 
 // Node is a running single-node weir server.
@@ -89,6 +96,13 @@ func (n *Node) start() error {
 		return err
 	}
 	n.Addr = n.Server.Addr("PLAINTEXT").String()
+	if !n.opts.ServeWhileLoading {
+		select {
+		case <-n.Server.LogsLoaded():
+		case <-time.After(2 * time.Minute):
+			return fmt.Errorf("the logs found on disk were not all open 2 minutes after the start")
+		}
+	}
 	return nil
 }
 
