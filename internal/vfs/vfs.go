@@ -7,6 +7,7 @@
 package vfs
 
 import (
+	"errors"
 	"io"
 	"io/fs"
 	"os"
@@ -71,11 +72,10 @@ func (osFS) OpenFile(name string, flag int, perm fs.FileMode) (File, error) {
 	}
 	return f, nil
 }
-func (osFS) Remove(name string) error                  { return os.Remove(name) }
-func (osFS) RemoveAll(name string) error               { return os.RemoveAll(name) }
-func (osFS) Rename(o, n string) error                  { return os.Rename(o, n) }
-func (osFS) MkdirAll(p string, perm fs.FileMode) error { return os.MkdirAll(p, perm) }
-func (osFS) Stat(name string) (fs.FileInfo, error)     { return os.Stat(name) }
+func (osFS) Remove(name string) error              { return os.Remove(name) }
+func (osFS) RemoveAll(name string) error           { return os.RemoveAll(name) }
+func (osFS) Rename(o, n string) error              { return os.Rename(o, n) }
+func (osFS) Stat(name string) (fs.FileInfo, error) { return os.Stat(name) }
 
 func (osFS) ReadDir(name string) ([]fs.DirEntry, error) { return os.ReadDir(name) }
 func (osFS) SyncDir(dir string) error {
@@ -136,4 +136,23 @@ func WriteFileSynced(fsys FS, name string, data []byte) error {
 		return err
 	}
 	return fsys.Rename(tmp, name)
+}
+
+// MkdirAll is os.MkdirAll, which stats the path and its parent before it
+// makes the directory; here the directory is made first, as a new
+// partition's in its existing log dir is, and the walk up happens only
+// when its parent is missing.
+func (osFS) MkdirAll(p string, perm fs.FileMode) error {
+	err := os.Mkdir(p, perm)
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, fs.ErrExist):
+		if st, serr := os.Stat(p); serr == nil && st.IsDir() {
+			return nil
+		}
+		return &fs.PathError{Op: "mkdir", Path: p, Err: syscall.ENOTDIR}
+	default:
+		return os.MkdirAll(p, perm)
+	}
 }

@@ -72,3 +72,32 @@ func umask(t *testing.T) fs.FileMode {
 	}
 	return 0o777 &^ st.Mode().Perm()
 }
+
+// The real filesystem's MkdirAll behaves as os.MkdirAll: a new directory,
+// one that exists, missing parents made, and a file in the way refused.
+func TestOSMkdirAll(t *testing.T) {
+	root := t.TempDir()
+	for _, p := range []string{
+		filepath.Join(root, "topic-0"),
+		filepath.Join(root, "topic-0"),
+		filepath.Join(root, "a", "b", "c"),
+	} {
+		if err := OS.MkdirAll(p, 0o755); err != nil {
+			t.Fatalf("MkdirAll(%s): %v", p, err)
+		}
+		if st, err := os.Stat(p); err != nil || !st.IsDir() {
+			t.Fatalf("%s: %v, %v", p, st, err)
+		}
+	}
+	file := filepath.Join(root, "file")
+	if err := os.WriteFile(file, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{file, filepath.Join(file, "below")} {
+		err := OS.MkdirAll(p, 0o755)
+		want := os.MkdirAll(p, 0o755)
+		if err == nil || want == nil || errors.Is(err, fs.ErrExist) {
+			t.Fatalf("MkdirAll(%s) over a file: %v (os.MkdirAll: %v)", p, err, want)
+		}
+	}
+}
