@@ -12,8 +12,14 @@
 # every one), stops it with SIGTERM
 # (time to exit), and reports the metadata snapshot's write time (the
 # node's log line after the creation) and load time (read plus apply at
-# the restart). With --systems weir,kfake, franz-go's kfake (in memory)
-# gets the same creation for comparison (creation rate, CPU, RSS).
+# the restart). With --systems weir,kfake,kafka, franz-go's kfake (in
+# memory) gets the same creation for comparison (creation rate, CPU, RSS),
+# and Apache Kafka 4.4 (one KRaft node started from its jars by
+# scripts/apache-kafka, with its stock server.properties) the same
+# creation, SIGKILL, restart and SIGTERM. Kafka answers CreateTopics once
+# the controller has committed the topics, before the broker has made
+# their logs, so every system also gets "until served": from the first
+# CreateTopics until ListOffsets answers for every partition.
 set -euo pipefail
 export LC_ALL=C
 
@@ -24,7 +30,9 @@ usage: bench/partitions.sh [options]
   --topics N            topics to create (default 100)
   --partitions N        partitions per topic (default 100)
   --batch N             topics per CreateTopics request (default 50)
-  --systems LIST        weir and/or kfake, comma-separated (default weir)
+  --systems LIST        weir, kfake and/or kafka, comma-separated
+                        (default weir; kafka needs a JDK and Maven, and
+                        keeps one file open per partition: ulimit -n)
   --weir-override K=V   extra `weir server --override` (repeatable)
   --workdir DIR         keep logs and data here (default: a temp dir,
                         removed at the end unless --keep)
@@ -61,7 +69,7 @@ die() { echo "partitions: $*" >&2; exit 1; }
 for v in "$topics" "$partitions" "$batch"; do
 	[[ $v =~ ^[0-9]+$ && $v -ge 1 ]] || die "--topics, --partitions and --batch must be positive numbers"
 done
-[[ $systems =~ ^(weir|kfake)(,(weir|kfake))*$ ]] || die "--systems: a comma-separated list of weir and kfake"
+[[ $systems =~ ^(weir|kfake|kafka)(,(weir|kfake|kafka))*$ ]] || die "--systems: a comma-separated list of weir, kfake and kafka"
 total=$(( topics * partitions ))
 
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -141,8 +149,11 @@ if [[ ,$systems, == *,weir,* ]]; then
 	start_weir "$log"
 	wait_log "$log" "weir started" "$pid" 60
 	cpu0=$(cpu_seconds "$pid")
+	t0=$(now)
 	"${mk[@]}" >"$workdir/create.out" || die "creating failed: $(cat "$workdir/create.out")"
 	res[create_s]=$(awk '{ print $5 }' "$workdir/create.out")
+	"${mk[@]}" --check --offsets >/dev/null || die "not every partition is served after creating"
+	res[created_served_s]=$(since "$t0")
 	res[cpu_s]=$(awk -v a="$cpu0" -v b="$(cpu_seconds "$pid")" 'BEGIN { printf "%.1f", b - a }')
 	res[rate]=$(awk -v n="$total" -v s="${res[create_s]}" 'BEGIN { if (s > 0) printf "%.0f", n / s; else print "-" }')
 	res[fds]=$(fds "$pid")
@@ -193,8 +204,11 @@ if [[ ,$systems, == *,kfake,* ]]; then
 		sleep 0.05
 	done
 	cpu0=$(cpu_seconds "$pid")
+	t0=$(now)
 	"${mk[@]}" >"$workdir/create-kfake.out" || die "creating on kfake failed: $(cat "$workdir/create-kfake.out")"
 	res[k_create_s]=$(awk '{ print $5 }' "$workdir/create-kfake.out")
+	"${mk[@]}" --check --offsets >/dev/null || die "not every partition is served by kfake after creating"
+	res[k_created_served_s]=$(since "$t0")
 	res[k_cpu_s]=$(awk -v a="$cpu0" -v b="$(cpu_seconds "$pid")" 'BEGIN { printf "%.1f", b - a }')
 	res[k_rate]=$(awk -v n="$total" -v s="${res[k_create_s]}" 'BEGIN { if (s > 0) printf "%.0f", n / s; else print "-" }')
 	res[k_rss]=$(rss_mb "$pid")
@@ -203,25 +217,62 @@ if [[ ,$systems, == *,kfake,* ]]; then
 	pid=""
 fi
 
+if [[ ,$systems, == *,kafka,* ]]; then
+	kdir=$workdir/kafka
+	echo "partitions: Apache Kafka, the same creation (log $kdir/kafka.log)"
+	kbs=$("$repo/scripts/apache-kafka" start "$kdir") || die "starting Apache Kafka failed"
+	pid=$(cat "$kdir/pid")
+	kmk=("$bin/mkpartitions" --bootstrap-server "$kbs" --topics "$topics" --partitions "$partitions" --batch "$batch")
+	cpu0=$(cpu_seconds "$pid")
+	t0=$(now)
+	"${kmk[@]}" >"$workdir/create-kafka.out" || die "creating on Kafka failed: $(cat "$workdir/create-kafka.out")"
+	res[a_create_s]=$(awk '{ print $5 }' "$workdir/create-kafka.out")
+	"${kmk[@]}" --check --offsets >/dev/null || die "not every partition is served by Kafka after creating"
+	res[a_created_served_s]=$(since "$t0")
+	res[a_cpu_s]=$(awk -v a="$cpu0" -v b="$(cpu_seconds "$pid")" 'BEGIN { printf "%.1f", b - a }')
+	res[a_rate]=$(awk -v n="$total" -v s="${res[a_create_s]}" 'BEGIN { if (s > 0) printf "%.0f", n / s; else print "-" }')
+	res[a_fds]=$(fds "$pid")
+	res[a_rss]=$(rss_mb "$pid")
+	res[a_metadata]=$("$bin/mkpartitions" --bootstrap-server "$kbs" --metadata-all 5 | awk '{ print $6, "/", $9 }')
+
+	kill -9 "$pid"
+	while kill -0 "$pid" 2>/dev/null; do sleep 0.05; done
+	t0=$(now)
+	"$repo/scripts/apache-kafka" restart "$kdir" >/dev/null || die "restarting Apache Kafka failed"
+	pid=$(cat "$kdir/pid")
+	res[a_restart_s]=$(since "$t0")
+	"${kmk[@]}" --check --offsets >/dev/null || die "not every partition is served by Kafka after the restart"
+	res[a_served_s]=$(since "$t0")
+	res[a_fds_restart]=$(fds "$pid")
+	res[a_rss_restart]=$(rss_mb "$pid")
+
+	t0=$(now)
+	kill -TERM "$pid"
+	while kill -0 "$pid" 2>/dev/null; do sleep 0.05; done
+	res[a_shutdown_s]=$(since "$t0")
+	pid=""
+fi
+
 v() { echo "${res[$1]:--}"; }
 echo
 echo "$total partitions ($topics topics x $partitions), CreateTopics of $batch topics, ulimit -n $(ulimit -n)"
-printf '| %-44s | %12s | %12s |\n' "measure" "weir" "kfake"
-printf '|%s|%s|%s|\n' "----------------------------------------------" "-------------:" "-------------:"
-row() { printf '| %-44s | %12s | %12s |\n' "$1" "$2" "$3"; }
-row "create (s)" "$(v create_s)" "$(v k_create_s)"
-row "create rate (partitions/s)" "$(v rate)" "$(v k_rate)"
-row "broker CPU while creating (s)" "$(v cpu_s)" "$(v k_cpu_s)"
-row "open files after creating" "$(v fds)" "-"
-row "RSS after creating (MB)" "$(v rss)" "$(v k_rss)"
-row "Metadata of all topics, median / max of 5 (s)" "$(v metadata)" "-"
-row "metadata snapshot write (s)" "$(v snap_write)" "-"
-row "restart after SIGKILL to \"weir started\" (s)" "$(v restart_s)" "-"
-row "restart after SIGKILL to all served (s)" "$(v served_s)" "-"
-row "  of which opening the logs (s)" "$(v load_logs)" "-"
-row "metadata snapshot read + apply (s)" "$(v snap_read) + $(v snap_apply)" "-"
-row "open files after the restart" "$(v fds_restart)" "-"
-row "RSS after the restart (MB)" "$(v rss_restart)" "-"
-row "clean shutdown (s)" "$(v shutdown_s)" "-"
+printf '| %-46s | %12s | %12s | %12s |\n' "measure" "weir" "kfake" "Apache Kafka"
+printf '|%s|%s|%s|%s|\n' "------------------------------------------------" "-------------:" "-------------:" "-------------:"
+row() { printf '| %-46s | %12s | %12s | %12s |\n' "$1" "$2" "$3" "$4"; }
+row "create: CreateTopics answered (s)" "$(v create_s)" "$(v k_create_s)" "$(v a_create_s)"
+row "create rate (partitions/s)" "$(v rate)" "$(v k_rate)" "$(v a_rate)"
+row "create, until every partition is served (s)" "$(v created_served_s)" "$(v k_created_served_s)" "$(v a_created_served_s)"
+row "broker CPU while creating (s)" "$(v cpu_s)" "$(v k_cpu_s)" "$(v a_cpu_s)"
+row "open files after creating" "$(v fds)" "-" "$(v a_fds)"
+row "RSS after creating (MB)" "$(v rss)" "$(v k_rss)" "$(v a_rss)"
+row "Metadata of all topics, median / max of 5 (s)" "$(v metadata)" "-" "$(v a_metadata)"
+row "metadata snapshot write (s)" "$(v snap_write)" "-" "-"
+row "restart after SIGKILL, to started/listening (s)" "$(v restart_s)" "-" "$(v a_restart_s)"
+row "restart after SIGKILL, to all served (s)" "$(v served_s)" "-" "$(v a_served_s)"
+row "  of which opening the logs (s)" "$(v load_logs)" "-" "-"
+row "metadata snapshot read + apply (s)" "$(v snap_read) + $(v snap_apply)" "-" "-"
+row "open files after the restart" "$(v fds_restart)" "-" "$(v a_fds_restart)"
+row "RSS after the restart (MB)" "$(v rss_restart)" "-" "$(v a_rss_restart)"
+row "clean shutdown (s)" "$(v shutdown_s)" "-" "$(v a_shutdown_s)"
 echo
 echo "machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//'), $(awk '/MemTotal/ { printf "%.0f GiB", $2 / 1048576 }' /proc/meminfo); commit $(cd "$repo" && git rev-parse --short HEAD 2>/dev/null || echo unknown)"
