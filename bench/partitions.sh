@@ -220,7 +220,8 @@ fi
 if [[ ,$systems, == *,kafka,* ]]; then
 	kdir=$workdir/kafka
 	echo "partitions: Apache Kafka, the same creation (log $kdir/kafka.log)"
-	kbs=$("$repo/scripts/apache-kafka" start "$kdir") || die "starting Apache Kafka failed"
+	kbs=$("$repo/scripts/apache-kafka" start "$kdir") ||
+		{ pid=$(cat "$kdir/pid" 2>/dev/null || true); die "starting Apache Kafka failed"; }
 	pid=$(cat "$kdir/pid")
 	kmk=("$bin/mkpartitions" --bootstrap-server "$kbs" --topics "$topics" --partitions "$partitions" --batch "$batch")
 	cpu0=$(cpu_seconds "$pid")
@@ -238,7 +239,8 @@ if [[ ,$systems, == *,kafka,* ]]; then
 	kill -9 "$pid"
 	while kill -0 "$pid" 2>/dev/null; do sleep 0.05; done
 	t0=$(now)
-	"$repo/scripts/apache-kafka" restart "$kdir" >/dev/null || die "restarting Apache Kafka failed"
+	KAFKA_START_TIMEOUT=900 "$repo/scripts/apache-kafka" restart "$kdir" >/dev/null ||
+		{ pid=$(cat "$kdir/pid" 2>/dev/null || true); die "restarting Apache Kafka failed"; }
 	pid=$(cat "$kdir/pid")
 	res[a_restart_s]=$(since "$t0")
 	"${kmk[@]}" --check --offsets >/dev/null || die "not every partition is served by Kafka after the restart"
