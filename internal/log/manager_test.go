@@ -195,15 +195,7 @@ func TestCreateAllCrash(t *testing.T) {
 		t.Run(fmt.Sprint(seed), func(t *testing.T) {
 			r := seeded(t, seed)
 			e := newEnv(t)
-			if err := e.fs.MkdirAll("/d1", 0o755); err != nil {
-				t.Fatal(err)
-			}
-			e.fs.SyncDir("/")
-			cfgFor := func(TopicPartition) Config { return smallConfig() }
-			m := NewManager(ManagerConfig{Dirs: []string{"/d1"}}, e.opts())
-			if err := m.Load(cfgFor); err != nil {
-				t.Fatal(err)
-			}
+			m, cfgFor := loadedManager(t, e)
 			var ls []NewLog
 			for i := int32(0); i < 4; i++ {
 				ls = append(ls, NewLog{TopicPartition: TopicPartition{"c", i}, Config: smallConfig()})
@@ -247,4 +239,20 @@ func TestCreateAllCrash(t *testing.T) {
 			after.Close()
 		})
 	}
+}
+
+// loadedManager is a manager of one durable log dir, /d1, on e's
+// filesystem, loaded (empty), and the small config its logs use.
+func loadedManager(t *testing.T, e *testEnv) (*Manager, func(TopicPartition) Config) {
+	t.Helper()
+	if err := e.fs.MkdirAll("/d1", 0o755); err != nil {
+		t.Fatal(err)
+	}
+	e.fs.SyncDir("/")
+	cfgFor := func(TopicPartition) Config { return smallConfig() }
+	m := NewManager(ManagerConfig{Dirs: []string{"/d1"}}, e.opts())
+	if err := m.Load(cfgFor); err != nil {
+		t.Fatal(err)
+	}
+	return m, cfgFor
 }

@@ -274,15 +274,7 @@ func TestFirstAppendCrash(t *testing.T) {
 		t.Run(fmt.Sprint(seed), func(t *testing.T) {
 			r := seeded(t, seed)
 			e := newEnv(t)
-			if err := e.fs.MkdirAll("/d1", 0o755); err != nil {
-				t.Fatal(err)
-			}
-			e.fs.SyncDir("/")
-			cfgFor := func(TopicPartition) Config { return smallConfig() }
-			m := NewManager(ManagerConfig{Dirs: []string{"/d1"}}, e.opts())
-			if err := m.Load(cfgFor); err != nil {
-				t.Fatal(err)
-			}
+			m, cfgFor := loadedManager(t, e)
 			tp := TopicPartition{"first", 0}
 			m.CreateAll([]NewLog{{TopicPartition: tp, Config: smallConfig()}})
 			l := m.Get(tp)
