@@ -15,7 +15,8 @@ import (
 )
 
 // A partition whose log cannot be created (the process is out of file
-// handles) is offline: the node keeps serving its other partitions,
+// handles when its directory is made, in the background after the
+// creation) is offline: the node keeps serving its other partitions,
 // answers KAFKA_STORAGE_ERROR to producers and consumers of this one, and
 // Metadata shows it leaderless with this broker as an offline replica,
 // until a restart.
@@ -25,8 +26,26 @@ func TestOfflinePartition(t *testing.T) {
 	w := dial(t, n.Addr)
 	w.createTopic("good", 1, nil)
 
+	gauge := func(name string) float64 {
+		mfs, err := n.Server.Metrics().Registry().Gather()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, mf := range mfs {
+			if mf.GetName() == name {
+				return mf.GetMetric()[0].GetGauge().GetValue()
+			}
+		}
+		return -1
+	}
 	fs.FailOpens(0, 1<<30, nil) // every open fails with EMFILE
 	w.createTopic("bad", 2, nil)
+	testwait.For(t, 60*time.Second, "the new partitions to go offline", func() error {
+		if got := gauge("weir_server_replica_manager_offline_replica_count"); got != 2 {
+			return fmt.Errorf("offline replica count %v, want 2", got)
+		}
+		return nil
+	})
 	fs.FailOpens(0, 0, nil)
 
 	batch := func(v string) []byte { return buildBatch(t, batchHeader(), testRecords(1, v)) }
@@ -53,18 +72,6 @@ func TestOfflinePartition(t *testing.T) {
 	}
 	if mt := w.metadataTopic("good", false); mt.Partitions[0].ErrorCode != 0 || mt.Partitions[0].Leader != 1 {
 		t.Fatalf("metadata of good: %+v", mt.Partitions[0])
-	}
-	gauge := func(name string) float64 {
-		mfs, err := n.Server.Metrics().Registry().Gather()
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, mf := range mfs {
-			if mf.GetName() == name {
-				return mf.GetMetric()[0].GetGauge().GetValue()
-			}
-		}
-		return -1
 	}
 	if got := gauge("weir_server_replica_manager_offline_replica_count"); got != 2 {
 		t.Fatalf("offline replica count %v, want 2", got)

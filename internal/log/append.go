@@ -250,6 +250,9 @@ func (l *Log) materializeLocked(s *segment) error {
 	if !s.pending() && !s.index.file.Pending() && !s.timeIndex.file.Pending() {
 		return nil
 	}
+	if err := l.makeDirLocked(); err != nil {
+		return err
+	}
 	if s.clearTxns {
 		if err := l.fs.Remove(s.txns.path); err != nil && !os.IsNotExist(err) {
 			return err
@@ -371,7 +374,11 @@ func (l *Log) Flush(upTo int64) error {
 		}
 	}
 	// A segment created since the last flush is durable only once its
-	// directory entry is: fsyncing the file alone does not make it so.
+	// directory entry is: fsyncing the file alone does not make it so;
+	// nor is a new log's directory until its log dir's entry is.
+	if err := l.syncParent(); err != nil {
+		return err
+	}
 	if l.dirUnsynced.Swap(false) {
 		if err := l.fs.SyncDir(l.dir); err != nil {
 			l.dirUnsynced.Store(true)

@@ -16,6 +16,9 @@ type epochCache struct {
 	entries []EpochEntry
 	// stale is set while the checkpoint holds entries dropFromEnd dropped.
 	stale bool
+	// beforeWrite, when set, runs before the checkpoint is written (a
+	// new log makes its directory: see Log.makeDirLocked).
+	beforeWrite func() error
 }
 
 // loadEpochCache reads dir's leader-epoch-checkpoint; exists is false
@@ -79,6 +82,11 @@ func (c *epochCache) assignAtEnd(epoch int32, offset int64) {
 }
 
 func (c *epochCache) flush() error {
+	if c.beforeWrite != nil {
+		if err := c.beforeWrite(); err != nil {
+			return err
+		}
+	}
 	if err := writeEpochCheckpoint(c.fs, c.path, c.entries); err != nil {
 		return err
 	}

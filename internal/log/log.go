@@ -135,6 +135,18 @@ type Log struct {
 	// directory has not been fsynced since (Flush does it).
 	dirUnsynced atomic.Bool
 	closed      bool
+	// dirPending: the directory is not made yet (see dirs.go). topicID
+	// is what its partition.metadata says (or will), when topicKnown (a
+	// log this process created or repaired). Guarded by mu.
+	dirPending bool
+	topicID    [16]byte
+	topicKnown bool
+	// parent is the log dir holding dir; parentUnsynced, when not 0, the
+	// count its fsync must cover for dir's entry in it to be durable.
+	parent         *parentDir
+	parentUnsynced atomic.Int64
+	// dirFailed, when set, is told that the directory could not be made.
+	dirFailed func(error)
 
 	// truncatedTo is the lowest offset the log was truncated to since the
 	// cleaner last looked (math.MaxInt64: none); guarded by mu.
@@ -172,17 +184,18 @@ func Open(dir string, tp TopicPartition, cfg Config, opts Options) (*Log, error)
 	return l, nil
 }
 
-// createNew makes the empty log of a partition in dir, a directory the
-// caller has just made and that holds nothing else: unlike Open it reads
-// nothing, and it creates no file: its first segment's are created by its
-// first write. The directory is not fsynced (dirUnsynced is set).
-func createNew(dir string, tp TopicPartition, cfg Config, opts Options) *Log {
+// createNew is the empty log of a new partition, whose directory dir is
+// not made yet (see dirs.go): it reads and creates nothing; its directory
+// and partition.metadata are made in parent (the log dir) by the
+// Manager's background maker or before its first file, and its first
+// segment's files by its first write.
+func createNew(dir string, tp TopicPartition, topicID [16]byte, cfg Config, opts Options, parent *parentDir) *Log {
 	l := newLog(dir, tp, cfg, opts)
+	l.dirPending, l.topicID, l.topicKnown, l.parent = true, topicID, true, parent
 	s := l.newEmptySegment(0)
 	s.clearTxns = false // a new directory holds none
-	l.dirUnsynced.Store(true)
 	l.setSegments([]*segment{s})
-	l.epochs = &epochCache{fs: l.fs, path: filepath.Join(dir, epochCheckpointFile)}
+	l.epochs = &epochCache{fs: l.fs, path: filepath.Join(dir, epochCheckpointFile), beforeWrite: l.makeDirLocked}
 	l.producers = newProducerState()
 	l.updateLSOLocked()
 	l.lastFlush.Store(l.nowMs())
@@ -294,6 +307,9 @@ func (l *Log) Close() error {
 		// A blind state is not kept: the next open rebuilds it.
 		return l.closeFiles()
 	}
+	if err := l.makeDirLocked(); err != nil {
+		return errors.Join(err, l.closeFiles())
+	}
 	snap := l.producers.clone()
 	snap.mapEnd = l.logEnd.Load()
 	err := writeProducerSnapshot(l.fs, l.dir, snap)
@@ -343,7 +359,11 @@ func (l *Log) Delete(suffix string) error {
 	l.mu.Lock()
 	l.closed = true
 	segs := l.segments()
+	pending := l.dirPending
 	l.mu.Unlock()
+	if pending {
+		return nil // nothing on disk
+	}
 	target := filepath.Join(filepath.Dir(l.dir), deleteDirName(l.tp, suffix))
 	if err := moveDir(l.fs, l.dir, target, segs); err != nil {
 		return err

@@ -38,18 +38,19 @@ type ManagerConfig struct {
 	// of each log dir opened (recovered) at once at start-up, and closed
 	// (flushed) at once at shutdown; 0 picks Kafka's default, 2.
 	RecoveryThreadsPerDir int
-	// CreateWorkers is how many new logs are created at once (CreateAll),
-	// and how many partitions the partition manager brings in step with a
-	// metadata change at once; 0 picks DefaultCreateWorkers, 1 works in
-	// order, as a deterministic simulation needs.
+	// CreateWorkers is how many partitions the partition manager brings
+	// in step with a metadata change at once (Parallel); 0 picks
+	// DefaultCreateWorkers, 1 works in order, as a deterministic
+	// simulation needs (and then new logs' directories are made one at a
+	// time too).
 	CreateWorkers int
 	// OpenFilesMax is log.open.files.max: how many segment files all the
 	// logs keep open (see FileCache); 0: no bound.
 	OpenFilesMax int
 }
 
-// DefaultCreateWorkers is ManagerConfig.CreateWorkers's default: creating
-// a log is mostly waiting on fsyncs, which overlap well.
+// DefaultCreateWorkers is ManagerConfig.CreateWorkers's default: applying
+// a partition's leadership mostly waits on its log's files.
 const DefaultCreateWorkers = 16
 
 // Manager owns every partition log in the broker's log directories: it
@@ -65,11 +66,19 @@ type Manager struct {
 	logs   map[TopicPartition]*Log
 	dirOf  map[TopicPartition]string // the log dir (root) holding each log
 	failed map[TopicPartition]failedLog
-	// creating holds the partitions CreateAll is creating.
-	creating map[TopicPartition]bool
 	// loading holds the logs Scan found that Load has not opened.
 	loading map[TopicPartition]loadingLog
 	cleaner *cleaner
+	// parents are the log dirs, whose fsyncs new logs share (dirs.go).
+	parents map[string]*parentDir
+	// unmade are new logs whose directories the background maker has
+	// yet to make; making is set while it runs (dirs.go). closed: Close
+	// or Abandon ran, and no more are made.
+	unmade []*Log
+	making bool
+	closed bool
+	// onOffline is told of logs gone offline after their creation.
+	onOffline func(TopicPartition)
 }
 
 // A failedLog is a partition whose log could not be opened or created. It
@@ -98,9 +107,15 @@ func NewManager(cfg ManagerConfig, opts Options) *Manager {
 	if opts.Files == nil {
 		opts.Files = NewFileCache(opts.FS, cfg.OpenFilesMax)
 	}
+	if opts.Background == nil {
+		opts.Background = func(fn func()) { go fn() }
+	}
 	opts.FS = opts.Files.withFS(opts.FS)
 	m := &Manager{cfg: cfg, opts: opts, lg: opts.Logger, logs: map[TopicPartition]*Log{}, dirOf: map[TopicPartition]string{},
-		failed: map[TopicPartition]failedLog{}, creating: map[TopicPartition]bool{}}
+		failed: map[TopicPartition]failedLog{}, parents: map[string]*parentDir{}}
+	for _, d := range cfg.Dirs {
+		m.parents[d] = newParentDir(opts.FS, d)
+	}
 	m.cleaner = newCleaner(m)
 	return m
 }
@@ -320,9 +335,6 @@ func (m *Manager) GetOrCreate(tp TopicPartition, topicID [16]byte, cfg Config) (
 	if f, ok := m.failed[tp]; ok {
 		return nil, f.err
 	}
-	if m.creating[tp] {
-		return nil, fmt.Errorf("log: %s is being created", tp)
-	}
 	if _, ok := m.loading[tp]; ok {
 		return nil, fmt.Errorf("%w: %s", ErrLoading, tp)
 	}
@@ -337,32 +349,26 @@ type NewLog struct {
 }
 
 // CreateAll creates the logs of ls that do not exist yet, each in the log
-// directory holding the fewest partitions, CreateWorkers at a time, and
-// makes them durable with one fsync of each log directory for the whole
-// batch (a new partition's own directory is fsynced by its first flush:
-// see create). A
-// log that cannot be created is left offline (Failed); a partition whose
-// directory is one of SkipDirs is not created. The manager's lock is not held while
-// the disk works, so the logs that exist stay available.
+// directory holding the fewest partitions. It does no file system work:
+// a new log's directory is made in the background, or before its first
+// file if that comes first (see dirs.go). A partition whose directory is
+// one of SkipDirs is not created.
 func (m *Manager) CreateAll(ls []NewLog) {
-	type job struct {
-		NewLog
-		root string
-		log  *Log
-		err  error
-	}
-	var jobs []*job
 	m.mu.Lock()
+	defer m.mu.Unlock()
 	count := map[string]int{}
-	for _, d := range m.dirOf {
-		count[d]++
+	if len(m.cfg.Dirs) > 1 {
+		for _, d := range m.dirOf {
+			count[d]++
+		}
+		for _, ll := range m.loading {
+			count[ll.root]++
+		}
 	}
-	for _, ll := range m.loading {
-		count[ll.root]++
-	}
+	var made []*Log
 	for _, nl := range ls {
 		tp := nl.TopicPartition
-		if _, ok := m.loading[tp]; ok || m.logs[tp] != nil || m.failed[tp].err != nil || m.creating[tp] {
+		if _, ok := m.loading[tp]; ok || m.logs[tp] != nil || m.failed[tp].err != nil {
 			continue
 		}
 		if m.skip(tp.String()) {
@@ -375,39 +381,13 @@ func (m *Manager) CreateAll(ls []NewLog) {
 			}
 		}
 		count[root]++
-		m.creating[tp] = true
-		jobs = append(jobs, &job{NewLog: nl, root: root})
+		l := createNew(filepath.Join(root, tp.String()), tp, nl.TopicID, nl.Config, m.opts, m.parents[root])
+		l.dirFailed = func(err error) { m.opts.Background(func() { m.offlineNew(l, err) }) }
+		m.logs[tp] = l
+		m.dirOf[tp] = root
+		made = append(made, l)
 	}
-	m.mu.Unlock()
-	if len(jobs) == 0 {
-		return
-	}
-	parallel(len(jobs), m.createWorkers(), func(i int) {
-		j := jobs[i]
-		j.log, j.err = m.create(j.root, j.TopicPartition, j.TopicID, j.Config)
-	})
-	// One fsync per log dir makes the batch's partition directories durable.
-	rootErr := map[string]error{}
-	for _, j := range jobs {
-		if _, done := rootErr[j.root]; !done {
-			rootErr[j.root] = m.opts.FS.SyncDir(j.root)
-		}
-		if j.err == nil && rootErr[j.root] != nil {
-			j.err = errors.Join(rootErr[j.root], j.log.Abandon())
-			j.log = nil
-		}
-	}
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	for _, j := range jobs {
-		delete(m.creating, j.TopicPartition)
-		if j.err != nil {
-			m.failLocked(j.TopicPartition, j.root, j.err)
-			continue
-		}
-		m.logs[j.TopicPartition] = j.log
-		m.dirOf[j.TopicPartition] = j.root
-	}
+	m.queueDirsLocked(made)
 }
 
 // Parallel runs fn(0) ... fn(n-1), CreateWorkers at a time.
@@ -443,25 +423,6 @@ func parallel(n, workers int, fn func(i int)) {
 	wg.Wait()
 }
 
-// create makes tp's directory and partition.metadata in root; the caller
-// fsyncs root. The log's segment files are created by its first write
-// (see createNew). Nothing in the new directory is fsynced: the log's
-// first flush fsyncs the directory (the log is marked dirUnsynced), and
-// until then a crash may leave it without some of its files: opening
-// takes a directory without segment files for an empty log, and the
-// partition manager repairs partition.metadata (from the metadata image;
-// see WriteTopicID), as nothing was acknowledged as durable in it.
-func (m *Manager) create(root string, tp TopicPartition, topicID [16]byte, cfg Config) (*Log, error) {
-	dir := filepath.Join(root, tp.String())
-	if err := m.opts.FS.MkdirAll(dir, 0o755); err != nil {
-		return nil, err
-	}
-	if err := writePartitionMetadata(m.opts.FS, dir, topicID, false); err != nil {
-		return nil, err
-	}
-	return createNew(dir, tp, cfg, m.opts), nil
-}
-
 // partition.metadata is Kafka's: "version: 0" and "topic_id: <base64 id>".
 // Durably, it is written to a temporary file, synced, renamed into place
 // and its directory synced; otherwise it is written in place (a new
@@ -481,11 +442,31 @@ func writePartitionMetadata(fsys vfs.FS, dir string, id [16]byte, durable bool) 
 }
 
 // WriteTopicID rewrites the log's partition.metadata, durably: the
-// partition manager repairs with it a file a crash left unreadable.
-func (l *Log) WriteTopicID(id [16]byte) error { return writePartitionMetadata(l.fs, l.dir, id, true) }
+// partition manager repairs with it a file a crash left unreadable. A log
+// whose directory is not made yet keeps it for its partition.metadata.
+func (l *Log) WriteTopicID(id [16]byte) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.dirPending {
+		l.topicID, l.topicKnown = id, true
+		return nil
+	}
+	if err := writePartitionMetadata(l.fs, l.dir, id, true); err != nil {
+		return err
+	}
+	l.topicID, l.topicKnown = id, true
+	return nil
+}
 
-// ReadTopicID returns the topic id recorded in a log's partition.metadata.
+// ReadTopicID returns the topic id recorded in a log's partition.metadata
+// (the one it was created with, for a log this process created).
 func (l *Log) ReadTopicID() ([16]byte, error) {
+	l.mu.Lock()
+	id, known := l.topicID, l.topicKnown
+	l.mu.Unlock()
+	if known {
+		return id, nil
+	}
 	data, err := vfs.ReadFile(l.fs, filepath.Join(l.dir, partitionMetaFile))
 	if err != nil {
 		return [16]byte{}, err
@@ -688,6 +669,7 @@ func (m *Manager) perDir(n int, dirOf func(int) string, fn func(int)) {
 // nothing.
 func (m *Manager) Close() error {
 	m.mu.Lock()
+	m.closed, m.unmade = true, nil
 	logs := make([]*Log, 0, len(m.logs))
 	var dirs []string
 	for tp, l := range m.logs {
@@ -703,6 +685,9 @@ func (m *Manager) Close() error {
 
 // Abandon closes every log as a crash would (see Log.Abandon).
 func (m *Manager) Abandon() error {
+	m.mu.Lock()
+	m.closed, m.unmade = true, nil
+	m.mu.Unlock()
 	var errs []error
 	for _, l := range m.All() {
 		errs = append(errs, l.Abandon())

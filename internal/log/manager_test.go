@@ -186,21 +186,26 @@ func TestParseDirName(t *testing.T) {
 	}
 }
 
-// CreateAll fsyncs only the log directories; a new partition's directory
-// is fsynced by its log's first flush. A crash right after the creation
-// loses nothing that was acknowledged (a log found again opens, empty),
-// and one after a flush keeps what was flushed.
+// CreateAll touches no disk; the background maker makes the new
+// partitions' directories and fsyncs their log dir, and a new partition's
+// directory is fsynced by its log's first flush too. A crash right after
+// the creation, with or without the maker's work, loses nothing that was
+// acknowledged (a log found again opens, empty), and one after a flush
+// keeps what was flushed.
 func TestCreateAllCrash(t *testing.T) {
 	for seed := int64(0); seed < 30; seed++ {
 		t.Run(fmt.Sprint(seed), func(t *testing.T) {
 			r := seeded(t, seed)
 			e := newEnv(t)
-			m, cfgFor := loadedManager(t, e)
+			m, cfgFor, bg := loadedManager(t, e)
 			var ls []NewLog
 			for i := int32(0); i < 4; i++ {
 				ls = append(ls, NewLog{TopicPartition: TopicPartition{"c", i}, Config: smallConfig()})
 			}
 			m.CreateAll(ls)
+			if r.Intn(2) == 0 {
+				bg.run()
+			}
 			crash := func() *vfstest.MemFS {
 				return e.fs.CrashCloneWith(vfstest.CrashOptions{Rand: r, TornWrites: true, DirOps: true})
 			}
@@ -243,16 +248,21 @@ func TestCreateAllCrash(t *testing.T) {
 
 // loadedManager is a manager of one durable log dir, /d1, on e's
 // filesystem, loaded (empty), and the small config its logs use.
-func loadedManager(t *testing.T, e *testEnv) (*Manager, func(TopicPartition) Config) {
+func loadedManager(t *testing.T, e *testEnv) (*Manager, func(TopicPartition) Config, *delayQueue) {
 	t.Helper()
 	if err := e.fs.MkdirAll("/d1", 0o755); err != nil {
 		t.Fatal(err)
 	}
 	e.fs.SyncDir("/")
 	cfgFor := func(TopicPartition) Config { return smallConfig() }
-	m := NewManager(ManagerConfig{Dirs: []string{"/d1"}}, e.opts())
+	// Background work (new logs' directories, rolled segments' flushes)
+	// waits in the queue returned until the test runs it.
+	bg := &delayQueue{}
+	o := e.opts()
+	o.Background = func(fn func()) { bg.add(0, fn) }
+	m := NewManager(ManagerConfig{Dirs: []string{"/d1"}}, o)
 	if err := m.Load(cfgFor); err != nil {
 		t.Fatal(err)
 	}
-	return m, cfgFor
+	return m, cfgFor, bg
 }

@@ -6,8 +6,10 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"weir/internal/record"
+	"weir/internal/testwait"
 	"weir/internal/vfs/vfstest"
 )
 
@@ -217,15 +219,30 @@ func TestManagerOfflineLogs(t *testing.T) {
 			mustAppend(t, l, valueBatch(t, 1, 10, e.clock.Ms()))
 		}
 	}
-	// A new partition whose files cannot be created goes offline too.
+	// A new partition costs no file at its creation: one whose directory
+	// cannot be made fails its first write with the cause and goes
+	// offline, as a log that cannot be opened.
 	e.fs.FailOpens(0, 1000, syscall.EIO)
 	fresh := TopicPartition{"fresh", 0}
-	if _, err := m.GetOrCreate(fresh, id, smallConfig()); !errors.Is(err, ErrOffline) || !errors.Is(err, syscall.EIO) {
+	l, err := m.GetOrCreate(fresh, id, smallConfig())
+	if err != nil {
 		t.Fatalf("creating with failing opens: %v", err)
 	}
+	if _, err := l.AppendAsLeader(valueBatch(t, 1, 10, e.clock.Ms()), 0); !errors.Is(err, syscall.EIO) || !strings.Contains(err.Error(), fresh.String()) {
+		t.Fatalf("first write with failing opens: %v", err)
+	}
+	testwait.For(t, 30*time.Second, "the new partition to go offline", func() error {
+		if err := m.Failed(fresh); !errors.Is(err, ErrOffline) || !errors.Is(err, syscall.EIO) {
+			return fmt.Errorf("offline error %v", err)
+		}
+		return nil
+	})
 	e.fs.FailOpens(0, 0, nil)
-	if m.Failed(fresh) == nil {
-		t.Fatal("the new partition is not reported offline")
+	if m.Get(fresh) != nil {
+		t.Fatal("the offline partition's log is still served")
+	}
+	if _, err := m.GetOrCreate(fresh, id, smallConfig()); !errors.Is(err, ErrOffline) {
+		t.Fatalf("GetOrCreate of the offline new partition: %v", err)
 	}
 	// Deleting offline partitions removes their directories.
 	for _, tp := range m.AllFailed() {

@@ -41,24 +41,53 @@ func kafkaSegmentFiles(base int64) []string {
 	}
 }
 
-// A new log has no segment file until its first write: it reads as empty,
-// flushes, closes and opens again as an empty log without creating any,
-// and its first append creates the three files Kafka has.
+// queuedManager is a manager whose background work (the directories of
+// new logs, the flushes of rolled segments) waits in the returned queue
+// until the test runs it.
+func queuedManager(e *testEnv, dirs ...string) (*Manager, *delayQueue) {
+	for _, d := range dirs {
+		if err := e.fs.MkdirAll(d, 0o755); err != nil {
+			e.t.Fatal(err)
+		}
+	}
+	e.fs.SyncDir("/")
+	q := &delayQueue{}
+	o := e.opts()
+	o.Background = func(fn func()) { q.add(0, fn) }
+	return NewManager(ManagerConfig{Dirs: dirs}, o), q
+}
+
+func exists(t *testing.T, fsys vfs.FS, path string) bool {
+	t.Helper()
+	_, err := fsys.Stat(path)
+	if err != nil && !os.IsNotExist(err) {
+		t.Fatal(err)
+	}
+	return err == nil
+}
+
+// A new log has no directory until the background maker or its first
+// write makes one, and no segment file until its first write: it reads as
+// empty, flushes, rolls, truncates and closes without creating any, and
+// its first append creates the three files Kafka has.
 func TestNewLogCreatesSegmentFilesOnFirstWrite(t *testing.T) {
 	e := newEnv(t)
-	m := newTestManager(e, "/d1")
 	cfgFor := func(TopicPartition) Config { return smallConfig() }
+	m, bg := queuedManager(e, "/d1")
 	if err := m.Load(cfgFor); err != nil {
 		t.Fatal(err)
 	}
-	tp := TopicPartition{"lazy", 0}
-	l, err := m.GetOrCreate(tp, [16]byte{1}, smallConfig())
+	tp, id := TopicPartition{"lazy", 0}, [16]byte{1}
+	l, err := m.GetOrCreate(tp, id, smallConfig())
 	if err != nil {
 		t.Fatal(err)
 	}
 	dir := l.Dir()
-	if got := segmentFileNames(t, e.fs, dir); len(got) != 0 || m.OpenFiles() != 0 {
-		t.Fatalf("a new log has segment files %v, %d open", got, m.OpenFiles())
+	if exists(t, e.fs, dir) || l.DirMade() || m.OpenFiles() != 0 {
+		t.Fatalf("creating a log made its directory (%v) or opened files (%d)", l.DirMade(), m.OpenFiles())
+	}
+	if got, err := l.ReadTopicID(); err != nil || got != id {
+		t.Fatalf("topic id of a log without its directory: %x %v", got, err)
 	}
 	if sl, err := l.Read(0, 1<<20, math.MaxInt64, true); err != nil || sl.Size != 0 {
 		t.Fatalf("read of a new log: %+v %v", sl, err)
@@ -72,6 +101,25 @@ func TestNewLogCreatesSegmentFilesOnFirstWrite(t *testing.T) {
 	if err := l.Roll(); err != nil {
 		t.Fatal(err)
 	}
+	if err := l.Flush(l.LogEndOffset()); err != nil {
+		t.Fatal(err)
+	}
+	if exists(t, e.fs, dir) {
+		t.Fatal("a log never written made its directory")
+	}
+	// The background maker makes the directory (durably) and
+	// partition.metadata (not fsynced: the partition manager repairs it
+	// from the metadata image when a crash loses it), and no segment file.
+	if bg.run() == 0 {
+		t.Fatal("no background work queued for the new log's directory")
+	}
+	if !l.DirMade() || len(segmentFileNames(t, e.fs, dir)) != 0 {
+		t.Fatalf("after the background maker: made %v, segment files %v", l.DirMade(), segmentFileNames(t, e.fs, dir))
+	}
+	crashed := e.fs.CrashClone()
+	if _, err := crashed.Stat(dir); err != nil {
+		t.Fatalf("the made directory is not durable: %v", err)
+	}
 	if err := m.Close(); err != nil {
 		t.Fatal(err)
 	}
@@ -79,13 +127,16 @@ func TestNewLogCreatesSegmentFilesOnFirstWrite(t *testing.T) {
 		t.Fatalf("a closed log never written has segment files %v", got)
 	}
 
-	m = newTestManager(e, "/d1")
+	m, _ = queuedManager(e, "/d1")
 	if err := m.Load(cfgFor); err != nil {
 		t.Fatal(err)
 	}
 	l = m.Get(tp)
 	if l == nil || l.LogEndOffset() != 0 || l.LogStartOffset() != 0 || m.OpenFiles() != 0 {
 		t.Fatalf("reopened: %v, %d files open", l, m.OpenFiles())
+	}
+	if got, err := l.ReadTopicID(); err != nil || got != id {
+		t.Fatalf("topic id after reopening: %x %v", got, err)
 	}
 	if got := segmentFileNames(t, e.fs, dir); len(got) != 0 {
 		t.Fatalf("opening a log never written created %v", got)
@@ -105,6 +156,56 @@ func TestNewLogCreatesSegmentFilesOnFirstWrite(t *testing.T) {
 	}
 	checkEveryOffset(t, m.Get(tp), []record.Batch{b})
 	m.Close()
+}
+
+// A new log's first write makes its directory when the background maker
+// has not yet; its first flush makes the directory durable in its log dir;
+// a log closed before either is not on disk at all, and the next start
+// knows nothing of it (the partition manager creates it again from the
+// metadata image).
+func TestFirstWriteMakesTheDirectory(t *testing.T) {
+	e := newEnv(t)
+	cfgFor := func(TopicPartition) Config { return smallConfig() }
+	m, _ := queuedManager(e, "/d1")
+	if err := m.Load(cfgFor); err != nil {
+		t.Fatal(err)
+	}
+	written, never := TopicPartition{"written", 0}, TopicPartition{"never", 0}
+	l, err := m.GetOrCreate(written, [16]byte{7}, smallConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := m.GetOrCreate(never, [16]byte{8}, smallConfig()); err != nil {
+		t.Fatal(err)
+	}
+	b := valueBatch(t, 2, 20, e.clock.Ms())
+	mustAppend(t, l, b)
+	if !l.DirMade() {
+		t.Fatal("the first write did not make the directory")
+	}
+	if got, want := segmentFileNames(t, e.fs, l.Dir()), kafkaSegmentFiles(0); fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("after the first append: %v, want %v", got, want)
+	}
+	if err := l.Flush(l.LogEndOffset()); err != nil {
+		t.Fatal(err)
+	}
+	// Durable: the directory in /d1, its files in it, the data in them.
+	crashed := e.fs.CrashClone()
+	m2 := NewManager(ManagerConfig{Dirs: []string{"/d1"}}, Options{FS: crashed, Now: e.clock.Now, Logger: quietLogger, AfterDelay: e.delay.add})
+	if err := m2.Load(cfgFor); err != nil {
+		t.Fatal(err)
+	}
+	checkEveryOffset(t, m2.Get(written), []record.Batch{b})
+	if m2.Get(never) != nil {
+		t.Fatal("a log never made is on disk after a crash")
+	}
+	m2.Abandon()
+	if err := m.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if exists(t, e.fs, filepath.Join("/d1", never.String())) {
+		t.Fatal("closing made the directory of a log never written")
+	}
 }
 
 // A directory without segment files opens at the checkpointed log start
@@ -129,36 +230,45 @@ func TestOpenWithoutSegmentFilesAtLogStart(t *testing.T) {
 	l.Close()
 }
 
-// Deleting or abandoning a log never written works without its files.
+// Deleting or abandoning a log never written works without its files,
+// and without its directory when it is not made yet.
 func TestDeleteAndAbandonBeforeAnyWrite(t *testing.T) {
 	e := newEnv(t)
-	m := newTestManager(e, "/d1")
+	m, bg := queuedManager(e, "/d1")
 	if err := m.Load(func(TopicPartition) Config { return smallConfig() }); err != nil {
 		t.Fatal(err)
 	}
-	gone, kept := TopicPartition{"gone", 0}, TopicPartition{"kept", 0}
-	for _, tp := range []TopicPartition{gone, kept} {
+	gone, kept, unmade, late := TopicPartition{"gone", 0}, TopicPartition{"kept", 0}, TopicPartition{"unmade", 0}, TopicPartition{"late", 0}
+	create := func(tp TopicPartition) {
 		if _, err := m.GetOrCreate(tp, [16]byte{2}, smallConfig()); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if err := m.Delete(gone); err != nil {
+	create(gone)
+	create(kept)
+	bg.run()
+	create(unmade)
+	create(late)
+	for _, tp := range []TopicPartition{gone, unmade} {
+		if err := m.Delete(tp); err != nil {
+			t.Fatal(err)
+		}
+		if exists(t, e.fs, filepath.Join("/d1", tp.String())) {
+			t.Fatalf("the deleted log's directory %s is still there", tp)
+		}
+	}
+	if e.delay.run() != 1 {
+		t.Fatal("not one delayed removal (of the one directory made)")
+	}
+	if err := m.Abandon(); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := e.fs.Stat(filepath.Join("/d1", gone.String())); !os.IsNotExist(err) {
-		t.Fatalf("the deleted log's directory is still there: %v", err)
-	}
-	if e.delay.run() == 0 {
-		t.Fatal("no delayed removal")
-	}
+	bg.run() // the maker queued for unmade and late finds nothing to make
 	ents, _ := e.fs.ReadDir("/d1")
 	for _, de := range ents {
 		if de.Name() != kept.String() && de.IsDir() {
 			t.Fatalf("left behind: %s", de.Name())
 		}
-	}
-	if err := m.Abandon(); err != nil {
-		t.Fatal(err)
 	}
 	if got := segmentFileNames(t, e.fs, filepath.Join("/d1", kept.String())); len(got) != 0 {
 		t.Fatalf("abandoning created %v", got)
@@ -274,7 +384,7 @@ func TestFirstAppendCrash(t *testing.T) {
 		t.Run(fmt.Sprint(seed), func(t *testing.T) {
 			r := seeded(t, seed)
 			e := newEnv(t)
-			m, cfgFor := loadedManager(t, e)
+			m, cfgFor, _ := loadedManager(t, e)
 			tp := TopicPartition{"first", 0}
 			m.CreateAll([]NewLog{{TopicPartition: tp, Config: smallConfig()}})
 			l := m.Get(tp)

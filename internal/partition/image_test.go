@@ -644,20 +644,51 @@ type managerEnv struct {
 	fs     *vfstest.MemFS
 	static *config.Broker
 	logs   *log.Manager
+	bg     *background
 	m      *Manager
+}
+
+// background holds the log manager's background work (the directories
+// of new logs, flushes of rolled segments) until the test runs it.
+type background struct {
+	mu  sync.Mutex
+	fns []func()
+}
+
+func (b *background) add(fn func()) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.fns = append(b.fns, fn)
+}
+
+// run runs the queued work, and the work it queues, until none is left.
+func (b *background) run() {
+	for {
+		b.mu.Lock()
+		fns := b.fns
+		b.fns = nil
+		b.mu.Unlock()
+		if len(fns) == 0 {
+			return
+		}
+		for _, fn := range fns {
+			fn()
+		}
+	}
 }
 
 const dataDir = "/data"
 
-func newLogManager(fs vfs.FS) *log.Manager {
+func newLogManager(fs vfs.FS, bg *background) *log.Manager {
 	return log.NewManager(log.ManagerConfig{Dirs: []string{dataDir}},
-		log.Options{FS: fs, Now: clock, Logger: quiet(), AfterDelay: runNow})
+		log.Options{FS: fs, Now: clock, Logger: quiet(), AfterDelay: runNow, Background: bg.add})
 }
 
 // openEnv opens the logs found on fs, as the server does at start-up.
 func openEnv(t *testing.T, fs *vfstest.MemFS, img *metadata.Image) *managerEnv {
 	t.Helper()
-	e := &managerEnv{t: t, fs: fs, static: staticConfig(t, nil), logs: newLogManager(fs)}
+	bg := &background{}
+	e := &managerEnv{t: t, fs: fs, static: staticConfig(t, nil), logs: newLogManager(fs, bg), bg: bg}
 	e.m = NewManager(1, e.logs, e.static, quiet(), clock)
 	if err := e.logs.Load(func(tp log.TopicPartition) log.Config {
 		return LogConfig(e.m.TopicConfig(img, tp.Topic))
@@ -716,7 +747,7 @@ func (e *managerEnv) local() map[string]bool {
 func TestManagerLoadCreatesAssignedAndDeletesStray(t *testing.T) {
 	fs := vfstest.NewMem()
 	// Logs left by an earlier run.
-	old := newLogManager(fs)
+	old := newLogManager(fs, &background{})
 	for _, l := range []struct {
 		tp log.TopicPartition
 		id metadata.Uuid
@@ -762,6 +793,7 @@ func TestManagerLoadCreatesAssignedAndDeletesStray(t *testing.T) {
 	if want := []string{"keep-0", "keep-1", "new-0", "reborn-0"}; !slices.Equal(names, want) {
 		t.Fatalf("open logs %v, want %v", names, want)
 	}
+	e.bg.run() // new logs' directories are made in the background
 	if got, want := e.dirs(), []string{"keep-0", "keep-1", "new-0", "reborn-0"}; !slices.Equal(got, want) {
 		t.Fatalf("directories %v, want %v", got, want)
 	}
@@ -921,7 +953,7 @@ func strp(s string) *string { return &s }
 // the loading ones alone.
 func TestManagerAdoptsLogsAsTheyOpen(t *testing.T) {
 	fs := vfstest.NewMem()
-	old := newLogManager(fs)
+	old := newLogManager(fs, &background{})
 	for _, l := range []struct {
 		tp log.TopicPartition
 		id metadata.Uuid
@@ -950,7 +982,8 @@ func TestManagerAdoptsLogsAsTheyOpen(t *testing.T) {
 	recs = append(recs, topicRecords("new", topicID(6), []int32{2, 1})...)
 	img, _ := apply(t, metadata.Empty(), recs...)
 
-	e := &managerEnv{t: t, fs: fs, static: staticConfig(t, nil), logs: newLogManager(fs)}
+	bg := &background{}
+	e := &managerEnv{t: t, fs: fs, static: staticConfig(t, nil), logs: newLogManager(fs, bg), bg: bg}
 	e.m = NewManager(1, e.logs, e.static, quiet(), clock)
 	t.Cleanup(func() { e.logs.Close() })
 	found, err := e.logs.Scan()
@@ -1011,6 +1044,7 @@ func TestManagerAdoptsLogsAsTheyOpen(t *testing.T) {
 	if got := e.local(); !maps.Equal(got, want) {
 		t.Fatalf("local replicas (leader?) = %v, want %v", got, want)
 	}
+	e.bg.run() // new logs' directories are made in the background
 	if got, want := e.dirs(), []string{"keep-0", "keep-1", "new-0", "reborn-0"}; !slices.Equal(got, want) {
 		t.Fatalf("directories %v, want %v", got, want)
 	}

@@ -120,8 +120,10 @@ func (m *Manager) tellLeadership(tp log.TopicPartition, leader bool, epoch int32
 
 // NewManager returns a manager for broker self.
 func NewManager(self int32, logs *log.Manager, static *config.Broker, lg *slog.Logger, now func() time.Time) *Manager {
-	return &Manager{self: self, logs: logs, static: static, lg: lg, now: now, parts: map[log.TopicPartition]*Partition{},
+	m := &Manager{self: self, logs: logs, static: static, lg: lg, now: now, parts: map[log.TopicPartition]*Partition{},
 		loading: map[log.TopicPartition]bool{}}
+	logs.OnOffline(m.offline)
+	return m
 }
 
 // StartLoading notes the partitions whose logs log.Manager.Scan found:
@@ -471,9 +473,15 @@ func (m *Manager) remove(tp log.TopicPartition) error {
 	p := m.parts[tp]
 	delete(m.parts, tp)
 	m.mu.Unlock()
-	if p == nil {
-		return m.logs.Delete(tp) // an offline log, if any
+	if p != nil {
+		m.stopServing(tp, p)
 	}
+	return m.logs.Delete(tp) // an offline log, if p is nil
+}
+
+// stopServing makes p, no longer in m.parts, neither leader nor follower:
+// its waiters fail and late fetch answers are dropped.
+func (m *Manager) stopServing(tp log.TopicPartition, p *Partition) {
 	if m.fetcher != nil {
 		m.fetcher.Unfollow(tp)
 	}
@@ -483,7 +491,6 @@ func (m *Manager) remove(tp log.TopicPartition) error {
 	p.leaderMu.Lock()
 	p.mu.Lock()
 	wasLeader := p.leader
-	// Neither leader nor follower: late fetch answers are dropped.
 	p.leader, p.applied = false, false
 	p.failWaitersLocked(ErrNotLeader)
 	p.notifyLocked()
@@ -492,5 +499,17 @@ func (m *Manager) remove(tp log.TopicPartition) error {
 	if wasLeader {
 		m.tellLeadership(tp, false, p.State().LeaderEpoch)
 	}
-	return m.logs.Delete(tp)
+}
+
+// offline stops serving tp, whose log went offline after its creation
+// (log.Manager.OnOffline): clients get KAFKA_STORAGE_ERROR (Offline) and
+// the controller hears of it after the next heartbeat.
+func (m *Manager) offline(tp log.TopicPartition) {
+	m.mu.Lock()
+	p := m.parts[tp]
+	delete(m.parts, tp)
+	m.mu.Unlock()
+	if p != nil {
+		m.stopServing(tp, p)
+	}
 }
