@@ -183,6 +183,9 @@ func (im *Image) Apply(records []Record, lastOffset int64) (*Image, *Delta, erro
 			return nil, nil, fmt.Errorf("metadata: applying %s: %w", RecordName(r.APIKey()), err)
 		}
 	}
+	if b.topicsCopied {
+		b.im.Topics, b.im.TopicsByID = b.topics.done(), b.topicsByID.done()
+	}
 	b.im.Offset = lastOffset
 	return &b.im, b.delta, nil
 }
