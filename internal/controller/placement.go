@@ -323,7 +323,8 @@ func usableBrokers(img *metadata.Image) []int32 {
 
 // placeNew places count new partitions of rf replicas on img's usable
 // brokers: the next partitions of t, or a new topic's when t is nil.
-// Callers check 1 <= rf <= len(usableBrokers(img)).
+// The brokers' loads are the image's BrokerLoads, so this costs nothing
+// of the cluster's size. Callers check 1 <= rf <= len(usableBrokers(img)).
 //
 // Where the search for the first leader starts (Kafka starts at random;
 // this is deterministic):
@@ -334,21 +335,12 @@ func usableBrokers(img *metadata.Image) []int32 {
 //     even, successive topics rotating through the brokers on ties.
 func placeNew(img *metadata.Image, t *metadata.Topic, count, rf int) [][]int32 {
 	ids := usableBrokers(img)
-	load := map[int32]int{}
-	leads := map[int32]int{}
-	for _, tp := range img.Topics.All() {
-		for _, p := range tp.Partitions {
-			for k, r := range p.Replicas {
-				load[r]++
-				if k == 0 {
-					leads[r]++
-				}
-			}
-		}
-	}
+	leads := make(map[int32]int, len(ids))
 	brokers := make([]brokerInfo, len(ids))
 	for i, id := range ids {
-		brokers[i] = brokerInfo{id: id, load: load[id]}
+		l := img.BrokerLoads[id]
+		leads[id] = l.PreferredLeads
+		brokers[i] = brokerInfo{id: id, load: l.Replicas}
 		if r := img.Brokers[id].Rack; r != nil {
 			brokers[i].rack = *r
 		}

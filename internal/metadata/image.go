@@ -56,6 +56,13 @@ func (t *Topic) SortedPartitions() []*Partition {
 	return ps
 }
 
+// BrokerLoad is what a broker holds of the image's partitions, all
+// topics together: what replica placement balances.
+type BrokerLoad struct {
+	Replicas       int // partitions whose replicas include it
+	PreferredLeads int // partitions whose first replica (preferred leader) it is
+}
+
 // Broker is a broker's registration.
 type Broker struct {
 	ID                   int32
@@ -106,6 +113,11 @@ type Image struct {
 	// ClientQuotas are the client quotas, by entity and key
 	// (image_quotas.go).
 	ClientQuotas map[QuotaEntity]map[string]float64
+	// BrokerLoads are the brokers' loads, by id (registered or not), kept up
+	// to date as records apply so that placement reads them without
+	// visiting the partitions. A broker holding no replica has no entry,
+	// so images of the same topics are equal however they were built.
+	BrokerLoads map[int32]BrokerLoad
 }
 
 // Empty is the image before any record.
@@ -113,7 +125,8 @@ func Empty() *Image {
 	return &Image{Offset: -1,
 		Brokers: map[int32]*Broker{}, Configs: map[ConfigResource]map[string]string{}, Features: map[string]int16{},
 		Links: map[Uuid]*Link{}, Mirrors: map[Uuid]*Mirror{},
-		Scram: map[ScramKey]ScramCredential{}, ACLs: map[Uuid]ACL{}, ClientQuotas: map[QuotaEntity]map[string]float64{}}
+		Scram: map[ScramKey]ScramCredential{}, ACLs: map[Uuid]ACL{}, ClientQuotas: map[QuotaEntity]map[string]float64{},
+		BrokerLoads: map[int32]BrokerLoad{}}
 }
 
 // TopicConfig returns a topic's dynamic config overrides (never nil).
@@ -168,6 +181,7 @@ type builder struct {
 	configsCopied bool
 	scramCopied   bool
 	aclsCopied    bool
+	loadsCopied   bool
 	ownTopics     map[Uuid]bool // topics already copied in this build
 	delta         *Delta
 }
@@ -182,6 +196,9 @@ func (im *Image) Apply(records []Record, lastOffset int64) (*Image, *Delta, erro
 		if err := b.apply(r); err != nil {
 			return nil, nil, fmt.Errorf("metadata: applying %s: %w", RecordName(r.APIKey()), err)
 		}
+	}
+	if b.topicsCopied {
+		b.im.Topics, b.im.TopicsByID = b.topics.done(), b.topicsByID.done()
 	}
 	b.im.Offset = lastOffset
 	return &b.im, b.delta, nil
@@ -240,6 +257,10 @@ func (b *builder) apply(r Record) error {
 		if err != nil {
 			return err
 		}
+		if old := t.Partitions[r.PartitionId]; old != nil {
+			b.addLoad(old.Replicas, -1)
+		}
+		b.addLoad(r.Replicas, 1)
 		t.Partitions[r.PartitionId] = &Partition{
 			ID: r.PartitionId, Replicas: r.Replicas, ISR: r.Isr, Removing: r.RemovingReplicas, Adding: r.AddingReplicas,
 			Leader: r.Leader, LeaderEpoch: r.LeaderEpoch, PartitionEpoch: r.PartitionEpoch,
@@ -260,6 +281,8 @@ func (b *builder) apply(r Record) error {
 			p.ISR = r.Isr
 		}
 		if r.Replicas != nil {
+			b.addLoad(p.Replicas, -1)
+			b.addLoad(r.Replicas, 1)
 			p.Replicas = r.Replicas
 		}
 		if r.RemovingReplicas != nil {
@@ -290,6 +313,9 @@ func (b *builder) apply(r Record) error {
 		t := b.im.TopicsByID.Get(r.TopicId)
 		if t == nil {
 			return fmt.Errorf("unknown topic id %s", r.TopicId)
+		}
+		for _, p := range t.Partitions {
+			b.addLoad(p.Replicas, -1)
 		}
 		b.copyTopics()
 		b.topics.delete(t.Name)
@@ -377,6 +403,30 @@ func (b *builder) setConfigs(res ConfigResource, cfg map[string]string) {
 		b.im.Configs[res] = cfg
 	}
 	b.delta.ChangedConfigs[res] = true
+}
+
+// addLoad adds (sign 1) or takes away (sign -1) a partition of replicas
+// to or from its brokers' loads.
+func (b *builder) addLoad(replicas []int32, sign int) {
+	if len(replicas) == 0 {
+		return
+	}
+	if !b.loadsCopied {
+		b.im.BrokerLoads = cloneMap(b.im.BrokerLoads)
+		b.loadsCopied = true
+	}
+	for k, id := range replicas {
+		l := b.im.BrokerLoads[id]
+		l.Replicas += sign
+		if k == 0 {
+			l.PreferredLeads += sign
+		}
+		if l == (BrokerLoad{}) {
+			delete(b.im.BrokerLoads, id)
+		} else {
+			b.im.BrokerLoads[id] = l
+		}
+	}
 }
 
 func (b *builder) setBroker(br *Broker) {

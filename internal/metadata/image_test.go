@@ -75,7 +75,7 @@ func mustClone(t *testing.T, im *Image) *Image {
 	t.Helper()
 	c := &Image{Offset: im.Offset, NextProducerID: im.NextProducerID, Brokers: map[int32]*Broker{}, Configs: map[ConfigResource]map[string]string{},
 		Features: map[string]int16{}, Links: map[Uuid]*Link{}, Mirrors: map[Uuid]*Mirror{}, Scram: maps.Clone(im.Scram), ACLs: maps.Clone(im.ACLs),
-		ClientQuotas: maps.Clone(im.ClientQuotas)}
+		ClientQuotas: maps.Clone(im.ClientQuotas), BrokerLoads: maps.Clone(im.BrokerLoads)}
 	for id, l := range im.Links {
 		cl := *l
 		cl.Configs = maps.Clone(l.Configs)

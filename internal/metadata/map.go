@@ -65,12 +65,12 @@ func MapOf[K comparable, V any](m map[K]V) Map[K, V] {
 	for k, v := range m {
 		e.set(k, v)
 	}
-	return e.m
+	return e.done()
 }
 
 // mapEdit builds a new Map from an old one: shards are copied on their
 // first change. Its Map m shows the changes as they are made; once the
-// edit is over, m is never changed again.
+// edit is over (done), m is never changed again.
 type mapEdit[K comparable, V any] struct {
 	m     Map[K, V]
 	owned [mapShards]bool
@@ -84,20 +84,31 @@ func (e *mapEdit[K, V]) start(m Map[K, V]) {
 	e.m = Map[K, V]{d}
 }
 
-func (e *mapEdit[K, V]) shard(k K) map[K]V {
-	i := shardOf(k)
+// done returns the Map built, the zero Map when it is empty (as an empty
+// shard is nil, so that Maps of the same entries are equal under
+// reflect.DeepEqual however they were edited).
+func (e *mapEdit[K, V]) done() Map[K, V] {
+	if e.m.Len() == 0 {
+		return Map[K, V]{}
+	}
+	return e.m
+}
+
+// shard returns shard i, owned by the edit; delete leaves an empty
+// shard nil.
+func (e *mapEdit[K, V]) shard(i int) map[K]V {
 	if !e.owned[i] {
 		e.m.d.shards[i] = maps.Clone(e.m.d.shards[i])
-		if e.m.d.shards[i] == nil {
-			e.m.d.shards[i] = map[K]V{}
-		}
 		e.owned[i] = true
+	}
+	if e.m.d.shards[i] == nil {
+		e.m.d.shards[i] = map[K]V{}
 	}
 	return e.m.d.shards[i]
 }
 
 func (e *mapEdit[K, V]) set(k K, v V) {
-	s := e.shard(k)
+	s := e.shard(shardOf(k))
 	if _, ok := s[k]; !ok {
 		e.m.d.n++
 	}
@@ -105,10 +116,15 @@ func (e *mapEdit[K, V]) set(k K, v V) {
 }
 
 func (e *mapEdit[K, V]) delete(k K) {
-	s := e.shard(k)
-	if _, ok := s[k]; ok {
-		e.m.d.n--
-		delete(s, k)
+	i := shardOf(k)
+	if _, ok := e.m.d.shards[i][k]; !ok {
+		return
+	}
+	s := e.shard(i)
+	delete(s, k)
+	e.m.d.n--
+	if len(s) == 0 {
+		e.m.d.shards[i] = nil
 	}
 }
 

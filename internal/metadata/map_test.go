@@ -2,6 +2,8 @@ package metadata
 
 import (
 	"fmt"
+	"maps"
+	"reflect"
 	"testing"
 )
 
@@ -47,5 +49,24 @@ func TestMapIsPersistent(t *testing.T) {
 	}
 	for range empty.All() {
 		t.Fatal("the zero Map has entries")
+	}
+}
+
+// Maps of the same entries are equal however they were edited: a shard
+// emptied by deletes and a Map emptied are as if never filled.
+func TestMapIsCanonical(t *testing.T) {
+	var e mapEdit[string, int]
+	e.start(MapOf(map[string]int{"a": 1, "b": 2, "c": 3}))
+	e.set("d", 4)
+	e.delete("b")
+	e.delete("absent")
+	if got, want := e.done(), MapOf(map[string]int{"a": 1, "c": 3, "d": 4}); !reflect.DeepEqual(got, want) {
+		t.Fatalf("edited %v, built %v", maps.Collect(got.All()), maps.Collect(want.All()))
+	}
+	for _, k := range []string{"a", "c", "d"} {
+		e.delete(k)
+	}
+	if got := e.done(); !reflect.DeepEqual(got, Map[string, int]{}) || !reflect.DeepEqual(got, MapOf(map[string]int{})) {
+		t.Fatalf("a Map emptied is %#v", got)
 	}
 }
