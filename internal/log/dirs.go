@@ -1,8 +1,9 @@
 package log
 
 import (
-	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"sync"
 	"sync/atomic"
 
@@ -59,8 +60,8 @@ func (p *parentDir) syncTo(n int64) error {
 // makeDirLocked makes the log's directory and partition.metadata when
 // they are pending; l.mu is held. The directory's entry in the log dir
 // and its own entries are fsynced by the next flush (parentUnsynced,
-// dirUnsynced). When they cannot be made, what was made is removed, the
-// directory stays pending and the log's owner is told (dirFailed: the
+// dirUnsynced). When they cannot be made, what was made is removed (the
+// directory only if empty), the directory stays pending and the log's owner is told (dirFailed: the
 // Manager takes the log offline, as one that cannot be opened).
 func (l *Log) makeDirLocked() error {
 	if !l.dirPending {
@@ -70,7 +71,12 @@ func (l *Log) makeDirLocked() error {
 	if err != nil {
 		err = fmt.Errorf("log %s: making its directory: %w", l.tp, err)
 	} else if err = writePartitionMetadata(l.fs, l.dir, l.topicID, false); err != nil {
-		err = errors.Join(fmt.Errorf("log %s: writing %s: %w", l.tp, partitionMetaFile, err), l.fs.RemoveAll(l.dir))
+		err = fmt.Errorf("log %s: writing %s: %w", l.tp, partitionMetaFile, err)
+		// Undone only as far as this made it: a directory holding
+		// anything else is not removed.
+		if rerr := l.fs.Remove(filepath.Join(l.dir, partitionMetaFile)); rerr == nil || os.IsNotExist(rerr) {
+			l.fs.Remove(l.dir)
+		}
 	}
 	if err != nil {
 		if l.dirFailed != nil {
@@ -194,15 +200,15 @@ func (m *Manager) offlineNew(l *Log, err error) {
 	m.mu.Unlock()
 	l.Abandon()
 	if tell != nil {
-		tell(l.tp)
+		tell(l.tp, l)
 	}
 }
 
-// OnOffline sets fn to be called with each partition whose log goes
-// offline after it was created (its directory could not be made); fn
-// must not call back into the Manager synchronously with its own locks
+// OnOffline sets fn to be called with each log that goes offline after
+// its creation (its directory could not be made), once Get no longer
+// returns it; fn must not call back into the Manager with its own locks
 // held.
-func (m *Manager) OnOffline(fn func(TopicPartition)) {
+func (m *Manager) OnOffline(fn func(TopicPartition, *Log)) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.onOffline = fn

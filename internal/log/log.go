@@ -88,9 +88,10 @@ type Options struct {
 	// Files keeps the segment files open; nil gives the log a cache of
 	// its own without a bound.
 	Files *FileCache
-	// Background starts fn, work the log does not wait for (the flush of
-	// a rolled segment); it must not run fn before returning, since the
-	// caller may hold the log's locks. Defaults to a new goroutine; a
+	// Background starts fn, work the log and its manager do not wait for
+	// (the flush of a rolled segment, the directories of new logs, taking
+	// a log whose directory cannot be made offline); it must not run fn
+	// before returning, since the caller may hold the log's locks. Defaults to a new goroutine; a
 	// deterministic simulation (internal/replsim) runs fn as a later event.
 	Background func(fn func())
 }

@@ -78,7 +78,7 @@ type Manager struct {
 	making bool
 	closed bool
 	// onOffline is told of logs gone offline after their creation.
-	onOffline func(TopicPartition)
+	onOffline func(TopicPartition, *Log)
 }
 
 // A failedLog is a partition whose log could not be opened or created. It

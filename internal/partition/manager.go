@@ -185,7 +185,7 @@ func (m *Manager) Adopt(tp log.TopicPartition, l *log.Log, openErr error) {
 			errs = append(errs, m.logs.Delete(tp))
 		} else if err != nil {
 			// A new partition's partition.metadata is not fsynced (see
-			// log.Manager.CreateAll): a crash may have lost it.
+			// internal/log/dirs.go): a crash may have lost it.
 			m.lg.Info("rewriting a missing or torn partition.metadata", "partition", tp.String())
 			if err := l.WriteTopicID(t.ID); err != nil {
 				errs = append(errs, fmt.Errorf("rewriting partition.metadata of %s: %w", tp, err))
@@ -297,7 +297,7 @@ func (m *Manager) Load(img *metadata.Image) error {
 		}
 		if err != nil {
 			// A new partition's partition.metadata is not fsynced (see
-			// log.Manager.CreateAll): a crash may have lost it.
+			// internal/log/dirs.go): a crash may have lost it.
 			m.lg.Info("rewriting a missing or torn partition.metadata", "partition", tp.String())
 			if err := l.WriteTopicID(t.ID); err != nil {
 				errs = append(errs, fmt.Errorf("rewriting partition.metadata of %s: %w", tp, err))
@@ -432,6 +432,12 @@ func (m *Manager) applyPartition(img *metadata.Image, t *metadata.Topic, mp *met
 		m.mu.Lock()
 		m.parts[tp] = p
 		m.mu.Unlock()
+		if m.logs.Get(tp) != l {
+			// Its directory could not be made meanwhile, and the log
+			// manager's OnOffline found no replica to stop serving.
+			m.offline(tp, l)
+			return nil
+		}
 	}
 	before := p.State()
 	wasLeader := p.IsLeader()
@@ -501,15 +507,19 @@ func (m *Manager) stopServing(tp log.TopicPartition, p *Partition) {
 	}
 }
 
-// offline stops serving tp, whose log went offline after its creation
-// (log.Manager.OnOffline): clients get KAFKA_STORAGE_ERROR (Offline) and
-// the controller hears of it after the next heartbeat.
-func (m *Manager) offline(tp log.TopicPartition) {
+// offline stops serving tp if its replica still has l, a log that went
+// offline after its creation (log.Manager.OnOffline): clients get
+// KAFKA_STORAGE_ERROR (Offline) and the controller hears of it after the
+// next heartbeat. A replica with another log (the topic deleted and made
+// again meanwhile) is left alone.
+func (m *Manager) offline(tp log.TopicPartition, l *log.Log) {
 	m.mu.Lock()
 	p := m.parts[tp]
+	if p == nil || p.Log() != l {
+		m.mu.Unlock()
+		return
+	}
 	delete(m.parts, tp)
 	m.mu.Unlock()
-	if p != nil {
-		m.stopServing(tp, p)
-	}
+	m.stopServing(tp, p)
 }

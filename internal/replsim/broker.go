@@ -135,7 +135,7 @@ func (b *broker) afterDelay(d time.Duration, fn func()) {
 	b.s.after(d, b.id, "log: deferred deletion", fn)
 }
 func (b *broker) background(fn func()) {
-	b.s.after(b.s.between(0, 5*time.Millisecond), b.id, "log: flush rolled segment", fn)
+	b.s.after(b.s.between(0, 5*time.Millisecond), b.id, "log: background work", fn)
 }
 
 func (b *broker) checkpointHW() {
