@@ -502,6 +502,23 @@ func TestCreateTopicCollisions(t *testing.T) {
 	}
 	// The name check folds only '.' and '_'.
 	h.mustCreate(topicReq("a-b", 1, 1))
+
+	// Names with many separators (past maxCollisionSeparators too).
+	for _, pair := range [][2]string{
+		{"m.a_n.y", "m_a.n_y"},
+		{"._._._._._", "_._._._._."},
+		{strings.Repeat("._", maxCollisionSeparators), strings.Repeat("_.", maxCollisionSeparators)},
+	} {
+		h.mustCreate(topicReq(pair[0], 1, 1))
+		_, errs, _ := h.create(false, topicReq(pair[1], 1, 1))
+		wantCode(t, pair[1]+" after "+pair[0], errs[0], kerr.InvalidTopicException)
+		if got := collidingTopic(h.c.Image(), pair[1]); got != pair[0] {
+			t.Fatalf("collidingTopic(%q) = %q, want %q", pair[1], got, pair[0])
+		}
+		if got := collidingTopic(h.c.Image(), pair[0]); got != "" {
+			t.Fatalf("collidingTopic(%q), an existing topic, = %q", pair[0], got)
+		}
+	}
 }
 
 func TestCreateTopicRequestErrors(t *testing.T) {

@@ -40,6 +40,46 @@ func ValidateTopicName(name string) error {
 // there, because metric names would collide.
 func collisionName(name string) string { return strings.ReplaceAll(name, ".", "_") }
 
+// maxCollisionSeparators bounds the names collidingTopic looks up (2 to
+// the number of '.' and '_' in a name); a name with more is compared with
+// every topic instead.
+const maxCollisionSeparators = 8
+
+// collidingTopic returns a topic of img, other than name itself, whose
+// name folds to the same collisionName, or "". It looks up the variants
+// of name (each '.' or '_' either way), so its cost does not grow with
+// the number of topics unless name has many separators.
+func collidingTopic(img *metadata.Image, name string) string {
+	var at []int
+	for i := 0; i < len(name); i++ {
+		if name[i] == '.' || name[i] == '_' {
+			at = append(at, i)
+		}
+	}
+	if len(at) == 0 {
+		return "" // only name itself folds to name
+	}
+	if len(at) > maxCollisionSeparators {
+		folded := collisionName(name)
+		for other := range img.Topics.All() {
+			if other != name && collisionName(other) == folded {
+				return other
+			}
+		}
+		return ""
+	}
+	b := []byte(name)
+	for mask := 0; mask < 1<<len(at); mask++ {
+		for j, i := range at {
+			b[i] = "_."[mask>>j&1]
+		}
+		if v := string(b); v != name && img.Topics.Get(v) != nil {
+			return v
+		}
+	}
+	return ""
+}
+
 // TopicError is a per-topic (or per-partition) failure with its Kafka
 // error code. Its message is formatted only when asked for: a request
 // naming millions of partitions of a topic with a long name gets as many
@@ -168,10 +208,8 @@ func (c *Controller) planTopic(img *metadata.Image, t kmsg.CreateTopicsRequestTo
 	if pending[folded] {
 		return nil, res, topicErr(kerr.InvalidTopicException, "Topic '%s' collides with another topic in the request.", t.Topic)
 	}
-	for name := range img.Topics.All() {
-		if collisionName(name) == folded {
-			return nil, res, topicErr(kerr.InvalidTopicException, "Topic '%s' collides with existing topic: %s", t.Topic, name)
-		}
+	if name := collidingTopic(img, t.Topic); name != "" {
+		return nil, res, topicErr(kerr.InvalidTopicException, "Topic '%s' collides with existing topic: %s", t.Topic, name)
 	}
 	cfgs := map[string]string{}
 	for _, kv := range t.Configs {

@@ -88,53 +88,94 @@ type TopicInfo struct {
 	Partitions int32
 }
 
-// topicImage is the coordinator's copy of the broker's topics.
+// topicImage is the coordinator's copy of the broker's topics, changed in
+// place by SetTopics and UpdateTopics.
 type topicImage struct {
 	byName  map[string]TopicInfo
 	byID    map[[16]byte]string
-	names   []string // sorted
-	version int64    // bumped by every SetTopics
+	names   []string // sorted; nil when a change made it stale (sortedNames)
+	version int64    // bumped by every SetTopics and UpdateTopics
+}
+
+// sortedNames returns every topic name, sorted.
+func (t *topicImage) sortedNames() []string {
+	if t.names == nil && len(t.byName) > 0 {
+		t.names = make([]string, 0, len(t.byName))
+		for name := range t.byName {
+			t.names = append(t.names, name)
+		}
+		sort.Strings(t.names)
+	}
+	return t.names
 }
 
 // SetTopics tells the coordinator the topics that exist now (name -> id
 // and partition count); the driver calls it at start-up, before serving,
-// and whenever the broker's metadata image changes. Consumer groups
+// and with each whole metadata image (a snapshot). Consumer groups
 // subscribed to a topic that appeared, went or changed are marked for a
 // metadata refresh, as Kafka's onNewMetadataImage does: the next heartbeat
 // of one of their members records the new subscription metadata, bumps the
-// group epoch and computes a new target assignment. The map is copied.
+// group epoch and recomputes the assignment (regex subscriptions are
+// resolved again).
 func (c *Coordinator) SetTopics(now time.Time, topics map[string]TopicInfo) Ready {
 	c.begin(now)
-	c.groups.setTopics(topics)
+	var removed []string
+	for name := range c.groups.topics.byName {
+		if _, ok := topics[name]; !ok {
+			removed = append(removed, name)
+		}
+	}
+	c.groups.updateTopics(topics, removed)
 	return c.end()
 }
 
-func (gm *groupManager) setTopics(topics map[string]TopicInfo) {
-	old := gm.topics.byName
-	img := topicImage{byName: make(map[string]TopicInfo, len(topics)),
-		byID: make(map[[16]byte]string, len(topics)), version: gm.topics.version + 1}
-	for name, t := range topics {
-		img.byName[name] = t
-		img.byID[t.ID] = name
-		img.names = append(img.names, name)
+// UpdateTopics tells the coordinator what a metadata change did to the
+// topics: changed holds those created or changed (their new id and
+// partition count), removed those deleted. Its cost follows the change,
+// not the number of topics; groups are marked as by SetTopics.
+func (c *Coordinator) UpdateTopics(now time.Time, changed map[string]TopicInfo, removed []string) Ready {
+	c.begin(now)
+	c.groups.updateTopics(changed, removed)
+	return c.end()
+}
+
+func (gm *groupManager) updateTopics(changed map[string]TopicInfo, removed []string) {
+	img := &gm.topics
+	if img.byName == nil {
+		img.byName, img.byID = map[string]TopicInfo{}, map[[16]byte]string{}
 	}
-	sort.Strings(img.names)
-	changed := make(map[string]bool)
-	for name, t := range topics {
-		if o, ok := old[name]; !ok || o != t {
-			changed[name] = true
+	img.version++
+	diff := map[string]bool{}
+	for name, t := range changed {
+		o, had := img.byName[name]
+		if had && o == t {
+			continue
 		}
-	}
-	for name := range old {
-		if _, ok := topics[name]; !ok {
-			changed[name] = true
+		if had && img.byID[o.ID] == name {
+			delete(img.byID, o.ID)
 		}
+		if !had {
+			img.names = nil
+		}
+		img.byName[name], img.byID[t.ID] = t, name
+		diff[name] = true
 	}
-	gm.topics = img
-	if len(changed) > 0 {
+	for _, name := range removed {
+		o, had := img.byName[name]
+		if !had {
+			continue
+		}
+		delete(img.byName, name)
+		if img.byID[o.ID] == name {
+			delete(img.byID, o.ID)
+		}
+		img.names = nil
+		diff[name] = true
+	}
+	if len(diff) > 0 {
 		for _, g := range gm.sortedGroups(func(g *group) bool { return g.consumer != nil }) {
 			cg := g.consumer
-			if len(cg.regexSubs) > 0 || slices.ContainsFunc(cg.subscribedTopics(), func(t string) bool { return changed[t] }) {
+			if len(cg.regexSubs) > 0 || slices.ContainsFunc(cg.subscribedTopics(), func(t string) bool { return diff[t] }) {
 				cg.refresh = true
 			}
 		}

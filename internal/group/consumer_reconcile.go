@@ -248,7 +248,7 @@ func compileRegex(re string) (*regexp.Regexp, error) {
 func (gm *groupManager) resolveRegex(re string) resolvedRegex {
 	x := resolvedRegex{topics: []string{}, version: gm.topics.version, timestamp: gm.nowMs()}
 	if rx, err := compileRegex(re); err == nil {
-		for _, name := range gm.topics.names {
+		for _, name := range gm.topics.sortedNames() {
 			if rx.MatchString(name) {
 				x.topics = append(x.topics, name)
 			}

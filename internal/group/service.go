@@ -33,12 +33,19 @@ type Service struct {
 	coord *Coordinator
 	rt    *coordinator.Runtime[Write, LogRecord]
 
-	// topics is the newest SetTopics not yet applied (under mu): a
-	// metadata replay sets topics many times before Run starts, and
-	// only the newest matters.
-	mu            sync.Mutex
-	topics        map[string]TopicInfo
-	topicsPending bool
+	// topics are the SetTopics and UpdateTopics calls not yet applied,
+	// folded into one (under mu; nil when none waits): a metadata replay
+	// sets topics many times before Run starts.
+	mu     sync.Mutex
+	topics *topicChanges
+}
+
+// topicChanges folds topic updates: a whole set (full), or the changes
+// since the last one applied.
+type topicChanges struct {
+	full    map[string]TopicInfo
+	changed map[string]TopicInfo
+	removed map[string]bool
 }
 
 // NewService returns a service; Run starts it. skipped is told how many
@@ -95,23 +102,63 @@ func (s *Service) Elected(p, epoch int32) { s.rt.Elected(p, epoch) }
 func (s *Service) Resigned(p int32) { s.rt.Resigned(p) }
 
 // SetTopics gives the coordinator the cluster's topics (name -> id and
-// partition count) for KIP-848 assignments; call it with every metadata
-// image, before partitions are loaded. Calls made before the loop gets to
-// them are folded into the newest.
+// partition count) for KIP-848 assignments; call it with the first
+// metadata image, before partitions are loaded, and with every snapshot,
+// then UpdateTopics with each change. It keeps topics. Calls made before
+// the loop gets to them are folded into one.
 func (s *Service) SetTopics(topics map[string]TopicInfo) {
+	s.queueTopics(func(tc *topicChanges) { *tc = topicChanges{full: topics} })
+}
+
+// UpdateTopics gives the coordinator a metadata change's topics: changed
+// (created or changed) and removed (deleted). It keeps changed.
+func (s *Service) UpdateTopics(changed map[string]TopicInfo, removed []string) {
+	s.queueTopics(func(tc *topicChanges) {
+		for name, t := range changed {
+			if tc.full != nil {
+				tc.full[name] = t
+			} else {
+				tc.changed[name] = t
+				delete(tc.removed, name)
+			}
+		}
+		for _, name := range removed {
+			if tc.full != nil {
+				delete(tc.full, name)
+			} else {
+				delete(tc.changed, name)
+				tc.removed[name] = true
+			}
+		}
+	})
+}
+
+// queueTopics folds a topic update into the pending one, and has the
+// loop apply it unless it already will.
+func (s *Service) queueTopics(fold func(*topicChanges)) {
 	s.mu.Lock()
-	queued := s.topicsPending
-	s.topics, s.topicsPending = topics, true
+	queued := s.topics != nil
+	if !queued {
+		s.topics = &topicChanges{changed: map[string]TopicInfo{}, removed: map[string]bool{}}
+	}
+	fold(s.topics)
 	s.mu.Unlock()
 	if queued {
 		return
 	}
 	s.rt.Do(func(now time.Time) Ready {
 		s.mu.Lock()
-		topics := s.topics
-		s.topics, s.topicsPending = nil, false
+		tc := s.topics
+		s.topics = nil
 		s.mu.Unlock()
-		return s.coord.SetTopics(now, topics)
+		if tc.full != nil {
+			return s.coord.SetTopics(now, tc.full)
+		}
+		removed := make([]string, 0, len(tc.removed))
+		for name := range tc.removed {
+			removed = append(removed, name)
+		}
+		return s.coord.UpdateTopics(now, tc.changed, removed)
 	})
 }
 

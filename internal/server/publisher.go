@@ -27,6 +27,10 @@ type publisher struct {
 	// group coordinator has been elected for its __consumer_offsets
 	// partitions). WaitFor waits for it, not for the image alone.
 	applied atomic.Int64
+	// topicsChanged, when set before the first publish, is called (in
+	// the delivery goroutine, without blocking) with each image whose
+	// topics changed: whole for a snapshot, else with the delta.
+	topicsChanged func(img *metadata.Image, delta *metadata.Delta, whole bool)
 
 	mu      sync.Mutex
 	live    bool          // the reconciler takes the deltas
@@ -76,6 +80,9 @@ func (p *publisher) publish(c quorum.Committed) error {
 	}
 	p.signalLocked()
 	p.mu.Unlock()
+	if p.topicsChanged != nil && (c.Snapshot || len(delta.ChangedTopics) > 0 || len(delta.DeletedTopics) > 0) {
+		p.topicsChanged(img, delta, c.Snapshot)
+	}
 	return nil
 }
 

@@ -210,12 +210,7 @@ func (s *Server) Start() (err error) {
 	}
 	subscribe(s.publisher.publish)
 	if isBroker {
-		subscribe(func(c quorum.Committed) error {
-			if c.Snapshot || changesTopics(c.Records) {
-				s.groups.SetTopics(groupTopics(s.publisher.Image()))
-			}
-			return nil
-		})
+		s.publisher.topicsChanged = s.updateGroupTopics
 		s.lifecycle = newLifecycle(s)
 		prev, err := takeCleanShutdown(s.cfg.LogDirs)
 		if err != nil {
@@ -713,14 +708,24 @@ func groupConfig(b *config.Broker) group.Config {
 }
 
 // changesTopics reports whether a batch creates, grows or deletes topics.
-func changesTopics(recs []metadata.Record) bool {
-	for _, r := range recs {
-		switch r.(type) {
-		case *metadata.TopicRecord, *metadata.PartitionRecord, *metadata.RemoveTopicRecord:
-			return true
+// updateGroupTopics gives the group coordinator the topics of a metadata
+// change: all of them for a snapshot, else what the delta changed.
+func (s *Server) updateGroupTopics(img *metadata.Image, d *metadata.Delta, whole bool) {
+	if whole {
+		s.groups.SetTopics(groupTopics(img))
+		return
+	}
+	changed := make(map[string]group.TopicInfo, len(d.ChangedTopics))
+	for name, t := range d.ChangedTopics {
+		changed[name] = group.TopicInfo{ID: t.ID, Partitions: int32(len(t.Partitions))}
+	}
+	var removed []string
+	for _, t := range d.DeletedTopics {
+		if img.Topics.Get(t.Name) == nil { // not made again in the same batch
+			removed = append(removed, t.Name)
 		}
 	}
-	return false
+	s.groups.UpdateTopics(changed, removed)
 }
 
 // groupTopics is the topic list the group coordinator assigns from.
