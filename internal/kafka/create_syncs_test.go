@@ -7,17 +7,20 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"weir/internal/servertest"
+	"weir/internal/testwait"
 	"weir/internal/vfs"
 	"weir/internal/vfs/vfstest"
 )
 
-// Creating partitions fsyncs nothing per partition (issue 16): a batch
-// makes its new partition directories durable with one fsync of their log
-// directory, each partition's own directory and files being fsynced by
-// its log's first flush, and a new leader's epoch checkpoint being
-// written before its first batch.
+// Creating partitions fsyncs nothing per partition (issue 16): the log
+// manager's background maker makes the new partitions' directories and
+// partition.metadata after the answer and makes them durable with one
+// fsync of their log directory per batch, each partition's own directory
+// and files being fsynced by its log's first flush, and a new leader's
+// epoch checkpoint being written before its first batch.
 func TestCreatingPartitionsFsyncsNothingPerPartition(t *testing.T) {
 	var mu sync.Mutex
 	var inPartitions []string
@@ -46,6 +49,14 @@ func TestCreatingPartitionsFsyncsNothingPerPartition(t *testing.T) {
 	on = true
 	mu.Unlock()
 	w.createTopic("many", 200, nil)
+	testwait.For(t, 60*time.Second, "the new partitions' directories", func() error {
+		for p := range 200 {
+			if _, err := os.Stat(filepath.Join(n.Dir, "logs", fmt.Sprintf("many-%d", p), "partition.metadata")); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
 	mu.Lock()
 	got := inPartitions
 	t.Logf("operations in the partition directories: %v", ops)

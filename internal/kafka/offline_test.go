@@ -25,6 +25,11 @@ func TestOfflinePartition(t *testing.T) {
 	n := servertest.Start(t, servertest.Options{Overrides: noAutoCreate, FS: fs})
 	w := dial(t, n.Addr)
 	w.createTopic("good", 1, nil)
+	batch := func(v string) []byte { return buildBatch(t, batchHeader(), testRecords(1, v)) }
+	// Written once, so its directory is made before the disk fails.
+	if off := w.produceOK("good", 0, batch("before")); off != 0 {
+		t.Fatalf("good partition: offset %d", off)
+	}
 
 	gauge := func(name string) float64 {
 		mfs, err := n.Server.Metrics().Registry().Gather()
@@ -48,8 +53,7 @@ func TestOfflinePartition(t *testing.T) {
 	})
 	fs.FailOpens(0, 0, nil)
 
-	batch := func(v string) []byte { return buildBatch(t, batchHeader(), testRecords(1, v)) }
-	if off := w.produceOK("good", 0, batch("still served")); off != 0 {
+	if off := w.produceOK("good", 0, batch("still served")); off != 1 {
 		t.Fatalf("good partition: offset %d", off)
 	}
 	for p := int32(0); p < 2; p++ {
