@@ -111,6 +111,17 @@ func (l *Log) load(ents []fs.DirEntry, recoveryPoint, logStart int64) error {
 		recoverFrom = i
 		break
 	}
+	// The last segment, when it holds the recovery point, is trusted as
+	// the segments below it are if the recovery point is its end (after a
+	// clean shutdown, or a crash of an idle log): its indexes are checked
+	// and only the batches after its last index entry are read, instead
+	// of the whole segment (up to segment.bytes). Its end is known only
+	// once it is loaded; when that is past the recovery point, or its
+	// indexes are not sane, it is recovered as usual. A small segment is
+	// recovered outright: scanning it costs less than reading its indexes.
+	last := segs[len(segs)-1]
+	tryTrusted := recoverFrom == len(segs)-1 && len(swapping) == 0 && recoveryPoint > last.base &&
+		!last.pending() && last.size.Load() >= trustedTailMinBytes
 	for i, s := range segs {
 		if s.pending() {
 			continue // empty, its indexes too
@@ -120,6 +131,16 @@ func (l *Log) load(ents []fs.DirEntry, recoveryPoint, logStart int64) error {
 			nextBase = segs[i+1].base
 		}
 		mayHaveTxns := len(swapping) > 0 || txns[s.base]
+		if i == recoverFrom && tryTrusted {
+			sane, err := l.openIndexes(s, nextBase, mayHaveTxns)
+			if err != nil {
+				return err
+			}
+			if sane && s.loadState(cfg.IndexIntervalBytes) == nil && s.nextOffset == recoveryPoint {
+				recoverFrom++ // nothing past the recovery point
+			}
+			continue
+		}
 		if i >= recoverFrom && len(swapping) == 0 {
 			// Recovery rebuilds the indexes: they are not read, and
 			// opened only if they must change (see indexesToRebuild).
@@ -235,29 +256,42 @@ func (l *Log) indexesToRebuild(s *segment, ents []fs.DirEntry, mayHaveTxns bool)
 	return nil
 }
 
-// loadIndexes opens a segment's indexes; its transaction index only when
-// mayHaveTxns (the directory's listing shows one).
-func (l *Log) loadIndexes(s *segment, recovering bool, nextBase int64, interval int64, mayHaveTxns bool) error {
+// trustedTailMinBytes is the size from which the last segment, flushed
+// to its end, is trusted rather than scanned at open (see load).
+const trustedTailMinBytes = 1 << 20
+
+// openIndexes opens a segment's indexes, its transaction index only when
+// mayHaveTxns (the directory's listing shows one), and reports whether
+// the offset and time indexes look sane. An empty offset index on a
+// non-empty segment may be one a crash emptied: it is not.
+func (l *Log) openIndexes(s *segment, nextBase int64, mayHaveTxns bool) (bool, error) {
 	var ok1, ok2 bool
 	var err error
 	if s.index, ok1, err = loadOffsetIndex(l.files, segmentPath(l.dir, s.base, FileIndex), s.base, s.size.Load()); err != nil {
-		return err
+		return false, err
 	}
 	if s.timeIndex, ok2, err = loadTimeIndex(l.files, segmentPath(l.dir, s.base, FileTimeIndex), s.base, nextBase); err != nil {
-		return err
+		return false, err
 	}
 	if !mayHaveTxns {
 		s.txns = &txnIndex{fs: l.fs, path: segmentPath(l.dir, s.base, FileTxnIndex)}
 	} else if s.txns, err = loadTxnIndex(l.fs, segmentPath(l.dir, s.base, FileTxnIndex)); err != nil {
-		return err
+		return false, err
 	}
 	s.txns.created = l.markDirUnsynced
-	if recovering {
-		return nil // recover rebuilds both
+	return ok1 && ok2 && !(s.index.entries() == 0 && s.size.Load() > 0), nil
+}
+
+// loadIndexes opens a segment's indexes (openIndexes); unless recovering
+// (recover rebuilds them), it checks them and learns the segment's end
+// from the batches after the last index entry, rebuilding them from the
+// whole segment when they are not sane.
+func (l *Log) loadIndexes(s *segment, recovering bool, nextBase int64, interval int64, mayHaveTxns bool) error {
+	sane, err := l.openIndexes(s, nextBase, mayHaveTxns)
+	if err != nil || recovering {
+		return err
 	}
-	// An empty index on a non-empty segment may be one a crash emptied:
-	// rebuilding it costs little when it is legitimately empty.
-	if ok1 && ok2 && !(s.index.entries() == 0 && s.size.Load() > 0) {
+	if sane {
 		if err := s.loadState(interval); err == nil {
 			return nil
 		}
