@@ -140,6 +140,13 @@ func (x *offsetIndex) append(lastOffset int64, pos int64) error {
 	return nil
 }
 
+// unwritten reports whether some entries are not in the file yet.
+func (x *offsetIndex) unwritten() bool {
+	x.mu.RLock()
+	defer x.mu.RUnlock()
+	return x.written < len(x.ents)
+}
+
 // flush writes the entries not in the file yet, in one write.
 func (x *offsetIndex) flush() error {
 	x.mu.Lock()
@@ -277,6 +284,13 @@ func (x *timeIndex) maybeAppend(ts, offset int64) error {
 	}
 	x.ents = append(x.ents, timeEntry{ts, int32(offset - x.base)})
 	return nil
+}
+
+// unwritten reports whether some entries are not in the file yet.
+func (x *timeIndex) unwritten() bool {
+	x.mu.RLock()
+	defer x.mu.RUnlock()
+	return x.written < len(x.ents)
 }
 
 // flush writes the entries not in the file yet, in one write.

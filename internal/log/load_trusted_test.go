@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"weir/internal/record"
+	"weir/internal/vfs"
 	"weir/internal/vfs/vfstest"
 )
 
@@ -82,7 +83,33 @@ func TestOpenTrustsAFlushedLastSegment(t *testing.T) {
 	segmentFilesConsistent(t, e.fs, l)
 	l = e.reopen(l)
 	checkEveryOffset(t, l, bs)
-	l.Close()
+
+	// Indexes lost (empty files): the open recovers the segment, and the
+	// close writes the rebuilt entries, though nothing was left to flush,
+	// so the open after it trusts the segment again.
+	o = e.opts()
+	o.RecoveryPoint, o.LogStartOffset, o.HighWatermark = l.LogEndOffset(), 0, l.LogEndOffset()
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
+	}
+	for _, ty := range []FileType{FileIndex, FileTimeIndex} {
+		if err := vfs.WriteFileAtomic(e.fs, segmentPath(e.dir, 0, ty), nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i, wantScan := range []bool{true, false} {
+		reads = logReads{}
+		e.inject.Set(reads.injector())
+		l = e.openWith(cfg, o)
+		e.inject.Set(nil)
+		if scanned := reads.n > 16; scanned != wantScan {
+			t.Fatalf("open %d after losing the indexes: %d reads of the .log", i, reads.n)
+		}
+		checkEveryOffset(t, l, bs)
+		if err := l.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
 }
 
 // A crash with data past the recovery point, or an index a crash left

@@ -304,6 +304,9 @@ func (l *Log) Close() error {
 		return nil
 	}
 	l.closed = true
+	if err := l.writeIndexesLocked(); err != nil {
+		return errors.Join(err, l.closeFiles())
+	}
 	if l.logEnd.Load() == l.segments()[0].base && len(l.producers.entries) == 0 || l.blind {
 		// A blind state is not kept: the next open rebuilds it.
 		return l.closeFiles()
@@ -315,6 +318,25 @@ func (l *Log) Close() error {
 	snap.mapEnd = l.logEnd.Load()
 	err := writeProducerSnapshot(l.fs, l.dir, snap)
 	return errors.Join(err, l.closeFiles())
+}
+
+// writeIndexesLocked writes and syncs the index entries no flush wrote:
+// those recovery rebuilt at open while the recovery point was at the log
+// end already, so that the next open finds them (and trusts the last
+// segment: see load). l.mu is held.
+func (l *Log) writeIndexesLocked() error {
+	for _, s := range l.segments() {
+		if s.pending() || !s.index.unwritten() && !s.timeIndex.unwritten() {
+			continue
+		}
+		if err := errors.Join(s.index.flush(), s.timeIndex.flush()); err != nil {
+			return err
+		}
+		if err := errors.Join(s.index.file.Sync(), s.timeIndex.file.Sync()); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // Abandon closes the log's files as a crash would leave them: nothing is
