@@ -115,8 +115,8 @@ func (l *Log) syncParent() error {
 	return nil
 }
 
-// DirMade reports whether the log's directory exists (is not pending).
-func (l *Log) DirMade() bool {
+// dirMade reports whether the log's directory exists (is not pending).
+func (l *Log) dirMade() bool {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return !l.dirPending
@@ -131,7 +131,7 @@ const makeDirsBatch = 1024
 // more only spin on it.
 const makeDirWorkers = 2
 
-// queueDirs hands new logs to the background maker, starting it if it is
+// queueDirsLocked hands new logs to the background maker, starting it if it is
 // not running. m.mu is held.
 func (m *Manager) queueDirsLocked(ls []*Log) {
 	if m.closed || len(ls) == 0 {

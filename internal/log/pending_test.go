@@ -83,8 +83,8 @@ func TestNewLogCreatesSegmentFilesOnFirstWrite(t *testing.T) {
 		t.Fatal(err)
 	}
 	dir := l.Dir()
-	if exists(t, e.fs, dir) || l.DirMade() || m.OpenFiles() != 0 {
-		t.Fatalf("creating a log made its directory (%v) or opened files (%d)", l.DirMade(), m.OpenFiles())
+	if exists(t, e.fs, dir) || l.dirMade() || m.OpenFiles() != 0 {
+		t.Fatalf("creating a log made its directory (%v) or opened files (%d)", l.dirMade(), m.OpenFiles())
 	}
 	if got, err := l.ReadTopicID(); err != nil || got != id {
 		t.Fatalf("topic id of a log without its directory: %x %v", got, err)
@@ -113,8 +113,8 @@ func TestNewLogCreatesSegmentFilesOnFirstWrite(t *testing.T) {
 	if bg.run() == 0 {
 		t.Fatal("no background work queued for the new log's directory")
 	}
-	if !l.DirMade() || len(segmentFileNames(t, e.fs, dir)) != 0 {
-		t.Fatalf("after the background maker: made %v, segment files %v", l.DirMade(), segmentFileNames(t, e.fs, dir))
+	if !l.dirMade() || len(segmentFileNames(t, e.fs, dir)) != 0 {
+		t.Fatalf("after the background maker: made %v, segment files %v", l.dirMade(), segmentFileNames(t, e.fs, dir))
 	}
 	crashed := e.fs.CrashClone()
 	if _, err := crashed.Stat(dir); err != nil {
@@ -180,7 +180,7 @@ func TestFirstWriteMakesTheDirectory(t *testing.T) {
 	}
 	b := valueBatch(t, 2, 20, e.clock.Ms())
 	mustAppend(t, l, b)
-	if !l.DirMade() {
+	if !l.dirMade() {
 		t.Fatal("the first write did not make the directory")
 	}
 	if got, want := segmentFileNames(t, e.fs, l.Dir()), kafkaSegmentFiles(0); fmt.Sprint(got) != fmt.Sprint(want) {

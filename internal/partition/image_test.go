@@ -744,20 +744,18 @@ func (e *managerEnv) local() map[string]bool {
 	return out
 }
 
-func TestManagerLoadCreatesAssignedAndDeletesStray(t *testing.T) {
-	fs := vfstest.NewMem()
-	// Logs left by an earlier run.
+// oldLog is a log an earlier run left, with one batch.
+type oldLog struct {
+	tp log.TopicPartition
+	id metadata.Uuid
+}
+
+// writeOldLogs leaves logs on fs as an earlier run of the broker would:
+// each holding one batch, closed cleanly.
+func writeOldLogs(t *testing.T, fs vfs.FS, logs []oldLog) {
+	t.Helper()
 	old := newLogManager(fs, &background{})
-	for _, l := range []struct {
-		tp log.TopicPartition
-		id metadata.Uuid
-	}{
-		{log.TopicPartition{Topic: "keep", Partition: 0}, topicID(1)},
-		{log.TopicPartition{Topic: "keep", Partition: 5}, topicID(1)},   // partition gone
-		{log.TopicPartition{Topic: "gone", Partition: 0}, topicID(2)},   // topic gone
-		{log.TopicPartition{Topic: "moved", Partition: 0}, topicID(3)},  // now on broker 2 only
-		{log.TopicPartition{Topic: "reborn", Partition: 0}, topicID(4)}, // topic re-created with a new id
-	} {
+	for _, l := range logs {
 		lg, err := old.GetOrCreate(l.tp, l.id, log.DefaultConfig())
 		if err != nil {
 			t.Fatal(err)
@@ -769,6 +767,18 @@ func TestManagerLoadCreatesAssignedAndDeletesStray(t *testing.T) {
 	if err := old.Close(); err != nil {
 		t.Fatal(err)
 	}
+}
+
+func TestManagerLoadCreatesAssignedAndDeletesStray(t *testing.T) {
+	fs := vfstest.NewMem()
+	// Logs left by an earlier run.
+	writeOldLogs(t, fs, []oldLog{
+		{log.TopicPartition{Topic: "keep", Partition: 0}, topicID(1)},
+		{log.TopicPartition{Topic: "keep", Partition: 5}, topicID(1)},   // partition gone
+		{log.TopicPartition{Topic: "gone", Partition: 0}, topicID(2)},   // topic gone
+		{log.TopicPartition{Topic: "moved", Partition: 0}, topicID(3)},  // now on broker 2 only
+		{log.TopicPartition{Topic: "reborn", Partition: 0}, topicID(4)}, // topic re-created with a new id
+	})
 
 	var recs []metadata.Record
 	recs = append(recs, topicRecords("keep", topicID(1), []int32{1}, []int32{2, 1})...)
@@ -953,28 +963,13 @@ func strp(s string) *string { return &s }
 // the loading ones alone.
 func TestManagerAdoptsLogsAsTheyOpen(t *testing.T) {
 	fs := vfstest.NewMem()
-	old := newLogManager(fs, &background{})
-	for _, l := range []struct {
-		tp log.TopicPartition
-		id metadata.Uuid
-	}{
+	writeOldLogs(t, fs, []oldLog{
 		{log.TopicPartition{Topic: "keep", Partition: 0}, topicID(1)},
 		{log.TopicPartition{Topic: "keep", Partition: 1}, topicID(1)},
 		{log.TopicPartition{Topic: "gone", Partition: 0}, topicID(2)},   // topic gone
 		{log.TopicPartition{Topic: "reborn", Partition: 0}, topicID(4)}, // topic re-created with a new id
 		{log.TopicPartition{Topic: "later", Partition: 0}, topicID(8)},  // deleted while loading
-	} {
-		lg, err := old.GetOrCreate(l.tp, l.id, log.DefaultConfig())
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := lg.AppendAsLeader(batch(t, ms(time.Second)), 0); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := old.Close(); err != nil {
-		t.Fatal(err)
-	}
+	})
 	var recs []metadata.Record
 	recs = append(recs, topicRecords("keep", topicID(1), []int32{1}, []int32{2, 1})...)
 	recs = append(recs, topicRecords("reborn", topicID(5), []int32{1})...)
