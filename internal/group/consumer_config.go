@@ -94,7 +94,7 @@ type topicImage struct {
 	byName  map[string]TopicInfo
 	byID    map[[16]byte]string
 	names   []string // sorted; nil when a change made it stale (sortedNames)
-	version int64    // bumped by every SetTopics and UpdateTopics
+	version int64    // bumped by every change (and the first SetTopics)
 }
 
 // sortedNames returns every topic name, sorted.
@@ -144,7 +144,6 @@ func (gm *groupManager) updateTopics(changed map[string]TopicInfo, removed []str
 	if img.byName == nil {
 		img.byName, img.byID = map[string]TopicInfo{}, map[[16]byte]string{}
 	}
-	img.version++
 	diff := map[string]bool{}
 	for name, t := range changed {
 		o, had := img.byName[name]
@@ -171,6 +170,9 @@ func (gm *groupManager) updateTopics(changed map[string]TopicInfo, removed []str
 		}
 		img.names = nil
 		diff[name] = true
+	}
+	if len(diff) > 0 || img.version == 0 {
+		img.version++ // 1 at the first: the topics are known from then on
 	}
 	if len(diff) > 0 {
 		for _, g := range gm.sortedGroups(func(g *group) bool { return g.consumer != nil }) {

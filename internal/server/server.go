@@ -707,7 +707,6 @@ func groupConfig(b *config.Broker) group.Config {
 	return c
 }
 
-// changesTopics reports whether a batch creates, grows or deletes topics.
 // updateGroupTopics gives the group coordinator the topics of a metadata
 // change: all of them for a snapshot, else what the delta changed.
 func (s *Server) updateGroupTopics(img *metadata.Image, d *metadata.Delta, whole bool) {
