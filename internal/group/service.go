@@ -111,7 +111,7 @@ func (s *Service) SetTopics(topics map[string]TopicInfo) {
 }
 
 // UpdateTopics gives the coordinator a metadata change's topics: changed
-// (created or changed) and removed (deleted). It keeps changed.
+// (created or changed) and removed (deleted), copied.
 func (s *Service) UpdateTopics(changed map[string]TopicInfo, removed []string) {
 	s.queueTopics(func(tc *topicChanges) {
 		for name, t := range changed {
