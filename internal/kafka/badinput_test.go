@@ -8,6 +8,8 @@ import (
 	"bytes"
 	"encoding/binary"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -17,6 +19,7 @@ import (
 
 	"weir/internal/record"
 	"weir/internal/servertest"
+	"weir/internal/testwait"
 	"weir/internal/vfs"
 	"weir/internal/vfs/vfstest"
 )
@@ -492,6 +495,13 @@ func TestFullDiskAtEveryStep(t *testing.T) {
 	n := servertest.Start(t, servertest.Options{Overrides: noAutoCreate, FS: fs})
 	w := dial(t, n.Addr)
 	w.createTopic("fill", 1, map[string]string{"segment.bytes": "1048576", "index.interval.bytes": "0"})
+	// The partition's directory is made in the background: before the
+	// disk fills, or it could not be made and the partition would go
+	// offline (a case TestOfflinePartition covers).
+	testwait.For(t, 60*time.Second, "the partition's directory", func() error {
+		_, err := os.Stat(filepath.Join(n.Dir, "logs", "fill-0", "partition.metadata"))
+		return err
+	})
 
 	value := bytes.Repeat([]byte("f"), 64<<10)
 	var ackedBytes int64
