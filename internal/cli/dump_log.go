@@ -66,7 +66,9 @@ is named by its suffix:
   .txnindex     the aborted transactions: one line per transaction
   .snapshot     a producer state snapshot: one line per producer id
 
-Other files are ignored with a message on stderr.
+Other files are ignored with a message on stderr ("Ignoring unknown file"),
+and the run then exits 1 (Kafka's tool exits 0); so does one whose file is
+missing or unreadable.
 
 --deep-iteration adds one line per record under its batch, starting "| ":
 offset, timestamp, key and value sizes (-1 for null), sequence and header keys,
@@ -172,20 +174,31 @@ func dumpLog(stdout, stderr io.Writer, f dumpLogFlags) error {
 	opts := dumpOpts{printData: printData, deep: f.deepIteration || printData, parser: parser,
 		skipMeta: f.skipRecordMetadata, maxBytes: int64(f.maxBytes), verifyOnly: f.verifyIndexOnly}
 	var errs dumpErrors
+	ignored := false
 	for _, path := range strings.Split(f.files, ",") {
 		fmt.Fprintf(out, "Dumping %s\n", path)
-		var err error
 		name := filepath.Base(path)
 		fn, ok := log.ParseFilename(name)
+		known := name == quorum.BootstrapFile || ok && fn.State == log.Live
+		var err error
+		if !known && log.HasFileExt(name) {
+			// Kafka's tool reads such a file as its suffix says (and
+			// fails on the name): a missing one is named missing.
+			_, err = os.Stat(path)
+		}
 		switch {
+		case err != nil:
+		case !known:
+			// Kafka's tool goes on (and exits 0); weir goes on and exits
+			// 1, so that a misnamed file fails a script.
+			out.Flush()
+			fmt.Fprintf(stderr, "Ignoring unknown file %s\n", path)
+			ignored = true
 		case name == quorum.BootstrapFile:
 			fmt.Fprintln(out, "KRaft bootstrap snapshot")
 			snap := opts
 			snap.snapshot = true
 			err = dumpBatches(out, path, snap, &errs)
-		case !ok || fn.State != log.Live:
-			out.Flush()
-			fmt.Fprintf(stderr, "Ignoring unknown file %s\n", path)
 		case fn.Type == log.FileLog:
 			fmt.Fprintf(out, "Log starting offset: %d\n", fn.Offset)
 			err = dumpBatches(out, path, opts, &errs)
@@ -205,9 +218,13 @@ func dumpLog(stdout, stderr io.Writer, f dumpLogFlags) error {
 		}
 		if err != nil { // Kafka's tool stops at the first file it cannot read
 			out.Flush()
-			if errors.Is(err, fs.ErrNotExist) {
+			var corrupt corruptRecordError
+			switch {
+			case errors.Is(err, fs.ErrNotExist):
 				fmt.Fprintln(stderr, "java.nio.file.NoSuchFileException: "+path)
-			} else {
+			case errors.As(err, &corrupt):
+				fmt.Fprintln(stderr, "org.apache.kafka.common.errors.CorruptRecordException: "+string(corrupt))
+			default:
 				fmt.Fprintf(stderr, "Error dumping %s: %v\n", path, err)
 			}
 			return exitCode(1)
@@ -215,6 +232,9 @@ func dumpLog(stdout, stderr io.Writer, f dumpLogFlags) error {
 	}
 	out.Flush()
 	errs.print(stderr)
+	if ignored {
+		return exitCode(1)
+	}
 	return nil
 }
 
@@ -293,25 +313,45 @@ func openBatches(path string, limit int64) (*batchReader, error) {
 	return &batchReader{f: f, size: min(st.Size(), limit)}, nil
 }
 
+// corruptRecordError is a segment whose framing is not a batch's, where
+// Kafka's tool fails with a CorruptRecordException.
+type corruptRecordError string
+
+func (e corruptRecordError) Error() string { return string(e) }
+
+// minRecordOverhead and headerUpToMagic are Kafka's
+// LegacyRecord.RECORD_OVERHEAD_V0 and HEADER_SIZE_UP_TO_MAGIC: a length
+// field below the first is corruption, not a torn tail, once the second
+// is in the file.
+const (
+	minRecordOverhead = 14
+	headerUpToMagic   = 17
+)
+
 // at returns the batch at pos; ok is false when no whole batch starts
-// there (the end, or a torn or invalid tail).
-func (r *batchReader) at(pos int64) (record.Batch, bool) {
+// there (the end, or a torn or invalid tail). err is a read error, or a
+// length field too small to be a batch's, which Kafka's tool fails on.
+func (r *batchReader) at(pos int64) (b record.Batch, ok bool, err error) {
 	var head [record.LengthOverhead]byte
-	if pos+int64(len(head)) > r.size {
-		return nil, false
+	if pos+headerUpToMagic >= r.size {
+		return nil, false, nil
 	}
 	if _, err := r.f.ReadAt(head[:], pos); err != nil {
-		return nil, false
+		return nil, false, err
 	}
-	n, ok := record.PeekSize(head[:])
-	if !ok || n < record.HeaderSize || pos+int64(n) > r.size {
-		return nil, false
+	if size := int32(binary.BigEndian.Uint32(head[record.LengthOverhead-4:])); size < minRecordOverhead {
+		return nil, false, corruptRecordError(fmt.Sprintf("Found record size %d smaller than minimum record overhead (%d) in file %s.",
+			size, minRecordOverhead, r.f.Name()))
 	}
-	b := make(record.Batch, n)
-	if _, err := r.f.ReadAt(b, pos); err != nil || b.Magic() != 2 {
-		return nil, false
+	n, _ := record.PeekSize(head[:])
+	if n < record.HeaderSize || pos+int64(n) > r.size {
+		return nil, false, nil
 	}
-	return b, true
+	b = make(record.Batch, n)
+	if _, err := r.f.ReadAt(b, pos); err != nil {
+		return nil, false, err
+	}
+	return b, b.Magic() == 2, nil
 }
 
 func timestampType(b record.Batch) string {
@@ -331,7 +371,10 @@ func dumpBatches(out *bufio.Writer, path string, o dumpOpts, errs *dumpErrors) e
 	var pos int64
 	lastOffset := int64(-1)
 	for {
-		b, ok := r.at(pos)
+		b, ok, err := r.at(pos)
+		if err != nil {
+			return err
+		}
 		if !ok {
 			break
 		}

@@ -216,7 +216,8 @@ func dumpIndex(out *bufio.Writer, path string, base int64, o dumpOpts, errs *dum
 			break // zeroes of a preallocated file
 		}
 		logOffset := int64(-1)
-		if b, ok := segment.at(e.Position); ok {
+		// An unreadable batch is a mismatch (-1), as one that is not there.
+		if b, ok, _ := segment.at(e.Position); ok {
 			logOffset = b.LastOffset()
 		}
 		if logOffset != e.Offset {
@@ -253,7 +254,7 @@ func dumpTimeIndex(out *bufio.Writer, path string, base int64, o dumpOpts, errs 
 		// The batch ending at the indexed offset, scanning on from the last.
 		var found record.Batch
 		for p := pos; ; {
-			b, ok := segment.at(p)
+			b, ok, _ := segment.at(p) // unreadable: not found, as for the end
 			if !ok {
 				break
 			}

@@ -205,5 +205,35 @@ func TestDumpLogGolden(t *testing.T) {
 	tr.run(t, "dump-log", "--files", filepath.Join(dir, "orders-0", "leader-epoch-checkpoint"))
 	tr.run(t, "dump-log", "--files", filepath.Join(dir, "orders-0", "00000000000000000099.log"))
 	tr.run(t, "dump-log", "--value-decoder-class", "x", "--files", orders(log.FileLog))
+
+	// Files that cannot be dumped fail the run (weir exits 1 for an unknown
+	// kind too, where Kafka's tool exits 0): a missing file whose suffix is
+	// a kind's, a text file, a name without a suffix, a missing file of an
+	// unknown kind, and a directory named as a segment. An unknown file
+	// does not stop the others.
+	text := filepath.Join(dir, "notes.txt")
+	if err := os.WriteFile(text, []byte("hello\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	tr.run(t, "dump-log", "--files", filepath.Join(dir, "nonexistent.log"))
+	tr.run(t, "dump-log", "--files", text+","+orders(log.FileTxnIndex))
+	tr.run(t, "dump-log", "--files", filepath.Join(dir, "orders-0"))
+	tr.run(t, "dump-log", "--files", filepath.Join(dir, "missing.txt"))
+	segDir := filepath.Join(dir, "dir", log.MakeFilename(log.FileLog, 0))
+	if err := os.MkdirAll(segDir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	tr.run(t, "dump-log", "--files", segDir)
+
+	// A length field too small for a batch, with a whole header after it,
+	// is corruption: Kafka's tool fails on it.
+	corrupt := filepath.Join(dir, "corrupt", log.MakeFilename(log.FileLog, 0))
+	if err := os.MkdirAll(filepath.Dir(corrupt), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(corrupt, append([]byte{0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 5}, make([]byte, 20)...), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	tr.run(t, "dump-log", "--files", corrupt)
 	checkGolden(t, "dump_log.txt", tr.String())
 }

@@ -152,9 +152,9 @@ func (b *Broker) Source(name string) Source {
 // fail loading; each yields a warning such as
 // `unknown configuration "foo.bar" was ignored`, and so does each Ignored
 // key set and each Refused key set to Kafka's default. Invalid values,
-// Refused keys set otherwise, undefined keys of a refused family (see
-// refusedFamily) and listeners of a security protocol other than PLAINTEXT
-// are all reported (joined), each as an *Error naming the key and value.
+// Refused keys set otherwise and undefined keys of a refused family (see
+// refusedFamily) are all reported (joined), each as an *Error naming the
+// key and value.
 func LoadBroker(props map[string]string) (*Broker, []string, error) {
 	b := &Broker{Values: make(map[string]string), Set: make(map[string]bool)}
 	var warnings []string

@@ -25,23 +25,28 @@ names, types, defaults and precedence. Each key is one of:
 - **ignored**: it is accepted, so that Kafka's configuration files load, and
   has no effect; the reason says why that is harmless. Setting it in
   ` + "`server.properties`" + ` logs a warning at start-up.
-- **refused**: it names a feature weir does not implement (TLS, SASL, ACLs,
-  connection limits, ...). Any value other than Kafka's default stops
-  start-up with an error naming the key, the value and what weir supports
-  instead; Kafka's default changes nothing and loads with a warning. It is
-  never accepted as a dynamic update (AlterConfigs and
-  IncrementalAlterConfigs answer INVALID_CONFIG and apply nothing).
+- **refused**: it names a feature weir does not implement. Any value other
+  than Kafka's default stops start-up with an error naming the key, the
+  value and what weir supports instead; Kafka's default changes nothing and
+  loads with a warning. It is never accepted as a dynamic update
+  (AlterConfigs and IncrementalAlterConfigs answer INVALID_CONFIG and apply
+  nothing). They are listed under "Refused keys" below.
 
-Every listener must use the PLAINTEXT security protocol (through
-` + "`listener.security.protocol.map`" + `): a listener, controller listener or
-` + "`security.inter.broker.protocol`" + ` of SSL, SASL_PLAINTEXT or SASL_SSL stops
-start-up. Unknown keys outside the refused families below are ignored with a
-warning, as in Kafka.
+Listeners may use any of Kafka's security protocols
+(` + codeList(securityProtocols) + `, mapped with
+` + "`listener.security.protocol.map`" + `); TLS, SASL, ACLs
+(` + "`authorizer.class.name`" + `) and connection limits are configured with the
+keys marked honoured below. Unknown keys outside the refused families below
+are ignored with a warning, as in Kafka.
 
 "Dynamic" is the update mode weir honours: read-only keys are read at
 start-up only, cluster-wide keys can be changed at runtime for one broker or
 as a cluster-wide default, per-broker keys for one broker. Where Kafka can
 change a key at runtime and weir cannot, Kafka's mode follows in brackets.
+
+## Refused keys
+
+` + refusedList() + `
 
 ## Refused key families
 
@@ -79,6 +84,35 @@ value.
 		fmt.Fprintf(&b, "| `%s` | %s | %s | %s | %s | %s |\n", d.Name, d.Type, defaultCell(d), strings.Join(syns, ", "), supportCell(d), cell(d.Doc))
 	}
 	return b.String()
+}
+
+// refusedList is a paragraph naming the refused broker keys and one naming
+// the refused topic keys.
+func refusedList() string {
+	var broker, topic []string
+	for _, d := range BrokerDefs() {
+		if d.Support == Refused {
+			broker = append(broker, d.Name)
+		}
+	}
+	for _, d := range TopicDefs() {
+		if d.Support == Refused {
+			topic = append(topic, d.Name)
+		}
+	}
+	return "Broker keys: " + codeList(broker) + ".\n\nTopic keys: " + codeList(topic) + "."
+}
+
+// codeList joins names as Markdown code, "a, b and c".
+func codeList(names []string) string {
+	q := make([]string, len(names))
+	for i, n := range names {
+		q[i] = "`" + n + "`"
+	}
+	if len(q) < 2 {
+		return strings.Join(q, "")
+	}
+	return strings.Join(q[:len(q)-1], ", ") + " and " + q[len(q)-1]
 }
 
 func defaultCell(d Def) string {

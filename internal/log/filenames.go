@@ -3,6 +3,7 @@ package log
 import (
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -74,6 +75,12 @@ func (f Filename) String() string {
 // FileMetadataSnapshot, which has an epoch too).
 func MakeFilename(t FileType, offset int64) string {
 	return Filename{Type: t, Offset: offset}.String()
+}
+
+// HasFileExt reports whether name ends in the extension of one of the
+// file types, whatever comes before it.
+func HasFileExt(name string) bool {
+	return slices.Contains(fileExts[:], filepath.Ext(name))
 }
 
 // ParseFilename parses a name made by Filename.String; ok is false for any
