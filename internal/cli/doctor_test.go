@@ -266,7 +266,11 @@ func hasCheck(fs []finding, check string) bool {
 // A well-configured cluster in use has no findings: exit 0, and the text
 // output says so. Bad flags and a cluster that does not answer exit 2.
 func TestDoctorCleanCluster(t *testing.T) {
-	c := clustertest.New(t, clustertest.Options{Nodes: 3})
+	c := clustertest.New(t, clustertest.Options{Nodes: 3, Overrides: map[string]string{
+		"offsets.topic.replication.factor": "3",
+		"offsets.topic.num.partitions":     "3",
+		"min.insync.replicas":              "2",
+	}})
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	bs := c.Node(0).Addr
@@ -328,7 +332,7 @@ func TestDoctorKfake(t *testing.T) {
 	var tr transcript
 	tr.sub(bs, "<bootstrap>")
 	tr.run(t, "doctor", "--bootstrap-server", bs, "--lag-interval", "0")
-	tr.run(t, "configs", "--bootstrap-server", bs, "--entity-type", "topics", "--entity-name", "orders", "--alter", "--add-config", "min.insync.replicas=2")
+	tr.run(t, "configs", "--bootstrap-server", bs, "--entity-type", "brokers", "--entity-default", "--alter", "--add-config", "min.insync.replicas=2")
 	tr.run(t, "doctor", "--bootstrap-server", bs, "--lag-interval", "0")
 	tr.run(t, "doctor", "--bootstrap-server", bs, "--lag-interval", "0", "--output", "json")
 	checkGolden(t, "doctor_kfake.golden", tr.String())
