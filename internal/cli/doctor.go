@@ -203,11 +203,11 @@ func printFindings(w io.Writer, format string, findings []finding) error {
 
 // doctor is one examination.
 type doctor struct {
-	f        *doctorFlags
-	tc       *toolClient
-	md       kadm.Metadata
-	brokers  []int32 // live brokers, ascending
-	configs  map[string]map[string]string
+	f       *doctorFlags
+	tc      *toolClient
+	md      kadm.Metadata
+	brokers []int32 // live brokers, ascending
+	configs map[string]map[string]string
 	// sources are the topics' configs with their sources and synonyms;
 	// brokerConfigs the live brokers' own.
 	sources       map[string]map[string]kadm.Config
