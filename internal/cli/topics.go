@@ -610,13 +610,18 @@ func sampleRecords(ctx context.Context, tc *toolClient, td kadm.TopicDetail, per
 				return err
 			}
 			resp := kresp.(*kmsg.FetchResponse)
+			asked := map[int32]bool{}
+			for _, p := range byLeader[leader] {
+				asked[p] = true
+			}
 			for _, t := range resp.Topics {
 				for i := range t.Partitions {
 					rp := &t.Partitions[i]
 					at, ok := from[rp.Partition]
-					if !ok {
+					if !ok || !asked[rp.Partition] {
 						continue
 					}
+					delete(asked, rp.Partition)
 					fp, next := kgo.ProcessFetchPartition(kgo.ProcessFetchPartitionOpts{
 						Offset: at, IsolationLevel: kgo.ReadUncommitted(), Topic: td.Topic, Partition: rp.Partition,
 					}, rp, kgo.DefaultDecompressor(), nil)
@@ -637,6 +642,9 @@ func sampleRecords(ctx context.Context, tc *toolClient, td kadm.TopicDetail, per
 						from[rp.Partition] = next
 					}
 				}
+			}
+			for p := range asked { // not in the answer: no more of it
+				delete(from, p)
 			}
 		}
 	}
