@@ -28,6 +28,10 @@ type doctorFlags struct {
 	imbalanceRatio     float64
 	imbalanceMinBytes  int64
 	producerMaxRequest int64
+	sampleTopics       int
+	sampleRecords      int64
+	sampleBytes        int32
+	sampleTimeout      time.Duration
 }
 
 // finding is one problem: which check found it, on what, what is wrong and
@@ -55,10 +59,19 @@ from, each with the command that fixes it. Checks:
                            topic: an out-of-sync replica may become leader and
                            drop acknowledged writes
   max-message-bytes        a topic whose max.message.bytes is above the brokers'
-                           replica.fetch.max.bytes or message.max.bytes, or above
-                           what producers send by default (max.request.size,
+                           replica.fetch.max.bytes, or above what producers send
+                           by default (max.request.size,
                            --producer-max-request-size; 12 bytes of log overhead
                            allowed, as between Kafka's own defaults)
+  single-replica           on a cluster of two brokers or more, a partition with
+                           one replica (internal topics too): the data is lost
+                           with that broker's disk
+  partitions-grown         a topic whose keyed records sit where Kafka's default
+                           partitioner (murmur2 of the key) puts them over fewer
+                           partitions than the topic has: partitions were added,
+                           and per-key order broke there
+  auto-leader-rebalance    a broker with auto.leader.rebalance.enable=false:
+                           leaders stay where failures moved them
   offline-partition        a partition with no leader
   under-replicated         a partition with fewer in-sync replicas than replicas
   at-min-isr               a partition with exactly min.insync.replicas in sync:
@@ -78,6 +91,23 @@ from, each with the command that fixes it. Checks:
   hanging-transaction      a transaction open on a partition for longer than
                            --max-transaction-timeout that no coordinator will end
                            (kafka-transactions.sh find-hanging)
+
+A topic setting a topic does not override (min.insync.replicas,
+unclean.leader.election.enable, max.message.bytes, whose broker key is
+message.max.bytes) comes from the brokers: the topics it puts at risk are
+one finding whose subject is the broker setting, and whose fix changes it
+(the cluster-wide dynamic default); topics with their own value have a
+finding each.
+
+partitions-grown reads a sample of each topic's latest records: the
+last --sample-records of each partition, at most --sample-bytes of record
+batches per topic (shared by its partitions) and --sample-timeout per topic,
+in the first --sample-topics topics by name that have two partitions or
+more (internal topics, keyed by other hashes, are not sampled). A topic is
+reported when at least 5 distinct keys sit in partitions the default
+partitioner does not give them with the current count, and smaller counts
+(at most 3 of them) explain every such key; keys placed by another
+partitioner are not reported.
 
 Findings of a partition check are grouped by topic. Exit code: 0 when there
 is no finding, 1 when there are findings, 2 when the cluster could not be
@@ -113,6 +143,8 @@ examined (bad flags, or the cluster did not answer). --output json prints {"find
 				return usage("--imbalance-ratio must be above 1")
 			case f.lagInterval < 0 || f.maxTxnTimeoutMin < 0 || f.imbalanceMinBytes < 0 || f.producerMaxRequest <= 0:
 				return usage("--lag-interval, --max-transaction-timeout and --imbalance-min-bytes cannot be negative, --producer-max-request-size must be positive")
+			case f.sampleTopics < 0 || f.sampleRecords < 0 || f.sampleBytes < 0 || f.sampleTimeout < 0:
+				return usage("--sample-topics, --sample-records, --sample-bytes and --sample-timeout cannot be negative")
 			}
 			tc, err := f.conn.connect("weir-doctor")
 			if err != nil {
@@ -143,6 +175,10 @@ examined (bad flags, or the cluster did not answer). --output json prints {"find
 	fs.Float64Var(&f.imbalanceRatio, "imbalance-ratio", 2, "how many times the brokers' mean a broker's leaders or bytes may reach")
 	fs.Int64Var(&f.imbalanceMinBytes, "imbalance-min-bytes", 1<<30, "bytes above the mean below which a broker is not reported")
 	fs.Int64Var(&f.producerMaxRequest, "producer-max-request-size", 1048576, "the producers' max.request.size")
+	fs.IntVar(&f.sampleTopics, "sample-topics", 100, "how many topics partitions-grown samples at most (0: no partitions-grown check)")
+	fs.Int64Var(&f.sampleRecords, "sample-records", 500, "how many of each partition's latest records partitions-grown reads at most")
+	fs.Int32Var(&f.sampleBytes, "sample-bytes", 1<<20, "bytes of record batches partitions-grown reads per topic at most")
+	fs.DurationVar(&f.sampleTimeout, "sample-timeout", 5*time.Second, "how long partitions-grown reads a topic's records at most")
 	return cmd
 }
 
@@ -167,12 +203,16 @@ func printFindings(w io.Writer, format string, findings []finding) error {
 
 // doctor is one examination.
 type doctor struct {
-	f        *doctorFlags
-	tc       *toolClient
-	md       kadm.Metadata
-	brokers  []int32 // live brokers, ascending
-	configs  map[string]map[string]string
-	findings []finding
+	f       *doctorFlags
+	tc      *toolClient
+	md      kadm.Metadata
+	brokers []int32 // live brokers, ascending
+	configs map[string]map[string]string
+	// sources are the topics' configs with their sources and synonyms;
+	// brokerConfigs the live brokers' own.
+	sources       map[string]map[string]kadm.Config
+	brokerConfigs map[int32]map[string]kadm.Config
+	findings      []finding
 }
 
 // tool is the start of a weir command line for a fix.
@@ -200,7 +240,10 @@ func (d *doctor) examine(ctx context.Context) ([]finding, error) {
 	if err := d.loadConfigs(ctx); err != nil {
 		return nil, err
 	}
-	for _, step := range []func(context.Context) error{d.topicChecks, d.partitionChecks, d.imbalanceChecks, d.groupChecks, d.transactionChecks} {
+	if err := d.loadBrokerConfigs(ctx); err != nil {
+		return nil, err
+	}
+	for _, step := range []func(context.Context) error{d.topicChecks, d.brokerChecks, d.partitionChecks, d.keyChecks, d.imbalanceChecks, d.groupChecks, d.transactionChecks} {
 		if err := step(ctx); err != nil {
 			return nil, err
 		}
@@ -221,6 +264,7 @@ func (d *doctor) topics() []kadm.TopicDetail {
 
 func (d *doctor) loadConfigs(ctx context.Context) error {
 	d.configs = map[string]map[string]string{}
+	d.sources = map[string]map[string]kadm.Config{}
 	var names []string
 	for _, t := range d.topics() {
 		names = append(names, t.Topic)
@@ -237,8 +281,40 @@ func (d *doctor) loadConfigs(ctx context.Context) error {
 			return fmt.Errorf("describing the configs of %s: %w", rc.Name, rc.Err)
 		}
 		d.configs[rc.Name] = configMap(rc)
+		d.sources[rc.Name] = configsByKey(rc)
 	}
 	return nil
+}
+
+// loadBrokerConfigs describes the live brokers' configs.
+func (d *doctor) loadBrokerConfigs(ctx context.Context) error {
+	d.brokerConfigs = map[int32]map[string]kadm.Config{}
+	if len(d.brokers) == 0 {
+		return nil
+	}
+	rcs, err := d.tc.adm.DescribeBrokerConfigs(ctx, d.brokers...)
+	if err != nil {
+		return fmt.Errorf("describing broker configs: %w", err)
+	}
+	for _, rc := range rcs {
+		if rc.Err != nil {
+			return fmt.Errorf("describing the configs of broker %s: %w", rc.Name, rc.Err)
+		}
+		id, err := strconv.ParseInt(rc.Name, 10, 32)
+		if err != nil {
+			return fmt.Errorf("describing broker configs: an answer for broker %q", rc.Name)
+		}
+		d.brokerConfigs[int32(id)] = configsByKey(rc)
+	}
+	return nil
+}
+
+func configsByKey(rc kadm.ResourceConfig) map[string]kadm.Config {
+	m := map[string]kadm.Config{}
+	for _, c := range rc.Configs {
+		m[c.Key] = c
+	}
+	return m
 }
 
 func configMap(rc kadm.ResourceConfig) map[string]string {

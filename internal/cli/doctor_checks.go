@@ -13,32 +13,79 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
 // logOverhead is what message.max.bytes allows above max.request.size in
 // Kafka's defaults (1048588 and 1048576): a log entry's offset and size.
 const logOverhead = 12
 
-func (d *doctor) topicChecks(ctx context.Context) error {
-	ceilings, err := d.brokerCeilings(ctx)
-	if err != nil {
-		return err
+// brokerCause is a risk that topics take from a broker setting: they do
+// not set the topic key themselves.
+type brokerCause struct {
+	check, key, value string // the broker key and its value
+	source            kmsg.ConfigSource
+	topics            []string
+	rf2               bool // a topic has two replicas (min-insync-replicas)
+	over              string
+	limit             int64
+}
+
+// inheritedFrom is the broker key from which topic has its value of key,
+// and where that value is set; "" when the topic sets it itself (or the
+// cluster does not say where values come from).
+func (d *doctor) inheritedFrom(topic, key string) (string, kmsg.ConfigSource) {
+	c, ok := d.sources[topic][key]
+	if !ok || c.Source == kmsg.ConfigSourceDynamicTopicConfig || c.Source == kmsg.ConfigSourceUnknown {
+		return "", c.Source
+	}
+	for _, s := range c.Synonyms {
+		if s.Source != kmsg.ConfigSourceDynamicTopicConfig {
+			return s.Key, c.Source
+		}
+	}
+	if key == "max.message.bytes" {
+		return "message.max.bytes", c.Source
+	}
+	return key, c.Source
+}
+
+func (d *doctor) topicChecks(context.Context) error {
+	fetchMax := d.brokerMin("replica.fetch.max.bytes")
+	causes := map[[3]string]*brokerCause{}
+	inherit := func(check, topic, key, value string) (*brokerCause, bool) {
+		bk, src := d.inheritedFrom(topic, key)
+		if bk == "" {
+			return nil, false
+		}
+		k := [3]string{check, bk, value}
+		if causes[k] == nil {
+			causes[k] = &brokerCause{check: check, key: bk, value: value, source: src}
+		}
+		causes[k].topics = append(causes[k].topics, topic)
+		return causes[k], true
 	}
 	for _, t := range d.topics() {
 		rf := replicationOf(t)
 		name := t.Topic
 		configs := d.tool("configs") + " --entity-type topics --entity-name " + name + " --alter --add-config "
 		if minISR := d.intConfig(name, "min.insync.replicas", 1); rf > 1 && minISR <= 1 {
-			problem := fmt.Sprintf("replication factor %d with min.insync.replicas=%d: a write acknowledged with acks=all may be on the leader only, and is lost with it", rf, minISR)
-			if rf == 2 {
-				problem += " (with 2 replicas, min.insync.replicas=2 stops acks=all writes while one is down: a replication factor of 3 is better)"
+			if c, ok := inherit("min-insync-replicas", name, "min.insync.replicas", strconv.FormatInt(minISR, 10)); ok {
+				c.rf2 = c.rf2 || rf == 2
+			} else {
+				problem := fmt.Sprintf("replication factor %d with min.insync.replicas=%d: a write acknowledged with acks=all may be on the leader only, and is lost with it", rf, minISR)
+				if rf == 2 {
+					problem += " (with 2 replicas, min.insync.replicas=2 stops acks=all writes while one is down: a replication factor of 3 is better)"
+				}
+				d.add("min-insync-replicas", "topic "+name, problem, configs+"min.insync.replicas=2")
 			}
-			d.add("min-insync-replicas", "topic "+name, problem, configs+"min.insync.replicas=2")
 		}
 		if rf > 1 && d.configs[name]["unclean.leader.election.enable"] == "true" {
-			d.add("unclean-leader-election", "topic "+name,
-				"unclean.leader.election.enable=true: when no in-sync replica is left, an out-of-sync one may lead and acknowledged writes are lost",
-				configs+"unclean.leader.election.enable=false")
+			if _, ok := inherit("unclean-leader-election", name, "unclean.leader.election.enable", "true"); !ok {
+				d.add("unclean-leader-election", "topic "+name,
+					"unclean.leader.election.enable=true: when no in-sync replica is left, an out-of-sync one may lead and acknowledged writes are lost",
+					configs+"unclean.leader.election.enable=false")
+			}
 		}
 		mmb := d.intConfig(name, "max.message.bytes", -1)
 		var over []string
@@ -49,41 +96,124 @@ func (d *doctor) topicChecks(ctx context.Context) error {
 				limit = min(limit, ceiling+slack)
 			}
 		}
-		check("the brokers' replica.fetch.max.bytes", ceilings["replica.fetch.max.bytes"], logOverhead)
-		check("the brokers' message.max.bytes", ceilings["message.max.bytes"], 0)
+		check("the brokers' replica.fetch.max.bytes", fetchMax, logOverhead)
 		check("the producers' max.request.size", d.f.producerMaxRequest, logOverhead)
-		if len(over) > 0 {
-			d.add("max-message-bytes", "topic "+name,
-				fmt.Sprintf("max.message.bytes=%d is above %s: producers with default settings fail on batches the topic accepts, and followers replicate such batches one at a time; lower the topic's limit, or raise the others together with it", mmb, strings.Join(over, " and ")),
-				configs+"max.message.bytes="+strconv.FormatInt(limit, 10))
+		if len(over) == 0 {
+			continue
 		}
+		if c, ok := inherit("max-message-bytes", name, "max.message.bytes", strconv.FormatInt(mmb, 10)); ok {
+			c.over, c.limit = strings.Join(over, " and "), limit
+			continue
+		}
+		d.add("max-message-bytes", "topic "+name,
+			fmt.Sprintf("max.message.bytes=%d is above %s: producers with default settings fail on batches the topic accepts, and followers replicate such batches one at a time; lower the topic's limit, or raise the others together with it", mmb, strings.Join(over, " and ")),
+			configs+"max.message.bytes="+strconv.FormatInt(limit, 10))
+	}
+	keys := slices.SortedFunc(maps.Keys(causes), func(a, b [3]string) int { return slices.Compare(a[:], b[:]) })
+	for _, k := range keys {
+		c := causes[k]
+		set := fmt.Sprintf("%s=%s %s", c.key, c.value, sourceText(c.source))
+		var problem, fix string
+		switch c.check {
+		case "min-insync-replicas":
+			problem = fmt.Sprintf("%s, and %s %s it: a write acknowledged with acks=all may be on the leader only, and is lost with it", set, topicsText("replicated topic", c.topics), takes(c.topics))
+			if c.rf2 {
+				problem += " (with 2 replicas, min.insync.replicas=2 stops acks=all writes while one is down: a replication factor of 3 is better)"
+			}
+			fix = d.brokerDefaultFix(c.key, "2")
+		case "unclean-leader-election":
+			problem = fmt.Sprintf("%s, and %s %s it: when no in-sync replica is left, an out-of-sync one may lead and acknowledged writes are lost", set, topicsText("replicated topic", c.topics), takes(c.topics))
+			fix = d.brokerDefaultFix(c.key, "false")
+		case "max-message-bytes":
+			problem = fmt.Sprintf("%s is above %s, and %s %s it as max.message.bytes: producers with default settings fail on batches these topics accept, and followers replicate such batches one at a time; lower it, or raise the others with it (replica.fetch.max.bytes in every broker's server.properties, restarting them one at a time, and the producers' max.request.size)", set, c.over, topicsText("topic", c.topics), takes(c.topics))
+			fix = d.brokerDefaultFix(c.key, strconv.FormatInt(c.limit, 10))
+		}
+		if c.source == kmsg.ConfigSourceStaticBrokerConfig {
+			problem += "; the fix sets the cluster-wide dynamic default, which overrides server.properties: change it there too"
+		}
+		d.add(c.check, "broker setting "+c.key, problem, fix)
 	}
 	return nil
 }
 
-// brokerCeilings are the lowest replica.fetch.max.bytes and
-// message.max.bytes of the live brokers.
-func (d *doctor) brokerCeilings(ctx context.Context) (map[string]int64, error) {
-	out := map[string]int64{}
-	if len(d.brokers) == 0 {
-		return out, nil
+// sourceText says where a broker setting's value is set.
+func sourceText(s kmsg.ConfigSource) string {
+	switch s {
+	case kmsg.ConfigSourceDynamicBrokerConfig:
+		return "(a broker's dynamic setting)"
+	case kmsg.ConfigSourceDynamicDefaultBrokerConfig:
+		return "(the cluster-wide dynamic default)"
+	case kmsg.ConfigSourceStaticBrokerConfig:
+		return "(set in the brokers' server.properties)"
+	default:
+		return "(the default: no broker sets it)"
 	}
-	rcs, err := d.tc.adm.DescribeBrokerConfigs(ctx, d.brokers...)
-	if err != nil {
-		return nil, fmt.Errorf("describing broker configs: %w", err)
+}
+
+// topicsText names the topics of a broker finding, the first ten by name.
+func topicsText(what string, topics []string) string {
+	if len(topics) == 1 {
+		return what + " " + topics[0]
 	}
-	for _, rc := range rcs {
-		if rc.Err != nil {
-			return nil, fmt.Errorf("describing the configs of broker %s: %w", rc.Name, rc.Err)
+	s := what + "s " + strings.Join(topics[:min(len(topics), 10)], ", ")
+	if len(topics) > 10 {
+		s += fmt.Sprintf(" and %d more", len(topics)-10)
+	}
+	return s
+}
+
+func takes(topics []string) string {
+	if len(topics) == 1 {
+		return "takes"
+	}
+	return "take"
+}
+
+// brokerDefaultFix sets key's cluster-wide dynamic default, and removes
+// the per-broker dynamic values that would override it.
+func (d *doctor) brokerDefaultFix(key, value string) string {
+	fix := d.tool("configs") + " --entity-type brokers --entity-default --alter --add-config " + key + "=" + value
+	for _, b := range d.brokers {
+		if c, ok := d.brokerConfigs[b][key]; ok && c.Source == kmsg.ConfigSourceDynamicBrokerConfig {
+			fix += fmt.Sprintf(" && %s --entity-type brokers --entity-name %d --alter --delete-config %s", d.tool("configs"), b, key)
 		}
-		m := configMap(rc)
-		for _, k := range []string{"replica.fetch.max.bytes", "message.max.bytes"} {
-			if v, err := strconv.ParseInt(m[k], 10, 64); err == nil && (out[k] == 0 || v < out[k]) {
-				out[k] = v
+	}
+	return fix
+}
+
+// brokerMin is the lowest value of an integer key of the live brokers
+// (0 when none says).
+func (d *doctor) brokerMin(key string) int64 {
+	var out int64
+	for _, b := range d.brokers {
+		if c, ok := d.brokerConfigs[b][key]; ok && c.Value != nil {
+			if v, err := strconv.ParseInt(*c.Value, 10, 64); err == nil && (out == 0 || v < out) {
+				out = v
 			}
 		}
 	}
-	return out, nil
+	return out
+}
+
+// brokersWith are the live brokers whose key has value.
+func (d *doctor) brokersWith(key, value string) []int32 {
+	var out []int32
+	for _, b := range d.brokers {
+		if c, ok := d.brokerConfigs[b][key]; ok && c.Value != nil && *c.Value == value {
+			out = append(out, b)
+		}
+	}
+	return out
+}
+
+// brokerChecks are the broker settings with no topic counterpart.
+func (d *doctor) brokerChecks(context.Context) error {
+	if off := d.brokersWith("auto.leader.rebalance.enable", "false"); len(off) > 0 {
+		d.add("auto-leader-rebalance", "broker setting auto.leader.rebalance.enable",
+			fmt.Sprintf("false on broker%s %s: after a broker fails or restarts, leadership stays on the brokers it moved to instead of going back to the preferred replicas, and a few brokers do most of the work", plural(len(off)), joinInts(off)),
+			fmt.Sprintf("set auto.leader.rebalance.enable=true in the server.properties of broker%s %s and restart them one at a time; meanwhile move leaders back with %s --election-type PREFERRED --all-topic-partitions", plural(len(off)), joinInts(off), d.tool("leader-election")))
+	}
+	return nil
 }
 
 // partitionsText names a topic's partitions in a finding.
@@ -128,7 +258,7 @@ func (d *doctor) partitionChecks(context.Context) error {
 	for _, t := range d.topics() {
 		name := t.Topic
 		minISR := d.intConfig(name, "min.insync.replicas", 1)
-		var offline, urp, atMin, oneRack, notPreferred []int32
+		var offline, urp, atMin, oneRack, notPreferred, single []int32
 		dead := map[int32]bool{}
 		for _, p := range t.Partitions.Sorted() {
 			switch {
@@ -139,6 +269,9 @@ func (d *doctor) partitionChecks(context.Context) error {
 			}
 			if p.Leader >= 0 && int64(len(p.ISR)) == minISR && len(p.ISR) < len(p.Replicas) {
 				atMin = append(atMin, p.Partition)
+			}
+			if len(p.Replicas) == 1 && len(d.brokers) > 1 {
+				single = append(single, p.Partition)
 			}
 			for _, r := range p.Replicas {
 				if !live[r] {
@@ -180,6 +313,13 @@ func (d *doctor) partitionChecks(context.Context) error {
 			d.add("at-min-isr", partitionsText(name, atMin),
 				fmt.Sprintf("exactly min.insync.replicas=%d replicas in sync: one more failure stops acks=all writes", minISR), fixURP)
 		}
+		if len(single) > 0 {
+			subject := partitionsText(name, single)
+			if len(single) == len(t.Partitions) {
+				subject = "topic " + name
+			}
+			d.add("single-replica", subject, d.singleReplicaProblem(t), d.addReplicas(t, single))
+		}
 		if len(oneRack) > 0 {
 			d.add("single-rack", partitionsText(name, oneRack), "every replica is in one rack: losing that rack loses the partition", d.moveTopics(name))
 		}
@@ -192,6 +332,48 @@ func (d *doctor) partitionChecks(context.Context) error {
 		}
 	}
 	return nil
+}
+
+// singleReplicaProblem says what one replica risks, and which broker
+// setting made it so when one did.
+func (d *doctor) singleReplicaProblem(t kadm.TopicDetail) string {
+	problem := fmt.Sprintf("one replica on a cluster of %d brokers: while its broker is down the partition is offline, and the loss of that broker's disk loses its records", len(d.brokers))
+	key := map[string]string{"__consumer_offsets": "offsets.topic.replication.factor", "__transaction_state": "transaction.state.log.replication.factor"}[t.Topic]
+	if key != "" {
+		return problem + fmt.Sprintf("; it was created with the brokers' %s=1 (change it in server.properties too, for a cluster set up again)", key)
+	}
+	if t.IsInternal {
+		return problem
+	}
+	if off := d.brokersWith("default.replication.factor", "1"); len(off) > 0 {
+		problem += "; topics created without --replication-factor, and auto-created ones, get the brokers' default.replication.factor=1: set it to 3 in their server.properties"
+	}
+	return problem
+}
+
+// addReplicas is the reassignment that gives partitions ps of t
+// min(3, brokers) replicas: the current one first, then the live brokers
+// that follow it.
+func (d *doctor) addReplicas(t kadm.TopicDetail, ps []int32) string {
+	want := min(3, len(d.brokers))
+	var parts []string
+	for _, p := range ps {
+		r := t.Partitions[p].Replicas[0]
+		replicas := []int32{r}
+		at, _ := slices.BinarySearch(d.brokers, r)
+		for i := 0; len(replicas) < want && i < len(d.brokers); i++ {
+			if b := d.brokers[(at+i)%len(d.brokers)]; b != r {
+				replicas = append(replicas, b)
+			}
+		}
+		var rs []string
+		for _, b := range replicas {
+			rs = append(rs, strconv.Itoa(int(b)))
+		}
+		parts = append(parts, fmt.Sprintf(`{"topic":%q,"partition":%d,"replicas":[%s]}`, t.Topic, p, strings.Join(rs, ",")))
+	}
+	return fmt.Sprintf(`echo '{"version":1,"partitions":[%s]}' > replicas.json && %s --execute --reassignment-json-file replicas.json`,
+		strings.Join(parts, ","), d.tool("reassign-partitions"))
 }
 
 // imbalanceChecks compares the live brokers' leaders and bytes with their

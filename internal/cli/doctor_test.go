@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -266,7 +267,11 @@ func hasCheck(fs []finding, check string) bool {
 // A well-configured cluster in use has no findings: exit 0, and the text
 // output says so. Bad flags and a cluster that does not answer exit 2.
 func TestDoctorCleanCluster(t *testing.T) {
-	c := clustertest.New(t, clustertest.Options{Nodes: 3})
+	c := clustertest.New(t, clustertest.Options{Nodes: 3, Overrides: map[string]string{
+		"offsets.topic.replication.factor": "3",
+		"offsets.topic.num.partitions":     "3",
+		"min.insync.replicas":              "2",
+	}})
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	bs := c.Node(0).Addr
@@ -275,11 +280,7 @@ func TestDoctorCleanCluster(t *testing.T) {
 		t.Fatalf("create: %+v", r)
 	}
 	settled(t, c)
-	for i := 0; i < 10; i++ {
-		if err := cl.ProduceSync(ctx, &kgo.Record{Topic: "orders", Value: []byte("v")}).FirstErr(); err != nil {
-			t.Fatal(err)
-		}
-	}
+	produceKeyed(t, ctx, cl, "orders", 30) // where the default partitioner puts them
 	adm := kadm.NewClient(cl)
 	ends, err := adm.ListEndOffsets(ctx, "orders")
 	if err != nil {
@@ -328,8 +329,209 @@ func TestDoctorKfake(t *testing.T) {
 	var tr transcript
 	tr.sub(bs, "<bootstrap>")
 	tr.run(t, "doctor", "--bootstrap-server", bs, "--lag-interval", "0")
-	tr.run(t, "configs", "--bootstrap-server", bs, "--entity-type", "topics", "--entity-name", "orders", "--alter", "--add-config", "min.insync.replicas=2")
+	tr.run(t, "configs", "--bootstrap-server", bs, "--entity-type", "brokers", "--entity-default", "--alter", "--add-config", "min.insync.replicas=2")
 	tr.run(t, "doctor", "--bootstrap-server", bs, "--lag-interval", "0")
 	tr.run(t, "doctor", "--bootstrap-server", bs, "--lag-interval", "0", "--output", "json")
 	checkGolden(t, "doctor_kfake.golden", tr.String())
+}
+
+// A cluster seeded with each risk of the seeds' incidents (and records
+// that must not be taken for one) has exactly those findings, each with its
+// cause: a topic's own setting is a finding of the topic, a broker default
+// one finding of the broker setting for every topic that takes it; a topic
+// grown from 3 to 6 partitions under keyed writes is found from its
+// records. The broker settings' fixes are run, and their findings go.
+func TestDoctorSeededRisks(t *testing.T) {
+	c := clustertest.New(t, clustertest.Options{Nodes: 3, Overrides: map[string]string{
+		// A raised broker default: above replica.fetch.max.bytes (1 MiB).
+		"message.max.bytes":            "4194304",
+		"offsets.topic.num.partitions": "3",
+		// __consumer_offsets keeps clustertest's replication factor of 1.
+	}})
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	bs := c.Node(0).Addr
+	create := func(topic string, args ...string) {
+		t.Helper()
+		if r := runTool(t, append([]string{"topics", "--bootstrap-server", bs, "--create", "--topic", topic}, args...)...); r.code != 0 {
+			t.Fatalf("create %s: %+v", topic, r)
+		}
+	}
+	own := "max.message.bytes=1048588"
+	create("orders", "--partitions", "3", "--replication-factor", "3")
+	create("stable", "--partitions", "3", "--replication-factor", "3")
+	create("payments", "--partitions", "1", "--replication-factor", "3", "--config", "min.insync.replicas=1")
+	create("ledger", "--partitions", "1", "--replication-factor", "3", "--config", "min.insync.replicas=2", "--config", "unclean.leader.election.enable=true")
+	create("blobs", "--partitions", "1", "--replication-factor", "3", "--config", "min.insync.replicas=2", "--config", "max.message.bytes=8388608")
+	create("scratch", "--partitions", "1", "--replication-factor", "1")
+	create("manual", "--partitions", "4", "--replication-factor", "3", "--config", "min.insync.replicas=2", "--config", own)
+	settled(t, c)
+
+	// orders: keyed writes over 3 partitions, 3 more partitions, keyed
+	// writes over 6 (a client that sees the 6).
+	cl := c.Client(t)
+	produceKeyed(t, ctx, cl, "orders", 60)
+	produceKeyed(t, ctx, cl, "stable", 60)
+	if r := runTool(t, "topics", "--bootstrap-server", bs, "--alter", "--topic", "orders", "--partitions", "6", "--force"); r.code != 0 {
+		t.Fatalf("alter orders: %+v", r)
+	}
+	settled(t, c)
+	after := c.Client(t)
+	produceKeyed(t, ctx, after, "orders", 60)
+	// manual: keyed records each to the next partition, as a producer with
+	// its own partitioner would: no smaller count explains them.
+	manual := c.Client(t, kgo.RecordPartitioner(kgo.ManualPartitioner()))
+	for i := 0; i < 40; i++ {
+		r := &kgo.Record{Topic: "manual", Partition: int32(i % 4), Key: []byte(fmt.Sprintf("m%d", i)), Value: []byte("v")}
+		if err := manual.ProduceSync(ctx, r).FirstErr(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// __consumer_offsets is created with one replica per partition.
+	adm := kadm.NewClient(cl)
+	var offs kadm.Offsets
+	offs.Add(kadm.Offset{Topic: "orders", Partition: 0, At: 0, LeaderEpoch: -1})
+	if _, err := adm.CommitOffsets(ctx, "billing", offs); err != nil {
+		t.Fatal(err)
+	}
+	settled(t, c)
+
+	type want struct {
+		check, subject string
+		has            []string // in the problem
+	}
+	configs := "weir configs --bootstrap-server " + bs + " "
+	expected := []want{
+		{"min-insync-replicas", "topic payments", nil},
+		{"unclean-leader-election", "topic ledger", nil},
+		{"max-message-bytes", "topic blobs", []string{"max.message.bytes=8388608"}},
+		{"min-insync-replicas", "broker setting min.insync.replicas",
+			[]string{"min.insync.replicas=1 (the default: no broker sets it)", "replicated topics orders, stable take it"}},
+		{"max-message-bytes", "broker setting message.max.bytes",
+			[]string{"message.max.bytes=4194304 (set in the brokers' server.properties) is above the brokers' replica.fetch.max.bytes=1048576 and the producers' max.request.size=1048576",
+				"topics __consumer_offsets, ledger, orders, payments, scratch, stable take it"}},
+		{"single-replica", "topic scratch", []string{"default.replication.factor=1"}},
+		{"single-replica", "topic __consumer_offsets", []string{"offsets.topic.replication.factor=1"}},
+		{"partitions-grown", "topic orders", []string{"partitions 0,1,2 were partitioned over 3 partitions", "the topic now has 6"}},
+	}
+	var findings []finding
+	testwait.For(t, 30*time.Second, "exactly the seeded findings", func() error {
+		findings, _ = runDoctor(t, bs, "--lag-interval", "0")
+		if len(findings) != len(expected) {
+			return fmt.Errorf("%d findings, want %d: %+v", len(findings), len(expected), findings)
+		}
+		for _, e := range expected {
+			f, ok := findingOf(findings, e.check, e.subject)
+			if !ok {
+				return fmt.Errorf("no %s finding for %q in %+v", e.check, e.subject, findings)
+			}
+			for _, s := range e.has {
+				if !strings.Contains(f.Problem, s) {
+					return fmt.Errorf("%s %s: %q not in %q", e.check, e.subject, s, f.Problem)
+				}
+			}
+		}
+		return nil
+	})
+	fixes := map[string]string{
+		"topic payments":                     configs + "--entity-type topics --entity-name payments --alter --add-config min.insync.replicas=2",
+		"topic ledger":                       configs + "--entity-type topics --entity-name ledger --alter --add-config unclean.leader.election.enable=false",
+		"topic blobs":                        configs + "--entity-type topics --entity-name blobs --alter --add-config max.message.bytes=1048588",
+		"broker setting min.insync.replicas": configs + "--entity-type brokers --entity-default --alter --add-config min.insync.replicas=2",
+		"broker setting message.max.bytes":   configs + "--entity-type brokers --entity-default --alter --add-config message.max.bytes=1048588",
+	}
+	for _, f := range findings {
+		if want, ok := fixes[f.Subject]; ok && f.Fix != want {
+			t.Errorf("%s %s fix:\n%s\nwant\n%s", f.Check, f.Subject, f.Fix, want)
+		}
+	}
+	if f, _ := findingOf(findings, "single-replica", "topic scratch"); !strings.HasSuffix(f.Fix, `"replicas":[`+scratchReplicas(t, ctx, adm)+`]}]}' > replicas.json && weir reassign-partitions --bootstrap-server `+bs+` --execute --reassignment-json-file replicas.json`) {
+		t.Errorf("single-replica fix of scratch: %s", f.Fix)
+	}
+	if t.Failed() {
+		return
+	}
+	// The broker settings' fixes: their findings go, and no topic's
+	// appears in their place.
+	for _, s := range []string{"broker setting min.insync.replicas", "broker setting message.max.bytes"} {
+		for _, f := range findings {
+			if f.Subject == s {
+				runFix(t, f)
+			}
+		}
+	}
+	settled(t, c)
+	testwait.For(t, 30*time.Second, "the broker settings' findings gone", func() error {
+		findings, _ := runDoctor(t, bs, "--lag-interval", "0")
+		if len(findings) != len(expected)-2 {
+			return fmt.Errorf("%d findings, want %d: %+v", len(findings), len(expected)-2, findings)
+		}
+		for _, e := range expected {
+			if _, ok := findingOf(findings, e.check, e.subject); ok == strings.HasPrefix(e.subject, "broker setting") {
+				return fmt.Errorf("%s %s: found %v", e.check, e.subject, ok)
+			}
+		}
+		return nil
+	})
+}
+
+// scratchReplicas is what single-replica's fix gives scratch-0: its
+// replica, then the two brokers after it.
+func scratchReplicas(t *testing.T, ctx context.Context, adm *kadm.Client) string {
+	t.Helper()
+	md, err := adm.Metadata(ctx, "scratch")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := md.Topics["scratch"].Partitions[0].Replicas[0]
+	rs := []string{fmt.Sprint(r)}
+	for i := int32(1); i < 3; i++ {
+		rs = append(rs, fmt.Sprint((r-1+i)%3+1))
+	}
+	return strings.Join(rs, ",")
+}
+
+// earlierCounts finds the counts that explain keys placed by murmur2 over
+// fewer partitions, and none for keys another partitioner placed or too few
+// misplaced keys.
+func TestDoctorEarlierCounts(t *testing.T) {
+	part := kgo.StickyKeyPartitioner(nil).ForTopic("")
+	placed := func(n int, keys ...int) []keyedRecord {
+		var out []keyedRecord
+		for _, k := range keys {
+			key := fmt.Sprintf("key-%d", k)
+			out = append(out, keyedRecord{key, int32(part.Partition(&kgo.Record{Key: []byte(key)}, n))})
+		}
+		return out
+	}
+	span := func(from, to int) []int {
+		var ks []int
+		for k := from; k < to; k++ {
+			ks = append(ks, k)
+		}
+		return ks
+	}
+	grown := append(placed(3, span(0, 50)...), placed(6, span(0, 50)...)...)
+	twice := append(append(placed(3, span(0, 50)...), placed(6, span(50, 100)...)...), placed(12, span(100, 150)...)...)
+	var roundRobin []keyedRecord
+	for i := range 50 {
+		roundRobin = append(roundRobin, keyedRecord{fmt.Sprintf("key-%d", i), int32(i % 6)})
+	}
+	for _, tc := range []struct {
+		name    string
+		n       int
+		records []keyedRecord
+		want    []int
+	}{
+		{"grown 3 to 6", 6, grown, []int{3}},
+		{"grown 3 to 6 to 12", 12, twice, []int{3, 6}},
+		{"never grown", 6, placed(6, span(0, 50)...), nil},
+		{"another partitioner", 6, roundRobin, nil},
+		{"too few keys", 6, placed(3, 0, 1, 2, 3, 4, 5), nil},
+	} {
+		got, _ := earlierCounts(tc.n, tc.records)
+		if !slices.Equal(got, tc.want) {
+			t.Errorf("%s: counts %v, want %v", tc.name, got, tc.want)
+		}
+	}
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"math"
 	"regexp"
 	"slices"
 	"strconv"
@@ -549,62 +550,103 @@ func alterTopic(ctx context.Context, tc *toolClient, cmd *cobra.Command, f *topi
 const keyedSample = 16
 
 // hasKeyedRecords reports whether any of the latest records of the topic's
-// partitions carries a key: each leader is asked for its partitions'
-// last records with one Fetch.
+// partitions carries a key.
 func hasKeyedRecords(ctx context.Context, tc *toolClient, td kadm.TopicDetail) (bool, error) {
+	keyed := false
+	err := sampleRecords(ctx, tc, td, keyedSample, 1<<20, func(r *kgo.Record) bool {
+		keyed = r.Key != nil
+		return keyed
+	})
+	return keyed, err
+}
+
+// sampleRecords hands visit the latest records of each partition of td,
+// at most perPartition of each (from the high watermark back, or from the
+// log start if that is nearer) and about maxBytes of record batches in
+// all (a broker returns a first batch larger than that whole), until visit
+// returns true. Each leader is asked for its partitions' records with one
+// Fetch per round, a round reading on where the last one stopped, each
+// partition's share of the bytes left being equal.
+func sampleRecords(ctx context.Context, tc *toolClient, td kadm.TopicDetail, perPartition int64, maxBytes int32, visit func(*kgo.Record) bool) error {
 	starts, err := tc.adm.ListStartOffsets(ctx, td.Topic)
 	if err != nil {
-		return false, err
+		return err
 	}
 	ends, err := tc.adm.ListEndOffsets(ctx, td.Topic)
 	if err != nil {
-		return false, err
+		return err
 	}
-	from := map[int32]int64{}
-	byLeader := map[int32][]int32{}
+	from, end, leaders := map[int32]int64{}, map[int32]int64{}, map[int32]int32{}
 	for _, p := range td.Partitions.Sorted() {
 		s, _ := starts.Lookup(td.Topic, p.Partition)
 		e, _ := ends.Lookup(td.Topic, p.Partition)
 		if s.Err != nil || e.Err != nil {
-			return false, errors.Join(s.Err, e.Err)
+			return errors.Join(s.Err, e.Err)
 		}
-		if e.Offset > s.Offset {
-			from[p.Partition] = max(s.Offset, e.Offset-keyedSample)
-			byLeader[p.Leader] = append(byLeader[p.Leader], p.Partition)
+		if e.Offset > s.Offset && p.Leader >= 0 {
+			from[p.Partition], end[p.Partition], leaders[p.Partition] = max(s.Offset, e.Offset-perPartition), e.Offset, p.Leader
 		}
 	}
-	for _, leader := range slices.Sorted(maps.Keys(byLeader)) {
-		req := kmsg.NewPtrFetchRequest()
-		req.ReplicaID, req.MaxWaitMillis, req.MinBytes, req.MaxBytes, req.SessionEpoch = -1, 0, 0, 1<<20, -1
-		rt := kmsg.NewFetchRequestTopic()
-		rt.Topic, rt.TopicID = td.Topic, td.ID
-		for _, p := range byLeader[leader] {
-			rp := kmsg.NewFetchRequestTopicPartition()
-			rp.Partition, rp.FetchOffset, rp.PartitionMaxBytes = p, from[p], 256<<10
-			rt.Partitions = append(rt.Partitions, rp)
+	budget := maxBytes
+	for len(from) > 0 && budget > 0 {
+		byLeader := map[int32][]int32{}
+		for _, p := range slices.Sorted(maps.Keys(from)) {
+			byLeader[leaders[p]] = append(byLeader[leaders[p]], p)
 		}
-		req.Topics = append(req.Topics, rt)
-		kresp, err := tc.cl.Broker(int(leader)).Request(ctx, req)
-		if err != nil {
-			return false, err
-		}
-		resp := kresp.(*kmsg.FetchResponse)
-		for _, t := range resp.Topics {
-			for i := range t.Partitions {
-				rp := &t.Partitions[i]
-				fp, _ := kgo.ProcessFetchPartition(kgo.ProcessFetchPartitionOpts{
-					Offset: from[rp.Partition], IsolationLevel: kgo.ReadUncommitted(), Topic: td.Topic, Partition: rp.Partition,
-				}, rp, kgo.DefaultDecompressor(), nil)
-				if fp.Err != nil {
-					return false, fp.Err
-				}
-				for _, r := range fp.Records {
-					if r.Key != nil {
-						return true, nil
+		share := max(budget/int32(len(from)), 1)
+		for _, leader := range slices.Sorted(maps.Keys(byLeader)) {
+			req := kmsg.NewPtrFetchRequest()
+			req.ReplicaID, req.MaxWaitMillis, req.MinBytes, req.MaxBytes, req.SessionEpoch = -1, 0, 0, max(budget, 1), -1
+			rt := kmsg.NewFetchRequestTopic()
+			rt.Topic, rt.TopicID = td.Topic, td.ID
+			for _, p := range byLeader[leader] {
+				rp := kmsg.NewFetchRequestTopicPartition()
+				rp.Partition, rp.FetchOffset, rp.PartitionMaxBytes = p, from[p], share
+				rt.Partitions = append(rt.Partitions, rp)
+			}
+			req.Topics = append(req.Topics, rt)
+			kresp, err := tc.cl.Broker(int(leader)).Request(ctx, req)
+			if err != nil {
+				return err
+			}
+			resp := kresp.(*kmsg.FetchResponse)
+			asked := map[int32]bool{}
+			for _, p := range byLeader[leader] {
+				asked[p] = true
+			}
+			for _, t := range resp.Topics {
+				for i := range t.Partitions {
+					rp := &t.Partitions[i]
+					at, ok := from[rp.Partition]
+					if !ok || !asked[rp.Partition] {
+						continue
+					}
+					delete(asked, rp.Partition)
+					fp, next := kgo.ProcessFetchPartition(kgo.ProcessFetchPartitionOpts{
+						Offset: at, IsolationLevel: kgo.ReadUncommitted(), Topic: td.Topic, Partition: rp.Partition,
+					}, rp, kgo.DefaultDecompressor(), nil)
+					if fp.Err != nil {
+						return fp.Err
+					}
+					budget -= int32(min(len(rp.RecordBatches), math.MaxInt32))
+					for _, r := range fp.Records {
+						if visit(r) {
+							return nil
+						}
+					}
+					// No progress (nothing returned, or a batch above the
+					// partition's share) ends the partition's sample.
+					if next <= at || next >= end[rp.Partition] {
+						delete(from, rp.Partition)
+					} else {
+						from[rp.Partition] = next
 					}
 				}
 			}
+			for p := range asked { // not in the answer: no more of it
+				delete(from, p)
+			}
 		}
 	}
-	return false, nil
+	return nil
 }
