@@ -76,7 +76,7 @@ of the password.`,
 			dirs := append(append([]string(nil), cfg.LogDirs...), cfg.MetadataLogDir)
 			done, err := server.Format(dirs, clusterID, cfg.NodeID, ignoreFormatted)
 			if err != nil {
-				return err
+				return server.NameDirSetting(cfg, err)
 			}
 			if len(users) > 0 {
 				if !slices.Contains(done, filepath.Clean(cfg.MetadataLogDir)) {

@@ -36,7 +36,7 @@ func (f *flow) checkpoints(ctx context.Context) error {
 	c := &checkpointer{f: f, store: newSyncStore(), last: map[string]map[topicPartition]Checkpoint{}}
 	topic := f.cfg.Policy.CheckpointsTopic(f.cfg.Source)
 	compact := map[string]*string{"cleanup.policy": kadm.StringPtr("compact")}
-	if err := ensureTopic(ctx, f.dstAdm, topic, 1, f.cfg.CheckpointsReplicationFactor, compact); err != nil {
+	if err := f.ensureTopic(ctx, f.cfg.Target, topic, 1, f.cfg.CheckpointsReplicationFactor, "checkpoints.topic.replication.factor", compact); err != nil {
 		return err
 	}
 	// The checkpoints already written (by weir or MM2), so that a restart

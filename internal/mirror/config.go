@@ -62,8 +62,12 @@ type FlowConfig struct {
 	CheckpointsReplicationFactor int16
 	HeartbeatsReplicationFactor  int16
 	// PositionsReplicationFactor is Connect's
-	// offset.storage.replication.factor, for PositionsTopic.
+	// offset.storage.replication.factor, for PositionsTopic (and
+	// TasksTopic).
 	PositionsReplicationFactor int16
+	// flowRFKeys are the replication factor keys set for this flow alone
+	// (A->B.key), which errors name instead of the top-level key.
+	flowRFKeys map[string]bool
 	// OffsetSyncsOnTarget is offset-syncs.topic.location=target.
 	OffsetSyncsOnTarget bool
 	OffsetLagMax        int64
@@ -117,6 +121,16 @@ func (f *FlowConfig) OffsetSyncsTopic() string {
 // PositionsTopic is where the flow's source positions are kept on the
 // target: MM2's Connect offset store, mm2-offsets.<source>.internal.
 func (f *FlowConfig) PositionsTopic() string { return "mm2-offsets." + f.Source + ".internal" }
+
+// rfSettings names the settings that set replication factor key rfKey
+// for the flow: "A->B.key or key", or "A->B.key" alone when that is set
+// (the top-level key would change nothing).
+func (f *FlowConfig) rfSettings(rfKey string) string {
+	if f.flowRFKeys[rfKey] {
+		return f.Name() + "." + rfKey
+	}
+	return f.Name() + "." + rfKey + " or " + rfKey
+}
 
 // Config is a parsed mm2.properties.
 type Config struct {
@@ -482,6 +496,7 @@ func parseFlow(src, dst string, top, over map[string]string) (*FlowConfig, []str
 	if f.Policy, err = NewPolicy(class, sep, useSep, identityAlias); err != nil {
 		return fail(classKey, err)
 	}
+	f.flowRFKeys = map[string]bool{}
 	for _, rf := range []struct {
 		key string
 		dst *int16
@@ -498,6 +513,7 @@ func parseFlow(src, dst string, top, over map[string]string) (*FlowConfig, []str
 			return fail(k, fmt.Errorf("invalid replication factor %q (a positive number, or -1 for the broker's default)", v))
 		}
 		*rf.dst = int16(n)
+		f.flowRFKeys[rf.key] = k != rf.key
 	}
 	switch v, k := get("offset-syncs.topic.location"); strings.ToLower(strings.TrimSpace(v)) {
 	case "source":

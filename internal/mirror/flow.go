@@ -159,16 +159,19 @@ func (f *flow) syncClient() (*kgo.Client, *kadm.Client) {
 // run copies until ctx ends; an error stops the flow.
 func (f *flow) run(ctx context.Context) error {
 	compact := map[string]*string{"cleanup.policy": kadm.StringPtr("compact")}
-	if err := ensureTopic(ctx, f.dstAdm, f.cfg.PositionsTopic(), 1, f.cfg.PositionsReplicationFactor, compact); err != nil {
+	if err := f.ensureTopic(ctx, f.cfg.Target, f.cfg.PositionsTopic(), 1, f.cfg.PositionsReplicationFactor, "offset.storage.replication.factor", compact); err != nil {
 		return err
 	}
 	if f.cfg.EmitOffsetSyncs {
-		_, adm := f.syncClient()
-		if err := ensureTopic(ctx, adm, f.cfg.OffsetSyncsTopic(), 1, f.cfg.OffsetSyncsReplicationFactor, compact); err != nil {
+		on := f.cfg.Source
+		if f.cfg.OffsetSyncsOnTarget {
+			on = f.cfg.Target
+		}
+		if err := f.ensureTopic(ctx, on, f.cfg.OffsetSyncsTopic(), 1, f.cfg.OffsetSyncsReplicationFactor, "offset-syncs.topic.replication.factor", compact); err != nil {
 			return err
 		}
 	}
-	if err := ensureTopic(ctx, f.dstAdm, f.cfg.TasksTopic(), int32(f.cfg.Tasks), f.cfg.PositionsReplicationFactor, nil); err != nil {
+	if err := f.ensureTopic(ctx, f.cfg.Target, f.cfg.TasksTopic(), int32(f.cfg.Tasks), f.cfg.PositionsReplicationFactor, "offset.storage.replication.factor", nil); err != nil {
 		return err
 	}
 	ctx, cancel := context.WithCancelCause(ctx)
@@ -226,15 +229,24 @@ func (f *flow) run(ctx context.Context) error {
 	return nil
 }
 
-// ensureTopic creates a topic, or adds partitions up to n when it has
-// fewer; it returns without change when it has as many or more.
-func ensureTopic(ctx context.Context, adm *kadm.Client, topic string, n int32, rf int16, configs map[string]*string) error {
+// ensureTopic creates a topic on cluster on (the flow's source or
+// target), or adds partitions up to n when it has fewer; it returns
+// without change when it has as many or more. rfKey is the MM2 setting of
+// rf, which a refused replication factor names.
+func (f *flow) ensureTopic(ctx context.Context, on, topic string, n int32, rf int16, rfKey string, configs map[string]*string) error {
+	adm := f.dstAdm
+	if on == f.cfg.Source {
+		adm = f.srcAdm
+	}
 	resp, err := adm.CreateTopic(ctx, n, rf, configs, topic)
 	if err == nil {
 		err = resp.Err
 	}
 	if err == nil {
 		return nil
+	}
+	if errors.Is(err, kerr.InvalidReplicationFactor) {
+		return f.replicationFactorError(ctx, adm, on, topic, rf, rfKey, err)
 	}
 	if !errors.Is(err, kerr.TopicAlreadyExists) {
 		return fmt.Errorf("creating topic %s: %w", topic, err)
@@ -260,15 +272,41 @@ func ensureTopic(ctx context.Context, adm *kadm.Client, topic string, n int32, r
 	return nil
 }
 
+// replicationFactorError explains INVALID_REPLICATION_FACTOR for topic on
+// cluster on: how many brokers the cluster has, and the MM2 setting that
+// sets the topic's replication factor rf.
+func (f *flow) replicationFactorError(ctx context.Context, adm *kadm.Client, on, topic string, rf int16, rfKey string, err error) error {
+	settings := f.cfg.rfSettings(rfKey)
+	meta, merr := adm.BrokerMetadata(ctx)
+	if merr != nil {
+		return &explainedError{fmt.Sprintf("creating %s on cluster %s: INVALID_REPLICATION_FACTOR (replication factor %d): set %s to at most the number of the cluster's brokers", topic, on, rf, settings), err}
+	}
+	n, brokers := len(meta.Brokers), "brokers"
+	if n == 1 {
+		brokers = "broker"
+	}
+	return &explainedError{fmt.Sprintf("creating %s on cluster %s: INVALID_REPLICATION_FACTOR (replication factor %d, the cluster has %d %s): set %s to at most %d", topic, on, rf, n, brokers, settings, n), err}
+}
+
+// An explainedError says what to do about its cause, which errors.Is
+// still finds.
+type explainedError struct {
+	msg   string
+	cause error
+}
+
+func (e *explainedError) Error() string { return e.msg }
+func (e *explainedError) Unwrap() error { return e.cause }
+
 // ensureRemote creates a remote topic with configs, or grows it to n
 // partitions. A target refusing a config gets the topic without the
 // source's configs (the config sync then says which it refuses), rather
 // than no topic at all.
 func (f *flow) ensureRemote(ctx context.Context, remote string, n int32, configs map[string]*string) error {
-	err := ensureTopic(ctx, f.dstAdm, remote, n, f.cfg.ReplicationFactor, configs)
+	err := f.ensureTopic(ctx, f.cfg.Target, remote, n, f.cfg.ReplicationFactor, "replication.factor", configs)
 	if len(configs) > 0 && (errors.Is(err, kerr.InvalidConfig) || errors.Is(err, kerr.PolicyViolation)) {
 		f.log.Warn("the target refused the source's configs: remote topic created with the target's defaults", "topic", remote, "err", err)
-		err = ensureTopic(ctx, f.dstAdm, remote, n, f.cfg.ReplicationFactor, nil)
+		err = f.ensureTopic(ctx, f.cfg.Target, remote, n, f.cfg.ReplicationFactor, "replication.factor", nil)
 	}
 	return err
 }
@@ -873,7 +911,7 @@ func readTopic(ctx context.Context, cl *kgo.Client, adm *kadm.Client, topic stri
 // heartbeats writes a heartbeat to the target at each interval.
 func (f *flow) heartbeats(ctx context.Context) error {
 	compact := map[string]*string{"cleanup.policy": kadm.StringPtr("compact")}
-	if err := ensureTopic(ctx, f.dstAdm, HeartbeatsTopic, 1, f.cfg.HeartbeatsReplicationFactor, compact); err != nil {
+	if err := f.ensureTopic(ctx, f.cfg.Target, HeartbeatsTopic, 1, f.cfg.HeartbeatsReplicationFactor, "heartbeats.topic.replication.factor", compact); err != nil {
 		return err
 	}
 	t := time.NewTicker(f.cfg.HeartbeatsInterval)

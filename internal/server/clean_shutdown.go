@@ -14,6 +14,7 @@ package server
 
 import (
 	"encoding/json"
+	"fmt"
 	"errors"
 	"os"
 	"path/filepath"
@@ -49,13 +50,13 @@ func takeCleanShutdown(dirs []string) (int64, error) {
 		data, err := os.ReadFile(path)
 		if err != nil {
 			if !os.IsNotExist(err) {
-				return -1, err
+				return -1, &DirError{Dir: d, Err: fmt.Errorf("reading the clean shutdown marker: %w", err)}
 			}
 			ok = false
 			continue
 		}
 		if err := os.Remove(path); err != nil {
-			return -1, err
+			return -1, &DirError{Dir: d, Err: fmt.Errorf("removing the clean shutdown marker: %w", err)}
 		}
 		var cs cleanShutdown
 		if json.Unmarshal(data, &cs) != nil || cs.Version != 0 || (i > 0 && cs.BrokerEpoch != epoch) {

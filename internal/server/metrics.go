@@ -2,12 +2,10 @@ package server
 
 import (
 	"errors"
-	"fmt"
 	"net"
 	"net/http"
 	"time"
 
-	"weir/internal/config"
 	"weir/internal/metadata"
 	"weir/internal/metrics"
 )
@@ -143,21 +141,17 @@ func (m metricsSource) Controller() metrics.ControllerStatus {
 	return st
 }
 
-// startMetrics serves /metrics on weir.metrics.listener, if set. Call it
-// once the node's services exist (after listen), since scrapes read them
-// without locks.
-func (s *Server) startMetrics() error {
-	if s.cfg.MetricsListener == "" {
-		return nil
-	}
-	ln, err := net.Listen("tcp", s.cfg.MetricsListener)
-	if err != nil {
-		return fmt.Errorf("%s %s: %w", config.KeyMetricsListener, s.cfg.MetricsListener, err)
+// startMetrics serves /metrics on weir.metrics.listener (bound by bind),
+// if set. Call it once the node's services exist (after listen), since
+// scrapes read them without locks.
+func (s *Server) startMetrics() {
+	ln := s.metricsLn
+	if ln == nil {
+		return
 	}
 	mux := http.NewServeMux()
 	mux.Handle("/metrics", s.metrics.Handler())
 	s.metricsHTTP = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
-	s.metricsAddr = ln.Addr()
 	s.wg.Add(1)
 	go func() {
 		defer s.wg.Done()
@@ -165,13 +159,15 @@ func (s *Server) startMetrics() error {
 			s.lg.Error("metrics listener failed", "addr", ln.Addr().String(), "err", err)
 		}
 	}()
-	return nil
 }
 
 // stopMetrics closes the metrics endpoint and its connections.
 func (s *Server) stopMetrics() {
 	if s.metricsHTTP != nil {
 		s.metricsHTTP.Close()
+	}
+	if s.metricsLn != nil { // bound, perhaps never served
+		s.metricsLn.Close()
 	}
 }
 

@@ -90,6 +90,9 @@ type Server struct {
 	fastFence  *fastFencer  // the active controller's probes of brokers that look dead
 	listeners  map[string]net.Listener
 	kafka      map[string]*kafka.Server
+	// formatted are the directories this start formatted, as they were
+	// before: a start that fails takes back what it wrote into them.
+	formatted []dirSnapshot
 	// tls is the node's TLS material (nil: no listener it serves or dials
 	// uses TLS); dialBroker and dialController open its connections to
 	// other brokers' inter-broker listener and to the controllers' listener,
@@ -107,6 +110,7 @@ type Server struct {
 	// weir.metrics.listener is set.
 	metrics     *metrics.Metrics
 	metricsHTTP *http.Server
+	metricsLn   net.Listener
 	metricsAddr net.Addr
 
 	cancel context.CancelFunc
@@ -170,17 +174,32 @@ func (s *Server) Addr(listener string) net.Addr {
 	return nil
 }
 
-// Start brings the node up: it returns once the node serves clients.
+// Start brings the node up: it returns once the node serves clients. A
+// start that fails leaves the storage directories it formatted as they
+// were before it.
 func (s *Server) Start() (err error) {
 	defer func() {
 		if err != nil {
 			s.Shutdown()
+			err = NameDirSetting(s.cfg, err)
+			for _, d := range s.formatted {
+				if rerr := d.restore(); rerr != nil {
+					err = errors.Join(err, fmt.Errorf("taking back the format of %s: %w", d.dir, rerr))
+				} else {
+					fmt.Fprintf(s.opts.Out, "Took back the formatting of %s: the node did not start.\n", d.dir)
+				}
+			}
 		}
 	}()
-	if err := s.checkStorage(); err != nil {
+	if err := s.openSecurity(); err != nil {
 		return err
 	}
-	if err := s.openSecurity(); err != nil {
+	// Every listener is bound before anything is written to the storage
+	// directories: a node that cannot serve leaves them untouched.
+	if err := s.bind(); err != nil {
+		return err
+	}
+	if err := s.checkStorage(); err != nil {
 		return err
 	}
 	isController, isBroker := s.cfg.HasRole("controller"), s.cfg.HasRole("broker")
@@ -214,7 +233,7 @@ func (s *Server) Start() (err error) {
 		s.lifecycle = newLifecycle(s)
 		prev, err := takeCleanShutdown(s.cfg.LogDirs)
 		if err != nil {
-			return fmt.Errorf("reading the clean shutdown marker: %w", err)
+			return err
 		}
 		s.lifecycle.previousEpoch = prev
 	}
@@ -224,9 +243,7 @@ func (s *Server) Start() (err error) {
 	if err := s.listen(); err != nil {
 		return err
 	}
-	if err := s.startMetrics(); err != nil {
-		return err
-	}
+	s.startMetrics()
 	ctx, cancel := context.WithCancel(context.Background())
 	s.cancel = cancel
 	s.fastFence.start(ctx)
@@ -413,7 +430,7 @@ func (s *Server) openObserver() error {
 		SegmentBytes: int64(s.cfg.MetadataLogSegmentBytes), ClusterID: s.clusterID, FS: s.opts.FS, Dial: s.dialController,
 		Logger: s.lg.With("component", "metadata-observer")})
 	if err != nil {
-		return fmt.Errorf("opening metadata log: %w", err)
+		return &DirError{Dir: s.cfg.MetadataLogDir, Err: fmt.Errorf("opening metadata log: %w", err)}
 	}
 	s.observer = o
 	return nil
@@ -447,8 +464,16 @@ func (s *Server) checkStorage() error {
 		if !s.opts.AutoFormat {
 			return fmt.Errorf("log directories %v are not formatted, while others belong to cluster %s: format them with `weir storage format -t %s`", unformatted, clusterID, clusterID)
 		}
+		for _, d := range unformatted {
+			snap, err := snapshotDir(d)
+			if err != nil {
+				return err
+			}
+			s.formatted = append(s.formatted, snap)
+		}
 		done, err := Format(unformatted, clusterID, s.cfg.NodeID, false)
 		if err != nil {
+			s.formatted = nil // Format took back its own writes
 			return err
 		}
 		for _, d := range done {
@@ -459,18 +484,49 @@ func (s *Server) checkStorage() error {
 	return nil
 }
 
-// listen binds every listener and creates its protocol server; the
-// controller listeners also carry Raft and the brokers' controller APIs.
-func (s *Server) listen() error {
+// bind checks that every listener suits the node's roles and binds it,
+// and the metrics listener when one is set; listen and startMetrics serve
+// them.
+func (s *Server) bind() error {
 	broker := false
-	s.clientQuotas = quota.NewClients(int(s.cfg.QuotaWindowNum), s.cfg.QuotaWindowSize, s.publisher.Image)
-	s.connQuotas = kafka.NewConnQuotas(s.cfg.InterBrokerListenerName, int(s.cfg.QuotaWindowNum), s.cfg.QuotaWindowSize, s.connLimits)
+	for _, l := range s.cfg.Listeners {
+		if s.isControllerListener(l.Name) {
+			if !s.cfg.HasRole("controller") {
+				return fmt.Errorf("listener %s is a controller listener, but this node is not a controller (process.roles=%s)", l.Name, strings.Join(s.cfg.ProcessRoles, ","))
+			}
+		} else {
+			if !s.cfg.HasRole("broker") {
+				return fmt.Errorf("listener %s: a controller-only node (process.roles=controller) has only controller listeners (controller.listener.names)", l.Name)
+			}
+			broker = true
+		}
+	}
+	if !broker && s.cfg.HasRole("broker") {
+		return errors.New("no broker listener configured in listeners")
+	}
 	for _, l := range s.cfg.Listeners {
 		ln, err := net.Listen("tcp", l.Address())
 		if err != nil {
 			return fmt.Errorf("listener %s: %w", l, err)
 		}
 		s.listeners[l.Name] = ln
+	}
+	if s.cfg.MetricsListener != "" {
+		ln, err := net.Listen("tcp", s.cfg.MetricsListener)
+		if err != nil {
+			return fmt.Errorf("%s %s: %w", config.KeyMetricsListener, s.cfg.MetricsListener, err)
+		}
+		s.metricsLn, s.metricsAddr = ln, ln.Addr()
+	}
+	return nil
+}
+
+// listen creates the protocol server of every bound listener; the
+// controller listeners also carry Raft and the brokers' controller APIs.
+func (s *Server) listen() error {
+	s.clientQuotas = quota.NewClients(int(s.cfg.QuotaWindowNum), s.cfg.QuotaWindowSize, s.publisher.Image)
+	s.connQuotas = kafka.NewConnQuotas(s.cfg.InterBrokerListenerName, int(s.cfg.QuotaWindowNum), s.cfg.QuotaWindowSize, s.connLimits)
+	for _, l := range s.cfg.Listeners {
 		deps := kafka.Deps{Metadata: s.publisher, ClientQuotas: s.clientQuotas, Logger: s.lg.With("listener", l.Name)}
 		if s.partitions != nil && !s.isControllerListener(l.Name) {
 			// Only broker listeners serve the partitions, groups and
@@ -491,16 +547,8 @@ func (s *Server) listen() error {
 			deps.Quorum = s.quorum
 		}
 		if s.isControllerListener(l.Name) {
-			if s.quorum == nil {
-				return fmt.Errorf("listener %s is a controller listener, but this node is not a controller (process.roles=%s)", l.Name, strings.Join(s.cfg.ProcessRoles, ","))
-			}
 			deps.Raft, deps.MetadataLog = s.quorum, s.quorum
 			deps.BrokerConnLost = s.fastFence.connLost
-		} else {
-			if !s.cfg.HasRole("broker") {
-				return fmt.Errorf("listener %s: a controller-only node (process.roles=controller) has only controller listeners (controller.listener.names)", l.Name)
-			}
-			broker = true
 		}
 		s.kafka[l.Name] = kafka.New(kafka.Config{
 			Broker:         s.cfg,
@@ -513,9 +561,6 @@ func (s *Server) listen() error {
 			Conns:          s.connQuotas,
 			MaxIdle:        s.cfg.ConnectionsMaxIdle,
 		}, deps)
-	}
-	if !broker && s.cfg.HasRole("broker") {
-		return errors.New("no broker listener configured in listeners")
 	}
 	return nil
 }
@@ -765,7 +810,7 @@ func (s *Server) openQuorum() error {
 		OnActive:         s.becameActive,
 	})
 	if err != nil {
-		return fmt.Errorf("opening metadata log: %w", err)
+		return &DirError{Dir: s.cfg.MetadataLogDir, Err: fmt.Errorf("opening metadata log: %w", err)}
 	}
 	s.quorum = n
 	return nil

@@ -13,6 +13,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"weir/internal/config"
 )
 
 // MetaPropertiesFile marks a formatted log directory. Its format is
@@ -128,7 +130,7 @@ func Format(dirs []string, clusterID string, nodeID int32, ignoreFormatted bool)
 	for _, d := range uniqueDirs(dirs) {
 		mp, ok, err := ReadMetaProperties(d)
 		if err != nil {
-			return nil, err
+			return nil, &DirError{Dir: d, Err: err}
 		}
 		if ok {
 			if !ignoreFormatted {
@@ -141,12 +143,154 @@ func Format(dirs []string, clusterID string, nodeID int32, ignoreFormatted bool)
 		}
 		todo = append(todo, d)
 	}
+	// A directory that fails takes back what the call wrote into the
+	// others: the storage is formatted whole or not at all.
+	before := make([]dirSnapshot, 0, len(todo))
 	for _, d := range todo {
-		if err := writeMetaProperties(d, MetaProperties{ClusterID: clusterID, NodeID: nodeID, DirectoryID: RandomUUID()}); err != nil {
+		snap, err := snapshotDir(d)
+		if err != nil {
 			return nil, err
+		}
+		before = append(before, snap)
+	}
+	for i, d := range todo {
+		if err := writeMetaProperties(d, MetaProperties{ClusterID: clusterID, NodeID: nodeID, DirectoryID: RandomUUID()}); err != nil {
+			return nil, errors.Join(&DirError{Dir: d, Err: err}, restoreDirs(before[:i+1]))
 		}
 	}
 	return todo, nil
+}
+
+// DirError is the failure of one storage directory. Setting is the
+// configuration key the directory came from (see NameDirSetting); empty,
+// the error names the directory alone.
+type DirError struct {
+	Setting, Dir string
+	Err          error
+}
+
+func (e *DirError) Error() string {
+	if e.Setting == "" {
+		return fmt.Sprintf("directory %s: %v", e.Dir, e.Err)
+	}
+	return fmt.Sprintf("directory %s (%s): %v", e.Dir, e.Setting, e.Err)
+}
+
+func (e *DirError) Unwrap() error { return e.Err }
+
+// DirSetting is the configuration key that puts dir among cfg's storage
+// directories: log.dirs (log.dir when log.dirs is unset),
+// metadata.log.dir, or both; "" for a directory that is neither.
+func DirSetting(cfg *config.Broker, dir string) string {
+	dir = filepath.Clean(dir)
+	logKey := config.KeyLogDir
+	if cfg.Set[config.KeyLogDirs] {
+		logKey = config.KeyLogDirs
+	}
+	isLog := slices.ContainsFunc(cfg.LogDirs, func(d string) bool { return filepath.Clean(d) == dir })
+	// An unset metadata.log.dir is the first log directory.
+	isMeta := cfg.Set[config.KeyMetadataLogDir] && filepath.Clean(cfg.MetadataLogDir) == dir
+	switch {
+	case isLog && isMeta:
+		return logKey + " and " + config.KeyMetadataLogDir
+	case isLog:
+		return logKey
+	case isMeta:
+		return config.KeyMetadataLogDir
+	}
+	return ""
+}
+
+// NameDirSetting fills in the setting of every DirError in err from cfg,
+// so that a failed directory is named with the key that configured it;
+// it returns err.
+func NameDirSetting(cfg *config.Broker, err error) error {
+	switch e := err.(type) {
+	case *DirError:
+		if e.Setting == "" {
+			e.Setting = DirSetting(cfg, e.Dir)
+		}
+		NameDirSetting(cfg, e.Err)
+	case interface{ Unwrap() []error }:
+		for _, e := range e.Unwrap() {
+			NameDirSetting(cfg, e)
+		}
+	case interface{ Unwrap() error }:
+		NameDirSetting(cfg, e.Unwrap())
+	}
+	return err
+}
+
+// A dirSnapshot is what a storage directory held before this process
+// formatted it, so that a failed format or start-up can take back exactly
+// what it wrote: the directories it made, or the entries it added to a
+// directory that existed.
+type dirSnapshot struct {
+	dir string
+	// made is the outermost directory of dir's path that did not exist
+	// ("" when dir existed); had are dir's entries when it existed.
+	made string
+	had  map[string]bool
+}
+
+func snapshotDir(dir string) (dirSnapshot, error) {
+	snap := dirSnapshot{dir: dir}
+	for p := dir; ; {
+		_, err := os.Stat(p)
+		if err == nil {
+			break
+		}
+		if !os.IsNotExist(err) {
+			return snap, &DirError{Dir: dir, Err: err}
+		}
+		snap.made = p
+		parent := filepath.Dir(p)
+		if parent == p {
+			break
+		}
+		p = parent
+	}
+	if snap.made != "" {
+		return snap, nil
+	}
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return snap, &DirError{Dir: dir, Err: err}
+	}
+	snap.had = make(map[string]bool, len(entries))
+	for _, e := range entries {
+		snap.had[e.Name()] = true
+	}
+	return snap, nil
+}
+
+// restore removes what was added to the directory since the snapshot.
+func (d dirSnapshot) restore() error {
+	if d.made != "" {
+		return os.RemoveAll(d.made)
+	}
+	entries, err := os.ReadDir(d.dir)
+	if err != nil {
+		return err
+	}
+	var errs []error
+	for _, e := range entries {
+		if !d.had[e.Name()] {
+			errs = append(errs, os.RemoveAll(filepath.Join(d.dir, e.Name())))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// restoreDirs restores every snapshot; the error says which it could not.
+func restoreDirs(snaps []dirSnapshot) error {
+	var errs []error
+	for _, d := range snaps {
+		if err := d.restore(); err != nil {
+			errs = append(errs, fmt.Errorf("taking back the format of %s: %w", d.dir, err))
+		}
+	}
+	return errors.Join(errs...)
 }
 
 // CheckStorage verifies that every directory is formatted for the same
@@ -156,7 +300,7 @@ func CheckStorage(dirs []string, nodeID int32) (clusterID string, unformatted []
 	for _, d := range uniqueDirs(dirs) {
 		mp, ok, err := ReadMetaProperties(d)
 		if err != nil {
-			return "", nil, err
+			return "", nil, &DirError{Dir: d, Err: err}
 		}
 		if !ok {
 			unformatted = append(unformatted, d)
