@@ -42,6 +42,7 @@ func (m metricsSource) Replicas() []metrics.ReplicaStatus {
 			Topic:     tp.Topic,
 			Partition: tp.Partition,
 			Leader:    st.Leader == s.cfg.NodeID,
+			LeaderID:  st.Leader,
 			Replicas:  len(st.Replicas),
 			ISR:       len(st.ISR),
 			MinISR:    n,
