@@ -140,14 +140,14 @@ kafka_server_replicamanager_underreplicatedpartitions 2
 	src.ctl = ControllerStatus{Active: false, OfflinePartitions: 5, Topics: 4, Partitions: 9}
 	src.mu.Unlock()
 	for name, v := range map[string]float64{
-		"kafka_server_replicamanager_partitioncount":               1,
-		"kafka_server_replicamanager_leadercount":                  1,
+		"kafka_server_replicamanager_partitioncount":              1,
+		"kafka_server_replicamanager_leadercount":                 1,
 		"kafka_server_replicamanager_underreplicatedpartitions":   0,
 		"kafka_server_replicafetchermanager_maxlag":               0,
 		"kafka_controller_kafkacontroller_activecontrollercount":  0,
 		"kafka_controller_kafkacontroller_offlinepartitionscount": 0,
 		"kafka_controller_kafkacontroller_globaltopiccount":       0,
-		"kafka_server_replicamanager_isrshrinks_total":             2,
+		"kafka_server_replicamanager_isrshrinks_total":            2,
 	} {
 		if got := gathered(t, m, name); got != v {
 			t.Errorf("%s = %v, want %v", name, got, v)

@@ -57,12 +57,12 @@ func TestMetricsEndpoint(t *testing.T) {
 	}
 	got := scrape(t, addr.String())
 	for name, want := range map[string]string{
-		"kafka_server_replicamanager_partitioncount":               "3",
-		"kafka_server_replicamanager_leadercount":                  "3",
+		"kafka_server_replicamanager_partitioncount":              "3",
+		"kafka_server_replicamanager_leadercount":                 "3",
 		"kafka_server_replicamanager_underreplicatedpartitions":   "0",
-		"kafka_server_replicamanager_underminisrpartitioncount": "0",
-		"kafka_server_replicamanager_atminisrpartitioncount":    "3",
-		"kafka_server_replicamanager_isrshrinks_total":             "0",
+		"kafka_server_replicamanager_underminisrpartitioncount":   "0",
+		"kafka_server_replicamanager_atminisrpartitioncount":      "3",
+		"kafka_server_replicamanager_isrshrinks_total":            "0",
 		"kafka_controller_kafkacontroller_activecontrollercount":  "1",
 		"kafka_controller_kafkacontroller_offlinepartitionscount": "0",
 		"kafka_controller_kafkacontroller_globaltopiccount":       "1",
