@@ -142,6 +142,14 @@ func TestReplicationMetrics(t *testing.T) {
 		if s[lag] != 0 || l["kafka_server_replicamanager_isrexpands_total"] < 1 || l["kafka_server_replicamanager_underreplicatedpartitions"] != 0 {
 			return fmt.Errorf("follower lag %v; leader: expands %v, under-replicated %v", s[lag], l["kafka_server_replicamanager_isrexpands_total"], l["kafka_server_replicamanager_underreplicatedpartitions"])
 		}
+		// The follower copied the 3 MiB; the leader sent them to both
+		// followers, as replication, not as consumers' BytesOut.
+		const copied = 48 * 64 << 10
+		in, out := s["kafka_server_brokertopicmetrics_replicationbytesin_total"], l["kafka_server_brokertopicmetrics_replicationbytesout_total"]
+		if in < copied || out < 2*copied || l["kafka_server_brokertopicmetrics_bytesout_total"] != 0 {
+			return fmt.Errorf("replication bytes in on the follower %v, out on the leader %v, consumers' bytes out %v",
+				in, out, l["kafka_server_brokertopicmetrics_bytesout_total"])
+		}
 		return nil
 	})
 }

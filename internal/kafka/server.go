@@ -22,6 +22,7 @@ import (
 	"weir/internal/link"
 	"weir/internal/log"
 	"weir/internal/metadata"
+	"weir/internal/metrics"
 	"weir/internal/partition"
 	"weir/internal/quorum"
 	"weir/internal/quota"
@@ -159,8 +160,11 @@ type Deps struct {
 	// TxnVerifier checks transactional produces with their coordinator
 	// (KIP-890); nil: no check.
 	TxnVerifier TxnVerifier
-	Logger      *slog.Logger
-	Now         func() time.Time
+	// Metrics counts the BrokerTopicMetrics and RequestMetrics (nil: not
+	// counted).
+	Metrics *metrics.Metrics
+	Logger  *slog.Logger
+	Now     func() time.Time
 }
 
 // Server serves one listener.

@@ -31,6 +31,13 @@
 //	                                                              per follower replica: ReplicaStatus.Lag;
 //	                                                              clientId "ReplicaFetcherThread-0-<leader id>"
 //	kafka_server_replicafetchermanager_maxlag{clientId="Replica"} the largest of those, 0 without followers
+//	kafka_server_brokertopicmetrics_<name>_total{topic}           BrokerTopicMetrics (topics.go) per topic with
+//	                                                              a local replica, and without the label for all
+//	                                                              topics: messagesin, bytesin, bytesout,
+//	                                                              bytesrejected, failedproducerequests,
+//	                                                              failedfetchrequests, totalproducerequests,
+//	                                                              totalfetchrequests; replicationbytesin and
+//	                                                              replicationbytesout for all topics only
 //	kafka_controller_kafkacontroller_activecontrollercount        1 on the active controller, else 0
 //	kafka_controller_kafkacontroller_offlinepartitionscount       partitions without a leader
 //	kafka_controller_kafkacontroller_globaltopiccount             topics in the cluster
@@ -276,6 +283,8 @@ func (c *Counters) TxnRecordsSkipped(n int) {
 type Metrics struct {
 	// Counters is what the replication code bumps.
 	Counters *Counters
+	// Topics are the BrokerTopicMetrics, which the partitions count.
+	Topics *BrokerTopicStats
 
 	reg *prometheus.Registry
 }
@@ -283,11 +292,12 @@ type Metrics struct {
 // New returns a registry that reads src at each scrape and also reports
 // the Go runtime and process collectors.
 func New(src Source) *Metrics {
-	m := &Metrics{Counters: &Counters{}, reg: prometheus.NewRegistry()}
+	m := &Metrics{Counters: &Counters{}, Topics: NewBrokerTopicStats(), reg: prometheus.NewRegistry()}
 	m.reg.MustRegister(
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 		newCollector(src, m.Counters),
+		topicCollector{m.Topics},
 	)
 	return m
 }
