@@ -138,11 +138,13 @@ func (s *Server) handleProduce(req *Request) *Reply {
 		return done(resp)
 	}
 	rep := newReply()
+	s.reqs.Waiting(false, 1)
 	go s.awaitAcks(rep, resp, pending, time.Duration(r.TimeoutMillis)*time.Millisecond)
 	return rep
 }
 
 func (s *Server) awaitAcks(rep *Reply, resp *kmsg.ProduceResponse, pending []pendingAck, timeout time.Duration) {
+	defer s.reqs.Waiting(false, -1)
 	timer := time.NewTimer(timeout)
 	defer timer.Stop()
 	expired := false

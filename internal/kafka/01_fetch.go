@@ -94,6 +94,8 @@ func (s *Server) handleFetch(req *Request) *Reply {
 // longPoll waits for data on the request's partitions, re-reading each
 // time one of them changes, until min bytes are there or max wait passes.
 func (s *Server) longPoll(req *Request, r *kmsg.FetchRequest, rep *Reply, wait time.Duration) {
+	s.reqs.Waiting(true, 1)
+	defer s.reqs.Waiting(true, -1)
 	w := partition.NewWatcher()
 	var watched []*partition.Partition
 	img := s.deps.Metadata.Image()

@@ -38,6 +38,22 @@
 //	                                                              failedfetchrequests, totalproducerequests,
 //	                                                              totalfetchrequests; replicationbytesin and
 //	                                                              replicationbytesout for all topics only
+//	kafka_network_requestmetrics_requests_total{request,version}  RequestsPerSec (requests.go); request is Kafka's
+//	                                                              API name, Fetch split into FetchConsumer and
+//	                                                              FetchFollower
+//	kafka_network_requestmetrics_errors_total{request,error}      ErrorsPerSec: the error codes of the responses
+//	                                                              (NONE included) by Kafka's error name
+//	kafka_network_requestmetrics_<hist>{request}                  histograms: totaltimems, requestqueuetimems,
+//	                                                              localtimems, remotetimems, throttletimems,
+//	                                                              responsequeuetimems, responsesendtimems (ms),
+//	                                                              requestbytes
+//	kafka_server_delayedoperationpurgatory_purgatorysize{delayedOperation}
+//	                                                              Produce (acks=all) and Fetch (long polls) waiting
+//	kafka_server_socket_server_metrics_<name>{listener,networkProcessor="0"}
+//	                                                              connection_count, connection_creation_total,
+//	                                                              connection_close_total,
+//	                                                              failed_authentication_total,
+//	                                                              successful_authentication_total
 //	kafka_controller_kafkacontroller_activecontrollercount        1 on the active controller, else 0
 //	kafka_controller_kafkacontroller_offlinepartitionscount       partitions without a leader
 //	kafka_controller_kafkacontroller_globaltopiccount             topics in the cluster
@@ -285,6 +301,9 @@ type Metrics struct {
 	Counters *Counters
 	// Topics are the BrokerTopicMetrics, which the partitions count.
 	Topics *BrokerTopicStats
+	// Requests are the RequestMetrics and connection counts, which the
+	// listeners count.
+	Requests *RequestStats
 
 	reg *prometheus.Registry
 }
@@ -292,12 +311,13 @@ type Metrics struct {
 // New returns a registry that reads src at each scrape and also reports
 // the Go runtime and process collectors.
 func New(src Source) *Metrics {
-	m := &Metrics{Counters: &Counters{}, Topics: NewBrokerTopicStats(), reg: prometheus.NewRegistry()}
+	m := &Metrics{Counters: &Counters{}, Topics: NewBrokerTopicStats(), Requests: newRequestStats(), reg: prometheus.NewRegistry()}
 	m.reg.MustRegister(
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 		newCollector(src, m.Counters),
 		topicCollector{m.Topics},
+		m.Requests,
 	)
 	return m
 }
