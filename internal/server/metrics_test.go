@@ -142,3 +142,19 @@ func TestLogOpenFilesMax(t *testing.T) {
 	n.Restart()
 	round(2)
 }
+
+// A started node answers its health probes on the metrics listener.
+func TestHealthEndpoints(t *testing.T) {
+	n := servertest.Start(t, servertest.Options{Overrides: map[string]string{config.KeyMetricsListener: "http://127.0.0.1:0"}})
+	for _, path := range []string{"/healthz", "/readyz"} {
+		resp, err := http.Get("http://" + n.Server.MetricsAddr().String() + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK || !strings.Contains(string(body), `"status":"ok"`) {
+			t.Errorf("%s: %d %s", path, resp.StatusCode, body)
+		}
+	}
+}

@@ -14,6 +14,7 @@ import (
 	"os"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"weir/internal/acl"
@@ -77,6 +78,8 @@ type Server struct {
 	// logsLoaded is closed once the logs found at start-up are all open
 	// (or offline); a node without the broker role closes it at once.
 	logsLoaded chan struct{}
+	// started is set when Start has brought the node up (/readyz).
+	started atomic.Bool
 	replQuota  *quota.Replication
 	// clientQuotas enforces the client quotas on every listener.
 	clientQuotas *quota.Clients
@@ -268,6 +271,7 @@ func (s *Server) Start() (err error) {
 		if err := s.publisher.startReconciling(ctx, &s.wg); err != nil {
 			return err
 		}
+		s.started.Store(true)
 		s.lg.Info("weir started", "node_id", s.cfg.NodeID, "roles", "controller", "cluster_id", s.clusterID, "listeners", s.describeListeners())
 		return nil
 	}
@@ -362,6 +366,7 @@ func (s *Server) Start() (err error) {
 		s.txnNet.close()
 	}()
 	s.serve(false)
+	s.started.Store(true)
 	s.lg.Info("weir started", "node_id", s.cfg.NodeID, "roles", strings.Join(s.cfg.ProcessRoles, ","), "cluster_id", s.clusterID, "listeners", s.describeListeners())
 	return nil
 }
