@@ -79,8 +79,8 @@ type Server struct {
 	// (or offline); a node without the broker role closes it at once.
 	logsLoaded chan struct{}
 	// started is set when Start has brought the node up (/readyz).
-	started atomic.Bool
-	replQuota  *quota.Replication
+	started   atomic.Bool
+	replQuota *quota.Replication
 	// clientQuotas enforces the client quotas on every listener.
 	clientQuotas *quota.Clients
 	// conns are the connection limits of every listener (connlimits.go).
