@@ -389,7 +389,10 @@ func (s *Server) openBroker() {
 		SkipDirs:                     []string{quorum.DirName},
 	}, log.Options{Logger: s.lg, FS: s.opts.FS})
 	s.partitions = partition.NewManager(s.cfg.NodeID, s.logs, s.cfg, s.lg, time.Now)
-	s.partitions.SetTopicStats(s.metrics.Topics)
+	if s.cfg.MetricsListener != "" {
+		// Without an endpoint the BrokerTopicMetrics are not counted.
+		s.partitions.SetTopicStats(s.metrics.Topics)
+	}
 	s.openReplication()
 	s.publisher = newPublisher(s.partitions, s.lg.With("component", "publisher"))
 	s.groups = group.NewService(groupConfig(s.cfg),
@@ -477,7 +480,10 @@ func (s *Server) listen() error {
 			return fmt.Errorf("listener %s: %w", l, err)
 		}
 		s.listeners[l.Name] = ln
-		deps := kafka.Deps{Metadata: s.publisher, ClientQuotas: s.clientQuotas, Metrics: s.metrics, Logger: s.lg.With("listener", l.Name)}
+		deps := kafka.Deps{Metadata: s.publisher, ClientQuotas: s.clientQuotas, Logger: s.lg.With("listener", l.Name)}
+		if s.cfg.MetricsListener != "" {
+			deps.Metrics = s.metrics // else requests are not counted
+		}
 		if s.partitions != nil && !s.isControllerListener(l.Name) {
 			// Only broker listeners serve the partitions, groups and
 			// transactions; a controller listener serves the
