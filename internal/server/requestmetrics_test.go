@@ -2,6 +2,7 @@ package server_test
 
 import (
 	"context"
+	"fmt"
 	"strconv"
 	"strings"
 	"testing"
@@ -15,6 +16,7 @@ import (
 
 	"weir/internal/config"
 	"weir/internal/servertest"
+	"weir/internal/testwait"
 )
 
 // RequestMetrics: requests by name and version, error codes by Kafka's
@@ -70,7 +72,16 @@ func TestRequestMetrics(t *testing.T) {
 	}
 	fetchVersion := strconv.Itoa(int(req.GetVersion()))
 
-	s := samples(t, addr)
+	// A request is counted once its response is written, just after the
+	// client may have read it.
+	var s map[string]float64
+	testwait.For(t, 10*time.Second, "the fetch counted", func() error {
+		s = samples(t, addr)
+		if v := s[`kafka_network_requestmetrics_totaltimems_count{request="FetchConsumer"}`]; v != 1 {
+			return fmt.Errorf("%v fetches timed", v)
+		}
+		return nil
+	})
 	for name, want := range map[string]float64{
 		`kafka_network_requestmetrics_errors_total{error="NONE",request="Produce"}`:                           3,
 		`kafka_network_requestmetrics_errors_total{error="NOT_ENOUGH_REPLICAS",request="Produce"}`:            1,
