@@ -78,7 +78,7 @@ func TestReplicationMetrics(t *testing.T) {
 			if err != nil {
 				return err
 			}
-			active += s["weir_controller_kafka_controller_active_controller_count"]
+			active += s["kafka_controller_kafkacontroller_activecontrollercount"]
 		}
 		if active != 1 {
 			return fmt.Errorf("%v active controllers", active)
@@ -105,24 +105,24 @@ func TestReplicationMetrics(t *testing.T) {
 	}
 	waitState(t, c, "metered", 0, "the follower out of the ISR", isrIs(id(leader), id(ctl)))
 	c.Mend(leader, follower)
-	const lag = `weir_server_fetcher_lag_metrics_consumer_lag{partition="0",topic="metered"}`
+	lag := `kafka_server_fetcherlagmetrics_consumerlag{clientId="ReplicaFetcherThread-0-` + strconv.Itoa(int(id(leader))) + `",partition="0",topic="metered"}`
 	testwait.For(t, 20*time.Second, "the follower lagging", func() error {
 		s, err := samples(c, follower)
 		if err != nil {
 			return err
 		}
-		if s[lag] <= 0 || s["weir_server_replica_fetcher_manager_max_lag"] <= 0 {
-			return fmt.Errorf("follower: lag %v, max lag %v", s[lag], s["weir_server_replica_fetcher_manager_max_lag"])
+		if s[lag] <= 0 || s[`kafka_server_replicafetchermanager_maxlag{clientId="Replica"}`] <= 0 {
+			return fmt.Errorf("follower: lag %v, max lag %v", s[lag], s[`kafka_server_replicafetchermanager_maxlag{clientId="Replica"}`])
 		}
 		l, err := samples(c, leader)
 		if err != nil {
 			return err
 		}
-		if l["weir_server_replica_manager_isr_shrinks_total"] < 1 || l["weir_server_replica_manager_under_replicated_partitions"] != 1 {
-			return fmt.Errorf("leader: shrinks %v, under-replicated %v", l["weir_server_replica_manager_isr_shrinks_total"], l["weir_server_replica_manager_under_replicated_partitions"])
+		if l["kafka_server_replicamanager_isrshrinks_total"] < 1 || l["kafka_server_replicamanager_underreplicatedpartitions"] != 1 {
+			return fmt.Errorf("leader: shrinks %v, under-replicated %v", l["kafka_server_replicamanager_isrshrinks_total"], l["kafka_server_replicamanager_underreplicatedpartitions"])
 		}
-		if l["weir_server_replica_manager_leader_count"] != 1 || l["weir_server_replica_manager_partition_count"] != 1 {
-			return fmt.Errorf("leader: %v leaders of %v partitions", l["weir_server_replica_manager_leader_count"], l["weir_server_replica_manager_partition_count"])
+		if l["kafka_server_replicamanager_leadercount"] != 1 || l["kafka_server_replicamanager_partitioncount"] != 1 {
+			return fmt.Errorf("leader: %v leaders of %v partitions", l["kafka_server_replicamanager_leadercount"], l["kafka_server_replicamanager_partitioncount"])
 		}
 		return nil
 	})
@@ -139,8 +139,16 @@ func TestReplicationMetrics(t *testing.T) {
 		if err != nil {
 			return err
 		}
-		if s[lag] != 0 || l["weir_server_replica_manager_isr_expands_total"] < 1 || l["weir_server_replica_manager_under_replicated_partitions"] != 0 {
-			return fmt.Errorf("follower lag %v; leader: expands %v, under-replicated %v", s[lag], l["weir_server_replica_manager_isr_expands_total"], l["weir_server_replica_manager_under_replicated_partitions"])
+		if s[lag] != 0 || l["kafka_server_replicamanager_isrexpands_total"] < 1 || l["kafka_server_replicamanager_underreplicatedpartitions"] != 0 {
+			return fmt.Errorf("follower lag %v; leader: expands %v, under-replicated %v", s[lag], l["kafka_server_replicamanager_isrexpands_total"], l["kafka_server_replicamanager_underreplicatedpartitions"])
+		}
+		// The follower copied the 3 MiB; the leader sent them to both
+		// followers, as replication, not as consumers' BytesOut.
+		const copied = 48 * 64 << 10
+		in, out := s["kafka_server_brokertopicmetrics_replicationbytesin_total"], l["kafka_server_brokertopicmetrics_replicationbytesout_total"]
+		if in < copied || out < 2*copied || l["kafka_server_brokertopicmetrics_bytesout_total"] != 0 {
+			return fmt.Errorf("replication bytes in on the follower %v, out on the leader %v, consumers' bytes out %v",
+				in, out, l["kafka_server_brokertopicmetrics_bytesout_total"])
 		}
 		return nil
 	})

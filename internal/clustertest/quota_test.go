@@ -77,10 +77,10 @@ func TestControllerMutationQuotaAcrossBrokers(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	const labels = `{client_id="spread",user=""}`
+	const labels = `{clientId="spread",resource="ControllerMutation",user=""}`
 	// The rate is over the last two seconds: only its presence is sure.
-	_, rated := m["weir_server_controller_mutation_mutation_rate"+labels]
-	throttle := m["weir_server_controller_mutation_throttle_time_ms_total"+labels]
+	_, rated := m["kafka_server_quota_mutation_rate"+labels]
+	throttle := m["weir_server_quota_throttle_time_ms_total"+labels]
 	if !rated || throttle < float64(r.ThrottleMillis) {
 		t.Fatalf("the controller's mutation metrics: rate present %v, throttle %v ms; want at least %d ms", rated, throttle, r.ThrottleMillis)
 	}

@@ -48,6 +48,7 @@ import (
 	"weir/internal/acl"
 	"weir/internal/log"
 	"weir/internal/metadata"
+	"weir/internal/metrics"
 	"weir/internal/partition"
 	"weir/internal/record"
 )
@@ -69,6 +70,9 @@ type produceEntry struct {
 	batch record.Batch
 	guard log.VerificationGuard
 	err   error
+	// counted: the partition goes to the log (authorized, valid acks),
+	// so it counts in the BrokerTopicMetrics.
+	counted bool
 }
 
 func (s *Server) handleProduce(req *Request) *Reply {
@@ -104,6 +108,7 @@ func (s *Server) handleProduce(req *Request) *Reply {
 				e.err = kerr.InvalidRequiredAcks
 			default:
 				e.p, e.batch, e.err = s.producePartition(req.Version, rt.Topic, e.rp)
+				e.counted = true
 			}
 			entries = append(entries, e)
 		}
@@ -121,6 +126,9 @@ func (s *Server) handleProduce(req *Request) *Reply {
 		if e.err != nil {
 			s.setProduceError(e.sp, e.topic, e.rp.Partition, e.err)
 		}
+		if e.counted {
+			s.countProduce(e)
+		}
 		failed = failed || e.sp.ErrorCode != 0
 	}
 	if acks == partition.AcksNone {
@@ -130,11 +138,13 @@ func (s *Server) handleProduce(req *Request) *Reply {
 		return done(resp)
 	}
 	rep := newReply()
+	s.reqs.Waiting(false, 1)
 	go s.awaitAcks(rep, resp, pending, time.Duration(r.TimeoutMillis)*time.Millisecond)
 	return rep
 }
 
 func (s *Server) awaitAcks(rep *Reply, resp *kmsg.ProduceResponse, pending []pendingAck, timeout time.Duration) {
+	defer s.reqs.Waiting(false, -1)
 	timer := time.NewTimer(timeout)
 	defer timer.Stop()
 	expired := false
@@ -159,6 +169,39 @@ func (s *Server) awaitAcks(rep *Reply, resp *kmsg.ProduceResponse, pending []pen
 		}
 	}
 	rep.complete(resp)
+}
+
+// countProduce counts a partition of a Produce request in its topic's
+// BrokerTopicMetrics as Kafka's ReplicaManager does: every one handed to
+// the log, the records and bytes of an appended batch (at the append,
+// before acks=all is met), the bytes of one too large, and a failure for
+// any error but those Kafka expects (notProduceFailure).
+func (s *Server) countProduce(e *produceEntry) {
+	tc := s.unattributed()
+	if e.p != nil {
+		tc = e.p.Stats()
+	}
+	tc.ProduceRequested()
+	if e.err == nil {
+		tc.Produced(int(e.batch.NumRecords()), len(e.rp.Records))
+		return
+	}
+	switch code := e.sp.ErrorCode; code {
+	case kerr.MessageTooLarge.Code, kerr.RecordListTooLarge.Code:
+		tc.Rejected(len(e.rp.Records))
+	case kerr.UnknownTopicOrPartition.Code, kerr.NotLeaderForPartition.Code, kerr.CorruptMessage.Code,
+		kerr.KafkaStorageError.Code, kerr.UnknownTopicID.Code:
+	default:
+		tc.ProduceFailed()
+	}
+}
+
+// unattributed counts what belongs to no local replica.
+func (s *Server) unattributed() *metrics.TopicCounters {
+	if s.deps.Metrics == nil {
+		return nil
+	}
+	return s.deps.Metrics.Topics.Unattributed()
 }
 
 // producePartition finds a partition's leader replica and its batch.

@@ -45,6 +45,7 @@ import (
 	"weir/internal/acl"
 	"weir/internal/log"
 	"weir/internal/metadata"
+	"weir/internal/metrics"
 	"weir/internal/partition"
 	"weir/internal/quota"
 )
@@ -78,7 +79,7 @@ func (s *Server) handleFetch(req *Request) *Reply {
 		r.MaxBytes = int32(min(int64(r.MaxBytes), s.deps.ClientQuotas.MaxInWindow(quota.Fetch, user, req.ClientID)))
 	}
 	r.MinBytes = min(r.MinBytes, r.MaxBytes)
-	resp, sections, size, urgent := s.readFetch(req, r)
+	resp, sections, size, urgent := s.readFetch(req, r, true)
 	wait := time.Duration(r.MaxWaitMillis) * time.Millisecond
 	if urgent || wait <= 0 || size >= int(r.MinBytes) {
 		rep := &Reply{ready: closedChan}
@@ -93,6 +94,8 @@ func (s *Server) handleFetch(req *Request) *Reply {
 // longPoll waits for data on the request's partitions, re-reading each
 // time one of them changes, until min bytes are there or max wait passes.
 func (s *Server) longPoll(req *Request, r *kmsg.FetchRequest, rep *Reply, wait time.Duration) {
+	s.reqs.Waiting(true, 1)
+	defer s.reqs.Waiting(true, -1)
 	w := partition.NewWatcher()
 	var watched []*partition.Partition
 	img := s.deps.Metadata.Image()
@@ -119,7 +122,7 @@ func (s *Server) longPoll(req *Request, r *kmsg.FetchRequest, rep *Reply, wait t
 	defer timer.Stop()
 	for {
 		// Re-read after registering, so data appended in between is seen.
-		resp, sections, size, urgent := s.readFetch(req, r)
+		resp, sections, size, urgent := s.readFetch(req, r, false)
 		if urgent || size >= int(r.MinBytes) {
 			resp, rep.sections = s.chargeFetch(req, rep, resp, sections, size)
 			rep.complete(resp)
@@ -128,7 +131,7 @@ func (s *Server) longPoll(req *Request, r *kmsg.FetchRequest, rep *Reply, wait t
 		select {
 		case <-w.C:
 		case <-timer.C:
-			resp, sections, size, _ := s.readFetch(req, r)
+			resp, sections, size, _ := s.readFetch(req, r, false)
 			resp, rep.sections = s.chargeFetch(req, rep, resp, sections, size)
 			rep.complete(resp)
 			return
@@ -149,8 +152,20 @@ func isFollowerFetch(req *Request) bool {
 // chargeFetch counts a consumer's fetch of size record bytes against its
 // fetch quota. Over the quota, the client gets an empty answer with the
 // throttle time (the bytes are taken back) and its connection is muted,
-// as Kafka's getThrottledResponse.
+// as Kafka's getThrottledResponse. The record bytes of the answer count in
+// BytesOut (ReplicationBytesOut for a follower), as Kafka counts them when
+// the response is sent.
 func (s *Server) chargeFetch(req *Request, rep *Reply, resp *kmsg.FetchResponse, sections []section, size int) (*kmsg.FetchResponse, []section) {
+	resp, sections = s.throttleFetch(req, rep, resp, sections, size)
+	follower := isFollowerFetch(req)
+	for i := range sections {
+		sections[i].stats.Sent(sections[i].size, follower)
+	}
+	return resp, sections
+}
+
+// throttleFetch is chargeFetch without the counting.
+func (s *Server) throttleFetch(req *Request, rep *Reply, resp *kmsg.FetchResponse, sections []section, size int) (*kmsg.FetchResponse, []section) {
 	user, ok := s.quotaUser(req)
 	if !ok || isFollowerFetch(req) || size == 0 {
 		return resp, sections
@@ -170,7 +185,7 @@ func (s *Server) chargeFetch(req *Request, rep *Reply, resp *kmsg.FetchResponse,
 
 // readFetch reads every requested partition once. urgent reports an error
 // that should be answered without waiting.
-func (s *Server) readFetch(req *Request, r *kmsg.FetchRequest) (*kmsg.FetchResponse, []section, int, bool) {
+func (s *Server) readFetch(req *Request, r *kmsg.FetchRequest, count bool) (*kmsg.FetchResponse, []section, int, bool) {
 	resp := respFor(req).(*kmsg.FetchResponse)
 	img := s.deps.Metadata.Image()
 	replica := replicaFetch{id: r.ReplicaID, epoch: -1}
@@ -212,8 +227,14 @@ func (s *Server) readFetch(req *Request, r *kmsg.FetchRequest) (*kmsg.FetchRespo
 				sp.ErrorCode = kerr.TopicAuthorizationFailed.Code
 			case p == nil && known && s.deps.Partitions.Offline(log.TopicPartition{Topic: name, Partition: rp.Partition}) != nil:
 				sp.ErrorCode = kerr.KafkaStorageError.Code
+				if count {
+					s.unattributed().FetchRequested()
+				}
 			case p == nil && img.Topics.Get(name) != nil && img.Topics.Get(name).Partitions[rp.Partition] != nil:
 				s.notLeader(&sp, img, name, rp.Partition)
+				if count {
+					s.unattributed().FetchRequested()
+				}
 			case p == nil:
 				sp.ErrorCode = kerr.UnknownTopicOrPartition.Code
 			default:
@@ -228,7 +249,11 @@ func (s *Server) readFetch(req *Request, r *kmsg.FetchRequest) (*kmsg.FetchRespo
 						s.lg.Error("fetch failed", "topic", name, "partition", rp.Partition, "err", err)
 					}
 				}
+				if count {
+					countFetch(p.Stats(), sp.ErrorCode)
+				}
 				if sec != nil {
+					sec.stats = p.Stats()
 					sections = append(sections, *sec)
 					total += n
 					minOne = false
@@ -244,6 +269,20 @@ func (s *Server) readFetch(req *Request, r *kmsg.FetchRequest) (*kmsg.FetchRespo
 
 // replicaFetch identifies a follower's fetch (id >= 0) and its broker
 // epoch (-1: not sent).
+// countFetch counts a partition read for a Fetch request in its topic's
+// BrokerTopicMetrics, as Kafka's ReplicaManager.readFromLog: each one, and
+// a failure for an error Kafka does not expect.
+func countFetch(tc *metrics.TopicCounters, code int16) {
+	tc.FetchRequested()
+	switch code {
+	case 0, kerr.UnknownTopicOrPartition.Code, kerr.NotLeaderForPartition.Code, kerr.UnknownLeaderEpoch.Code,
+		kerr.FencedLeaderEpoch.Code, kerr.ReplicaNotAvailable.Code, kerr.KafkaStorageError.Code,
+		kerr.InconsistentTopicID.Code, kerr.OffsetOutOfRange.Code:
+	default:
+		tc.FetchFailed()
+	}
+}
+
 type replicaFetch struct {
 	id    int32
 	epoch int64

@@ -19,6 +19,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"weir/internal/acl"
+	"weir/internal/metrics"
 	"weir/internal/sasl"
 	"weir/internal/tlsconf"
 )
@@ -70,6 +71,11 @@ type Reply struct {
 	// the handler returns (produce bytes, request time). The larger
 	// goes in the response's throttle_time_ms (quota.go).
 	throttle, reqThrottle time.Duration
+	// obs is the request's path for the RequestMetrics, filled by the
+	// reader (observed set) and the writer; doneAt is when complete ran.
+	obs      metrics.Request
+	observed bool
+	doneAt   time.Time
 }
 
 func newReply() *Reply { return &Reply{ready: make(chan struct{})} }
@@ -85,6 +91,7 @@ var closedChan = func() chan struct{} { c := make(chan struct{}); close(c); retu
 // complete sets the response of a pending reply. It must be called once.
 func (r *Reply) complete(resp kmsg.Response) {
 	r.resp = resp
+	r.doneAt = time.Now()
 	close(r.ready)
 }
 
@@ -167,11 +174,15 @@ func (c *conn) serve() {
 				level = slog.LevelDebug
 			}
 			c.srv.lg.Log(c.ctx, level, "failed authentication (SSL handshake failed)", "remote", c.nc.RemoteAddr().String(), "err", err)
+			if level != slog.LevelDebug {
+				c.srv.listener.AuthFailed()
+			}
 			return
 		}
 		p, err := tlsconf.Principal(tc.ConnectionState(), c.srv.cfg.Broker.SSL.PrincipalMapper)
 		if err != nil {
 			c.srv.lg.Info("failed authentication (no principal for the client certificate)", "remote", c.nc.RemoteAddr().String(), "err", err)
+			c.srv.listener.AuthFailed()
 			return
 		}
 		c.principal = p
@@ -192,6 +203,7 @@ func (c *conn) serve() {
 	r := bufio.NewReaderSize(activeReader{c}, 64<<10)
 	for {
 		frame, err := c.readFrame(r)
+		read := time.Now()
 		if err != nil {
 			if !errors.Is(err, io.EOF) && !errors.Is(err, net.ErrClosed) {
 				c.srv.lg.Debug("closing connection", "remote", c.nc.RemoteAddr().String(), "err", err)
@@ -219,10 +231,16 @@ func (c *conn) serve() {
 			c.srv.lg.Info("closing connection on bad request", "remote", c.nc.RemoteAddr().String(), "err", err)
 			return
 		}
-		if !c.awaitUnmuted() {
-			return
+		if c.muteUntil.Load() > read.UnixNano() {
+			// A muted channel is not read in Kafka: the request's
+			// time starts when the mute ends.
+			if !c.awaitUnmuted() {
+				return
+			}
+			read = time.Now()
 		}
 		var rep *Reply
+		handled := time.Now()
 		if c.srv.cfg.SASL != nil {
 			var closeNow bool
 			if rep, closeNow = c.srv.saslGate(c, req); closeNow {
@@ -235,11 +253,15 @@ func (c *conn) serve() {
 			// Unsupported ApiVersions version: answered at v0 (KIP-511).
 			rep = c.srv.unsupportedAPIVersions()
 		default:
-			start := time.Now()
 			rep = c.srv.dispatch(req)
-			c.srv.recordQuotas(req, rep, len(frame), time.Since(start))
+			c.srv.recordQuotas(req, rep, len(frame), time.Since(handled))
 		}
 		rep.corrID = req.CorrelationID
+		if req.Raw == nil && c.srv.reqs != nil {
+			rep.observed = true
+			rep.obs = metrics.Request{Key: req.Key, Version: req.Version, Follower: isFollowerFetch(req), Bytes: len(frame) + 4,
+				Read: read, Handled: handled, Returned: time.Now()}
+		}
 		if req.Key == produceKey {
 			// Produce is the one API whose request bytes (the batches)
 			// are large and never outlive the handler: the log has
@@ -396,7 +418,11 @@ func (c *conn) writeLoop() {
 		case <-rep.ready:
 		case <-c.ctx.Done():
 		}
+		writing := time.Now()
 		if broken || c.ctx.Err() != nil || rep.none {
+			if rep.none && !broken && c.ctx.Err() == nil {
+				c.srv.observe(rep, writing, writing)
+			}
 			if rep.release != nil {
 				rep.release()
 			}
@@ -409,6 +435,9 @@ func (c *conn) writeLoop() {
 		buf, err = c.writeReply(bw, rep, buf[:0])
 		if err == nil && len(c.replies) == 0 {
 			err = bw.Flush()
+		}
+		if err == nil {
+			c.srv.observe(rep, writing, time.Now())
 		}
 		c.touch()
 		if rep.release != nil {

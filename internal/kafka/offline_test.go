@@ -46,7 +46,7 @@ func TestOfflinePartition(t *testing.T) {
 	fs.FailOpens(0, 1<<30, nil) // every open fails with EMFILE
 	w.createTopic("bad", 2, nil)
 	testwait.For(t, 60*time.Second, "the new partitions to go offline", func() error {
-		if got := gauge("weir_server_replica_manager_offline_replica_count"); got != 2 {
+		if got := gauge("kafka_server_replicamanager_offlinereplicacount"); got != 2 {
 			return fmt.Errorf("offline replica count %v, want 2", got)
 		}
 		return nil
@@ -77,13 +77,13 @@ func TestOfflinePartition(t *testing.T) {
 	if mt := w.metadataTopic("good", false); mt.Partitions[0].ErrorCode != 0 || mt.Partitions[0].Leader != 1 {
 		t.Fatalf("metadata of good: %+v", mt.Partitions[0])
 	}
-	if got := gauge("weir_server_replica_manager_offline_replica_count"); got != 2 {
+	if got := gauge("kafka_server_replicamanager_offlinereplicacount"); got != 2 {
 		t.Fatalf("offline replica count %v, want 2", got)
 	}
 	// The broker tells the controller (AssignReplicasToDirs to the LOST
 	// directory), which takes the partitions' leadership away.
 	testwait.For(t, 60*time.Second, "the controller to count the offline partitions", func() error {
-		if got := gauge("weir_controller_kafka_controller_offline_partitions_count"); got != 2 {
+		if got := gauge("kafka_controller_kafkacontroller_offlinepartitionscount"); got != 2 {
 			return fmt.Errorf("offline partitions count %v, want 2", got)
 		}
 		return nil

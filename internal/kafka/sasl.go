@@ -164,6 +164,7 @@ func saslStateError(req *Request) kmsg.Response {
 // connection: a client guessing passwords gets one try per delay and
 // connection.
 func (s *Server) failLater(resp kmsg.Response) *Reply {
+	s.listener.AuthFailed()
 	rep := newReply()
 	rep.closeConn, rep.none = true, resp == nil
 	time.AfterFunc(s.cfg.SASL.FailedDelay, func() { rep.complete(resp) })
@@ -264,6 +265,7 @@ func (s *Server) authenticated(c *conn) (time.Duration, error) {
 		"reauthentication", c.reauthenticating, "session_lifetime", lifetime)
 	c.principal = principal
 	c.sasl, c.saslServer, c.reauthenticating = saslDone, nil, false
+	s.listener.Authenticated()
 	return lifetime, nil
 }
 

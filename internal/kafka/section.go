@@ -12,6 +12,8 @@ import (
 	"os"
 	"syscall"
 
+	"weir/internal/metrics"
+
 	"github.com/twmb/franz-go/pkg/kbin"
 	"golang.org/x/sys/unix"
 
@@ -34,6 +36,8 @@ type section struct {
 	file io.ReaderAt
 	pos  int64
 	size int
+	// stats count the bytes sent (BytesOut or ReplicationBytesOut).
+	stats *metrics.TopicCounters
 }
 
 type pinnable interface {

@@ -22,6 +22,7 @@ import (
 	"weir/internal/link"
 	"weir/internal/log"
 	"weir/internal/metadata"
+	"weir/internal/metrics"
 	"weir/internal/partition"
 	"weir/internal/quorum"
 	"weir/internal/quota"
@@ -159,8 +160,11 @@ type Deps struct {
 	// TxnVerifier checks transactional produces with their coordinator
 	// (KIP-890); nil: no check.
 	TxnVerifier TxnVerifier
-	Logger      *slog.Logger
-	Now         func() time.Time
+	// Metrics counts the BrokerTopicMetrics and RequestMetrics (nil: not
+	// counted).
+	Metrics *metrics.Metrics
+	Logger  *slog.Logger
+	Now     func() time.Time
 }
 
 // Server serves one listener.
@@ -173,6 +177,10 @@ type Server struct {
 	// Kafka messages and ApiVersions does not list them.
 	internal map[int16]func(*Request) *Reply
 	pids     producerIDs
+	// reqs and listener count the RequestMetrics and the connections
+	// (nil without Deps.Metrics).
+	reqs     *metrics.RequestStats
+	listener *metrics.ListenerStats
 	// raftWarned is when a refused Raft frame was last logged (unix ns).
 	raftWarned atomic.Int64
 
@@ -192,6 +200,10 @@ func New(cfg Config, deps Deps) *Server {
 		deps.Now = time.Now
 	}
 	s := &Server{cfg: cfg, deps: deps, lg: deps.Logger, conns: map[*conn]struct{}{}, stop: make(chan struct{})}
+	if deps.Metrics != nil {
+		s.reqs = deps.Metrics.Requests
+		s.listener = s.reqs.Listener(cfg.ListenerName)
+	}
 	s.apis = s.apiTable()
 	s.internal = map[int16]func(*Request) *Reply{}
 	if deps.Raft != nil {
@@ -259,9 +271,11 @@ func (s *Server) Serve(ln net.Listener) error {
 		s.wg.Add(1)
 		s.mu.Unlock()
 		s.cfg.Conns.track(c, s.cfg.ListenerName)
+		s.listener.Opened()
 		go func() {
 			defer s.wg.Done()
 			c.serve()
+			s.listener.Closed()
 			s.cfg.Conns.release(c, ip)
 			s.mu.Lock()
 			delete(s.conns, c)

@@ -1,10 +1,15 @@
-// Package metrics exposes a node's health in Prometheus form. Each metric is
-// named after the Kafka MBean that means the same thing, as
-// weir_<domain>_<type>_<name> in snake case: Kafka's
-// kafka.server:type=ReplicaManager,name=UnderReplicatedPartitions is
-// weir_server_replica_manager_under_replicated_partitions. Kafka's
-// ...PerSec meters become counters ending in _total (rate() gives the
-// per-second value).
+// Package metrics exposes a node's health in Prometheus form, named as the
+// Prometheus JMX exporter's Kafka rules (example_configs/kafka-2_0_0.yml,
+// lowercaseOutputName) name Kafka's MBeans, so that dashboards and alerts
+// written for Kafka read weir unchanged: kafka.<domain>:type=<Type>,name=<Name>
+// is kafka_<domain>_<type>_<name> lowercased, the other keys of the MBean
+// name become labels, a ...PerSec meter is a counter named without PerSec and
+// ending in _total (rate() gives the per-second value), and a Kafka
+// histogram (...TimeMs) is a Prometheus histogram of that name (Kafka's rule
+// gives only its _count and quantile gauges: use histogram_quantile).
+// Families Kafka has no MBean for keep weir's earlier names,
+// weir_<domain>_<type>_<name> in snake case. docs/OPERATIONS.md has the
+// table with Kafka's MBeans.
 //
 // The gauges are not kept up to date by the code they describe: a
 // collector reads them from a [Source], which the server implements, at
@@ -14,59 +19,86 @@
 //
 // Metrics:
 //
-//	weir_server_replica_manager_partition_count                    local replicas (offline ones too)
-//	weir_server_replica_manager_offline_replica_count              local replicas whose log cannot be opened
-//	weir_server_replica_manager_leader_count                       local replicas led here
-//	weir_server_replica_manager_under_replicated_partitions        led here, ISR < replicas
-//	weir_server_replica_manager_under_min_isr_partition_count      led here, ISR < min.insync.replicas
-//	weir_server_replica_manager_at_min_isr_partition_count         led here, ISR = min.insync.replicas
-//	weir_server_replica_manager_isr_shrinks_total                  ISR shrinks of partitions led here
-//	weir_server_replica_manager_isr_expands_total                  ISR expansions of partitions led here
-//	weir_server_fetcher_lag_metrics_consumer_lag{topic,partition}  per follower replica: ReplicaStatus.Lag
-//	weir_server_replica_fetcher_manager_max_lag                    the largest of those, 0 without followers
-//	weir_controller_kafka_controller_active_controller_count       1 on the active controller, else 0
-//	weir_controller_kafka_controller_offline_partitions_count      partitions without a leader
-//	weir_controller_kafka_controller_global_topic_count            topics in the cluster
-//	weir_controller_kafka_controller_global_partition_count        partitions in the cluster
-//	weir_coordinator_loader_skipped_records_total{coordinator}     unreadable records of __consumer_offsets
-//	                                                               (coordinator "group") or __transaction_state
-//	                                                               ("transaction") skipped while loading them
-//	weir_cluster_link_count                                        cluster links of the cluster (this broker's image)
-//	weir_cluster_link_mirror_topic_count                           mirror topics still following their source
-//	weir_cluster_link_mirror_topic_state{link,topic,state}         1 per mirror topic of the cluster, state
-//	                                                               "active", "paused", "promoted" or "failed_over"
+//	kafka_server_replicamanager_partitioncount                    local replicas (offline ones too)
+//	kafka_server_replicamanager_offlinereplicacount               local replicas whose log cannot be opened
+//	kafka_server_replicamanager_leadercount                       local replicas led here
+//	kafka_server_replicamanager_underreplicatedpartitions         led here, ISR < replicas
+//	kafka_server_replicamanager_underminisrpartitioncount         led here, ISR < min.insync.replicas
+//	kafka_server_replicamanager_atminisrpartitioncount            led here, ISR = min.insync.replicas
+//	kafka_server_replicamanager_isrshrinks_total                  ISR shrinks of partitions led here
+//	kafka_server_replicamanager_isrexpands_total                  ISR expansions of partitions led here
+//	kafka_server_fetcherlagmetrics_consumerlag{clientId,topic,partition}
+//	                                                              per follower replica: ReplicaStatus.Lag;
+//	                                                              clientId "ReplicaFetcherThread-0-<leader id>"
+//	kafka_server_replicafetchermanager_maxlag{clientId="Replica"} the largest of those, 0 without followers
+//	kafka_server_brokertopicmetrics_<name>_total{topic}           BrokerTopicMetrics (topics.go) per topic with
+//	                                                              a local replica, and without the label for all
+//	                                                              topics: messagesin, bytesin, bytesout,
+//	                                                              bytesrejected, failedproducerequests,
+//	                                                              failedfetchrequests, totalproducerequests,
+//	                                                              totalfetchrequests; replicationbytesin and
+//	                                                              replicationbytesout for all topics only
+//	kafka_network_requestmetrics_requests_total{request,version}  RequestsPerSec (requests.go); request is Kafka's
+//	                                                              API name, Fetch split into FetchConsumer and
+//	                                                              FetchFollower
+//	kafka_network_requestmetrics_errors_total{request,error}      ErrorsPerSec: the error codes of the responses
+//	                                                              (NONE included) by Kafka's error name
+//	kafka_network_requestmetrics_<hist>{request}                  histograms: totaltimems, requestqueuetimems,
+//	                                                              localtimems, remotetimems, throttletimems,
+//	                                                              responsequeuetimems, responsesendtimems (ms),
+//	                                                              requestbytes
+//	kafka_server_delayedoperationpurgatory_purgatorysize{delayedOperation}
+//	                                                              Produce (acks=all) and Fetch (long polls) waiting
+//	kafka_server_socket_server_metrics_<name>{listener,networkProcessor="0"}
+//	                                                              connection_count, connection_creation_total,
+//	                                                              connection_close_total,
+//	                                                              failed_authentication_total,
+//	                                                              successful_authentication_total
+//	kafka_controller_kafkacontroller_activecontrollercount        1 on the active controller, else 0
+//	kafka_controller_kafkacontroller_offlinepartitionscount       partitions without a leader
+//	kafka_controller_kafkacontroller_globaltopiccount             topics in the cluster
+//	kafka_controller_kafkacontroller_globalpartitioncount         partitions in the cluster
+//	kafka_server_quota_byte_rate{resource,user,clientId}          Produce bytes per second (resource "Produce") or
+//	                                                              consumer Fetch response bytes per second ("Fetch")
+//	                                                              of a client quota's sensor
+//	kafka_server_quota_request_time{resource="Request",user,clientId}
+//	                                                              handler time in percent of one thread
+//	kafka_server_quota_mutation_rate{resource="ControllerMutation",user,clientId}
+//	                                                              partitions created or deleted per second
+//	weir_server_quota_throttle_time_ms_total{resource,user,clientId}
+//	                                                              throttle time given to the sensor's clients
+//	weir_log_open_segment_files                                   segment files open (log.open.files.max)
+//	weir_coordinator_loader_skipped_records_total{coordinator}    unreadable records of __consumer_offsets
+//	                                                              (coordinator "group") or __transaction_state
+//	                                                              ("transaction") skipped while loading them
+//	weir_cluster_link_count                                       cluster links of the cluster (this broker's image)
+//	weir_cluster_link_mirror_topic_count                          mirror topics still following their source
+//	weir_cluster_link_mirror_topic_state{link,topic,state}        1 per mirror topic of the cluster, state
+//	                                                              "active", "paused", "promoted" or "failed_over"
 //	weir_cluster_link_mirror_partition_state{link,topic,partition,state}
-//	                                                               1 per mirror partition led here, state
-//	                                                               "active" or "source_unavailable" (fetches failing)
-//	weir_cluster_link_mirror_partition_lag{link,topic,partition}   the source's high watermark minus the mirror's
-//	                                                               log end, as of the last fetch
-//	weir_cluster_link_mirror_partition_lag_ms{link,topic,partition} while behind, ms since the mirror was
-//	                                                               last at the source's high watermark; else 0
-//	weir_cluster_link_fetched_bytes_total{link,topic,partition}    bytes of batches copied from the source
-//	weir_cluster_link_fetched_records_total{link,topic,partition}  records copied from the source
-//	weir_cluster_link_fetch_errors_total{link,topic,partition}     failed steps of the copying loop
-//	weir_cluster_link_throttled_fetches_total{link,topic,partition} fetches held back by the link's
-//	                                                               link.fetcher.throttle.bytes.per.sec
-//
-//	weir_server_produce_byte_rate{user,client_id}                  Produce bytes per second of a client quota's
-//	                                                               sensor (Kafka's type=Produce byte-rate)
-//	weir_server_fetch_byte_rate{user,client_id}                    consumer Fetch response bytes per second
-//	                                                               (type=Fetch byte-rate)
-//	weir_server_request_request_time{user,client_id}               handler time in percent of one thread
-//	                                                               (type=Request request-time)
-//	weir_server_controller_mutation_mutation_rate{user,client_id}  partitions created or deleted per second
-//	                                                               (type=ControllerMutation mutation-rate)
-//	weir_server_<type>_throttle_time_ms_total{user,client_id}      throttle time given to the sensor's clients,
-//	                                                               for each of those four types
+//	                                                              1 per mirror partition led here, state
+//	                                                              "active" or "source_unavailable" (fetches failing)
+//	weir_cluster_link_mirror_partition_lag{link,topic,partition}  the source's high watermark minus the mirror's
+//	                                                              log end, as of the last fetch
+//	weir_cluster_link_mirror_partition_lag_ms{link,topic,partition}
+//	                                                              while behind, ms since the mirror was
+//	                                                              last at the source's high watermark; else 0
+//	weir_cluster_link_fetched_bytes_total{link,topic,partition}   bytes of batches copied from the source
+//	weir_cluster_link_fetched_records_total{link,topic,partition} records copied from the source
+//	weir_cluster_link_fetch_errors_total{link,topic,partition}    failed steps of the copying loop
+//	weir_cluster_link_throttled_fetches_total{link,topic,partition}
+//	                                                              fetches held back by the link's
+//	                                                              link.fetcher.throttle.bytes.per.sec
 //
 // A client quota's series exist while a quota applies to some client and
-// for an hour after its last request; user and client_id are the tags of
-// the quota that applies (empty for a part it does not depend on), as
-// Kafka's. Kafka's throttle-time is the average throttle of the requests
-// in its windows; weir gives the total, whose rate() is the throttle time
-// per second. The byte and mutation rates are measured over the quota's
-// windows (quota.window.num of quota.window.size.seconds). The mutation
-// quota is charged on the active controller only.
+// for an hour after its last request; user and clientId are the tags of
+// the quota that applies (empty for a part it does not depend on; Kafka
+// leaves an empty tag out of the MBean name). Kafka's throttle-time is the
+// average throttle of the requests in its windows; weir gives the total,
+// under a weir_ name, whose rate() is the throttle time per second. The
+// byte and mutation rates are measured over the quota's windows
+// (quota.window.num of quota.window.size.seconds). The mutation quota is
+// charged on the active controller only.
 //
 // The cluster link series of a partition exist while this broker leads it
 // as an active mirror; its counters start at 0 with each leadership.
@@ -116,19 +148,28 @@ type ClientQuotaStatus struct {
 	ThrottleMs           uint64
 }
 
-// quotaDescs are the rate and throttle time metrics of each client quota
-// type.
-var quotaDescs = map[string][2]*prometheus.Desc{}
+// quotaDescs are the resource label and the rate metric of each client
+// quota type; the throttle time of all of them is descThrottle.
+var quotaDescs = map[string]quotaDesc{}
+
+// quotaDesc is a client quota type's resource label and rate metric.
+type quotaDesc struct {
+	resource string
+	rate     *prometheus.Desc
+}
+
+var descThrottle = desc("server_quota_throttle_time_ms_total", "Throttle time the client quota gave, in total, per resource, user and client id of the quota (Kafka's kafka.server:type=<resource> throttle-time is its average).", "resource", "user", "clientId")
 
 func init() {
-	for _, q := range []struct{ typ, kafka, rate string }{
+	rates := map[string]*prometheus.Desc{}
+	for _, q := range []struct{ typ, resource, rate string }{
 		{"produce", "Produce", "byte_rate"}, {"fetch", "Fetch", "byte_rate"},
 		{"request", "Request", "request_time"}, {"controller_mutation", "ControllerMutation", "mutation_rate"},
 	} {
-		quotaDescs[q.typ] = [2]*prometheus.Desc{
-			desc("server_"+q.typ+"_"+q.rate, "The client quota's measured rate, per user and client id of the quota (Kafka's kafka.server:type="+q.kafka+" "+strings.ReplaceAll(q.rate, "_", "-")+").", "user", "client_id"),
-			desc("server_"+q.typ+"_throttle_time_ms_total", "Throttle time the client quota gave, in total, per user and client id of the quota (Kafka's kafka.server:type="+q.kafka+" throttle-time is its average).", "user", "client_id"),
+		if rates[q.rate] == nil {
+			rates[q.rate] = kdesc("server_quota_"+q.rate, "The client quota's measured rate, per resource, user and client id of the quota (Kafka's kafka.server:type=<resource> "+strings.ReplaceAll(q.rate, "_", "-")+").", "resource", "user", "clientId")
 		}
+		quotaDescs[q.typ] = quotaDesc{q.resource, rates[q.rate]}
 	}
 }
 
@@ -165,8 +206,10 @@ type MirrorPartitionStatus struct {
 type ReplicaStatus struct {
 	Topic     string
 	Partition int32
-	// Leader is true when this broker leads the partition.
-	Leader bool
+	// Leader is true when this broker leads the partition; LeaderID is
+	// the partition's leader (-1 without one).
+	Leader   bool
+	LeaderID int32
 	// Replicas, ISR and MinISR are the sizes of the assignment and of the
 	// in-sync set, and the topic's effective min.insync.replicas.
 	Replicas, ISR, MinISR int
@@ -256,6 +299,11 @@ func (c *Counters) TxnRecordsSkipped(n int) {
 type Metrics struct {
 	// Counters is what the replication code bumps.
 	Counters *Counters
+	// Topics are the BrokerTopicMetrics, which the partitions count.
+	Topics *BrokerTopicStats
+	// Requests are the RequestMetrics and connection counts, which the
+	// listeners count.
+	Requests *RequestStats
 
 	reg *prometheus.Registry
 }
@@ -263,11 +311,13 @@ type Metrics struct {
 // New returns a registry that reads src at each scrape and also reports
 // the Go runtime and process collectors.
 func New(src Source) *Metrics {
-	m := &Metrics{Counters: &Counters{}, reg: prometheus.NewRegistry()}
+	m := &Metrics{Counters: &Counters{}, Topics: NewBrokerTopicStats(), Requests: newRequestStats(), reg: prometheus.NewRegistry()}
 	m.reg.MustRegister(
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 		newCollector(src, m.Counters),
+		topicCollector{m.Topics},
+		m.Requests,
 	)
 	return m
 }
@@ -282,25 +332,32 @@ func (m *Metrics) Handler() http.Handler {
 	return promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{ErrorHandling: promhttp.ContinueOnError})
 }
 
+// desc is a weir_ metric (one Kafka has no MBean for).
 func desc(name, help string, labels ...string) *prometheus.Desc {
 	return prometheus.NewDesc("weir_"+name, help, labels, nil)
 }
 
+// kdesc is the metric of a Kafka MBean, named as the JMX exporter's rules
+// name it (see the package comment).
+func kdesc(name, help string, labels ...string) *prometheus.Desc {
+	return prometheus.NewDesc("kafka_"+name, help, labels, nil)
+}
+
 var (
-	descPartitionCount   = desc("server_replica_manager_partition_count", "Number of replicas hosted by this broker (Kafka's ReplicaManager PartitionCount).")
-	descOfflineReplicas  = desc("server_replica_manager_offline_replica_count", "Replicas on this broker whose log cannot be opened (Kafka's ReplicaManager OfflineReplicaCount).")
-	descLeaderCount      = desc("server_replica_manager_leader_count", "Number of partitions this broker leads (Kafka's ReplicaManager LeaderCount).")
-	descUnderReplicated  = desc("server_replica_manager_under_replicated_partitions", "Partitions led by this broker whose ISR is smaller than their replica set.")
-	descUnderMinISR      = desc("server_replica_manager_under_min_isr_partition_count", "Partitions led by this broker whose ISR is smaller than min.insync.replicas.")
-	descAtMinISR         = desc("server_replica_manager_at_min_isr_partition_count", "Partitions led by this broker whose ISR size equals min.insync.replicas.")
-	descIsrShrinks       = desc("server_replica_manager_isr_shrinks_total", "ISR shrinks of partitions led by this broker (Kafka's IsrShrinksPerSec).")
-	descIsrExpands       = desc("server_replica_manager_isr_expands_total", "ISR expansions of partitions led by this broker (Kafka's IsrExpandsPerSec).")
-	descConsumerLag      = desc("server_fetcher_lag_metrics_consumer_lag", "Messages a follower replica on this broker is behind its leader (Kafka's FetcherLagMetrics ConsumerLag).", "topic", "partition")
-	descMaxLag           = desc("server_replica_fetcher_manager_max_lag", "Largest lag, in messages, of a follower replica on this broker (Kafka's ReplicaFetcherManager MaxLag).")
-	descActiveController = desc("controller_kafka_controller_active_controller_count", "1 on the active controller, 0 elsewhere.")
-	descOffline          = desc("controller_kafka_controller_offline_partitions_count", "Partitions without a leader; reported by the active controller only.")
-	descGlobalTopics     = desc("controller_kafka_controller_global_topic_count", "Topics in the cluster; reported by the active controller only.")
-	descGlobalPartitions = desc("controller_kafka_controller_global_partition_count", "Partitions in the cluster; reported by the active controller only.")
+	descPartitionCount   = kdesc("server_replicamanager_partitioncount", "Number of replicas hosted by this broker (Kafka's ReplicaManager PartitionCount).")
+	descOfflineReplicas  = kdesc("server_replicamanager_offlinereplicacount", "Replicas on this broker whose log cannot be opened (Kafka's ReplicaManager OfflineReplicaCount).")
+	descLeaderCount      = kdesc("server_replicamanager_leadercount", "Number of partitions this broker leads (Kafka's ReplicaManager LeaderCount).")
+	descUnderReplicated  = kdesc("server_replicamanager_underreplicatedpartitions", "Partitions led by this broker whose ISR is smaller than their replica set.")
+	descUnderMinISR      = kdesc("server_replicamanager_underminisrpartitioncount", "Partitions led by this broker whose ISR is smaller than min.insync.replicas.")
+	descAtMinISR         = kdesc("server_replicamanager_atminisrpartitioncount", "Partitions led by this broker whose ISR size equals min.insync.replicas.")
+	descIsrShrinks       = kdesc("server_replicamanager_isrshrinks_total", "ISR shrinks of partitions led by this broker (Kafka's IsrShrinksPerSec).")
+	descIsrExpands       = kdesc("server_replicamanager_isrexpands_total", "ISR expansions of partitions led by this broker (Kafka's IsrExpandsPerSec).")
+	descConsumerLag      = kdesc("server_fetcherlagmetrics_consumerlag", "Messages a follower replica on this broker is behind its leader (Kafka's FetcherLagMetrics ConsumerLag).", "clientId", "topic", "partition")
+	descMaxLag           = kdesc("server_replicafetchermanager_maxlag", "Largest lag, in messages, of a follower replica on this broker (Kafka's ReplicaFetcherManager MaxLag).", "clientId")
+	descActiveController = kdesc("controller_kafkacontroller_activecontrollercount", "1 on the active controller, 0 elsewhere.")
+	descOffline          = kdesc("controller_kafkacontroller_offlinepartitionscount", "Partitions without a leader; reported by the active controller only.")
+	descGlobalTopics     = kdesc("controller_kafkacontroller_globaltopiccount", "Topics in the cluster; reported by the active controller only.")
+	descGlobalPartitions = kdesc("controller_kafkacontroller_globalpartitioncount", "Partitions in the cluster; reported by the active controller only.")
 	descOpenSegments     = desc("log_open_segment_files", "Segment files (.log, .index, .timeindex) the broker keeps open; weir closes idle ones past log.open.files.max.")
 	descSkippedRecords   = desc("coordinator_loader_skipped_records_total", "Unreadable records a coordinator skipped while loading its partitions.", "coordinator")
 	descLinks            = desc("cluster_link_count", "Cluster links of the cluster.")
@@ -329,9 +386,13 @@ func (c *collector) Describe(ch chan<- *prometheus.Desc) {
 		descSkippedRecords, descOpenSegments, descLinks, descMirrorTopics, descMirrorTopicState, descMirrorState, descMirrorLag, descMirrorLagMs, descMirrorBytes, descMirrorRecords, descMirrorErrors, descMirrorThrottled} {
 		ch <- d
 	}
+	ch <- descThrottle
+	seen := map[*prometheus.Desc]bool{}
 	for _, d := range quotaDescs {
-		ch <- d[0]
-		ch <- d[1]
+		if !seen[d.rate] {
+			seen[d.rate] = true
+			ch <- d.rate
+		}
 	}
 }
 
@@ -350,7 +411,7 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 		if !r.Leader {
 			lag := max(r.Lag, 0)
 			maxLag = max(maxLag, lag)
-			ch <- prometheus.MustNewConstMetric(descConsumerLag, prometheus.GaugeValue, float64(lag), r.Topic, strconv.Itoa(int(r.Partition)))
+			ch <- prometheus.MustNewConstMetric(descConsumerLag, prometheus.GaugeValue, float64(lag), "ReplicaFetcherThread-0-"+strconv.Itoa(int(r.LeaderID)), r.Topic, strconv.Itoa(int(r.Partition)))
 			continue
 		}
 		leaders++
@@ -371,7 +432,7 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 	gauge(descUnderMinISR, underMin)
 	gauge(descAtMinISR, atMin)
 	gauge(descOpenSegments, c.src.OpenSegmentFiles())
-	ch <- prometheus.MustNewConstMetric(descMaxLag, prometheus.GaugeValue, float64(maxLag))
+	ch <- prometheus.MustNewConstMetric(descMaxLag, prometheus.GaugeValue, float64(maxLag), "Replica")
 	ch <- prometheus.MustNewConstMetric(descIsrShrinks, prometheus.CounterValue, float64(c.counters.isrShrinks.Load()))
 	ch <- prometheus.MustNewConstMetric(descIsrExpands, prometheus.CounterValue, float64(c.counters.isrExpands.Load()))
 	ch <- prometheus.MustNewConstMetric(descSkippedRecords, prometheus.CounterValue, float64(c.counters.skippedGroupLoads.Load()), "group")
@@ -402,8 +463,8 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 		if !ok {
 			continue
 		}
-		ch <- prometheus.MustNewConstMetric(d[0], prometheus.GaugeValue, q.Rate, q.User, q.ClientID)
-		ch <- prometheus.MustNewConstMetric(d[1], prometheus.CounterValue, float64(q.ThrottleMs), q.User, q.ClientID)
+		ch <- prometheus.MustNewConstMetric(d.rate, prometheus.GaugeValue, q.Rate, d.resource, q.User, q.ClientID)
+		ch <- prometheus.MustNewConstMetric(descThrottle, prometheus.CounterValue, float64(q.ThrottleMs), d.resource, q.User, q.ClientID)
 	}
 
 	ctl := c.src.Controller()

@@ -51,19 +51,19 @@ func (f *fakeSource) Controller() ControllerStatus {
 }
 
 var weirNames = []string{
-	"weir_server_replica_manager_partition_count",
-	"weir_server_replica_manager_leader_count",
-	"weir_server_replica_manager_under_replicated_partitions",
-	"weir_server_replica_manager_under_min_isr_partition_count",
-	"weir_server_replica_manager_at_min_isr_partition_count",
-	"weir_server_replica_manager_isr_shrinks_total",
-	"weir_server_replica_manager_isr_expands_total",
-	"weir_server_fetcher_lag_metrics_consumer_lag",
-	"weir_server_replica_fetcher_manager_max_lag",
-	"weir_controller_kafka_controller_active_controller_count",
-	"weir_controller_kafka_controller_offline_partitions_count",
-	"weir_controller_kafka_controller_global_topic_count",
-	"weir_controller_kafka_controller_global_partition_count",
+	"kafka_server_replicamanager_partitioncount",
+	"kafka_server_replicamanager_leadercount",
+	"kafka_server_replicamanager_underreplicatedpartitions",
+	"kafka_server_replicamanager_underminisrpartitioncount",
+	"kafka_server_replicamanager_atminisrpartitioncount",
+	"kafka_server_replicamanager_isrshrinks_total",
+	"kafka_server_replicamanager_isrexpands_total",
+	"kafka_server_fetcherlagmetrics_consumerlag",
+	"kafka_server_replicafetchermanager_maxlag",
+	"kafka_controller_kafkacontroller_activecontrollercount",
+	"kafka_controller_kafkacontroller_offlinepartitionscount",
+	"kafka_controller_kafkacontroller_globaltopiccount",
+	"kafka_controller_kafkacontroller_globalpartitioncount",
 	"weir_log_open_segment_files",
 }
 
@@ -73,8 +73,8 @@ func TestCollectorReadsSourceAtScrape(t *testing.T) {
 			{Topic: "a", Partition: 0, Leader: true, Replicas: 3, ISR: 3, MinISR: 2},
 			{Topic: "a", Partition: 1, Leader: true, Replicas: 3, ISR: 2, MinISR: 2}, // under-replicated, at min ISR
 			{Topic: "a", Partition: 2, Leader: true, Replicas: 3, ISR: 1, MinISR: 2}, // under min ISR
-			{Topic: "b", Partition: 0, Leader: false, Replicas: 3, ISR: 3, MinISR: 2, Lag: 7},
-			{Topic: "b", Partition: 1, Leader: false, Replicas: 3, ISR: 3, MinISR: 2, Lag: -1}, // clamped to 0
+			{Topic: "b", Partition: 0, Leader: false, LeaderID: 4, Replicas: 3, ISR: 3, MinISR: 2, Lag: 7},
+			{Topic: "b", Partition: 1, Leader: false, LeaderID: 5, Replicas: 3, ISR: 3, MinISR: 2, Lag: -1}, // clamped to 0
 		},
 		ctl:   ControllerStatus{Active: true, OfflinePartitions: 2, Topics: 4, Partitions: 9},
 		files: 12,
@@ -85,49 +85,49 @@ func TestCollectorReadsSourceAtScrape(t *testing.T) {
 	m.Counters.IsrChanged(false)
 
 	want := `
-# HELP weir_controller_kafka_controller_active_controller_count 1 on the active controller, 0 elsewhere.
-# TYPE weir_controller_kafka_controller_active_controller_count gauge
-weir_controller_kafka_controller_active_controller_count 1
-# HELP weir_controller_kafka_controller_global_partition_count Partitions in the cluster; reported by the active controller only.
-# TYPE weir_controller_kafka_controller_global_partition_count gauge
-weir_controller_kafka_controller_global_partition_count 9
-# HELP weir_controller_kafka_controller_global_topic_count Topics in the cluster; reported by the active controller only.
-# TYPE weir_controller_kafka_controller_global_topic_count gauge
-weir_controller_kafka_controller_global_topic_count 4
-# HELP weir_controller_kafka_controller_offline_partitions_count Partitions without a leader; reported by the active controller only.
-# TYPE weir_controller_kafka_controller_offline_partitions_count gauge
-weir_controller_kafka_controller_offline_partitions_count 2
+# HELP kafka_controller_kafkacontroller_activecontrollercount 1 on the active controller, 0 elsewhere.
+# TYPE kafka_controller_kafkacontroller_activecontrollercount gauge
+kafka_controller_kafkacontroller_activecontrollercount 1
+# HELP kafka_controller_kafkacontroller_globalpartitioncount Partitions in the cluster; reported by the active controller only.
+# TYPE kafka_controller_kafkacontroller_globalpartitioncount gauge
+kafka_controller_kafkacontroller_globalpartitioncount 9
+# HELP kafka_controller_kafkacontroller_globaltopiccount Topics in the cluster; reported by the active controller only.
+# TYPE kafka_controller_kafkacontroller_globaltopiccount gauge
+kafka_controller_kafkacontroller_globaltopiccount 4
+# HELP kafka_controller_kafkacontroller_offlinepartitionscount Partitions without a leader; reported by the active controller only.
+# TYPE kafka_controller_kafkacontroller_offlinepartitionscount gauge
+kafka_controller_kafkacontroller_offlinepartitionscount 2
 # HELP weir_log_open_segment_files Segment files (.log, .index, .timeindex) the broker keeps open; weir closes idle ones past log.open.files.max.
 # TYPE weir_log_open_segment_files gauge
 weir_log_open_segment_files 12
-# HELP weir_server_fetcher_lag_metrics_consumer_lag Messages a follower replica on this broker is behind its leader (Kafka's FetcherLagMetrics ConsumerLag).
-# TYPE weir_server_fetcher_lag_metrics_consumer_lag gauge
-weir_server_fetcher_lag_metrics_consumer_lag{partition="0",topic="b"} 7
-weir_server_fetcher_lag_metrics_consumer_lag{partition="1",topic="b"} 0
-# HELP weir_server_replica_fetcher_manager_max_lag Largest lag, in messages, of a follower replica on this broker (Kafka's ReplicaFetcherManager MaxLag).
-# TYPE weir_server_replica_fetcher_manager_max_lag gauge
-weir_server_replica_fetcher_manager_max_lag 7
-# HELP weir_server_replica_manager_at_min_isr_partition_count Partitions led by this broker whose ISR size equals min.insync.replicas.
-# TYPE weir_server_replica_manager_at_min_isr_partition_count gauge
-weir_server_replica_manager_at_min_isr_partition_count 1
-# HELP weir_server_replica_manager_isr_expands_total ISR expansions of partitions led by this broker (Kafka's IsrExpandsPerSec).
-# TYPE weir_server_replica_manager_isr_expands_total counter
-weir_server_replica_manager_isr_expands_total 1
-# HELP weir_server_replica_manager_isr_shrinks_total ISR shrinks of partitions led by this broker (Kafka's IsrShrinksPerSec).
-# TYPE weir_server_replica_manager_isr_shrinks_total counter
-weir_server_replica_manager_isr_shrinks_total 2
-# HELP weir_server_replica_manager_leader_count Number of partitions this broker leads (Kafka's ReplicaManager LeaderCount).
-# TYPE weir_server_replica_manager_leader_count gauge
-weir_server_replica_manager_leader_count 3
-# HELP weir_server_replica_manager_partition_count Number of replicas hosted by this broker (Kafka's ReplicaManager PartitionCount).
-# TYPE weir_server_replica_manager_partition_count gauge
-weir_server_replica_manager_partition_count 5
-# HELP weir_server_replica_manager_under_min_isr_partition_count Partitions led by this broker whose ISR is smaller than min.insync.replicas.
-# TYPE weir_server_replica_manager_under_min_isr_partition_count gauge
-weir_server_replica_manager_under_min_isr_partition_count 1
-# HELP weir_server_replica_manager_under_replicated_partitions Partitions led by this broker whose ISR is smaller than their replica set.
-# TYPE weir_server_replica_manager_under_replicated_partitions gauge
-weir_server_replica_manager_under_replicated_partitions 2
+# HELP kafka_server_fetcherlagmetrics_consumerlag Messages a follower replica on this broker is behind its leader (Kafka's FetcherLagMetrics ConsumerLag).
+# TYPE kafka_server_fetcherlagmetrics_consumerlag gauge
+kafka_server_fetcherlagmetrics_consumerlag{clientId="ReplicaFetcherThread-0-4",partition="0",topic="b"} 7
+kafka_server_fetcherlagmetrics_consumerlag{clientId="ReplicaFetcherThread-0-5",partition="1",topic="b"} 0
+# HELP kafka_server_replicafetchermanager_maxlag Largest lag, in messages, of a follower replica on this broker (Kafka's ReplicaFetcherManager MaxLag).
+# TYPE kafka_server_replicafetchermanager_maxlag gauge
+kafka_server_replicafetchermanager_maxlag{clientId="Replica"} 7
+# HELP kafka_server_replicamanager_atminisrpartitioncount Partitions led by this broker whose ISR size equals min.insync.replicas.
+# TYPE kafka_server_replicamanager_atminisrpartitioncount gauge
+kafka_server_replicamanager_atminisrpartitioncount 1
+# HELP kafka_server_replicamanager_isrexpands_total ISR expansions of partitions led by this broker (Kafka's IsrExpandsPerSec).
+# TYPE kafka_server_replicamanager_isrexpands_total counter
+kafka_server_replicamanager_isrexpands_total 1
+# HELP kafka_server_replicamanager_isrshrinks_total ISR shrinks of partitions led by this broker (Kafka's IsrShrinksPerSec).
+# TYPE kafka_server_replicamanager_isrshrinks_total counter
+kafka_server_replicamanager_isrshrinks_total 2
+# HELP kafka_server_replicamanager_leadercount Number of partitions this broker leads (Kafka's ReplicaManager LeaderCount).
+# TYPE kafka_server_replicamanager_leadercount gauge
+kafka_server_replicamanager_leadercount 3
+# HELP kafka_server_replicamanager_partitioncount Number of replicas hosted by this broker (Kafka's ReplicaManager PartitionCount).
+# TYPE kafka_server_replicamanager_partitioncount gauge
+kafka_server_replicamanager_partitioncount 5
+# HELP kafka_server_replicamanager_underminisrpartitioncount Partitions led by this broker whose ISR is smaller than min.insync.replicas.
+# TYPE kafka_server_replicamanager_underminisrpartitioncount gauge
+kafka_server_replicamanager_underminisrpartitioncount 1
+# HELP kafka_server_replicamanager_underreplicatedpartitions Partitions led by this broker whose ISR is smaller than their replica set.
+# TYPE kafka_server_replicamanager_underreplicatedpartitions gauge
+kafka_server_replicamanager_underreplicatedpartitions 2
 `
 	if err := testutil.GatherAndCompare(m.Registry(), strings.NewReader(want), weirNames...); err != nil {
 		t.Fatal(err)
@@ -140,20 +140,20 @@ weir_server_replica_manager_under_replicated_partitions 2
 	src.ctl = ControllerStatus{Active: false, OfflinePartitions: 5, Topics: 4, Partitions: 9}
 	src.mu.Unlock()
 	for name, v := range map[string]float64{
-		"weir_server_replica_manager_partition_count":               1,
-		"weir_server_replica_manager_leader_count":                  1,
-		"weir_server_replica_manager_under_replicated_partitions":   0,
-		"weir_server_replica_fetcher_manager_max_lag":               0,
-		"weir_controller_kafka_controller_active_controller_count":  0,
-		"weir_controller_kafka_controller_offline_partitions_count": 0,
-		"weir_controller_kafka_controller_global_topic_count":       0,
-		"weir_server_replica_manager_isr_shrinks_total":             2,
+		"kafka_server_replicamanager_partitioncount":              1,
+		"kafka_server_replicamanager_leadercount":                 1,
+		"kafka_server_replicamanager_underreplicatedpartitions":   0,
+		"kafka_server_replicafetchermanager_maxlag":               0,
+		"kafka_controller_kafkacontroller_activecontrollercount":  0,
+		"kafka_controller_kafkacontroller_offlinepartitionscount": 0,
+		"kafka_controller_kafkacontroller_globaltopiccount":       0,
+		"kafka_server_replicamanager_isrshrinks_total":            2,
 	} {
 		if got := gathered(t, m, name); got != v {
 			t.Errorf("%s = %v, want %v", name, got, v)
 		}
 	}
-	if n, err := testutil.GatherAndCount(m.Registry(), "weir_server_fetcher_lag_metrics_consumer_lag"); err != nil || n != 0 {
+	if n, err := testutil.GatherAndCount(m.Registry(), "kafka_server_fetcherlagmetrics_consumerlag"); err != nil || n != 0 {
 		t.Errorf("consumer lag series = %d, %v; want none without followers", n, err)
 	}
 }
@@ -200,7 +200,7 @@ func TestHandlerServesTextWithRuntimeMetrics(t *testing.T) {
 	if resp.StatusCode != http.StatusOK || !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/plain") {
 		t.Fatalf("status %d, content type %q", resp.StatusCode, resp.Header.Get("Content-Type"))
 	}
-	for _, want := range []string{"\nweir_server_replica_manager_leader_count 1\n", "\ngo_goroutines ", "\nprocess_resident_memory_bytes "} {
+	for _, want := range []string{"\nkafka_server_replicamanager_leadercount 1\n", "\ngo_goroutines ", "\nprocess_resident_memory_bytes "} {
 		if !strings.Contains("\n"+string(body), want) {
 			t.Errorf("scrape lacks %q", want)
 		}
@@ -211,7 +211,7 @@ func TestHandlerServesTextWithRuntimeMetrics(t *testing.T) {
 func TestRegistriesAreIndependent(t *testing.T) {
 	a, b := New(&fakeSource{}), New(&fakeSource{})
 	a.Counters.IsrExpanded()
-	if got := gathered(t, b, "weir_server_replica_manager_isr_expands_total"); got != 0 {
+	if got := gathered(t, b, "kafka_server_replicamanager_isrexpands_total"); got != 0 {
 		t.Fatalf("b counted a's expansion: %v", got)
 	}
 }
@@ -274,21 +274,18 @@ func TestClientQuotaMetrics(t *testing.T) {
 	}}
 	m := New(src)
 	want := `
-# HELP weir_server_controller_mutation_mutation_rate The client quota's measured rate, per user and client id of the quota (Kafka's kafka.server:type=ControllerMutation mutation-rate).
-# TYPE weir_server_controller_mutation_mutation_rate gauge
-weir_server_controller_mutation_mutation_rate{client_id="tool",user=""} 2.5
-# HELP weir_server_controller_mutation_throttle_time_ms_total Throttle time the client quota gave, in total, per user and client id of the quota (Kafka's kafka.server:type=ControllerMutation throttle-time is its average).
-# TYPE weir_server_controller_mutation_throttle_time_ms_total counter
-weir_server_controller_mutation_throttle_time_ms_total{client_id="tool",user=""} 4000
-# HELP weir_server_produce_byte_rate The client quota's measured rate, per user and client id of the quota (Kafka's kafka.server:type=Produce byte-rate).
-# TYPE weir_server_produce_byte_rate gauge
-weir_server_produce_byte_rate{client_id="",user="alice"} 1500
-# HELP weir_server_produce_throttle_time_ms_total Throttle time the client quota gave, in total, per user and client id of the quota (Kafka's kafka.server:type=Produce throttle-time is its average).
-# TYPE weir_server_produce_throttle_time_ms_total counter
-weir_server_produce_throttle_time_ms_total{client_id="",user="alice"} 250
+# HELP kafka_server_quota_byte_rate The client quota's measured rate, per resource, user and client id of the quota (Kafka's kafka.server:type=<resource> byte-rate).
+# TYPE kafka_server_quota_byte_rate gauge
+kafka_server_quota_byte_rate{clientId="",resource="Produce",user="alice"} 1500
+# HELP kafka_server_quota_mutation_rate The client quota's measured rate, per resource, user and client id of the quota (Kafka's kafka.server:type=<resource> mutation-rate).
+# TYPE kafka_server_quota_mutation_rate gauge
+kafka_server_quota_mutation_rate{clientId="tool",resource="ControllerMutation",user=""} 2.5
+# HELP weir_server_quota_throttle_time_ms_total Throttle time the client quota gave, in total, per resource, user and client id of the quota (Kafka's kafka.server:type=<resource> throttle-time is its average).
+# TYPE weir_server_quota_throttle_time_ms_total counter
+weir_server_quota_throttle_time_ms_total{clientId="",resource="Produce",user="alice"} 250
+weir_server_quota_throttle_time_ms_total{clientId="tool",resource="ControllerMutation",user=""} 4000
 `
-	names := []string{"weir_server_controller_mutation_mutation_rate", "weir_server_controller_mutation_throttle_time_ms_total",
-		"weir_server_produce_byte_rate", "weir_server_produce_throttle_time_ms_total", "weir_server_fetch_byte_rate", "weir_server_request_request_time"}
+	names := []string{"kafka_server_quota_byte_rate", "kafka_server_quota_mutation_rate", "kafka_server_quota_request_time", "weir_server_quota_throttle_time_ms_total"}
 	if err := testutil.GatherAndCompare(m.Registry(), strings.NewReader(want), names...); err != nil {
 		t.Fatal(err)
 	}

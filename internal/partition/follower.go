@@ -76,6 +76,7 @@ func (p *Partition) AppendFetched(pos FetchPosition, batches []byte, leaderHW, l
 		if info, err = p.log.AppendFollowerWith(batches, foreignBelow); err != nil {
 			return info, storageErr(err)
 		}
+		p.stats.Replicated(len(batches))
 	}
 	p.log.SetHighWatermark(min(leaderHW, p.log.LogEndOffset()))
 	if leaderLogStart > p.log.LogStartOffset() {

@@ -11,6 +11,7 @@ import (
 	"weir/internal/config"
 	"weir/internal/log"
 	"weir/internal/metadata"
+	"weir/internal/metrics"
 )
 
 // Manager holds the replicas this broker hosts and keeps them in step with
@@ -45,7 +46,12 @@ type Manager struct {
 	repl      *Replication
 	fetcher   Fetcher
 	mirrorer  Mirrorer
+	stats     *metrics.BrokerTopicStats
 }
+
+// SetTopicStats makes the replicas count their topics' BrokerTopicMetrics
+// in b; call it before Load.
+func (m *Manager) SetTopicStats(b *metrics.BrokerTopicStats) { m.stats = b }
 
 // Mirrorer runs the link fetchers of the mirror partitions this broker
 // leads (internal/link).
@@ -290,8 +296,12 @@ func (m *Manager) Load(img *metadata.Image) error {
 		if stray {
 			m.lg.Info("deleting stray log", "partition", tp.String())
 			m.mu.Lock()
+			p := m.parts[tp]
 			delete(m.parts, tp)
 			m.mu.Unlock()
+			if p != nil {
+				m.stats.Release(p.stats)
+			}
 			errs = append(errs, m.logs.Delete(tp))
 			continue
 		}
@@ -426,6 +436,7 @@ func (m *Manager) applyPartition(img *metadata.Image, t *metadata.Topic, mp *met
 			return fmt.Errorf("creating log %s: %w", tp, err)
 		}
 		p = New(tp, t.ID, m.self, l, cfg, m.lg, m.now)
+		p.stats = m.stats.Acquire(tp.Topic)
 		if m.repl != nil {
 			p.SetReplication(m.repl)
 		}
@@ -481,6 +492,7 @@ func (m *Manager) remove(tp log.TopicPartition) error {
 	m.mu.Unlock()
 	if p != nil {
 		m.stopServing(tp, p)
+		m.stats.Release(p.stats)
 	}
 	return m.logs.Delete(tp) // an offline log, if p is nil
 }
@@ -522,4 +534,5 @@ func (m *Manager) offline(tp log.TopicPartition, l *log.Log) {
 	delete(m.parts, tp)
 	m.mu.Unlock()
 	m.stopServing(tp, p)
+	m.stats.Release(p.stats)
 }

@@ -19,6 +19,7 @@ import (
 
 	"weir/internal/config"
 	"weir/internal/log"
+	"weir/internal/metrics"
 	"weir/internal/quota"
 	"weir/internal/record"
 )
@@ -68,6 +69,9 @@ type Partition struct {
 	lg      *slog.Logger
 	now     func() time.Time
 	cfg     atomic.Pointer[settings]
+	// stats are the topic's BrokerTopicMetrics (nil without metrics),
+	// set before the partition is published and never changed.
+	stats *metrics.TopicCounters
 
 	// leaderMu orders leadership changes (Apply, exclusive) against
 	// appends (shared, across the write). Lock order: leaderMu, then mu.
@@ -100,6 +104,10 @@ func New(tp log.TopicPartition, topicID [16]byte, self int32, l *log.Log, topic 
 
 // TopicPartition names the partition.
 func (p *Partition) TopicPartition() log.TopicPartition { return p.tp }
+
+// Stats are the BrokerTopicMetrics counters of the partition's topic on
+// this broker (nil: not counted; their methods then do nothing).
+func (p *Partition) Stats() *metrics.TopicCounters { return p.stats }
 
 // TopicID is the id of the partition's topic.
 func (p *Partition) TopicID() [16]byte { return p.topicID }

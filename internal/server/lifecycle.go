@@ -40,6 +40,9 @@ type lifecycle struct {
 	shuttingDown atomic.Bool
 	unfenced     chan struct{} // closed the first time the broker is unfenced
 	once         sync.Once
+	// answered (unix ns) is when the controller last answered a
+	// heartbeat (0: never).
+	answered atomic.Int64
 
 	// previousEpoch is the broker epoch of the previous run, from the
 	// clean shutdown marker (-1: it crashed). Set before Start.
@@ -253,6 +256,7 @@ func (l *lifecycle) heartbeat(ctx context.Context, wantShutdown bool) (*kmsg.Bro
 			return nil, err
 		}
 	}
+	l.answered.Store(time.Now().UnixNano())
 	l.fenced.Store(resp.IsFenced)
 	if !resp.IsFenced {
 		l.once.Do(func() { close(l.unfenced) })

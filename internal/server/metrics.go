@@ -1,7 +1,9 @@
 package server
 
 import (
+	"encoding/json"
 	"errors"
+	"fmt"
 	"net"
 	"net/http"
 	"time"
@@ -40,6 +42,7 @@ func (m metricsSource) Replicas() []metrics.ReplicaStatus {
 			Topic:     tp.Topic,
 			Partition: tp.Partition,
 			Leader:    st.Leader == s.cfg.NodeID,
+			LeaderID:  st.Leader,
 			Replicas:  len(st.Replicas),
 			ISR:       len(st.ISR),
 			MinISR:    n,
@@ -151,6 +154,11 @@ func (s *Server) startMetrics() {
 	}
 	mux := http.NewServeMux()
 	mux.Handle("/metrics", s.metrics.Handler())
+	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) { health(w, true, "serving") })
+	mux.HandleFunc("/readyz", func(w http.ResponseWriter, _ *http.Request) {
+		reason, ok := s.readiness()
+		health(w, ok, reason)
+	})
 	s.metricsHTTP = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 	s.wg.Add(1)
 	go func() {
@@ -159,6 +167,56 @@ func (s *Server) startMetrics() {
 			s.lg.Error("metrics listener failed", "addr", ln.Addr().String(), "err", err)
 		}
 	}()
+}
+
+// health answers a probe: 200 when ok, else 503, with a JSON body
+// {"status":"ok"|"unavailable","reason":...}.
+func health(w http.ResponseWriter, ok bool, reason string) {
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", "no-store")
+	status := "ok"
+	if !ok {
+		status = "unavailable"
+		w.WriteHeader(http.StatusServiceUnavailable)
+	}
+	json.NewEncoder(w).Encode(struct {
+		Status string `json:"status"`
+		Reason string `json:"reason"`
+	}{status, reason})
+}
+
+// readiness is what /readyz answers: whether the node does its job, and
+// why (not). A broker is ready once it is registered, has caught up with
+// the metadata log and its replicas with the image that unfenced it (the
+// start-up sequence is done), is unfenced as of the controller's last
+// heartbeat answer, that answer is younger than
+// broker.session.timeout.ms (else the controller has likely fenced it),
+// and it is not shutting down. A controller-only node is ready once it
+// has caught up with the metadata log and knows the quorum's leader.
+func (s *Server) readiness() (string, bool) {
+	if s.lifecycle != nil {
+		l := s.lifecycle
+		switch last := l.answered.Load(); {
+		case l.shuttingDown.Load():
+			return "shutting down", false
+		case l.lastEpoch() < 0:
+			return "not registered with the controller", false
+		case !s.started.Load():
+			return "catching up with the metadata log", false
+		case l.fenced.Load():
+			return "fenced by the controller", false
+		case time.Since(time.Unix(0, last)) > s.cfg.BrokerSessionTimeout:
+			return fmt.Sprintf("no heartbeat answered for %s (broker.session.timeout.ms): the controller has likely fenced this broker", time.Since(time.Unix(0, last)).Truncate(time.Millisecond)), false
+		}
+		return "registered, unfenced and caught up with the metadata log", true
+	}
+	if !s.started.Load() {
+		return "catching up with the metadata log", false
+	}
+	if s.quorum != nil && s.quorum.Status().Leader < 0 {
+		return "no quorum leader known", false
+	}
+	return "caught up with the metadata log; the quorum has a leader", true
 }
 
 // stopMetrics closes the metrics endpoint and its connections.

@@ -57,16 +57,16 @@ func TestMetricsEndpoint(t *testing.T) {
 	}
 	got := scrape(t, addr.String())
 	for name, want := range map[string]string{
-		"weir_server_replica_manager_partition_count":               "3",
-		"weir_server_replica_manager_leader_count":                  "3",
-		"weir_server_replica_manager_under_replicated_partitions":   "0",
-		"weir_server_replica_manager_under_min_isr_partition_count": "0",
-		"weir_server_replica_manager_at_min_isr_partition_count":    "3",
-		"weir_server_replica_manager_isr_shrinks_total":             "0",
-		"weir_controller_kafka_controller_active_controller_count":  "1",
-		"weir_controller_kafka_controller_offline_partitions_count": "0",
-		"weir_controller_kafka_controller_global_topic_count":       "1",
-		"weir_controller_kafka_controller_global_partition_count":   "3",
+		"kafka_server_replicamanager_partitioncount":              "3",
+		"kafka_server_replicamanager_leadercount":                 "3",
+		"kafka_server_replicamanager_underreplicatedpartitions":   "0",
+		"kafka_server_replicamanager_underminisrpartitioncount":   "0",
+		"kafka_server_replicamanager_atminisrpartitioncount":      "3",
+		"kafka_server_replicamanager_isrshrinks_total":            "0",
+		"kafka_controller_kafkacontroller_activecontrollercount":  "1",
+		"kafka_controller_kafkacontroller_offlinepartitionscount": "0",
+		"kafka_controller_kafkacontroller_globaltopiccount":       "1",
+		"kafka_controller_kafkacontroller_globalpartitioncount":   "3",
 	} {
 		if got[name] != want {
 			t.Errorf("%s = %q, want %s", name, got[name], want)
@@ -141,4 +141,20 @@ func TestLogOpenFilesMax(t *testing.T) {
 	round(1)
 	n.Restart()
 	round(2)
+}
+
+// A started node answers its health probes on the metrics listener.
+func TestHealthEndpoints(t *testing.T) {
+	n := servertest.Start(t, servertest.Options{Overrides: map[string]string{config.KeyMetricsListener: "http://127.0.0.1:0"}})
+	for _, path := range []string{"/healthz", "/readyz"} {
+		resp, err := http.Get("http://" + n.Server.MetricsAddr().String() + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK || !strings.Contains(string(body), `"status":"ok"`) {
+			t.Errorf("%s: %d %s", path, resp.StatusCode, body)
+		}
+	}
 }

@@ -14,6 +14,7 @@ import (
 	"os"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"weir/internal/acl"
@@ -77,7 +78,9 @@ type Server struct {
 	// logsLoaded is closed once the logs found at start-up are all open
 	// (or offline); a node without the broker role closes it at once.
 	logsLoaded chan struct{}
-	replQuota  *quota.Replication
+	// started is set when Start has brought the node up (/readyz).
+	started   atomic.Bool
+	replQuota *quota.Replication
 	// clientQuotas enforces the client quotas on every listener.
 	clientQuotas *quota.Clients
 	// conns are the connection limits of every listener (connlimits.go).
@@ -285,6 +288,7 @@ func (s *Server) Start() (err error) {
 		if err := s.publisher.startReconciling(ctx, &s.wg); err != nil {
 			return err
 		}
+		s.started.Store(true)
 		s.lg.Info("weir started", "node_id", s.cfg.NodeID, "roles", "controller", "cluster_id", s.clusterID, "listeners", s.describeListeners())
 		return nil
 	}
@@ -379,6 +383,7 @@ func (s *Server) Start() (err error) {
 		s.txnNet.close()
 	}()
 	s.serve(false)
+	s.started.Store(true)
 	s.lg.Info("weir started", "node_id", s.cfg.NodeID, "roles", strings.Join(s.cfg.ProcessRoles, ","), "cluster_id", s.clusterID, "listeners", s.describeListeners())
 	return nil
 }
@@ -401,6 +406,10 @@ func (s *Server) openBroker() {
 		SkipDirs:                     []string{quorum.DirName},
 	}, log.Options{Logger: s.lg, FS: s.opts.FS})
 	s.partitions = partition.NewManager(s.cfg.NodeID, s.logs, s.cfg, s.lg, time.Now)
+	if s.cfg.MetricsListener != "" {
+		// Without an endpoint the BrokerTopicMetrics are not counted.
+		s.partitions.SetTopicStats(s.metrics.Topics)
+	}
 	s.openReplication()
 	s.publisher = newPublisher(s.partitions, s.lg.With("component", "publisher"))
 	s.groups = group.NewService(groupConfig(s.cfg),
@@ -528,6 +537,9 @@ func (s *Server) listen() error {
 	s.connQuotas = kafka.NewConnQuotas(s.cfg.InterBrokerListenerName, int(s.cfg.QuotaWindowNum), s.cfg.QuotaWindowSize, s.connLimits)
 	for _, l := range s.cfg.Listeners {
 		deps := kafka.Deps{Metadata: s.publisher, ClientQuotas: s.clientQuotas, Logger: s.lg.With("listener", l.Name)}
+		if s.cfg.MetricsListener != "" {
+			deps.Metrics = s.metrics // else requests are not counted
+		}
 		if s.partitions != nil && !s.isControllerListener(l.Name) {
 			// Only broker listeners serve the partitions, groups and
 			// transactions; a controller listener serves the
