@@ -114,7 +114,7 @@ examined (bad flags, or the cluster did not answer). --output json prints {"find
 			case f.lagInterval < 0 || f.maxTxnTimeoutMin < 0 || f.imbalanceMinBytes < 0 || f.producerMaxRequest <= 0:
 				return usage("--lag-interval, --max-transaction-timeout and --imbalance-min-bytes cannot be negative, --producer-max-request-size must be positive")
 			}
-			tc, err := f.conn.connect("weir-doctor")
+			tc, err := f.conn.connect(cmd, "weir-doctor", "describeCluster")
 			if err != nil {
 				return fail(err)
 			}

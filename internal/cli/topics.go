@@ -210,7 +210,12 @@ func runTopics(cmd *cobra.Command, f *topicsFlags) error {
 	if err := checkTopicsArgs(cmd, f); err != nil {
 		return err
 	}
-	tc, err := f.conn.connect("weir-topics")
+	tc, err := f.conn.connect(cmd, "weir-topics", either(cmd.Flags().Changed("create"), "createTopics", "listTopics"))
+	var timedOut *javaError
+	if errors.As(err, &timedOut) {
+		fmt.Fprintln(cmd.OutOrStdout(), "Error while executing topic command : "+err.Error())
+		return exitCode(1)
+	}
 	if err != nil {
 		fmt.Fprintln(cmd.ErrOrStderr(), err)
 		return exitCode(1)
