@@ -33,6 +33,7 @@ import (
 	"weir/internal/sasl"
 	"weir/internal/tlsconf"
 	"weir/internal/txn"
+	"weir/internal/version"
 	"weir/internal/vfs"
 )
 
@@ -268,7 +269,7 @@ func (s *Server) Start() (err error) {
 		if err := s.publisher.startReconciling(ctx, &s.wg); err != nil {
 			return err
 		}
-		s.lg.Info("weir started", "node_id", s.cfg.NodeID, "roles", "controller", "cluster_id", s.clusterID, "listeners", s.describeListeners())
+		s.lg.Info("weir started", "version", version.String(), "node_id", s.cfg.NodeID, "roles", "controller", "cluster_id", s.clusterID, "listeners", s.describeListeners())
 		return nil
 	}
 
@@ -362,7 +363,7 @@ func (s *Server) Start() (err error) {
 		s.txnNet.close()
 	}()
 	s.serve(false)
-	s.lg.Info("weir started", "node_id", s.cfg.NodeID, "roles", strings.Join(s.cfg.ProcessRoles, ","), "cluster_id", s.clusterID, "listeners", s.describeListeners())
+	s.lg.Info("weir started", "version", version.String(), "node_id", s.cfg.NodeID, "roles", strings.Join(s.cfg.ProcessRoles, ","), "cluster_id", s.clusterID, "listeners", s.describeListeners())
 	return nil
 }
 
