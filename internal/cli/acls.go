@@ -218,7 +218,7 @@ func runACLs(cmd *cobra.Command, f *aclsFlags) error {
 			return usage(err.Error())
 		}
 	}
-	t, err := f.conn.connect("weir-acls")
+	t, err := f.conn.connect(cmd, "weir-acls", either(f.list, "describeAcls", either(f.add, "createAcls", "deleteAcls")))
 	if err != nil {
 		return aclError(cmd, err.Error())
 	}

@@ -135,7 +135,7 @@ func runCluster(cmd *cobra.Command, f *clusterFlags, op string) error {
 	if controller {
 		conn.bootstrapServer = f.bootstrapController
 	}
-	tc, err := conn.connect("weir-cluster")
+	tc, err := conn.connect(cmd, "weir-cluster", either(op == "unregister", "unregisterBroker", "describeCluster"))
 	if err != nil {
 		return fail(err.Error())
 	}
@@ -221,7 +221,7 @@ func listEndpoints(cmd *cobra.Command, f *clusterFlags) error {
 			continue
 		}
 		conn := connFlags{bootstrapServer: addrs, commandConfig: f.commandConfig}
-		tc, err := conn.connect("weir-cluster")
+		tc, err := conn.connect(cmd, "weir-cluster", "describeCluster")
 		if err != nil {
 			return fail(err.Error())
 		}

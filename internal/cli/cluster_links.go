@@ -80,7 +80,7 @@ link's are in --config-file.
 			case o.create && o.configFile == "":
 				return usageError(cmd, "--config-file is required with --create.")
 			}
-			lc, err := conn.linkConnect("weir-cluster-links")
+			lc, err := conn.linkConnect(cmd, "weir-cluster-links", "describeClusterLinks")
 			if err != nil {
 				return fail(err.Error())
 			}
@@ -154,12 +154,12 @@ type linkClient struct {
 
 // linkConnect returns the destination's client; clientID is the default
 // client.id.
-func (c *connFlags) linkConnect(clientID string) (*linkClient, error) {
+func (c *connFlags) linkConnect(cmd *cobra.Command, clientID, call string) (*linkClient, error) {
 	props, err := c.properties()
 	if err != nil {
 		return nil, err
 	}
-	t, err := c.connectWith(props, clientID)
+	t, err := c.connectWith(cmd, props, clientID, call)
 	if err != nil {
 		return nil, err
 	}

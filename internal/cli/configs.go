@@ -318,9 +318,13 @@ func configsCommand(cmd *cobra.Command, f *configsFlags) error {
 	if cmd.Flags().Changed("bootstrap-controller") {
 		f.conn.bootstrapServer = f.bootstrapController
 	}
-	tc, err := f.conn.connect("weir-configs")
-	if err != nil {
+	tc, err := f.conn.connect(cmd, "weir-configs", either(cmd.Flags().Changed("alter"), "incrementalAlterConfigs", "describeConfigs"))
+	var timedOut *javaError
+	if err != nil && !errors.As(err, &timedOut) {
 		return &configsError{err.Error()}
+	}
+	if err != nil {
+		return err
 	}
 	defer tc.close()
 	ctx, cancel := tc.context(cmd)

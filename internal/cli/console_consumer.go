@@ -444,7 +444,12 @@ func runConsoleConsumer(cmd *cobra.Command, f *consoleConsumerFlags) error {
 			opts = append(opts, kgo.ConsumeTopics(f.topic))
 		}
 	}
-	opts = append(append(opts, kgo.SeedBrokers(seedList(f.bootstrapServer)...)), toolClientOpts...)
+	group := s.group
+	if has("partition") {
+		group = ""
+	}
+	opts = append(append(opts, kgo.SeedBrokers(seedList(f.bootstrapServer)...),
+		kgo.WithHooks(newUnreachableHook(stderr, consumerPrefix(props["client.id"], group)))), toolClientOpts...)
 	cl, err := kgo.NewClient(opts...)
 	if err != nil {
 		return fail(err.Error())

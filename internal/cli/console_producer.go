@@ -461,7 +461,7 @@ func runConsoleProducer(cmd *cobra.Command, f *consoleProducerFlags) error {
 	if !settings.acksAll || (settings.idempotence != nil && !*settings.idempotence) {
 		opts = append(opts, kgo.DisableIdempotentWrite())
 	}
-	opts = append(opts, toolClientOpts...)
+	opts = append(append(opts, kgo.WithHooks(newUnreachableHook(cmd.ErrOrStderr(), producerPrefix(props["client.id"])))), toolClientOpts...)
 	cl, err := kgo.NewClient(opts...)
 	if err != nil {
 		return fail(err.Error())

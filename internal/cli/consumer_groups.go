@@ -255,7 +255,12 @@ func runConsumerGroups(cmd *cobra.Command, f *consumerGroupsFlags, args []string
 		return err
 	}
 	f.stderr, f.changed = cmd.ErrOrStderr(), cmd.Flags().Changed
-	tc, err := f.conn.connect("weir-consumer-groups")
+	tc, err := f.conn.connect(cmd, "weir-consumer-groups", either(cmd.Flags().Changed("list"), "findAllBrokers", "describeConsumerGroups"))
+	var timedOut *javaError
+	if errors.As(err, &timedOut) {
+		printGroupsError(cmd.OutOrStdout(), "Executing consumer group command failed due to "+describeErr(err))
+		return exitCode(1)
+	}
 	if err != nil {
 		fmt.Fprintln(cmd.ErrOrStderr(), err)
 		return exitCode(1)

@@ -146,7 +146,7 @@ examined (bad flags, or the cluster did not answer). --output json prints {"find
 			case f.sampleTopics < 0 || f.sampleRecords < 0 || f.sampleBytes < 0 || f.sampleTimeout < 0:
 				return usage("--sample-topics, --sample-records, --sample-bytes and --sample-timeout cannot be negative")
 			}
-			tc, err := f.conn.connect("weir-doctor")
+			tc, err := f.conn.connect(cmd, "weir-doctor", "describeCluster")
 			if err != nil {
 				return fail(err)
 			}

@@ -175,7 +175,7 @@ func runFeatures(cmd *cobra.Command, f *featuresFlags, op string) error {
 	if op != "describe" && len(updates) == 0 {
 		return fail("You must specify at least one feature to " + op)
 	}
-	tc, err := f.conn.connect("weir-features")
+	tc, err := f.conn.connect(cmd, "weir-features", either(op == "describe", "describeFeatures", "updateFeatures"))
 	if err != nil {
 		return fail(err.Error())
 	}

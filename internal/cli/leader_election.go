@@ -181,7 +181,7 @@ func runLeaderElection(cmd *cobra.Command, f *leaderElectionFlags) error {
 			return fail(err.Error())
 		}
 	}
-	tc, err := f.conn.connect("weir-leader-election")
+	tc, err := f.conn.connect(cmd, "weir-leader-election", "electLeaders")
 	if err != nil {
 		return fail(err.Error())
 	}

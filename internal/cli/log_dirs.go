@@ -151,7 +151,7 @@ func runLogDirs(cmd *cobra.Command, f *logDirsFlags) error {
 			asked = append(asked, int32(id))
 		}
 	}
-	tc, err := f.conn.connect("log-dirs-tool")
+	tc, err := f.conn.connect(cmd, "log-dirs-tool", "describeCluster")
 	if err != nil {
 		return fail(err.Error())
 	}

@@ -113,7 +113,7 @@ for what each field means.`,
 			case !status && !replication:
 				return errors.New("One of --status or --replication must be specified with describe sub-command")
 			}
-			qc, err := dialQuorum(f)
+			qc, err := dialQuorum(cmd, f)
 			if err != nil {
 				return err
 			}
@@ -156,7 +156,7 @@ type quorumClient struct {
 	controller bool
 }
 
-func dialQuorum(f *metadataQuorumFlags) (*quorumClient, error) {
+func dialQuorum(cmd *cobra.Command, f *metadataQuorumFlags) (*quorumClient, error) {
 	addrs, controller := f.bootstrapServer, false
 	switch {
 	case f.bootstrapServer != "" && f.bootstrapController != "":
@@ -173,7 +173,7 @@ func dialQuorum(f *metadataQuorumFlags) (*quorumClient, error) {
 		}
 	}
 	conn := connFlags{bootstrapServer: strings.Join(seeds, ","), commandConfig: f.commandConfig}
-	tc, err := conn.connect("weir-metadata-quorum", quorumClientOpts...)
+	tc, err := conn.connect(cmd, "weir-metadata-quorum", "describeMetadataQuorum", quorumClientOpts...)
 	if err != nil {
 		return nil, err
 	}

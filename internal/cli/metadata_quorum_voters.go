@@ -212,7 +212,7 @@ func addVoterRequest(props map[string]string) (*kmsg.AddRaftVoterRequest, error)
 // sendVoterChange sends AddRaftVoter or RemoveRaftVoter (api, Kafka's name
 // of it) and returns the error Kafka's admin client would raise.
 func sendVoterChange(cmd *cobra.Command, f *metadataQuorumFlags, req kmsg.Request, api string) error {
-	qc, err := dialQuorum(f)
+	qc, err := dialQuorum(cmd, f)
 	if err != nil {
 		return err
 	}

@@ -7,6 +7,7 @@ import (
 	"syscall"
 
 	"github.com/spf13/cobra"
+	"github.com/twmb/franz-go/pkg/kgo"
 
 	"weir/internal/mirror"
 )
@@ -106,7 +107,7 @@ SIGTERM or SIGINT stops the mirror after the batch in flight.`,
 			}
 			ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
 			defer stop()
-			return mirror.Run(ctx, cfg, lg)
+			return mirror.Run(ctx, cfg, lg, kgo.WithHooks(newUnreachableWarner(func(msg string) { lg.Warn(msg) })))
 		},
 	}
 	cmd.Flags().StringVarP(&configFile, "config", "c", "", "REQUIRED: the MirrorMaker 2 properties file (mm2.properties)")
@@ -141,7 +142,7 @@ process of each flow with the tasks it holds.`,
 			}
 			ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
 			defer stop()
-			return mirror.Status(ctx, cfg, cmd.OutOrStdout())
+			return mirror.Status(ctx, cfg, cmd.OutOrStdout(), kgo.WithHooks(newUnreachableHook(cmd.ErrOrStderr(), "")))
 		},
 	}
 	cmd.Flags().StringVarP(&configFile, "config", "c", "", "REQUIRED: the MirrorMaker 2 properties file (mm2.properties)")

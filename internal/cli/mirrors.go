@@ -101,7 +101,7 @@ func runMirrors(cmd *cobra.Command, conn *connFlags, o *mirrorsOpts) error {
 	case !o.create && !o.describe && len(topics) == 0:
 		return usageError(cmd, "--topics is required.")
 	}
-	lc, err := conn.linkConnect("weir-mirrors")
+	lc, err := conn.linkConnect(cmd, "weir-mirrors", "describeMirrors")
 	if err != nil {
 		return fail(err.Error())
 	}

@@ -161,7 +161,7 @@ func runPerfConsume(cmd *cobra.Command, f *perfConsumeFlags) error {
 	if !f.hideHeader {
 		fmt.Fprintln(out, perf.ConsumerHeader(f.showDetailedStats))
 	}
-	opts := cc.Opts
+	opts := append(cc.Opts, kgo.WithHooks(newUnreachableHook(errOut, consumerPrefix(props["client.id"], group))))
 	var metrics *perf.Metrics
 	if f.printMetrics {
 		metrics = perf.NewMetrics()

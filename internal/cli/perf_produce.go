@@ -235,7 +235,7 @@ func runPerfProduce(cmd *cobra.Command, f *perfProduceFlags) error {
 		payloads = perf.NewRandomPayloads(f.recordSize, 1)
 	}
 
-	opts := append(cc.Opts, kgo.AllowAutoTopicCreation())
+	opts := append(cc.Opts, kgo.AllowAutoTopicCreation(), kgo.WithHooks(newUnreachableHook(errOut, producerPrefix(props["client.id"]))))
 	var metrics *perf.Metrics
 	if f.printMetrics {
 		metrics = perf.NewMetrics()

@@ -393,7 +393,7 @@ func reassignAction(cmd *cobra.Command, f *reassignFlags, action string) error {
 		}
 	}
 
-	tc, err := f.conn.connect("reassign-partitions-tool")
+	tc, err := f.conn.connect(cmd, "reassign-partitions-tool", either(f.list, "listPartitionReassignments", "describeTopics"))
 	if err != nil {
 		return err
 	}

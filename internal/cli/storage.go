@@ -95,7 +95,7 @@ of the password.`,
 			return nil
 		},
 	}
-	cmd.Flags().StringVarP(&clusterID, "cluster-id", "t", "", "the cluster id (from `weir storage random-uuid`)")
+	cmd.Flags().StringVarP(&clusterID, "cluster-id", "t", "", "the cluster id (from \"weir storage random-uuid\")")
 	cmd.Flags().StringVarP(&configFile, "config", "c", "", "the node's server.properties")
 	cmd.Flags().StringArrayVar(&overrides, "override", nil, "set a configuration key (key=value); may be repeated")
 	cmd.Flags().BoolVarP(&ignoreFormatted, "ignore-formatted", "g", false, "skip directories that are already formatted")

@@ -181,14 +181,25 @@ func propertyOpts(props map[string]string, own map[string]clientProperty, t *too
 	return opts, nil
 }
 
-// connect dials the cluster with the flags' settings. clientID is the
-// default client.id; extra options come last (tests).
-func (c *connFlags) connect(clientID string, extra ...kgo.Opt) (*toolClient, error) {
+// connect dials the cluster with the flags' settings and waits until a
+// broker answers (await: call is the Kafka admin call a timeout names),
+// warning on cmd's standard error of the brokers it cannot reach. clientID
+// is the default client.id; extra options come last (tests).
+func (c *connFlags) connect(cmd *cobra.Command, clientID, call string, extra ...kgo.Opt) (*toolClient, error) {
 	props, err := c.properties()
 	if err != nil {
 		return nil, err
 	}
-	return c.connectWith(props, clientID, extra...)
+	return c.connectWith(cmd, props, clientID, call, extra...)
+}
+
+// either is yes when cond holds, else no: a tool's first Kafka admin call
+// by its action, for connect.
+func either(cond bool, yes, no string) string {
+	if cond {
+		return yes
+	}
+	return no
 }
 
 // properties are the client properties of --command-config (none without).
@@ -200,7 +211,7 @@ func (c *connFlags) properties() (map[string]string, error) {
 }
 
 // connectWith is connect with the client properties props.
-func (c *connFlags) connectWith(props map[string]string, clientID string, extra ...kgo.Opt) (*toolClient, error) {
+func (c *connFlags) connectWith(cmd *cobra.Command, props map[string]string, clientID, call string, extra ...kgo.Opt) (*toolClient, error) {
 	seeds := seedList(c.bootstrapServer)
 	t := &toolClient{timeout: 60 * time.Second, requestTimeout: 30 * time.Second}
 	opts := []kgo.Opt{kgo.SeedBrokers(seeds...), kgo.ClientID(clientID)}
@@ -209,12 +220,21 @@ func (c *connFlags) connectWith(props map[string]string, clientID string, extra 
 		return nil, err
 	}
 	opts = append(append(append(opts, propOpts...), toolClientOpts...), extra...)
+	id := clientID
+	if v, ok := props["client.id"]; ok {
+		id = v
+	}
+	opts = append(opts, kgo.WithHooks(newUnreachableHook(cmd.ErrOrStderr(), "[AdminClient clientId="+id+"] ")))
 	cl, err := kgo.NewClient(opts...)
 	if err != nil {
 		return nil, err
 	}
 	t.cl, t.adm = cl, kadm.NewClient(cl)
 	t.adm.SetTimeoutMillis(int32(min(t.requestTimeout.Milliseconds(), math.MaxInt32)))
+	if err := t.await(call); err != nil {
+		cl.Close()
+		return nil, err
+	}
 	return t, nil
 }
 

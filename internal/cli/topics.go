@@ -68,9 +68,9 @@ working, against weir or Kafka alike. Exactly one action is required.
   --alter      raise the partition count to --partitions (with
                --replica-assignment for the replicas of the new partitions).
                Adding partitions changes which partition a key maps to: when
-               the topic's latest records carry keys weir warns, and asks
-               before going on (or needs --force when stdin is not a
-               terminal). Topic configs are changed with weir configs.
+               the topic's latest records carry keys weir warns and, when
+               stdin is a terminal, asks before going on (--force: without
+               asking). Topic configs are changed with weir configs.
   --delete     the topics --topic matches
 
 --topic is a regular expression for --list, --describe, --alter and --delete
@@ -93,7 +93,7 @@ matches; --if-not-exists makes --create succeed when the topic exists.
   weir topics --bootstrap-server localhost:9092 --describe --topic orders
   weir topics --bootstrap-server localhost:9092 --describe --under-replicated-partitions
 
-  # grow a topic to 12 partitions, from a script (keys will move)
+  # grow a topic to 12 partitions without being asked (keys will move)
   weir topics --bootstrap-server localhost:9092 --alter --topic orders --partitions 12 --force
 
   # delete every topic whose name starts with "tmp-"
@@ -124,7 +124,7 @@ matches; --if-not-exists makes --create succeed when the topic exists.
 	fl.BoolVar(&f.ifNotExists, "if-not-exists", false, "with --create, act only if the topic does not already exist")
 	fl.BoolVar(&f.noInternal, "exclude-internal", false, "exclude internal topics when listing or describing topics")
 	fl.Int32Var(&f.partitionLimit, "partition-size-limit-per-response", 2000, "the maximum number of partitions in one DescribeTopicPartitions response")
-	fl.BoolVar(&f.force, "force", false, "with --alter, add partitions to a topic with keyed records without asking (weir only)")
+	fl.BoolVar(&f.force, "force", false, "with --alter, add partitions to a topic with keyed records without warning or asking (weir only)")
 	return cmd
 }
 
@@ -211,7 +211,12 @@ func runTopics(cmd *cobra.Command, f *topicsFlags) error {
 	if err := checkTopicsArgs(cmd, f); err != nil {
 		return err
 	}
-	tc, err := f.conn.connect("weir-topics")
+	tc, err := f.conn.connect(cmd, "weir-topics", either(cmd.Flags().Changed("create"), "createTopics", "listTopics"))
+	var timedOut *javaError
+	if errors.As(err, &timedOut) {
+		fmt.Fprintln(cmd.OutOrStdout(), "Error while executing topic command : "+err.Error())
+		return exitCode(1)
+	}
 	if err != nil {
 		fmt.Fprintln(cmd.ErrOrStderr(), err)
 		return exitCode(1)
@@ -510,7 +515,7 @@ func alterTopic(ctx context.Context, tc *toolClient, cmd *cobra.Command, f *topi
 		fmt.Fprintf(out, "Topic '%s' has records with keys: with %d partitions instead of %d, a key may map to another partition than the one that holds its earlier records, and its records stop being in order.\n",
 			name, f.partitions, len(td.Partitions))
 		if !stdinIsTerminal(cmd.InOrStdin()) {
-			return fmt.Errorf("Not adding partitions to '%s' without --force, as stdin is not a terminal to ask on", name)
+			continue // no one to ask: go ahead, as Kafka's tool does
 		}
 		fmt.Fprintf(out, "Add the partitions anyway? (y/N) ")
 		answer, _ := bufio.NewReader(cmd.InOrStdin()).ReadString('\n')

@@ -100,16 +100,18 @@ func TestTopicsCommand(t *testing.T) {
 	run("--describe", "--under-replicated-partitions")
 
 	// Adding partitions: silently to a topic without keys; to one whose
-	// records carry keys only with --force when stdin is no terminal.
+	// records carry keys with a warning, going ahead when stdin is no
+	// terminal (as Kafka's tool, for scripts), asking on a terminal.
 	run("--alter", "--topic", "pairs", "--partitions", "3", "--replica-assignment", "1:2,2:3,3:1")
 	produceKeyed(t, ctx, cl, "orders", 5)
-	run("--alter", "--topic", "orders", "--partitions", "4")
+	if r := run("--alter", "--topic", "orders", "--partitions", "4"); r.code != 0 || !strings.HasPrefix(r.out, keyedWarning+"\n") {
+		t.Fatalf("adding partitions to a keyed topic from a script: exit %d\n%s%s", r.code, r.out, r.err)
+	}
 	stdinIsTerminal = func(io.Reader) bool { return true }
-	tr.runIn(t, "n\n", "topics", "--bootstrap-server", bs, "--alter", "--topic", "orders", "--partitions", "4")
-	tr.runIn(t, "y\n", "topics", "--bootstrap-server", bs, "--alter", "--topic", "orders", "--partitions", "4")
+	tr.runIn(t, "n\n", "topics", "--bootstrap-server", bs, "--alter", "--topic", "orders", "--partitions", "5")
+	tr.runIn(t, "y\n", "topics", "--bootstrap-server", bs, "--alter", "--topic", "orders", "--partitions", "5")
 	settled(t, c)
 	stdinIsTerminal = isTerminal
-	run("--alter", "--topic", "orders", "--partitions", "5", "--force")
 	run("--describe", "--topic", "pairs")
 	run("--alter", "--topic", "pairs", "--partitions", "2")
 

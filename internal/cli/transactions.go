@@ -77,12 +77,16 @@ CompleteCommit, CompleteAbort, PrepareEpochFence, Dead.
 	return cmd
 }
 
+// txnCalls are the first Kafka admin call of each subcommand.
+var txnCalls = map[string]string{"list": "listTransactions", "describe": "describeTransactions",
+	"describe-producers": "describeProducers", "abort": "describeProducers", "find-hanging": "findAllBrokers"}
+
 // txnRun dials the cluster and runs fn with a bounded context.
 func txnRun(cmd *cobra.Command, f *transactionsFlags, fn func(ctx context.Context, cl *kgo.Client, adm *kadm.Client, out io.Writer) error) error {
 	if f.conn.bootstrapServer == "" {
 		return errors.New("--bootstrap-server is required")
 	}
-	tc, err := f.conn.connect("weir-transactions", txnClientOpts...)
+	tc, err := f.conn.connect(cmd, "weir-transactions", txnCalls[cmd.Name()], txnClientOpts...)
 	if err != nil {
 		return err
 	}

@@ -34,6 +34,7 @@ import (
 	"weir/internal/sasl"
 	"weir/internal/tlsconf"
 	"weir/internal/txn"
+	"weir/internal/version"
 	"weir/internal/vfs"
 )
 
@@ -289,7 +290,7 @@ func (s *Server) Start() (err error) {
 			return err
 		}
 		s.started.Store(true)
-		s.lg.Info("weir started", "node_id", s.cfg.NodeID, "roles", "controller", "cluster_id", s.clusterID, "listeners", s.describeListeners())
+		s.lg.Info("weir started", "version", version.String(), "node_id", s.cfg.NodeID, "roles", "controller", "cluster_id", s.clusterID, "listeners", s.describeListeners())
 		return nil
 	}
 
@@ -384,7 +385,7 @@ func (s *Server) Start() (err error) {
 	}()
 	s.serve(false)
 	s.started.Store(true)
-	s.lg.Info("weir started", "node_id", s.cfg.NodeID, "roles", strings.Join(s.cfg.ProcessRoles, ","), "cluster_id", s.clusterID, "listeners", s.describeListeners())
+	s.lg.Info("weir started", "version", version.String(), "node_id", s.cfg.NodeID, "roles", strings.Join(s.cfg.ProcessRoles, ","), "cluster_id", s.clusterID, "listeners", s.describeListeners())
 	return nil
 }
 
