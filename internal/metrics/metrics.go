@@ -47,6 +47,12 @@
 //	                                                              localtimems, remotetimems, throttletimems,
 //	                                                              responsequeuetimems, responsesendtimems (ms),
 //	                                                              requestbytes
+//	kafka_log_log_<name>{topic,partition}                          Log (logs.go) per local replica: size,
+//	                                                              numlogsegments, logstartoffset, logendoffset
+//	kafka_log_logflushstats_logflushrateandtimems                 histogram (ms) of the log flushes
+//	kafka_log_logcleanermanager_max_dirty_percent                 the cleaner's last run: dirtiest compacted log
+//	kafka_log_logcleanermanager_time_since_last_run_ms            since the cleaner's last run
+//	kafka_log_logcleaner_max_clean_time_secs                      the last clean's duration
 //	kafka_server_delayedoperationpurgatory_purgatorysize{delayedOperation}
 //	                                                              Produce (acks=all) and Fetch (long polls) waiting
 //	kafka_server_socket_server_metrics_<name>{listener,networkProcessor="0"}
@@ -100,6 +106,12 @@
 // (quota.window.num of quota.window.size.seconds). The mutation quota is
 // charged on the active controller only.
 //
+// With weir.metrics.aggregation=topic ([Options.ByTopic]) the families
+// with a partition label (the Log gauges, the follower lag, the consumer
+// group lag) have one series per topic instead, without that label,
+// whose value is the sum over the topic's partitions: what
+// sum without (partition) gives of the per-partition series.
+//
 // The cluster link series of a partition exist while this broker leads it
 // as an active mirror; its counters start at 0 with each leadership.
 //
@@ -113,6 +125,7 @@ import (
 	"strconv"
 	"strings"
 	"sync/atomic"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
@@ -136,6 +149,10 @@ type Source interface {
 	OpenSegmentFiles() int
 	// ClientQuotas are the client quota sensors in use.
 	ClientQuotas() []ClientQuotaStatus
+	// Logs are the logs of the local replicas (none for offline ones).
+	Logs() []LogStatus
+	// Cleaner is the log cleaner's last run.
+	Cleaner() CleanerStatus
 }
 
 // ClientQuotaStatus is one client quota sensor: its type ("produce",
@@ -305,21 +322,40 @@ type Metrics struct {
 	// listeners count.
 	Requests *RequestStats
 
-	reg *prometheus.Registry
+	flush prometheus.Histogram
+	reg   *prometheus.Registry
+}
+
+// Options are a registry's settings.
+type Options struct {
+	// ByTopic is weir.metrics.aggregation=topic: the per-partition
+	// families are summed per topic, without the partition label (see
+	// the package comment).
+	ByTopic bool
 }
 
 // New returns a registry that reads src at each scrape and also reports
 // the Go runtime and process collectors.
-func New(src Source) *Metrics {
-	m := &Metrics{Counters: &Counters{}, Topics: NewBrokerTopicStats(), Requests: newRequestStats(), reg: prometheus.NewRegistry()}
+func New(src Source, opts Options) *Metrics {
+	m := &Metrics{Counters: &Counters{}, Topics: NewBrokerTopicStats(), Requests: newRequestStats(), flush: newFlushHistogram(), reg: prometheus.NewRegistry()}
 	m.reg.MustRegister(
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
-		newCollector(src, m.Counters),
+		&collector{src: src, counters: m.Counters, byTopic: opts.ByTopic},
 		topicCollector{m.Topics},
 		m.Requests,
+		logCollector{src: src, byTopic: opts.ByTopic},
+		m.flush,
 	)
 	return m
+}
+
+// LogFlushed records a log flush that took d (it fits log.Options.Flushed).
+// Safe for concurrent use, and on a nil *Metrics.
+func (m *Metrics) LogFlushed(d time.Duration) {
+	if m != nil {
+		m.flush.Observe(float64(d) / float64(time.Millisecond))
+	}
 }
 
 // Registry is the underlying registry (tests gather from it).
@@ -353,6 +389,7 @@ var (
 	descIsrShrinks       = kdesc("server_replicamanager_isrshrinks_total", "ISR shrinks of partitions led by this broker (Kafka's IsrShrinksPerSec).")
 	descIsrExpands       = kdesc("server_replicamanager_isrexpands_total", "ISR expansions of partitions led by this broker (Kafka's IsrExpandsPerSec).")
 	descConsumerLag      = kdesc("server_fetcherlagmetrics_consumerlag", "Messages a follower replica on this broker is behind its leader (Kafka's FetcherLagMetrics ConsumerLag).", "clientId", "topic", "partition")
+	descConsumerLagTopic = kdesc("server_fetcherlagmetrics_consumerlag", "Messages the follower replicas of a topic on this broker are behind their leader, summed per leader (weir.metrics.aggregation=topic of Kafka's FetcherLagMetrics ConsumerLag).", "clientId", "topic")
 	descMaxLag           = kdesc("server_replicafetchermanager_maxlag", "Largest lag, in messages, of a follower replica on this broker (Kafka's ReplicaFetcherManager MaxLag).", "clientId")
 	descActiveController = kdesc("controller_kafkacontroller_activecontrollercount", "1 on the active controller, 0 elsewhere.")
 	descOffline          = kdesc("controller_kafkacontroller_offlinepartitionscount", "Partitions without a leader; reported by the active controller only.")
@@ -376,13 +413,16 @@ var (
 type collector struct {
 	src      Source
 	counters *Counters
+	byTopic  bool
 }
 
-func newCollector(src Source, c *Counters) *collector { return &collector{src: src, counters: c} }
-
 func (c *collector) Describe(ch chan<- *prometheus.Desc) {
+	lag := descConsumerLag
+	if c.byTopic {
+		lag = descConsumerLagTopic
+	}
 	for _, d := range []*prometheus.Desc{descPartitionCount, descOfflineReplicas, descLeaderCount, descUnderReplicated, descUnderMinISR, descAtMinISR,
-		descIsrShrinks, descIsrExpands, descConsumerLag, descMaxLag, descActiveController, descOffline, descGlobalTopics, descGlobalPartitions,
+		descIsrShrinks, descIsrExpands, lag, descMaxLag, descActiveController, descOffline, descGlobalTopics, descGlobalPartitions,
 		descSkippedRecords, descOpenSegments, descLinks, descMirrorTopics, descMirrorTopicState, descMirrorState, descMirrorLag, descMirrorLagMs, descMirrorBytes, descMirrorRecords, descMirrorErrors, descMirrorThrottled} {
 		ch <- d
 	}
@@ -403,6 +443,10 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 	reps := c.src.Replicas()
 	var leaders, under, underMin, atMin, offline int
 	var maxLag int64
+	type leaderTopic struct {
+		clientID, topic string
+	}
+	topicLag := map[leaderTopic]int64{}
 	for _, r := range reps {
 		if r.Offline {
 			offline++
@@ -411,7 +455,12 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 		if !r.Leader {
 			lag := max(r.Lag, 0)
 			maxLag = max(maxLag, lag)
-			ch <- prometheus.MustNewConstMetric(descConsumerLag, prometheus.GaugeValue, float64(lag), "ReplicaFetcherThread-0-"+strconv.Itoa(int(r.LeaderID)), r.Topic, strconv.Itoa(int(r.Partition)))
+			clientID := "ReplicaFetcherThread-0-" + strconv.Itoa(int(r.LeaderID))
+			if c.byTopic {
+				topicLag[leaderTopic{clientID, r.Topic}] += lag
+			} else {
+				ch <- prometheus.MustNewConstMetric(descConsumerLag, prometheus.GaugeValue, float64(lag), clientID, r.Topic, strconv.Itoa(int(r.Partition)))
+			}
 			continue
 		}
 		leaders++
@@ -424,6 +473,9 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 		if r.ISR == r.MinISR {
 			atMin++
 		}
+	}
+	for k, lag := range topicLag {
+		ch <- prometheus.MustNewConstMetric(descConsumerLagTopic, prometheus.GaugeValue, float64(lag), k.clientID, k.topic)
 	}
 	gauge(descPartitionCount, len(reps))
 	gauge(descOfflineReplicas, offline)

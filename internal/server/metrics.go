@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"time"
 
+	"weir/internal/log"
 	"weir/internal/metadata"
 	"weir/internal/metrics"
 )
@@ -99,6 +100,40 @@ func mirrorStateLabel(s int8) string {
 		return "failed_over"
 	}
 	return "unknown"
+}
+
+// logOptions are the options of the broker's logs: with
+// weir.metrics.listener, their flushes are timed.
+func (s *Server) logOptions() log.Options {
+	o := log.Options{Logger: s.lg, FS: s.opts.FS}
+	if s.cfg.MetricsListener != "" {
+		o.Flushed = s.metrics.LogFlushed
+	}
+	return o
+}
+
+// Logs implements metrics.Source.
+func (m metricsSource) Logs() []metrics.LogStatus {
+	if m.s.logs == nil {
+		return nil
+	}
+	ls := m.s.logs.All()
+	out := make([]metrics.LogStatus, 0, len(ls))
+	for _, l := range ls {
+		tp := l.TopicPartition()
+		out = append(out, metrics.LogStatus{Topic: tp.Topic, Partition: tp.Partition, Size: l.Size(), Segments: l.NumSegments(),
+			Start: l.LogStartOffset(), End: l.LogEndOffset()})
+	}
+	return out
+}
+
+// Cleaner implements metrics.Source.
+func (m metricsSource) Cleaner() metrics.CleanerStatus {
+	if m.s.logs == nil {
+		return metrics.CleanerStatus{}
+	}
+	st := m.s.logs.CleanerStats()
+	return metrics.CleanerStatus{SinceLastRun: time.Since(st.LastRun), MaxDirtyPercent: st.MaxDirtyPercent, LastCleanTime: st.LastCleanTime}
 }
 
 // OpenSegmentFiles implements metrics.Source.

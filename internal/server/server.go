@@ -137,7 +137,7 @@ func New(cfg *config.Broker, opts Options) *Server {
 	}
 	s := &Server{cfg: cfg, opts: opts, lg: opts.Logger, listeners: map[string]net.Listener{}, kafka: map[string]*kafka.Server{},
 		logsLoaded: make(chan struct{})}
-	s.metrics = metrics.New(metricsSource{s})
+	s.metrics = metrics.New(metricsSource{s}, metrics.Options{ByTopic: s.cfg.MetricsAggregation == "topic"})
 	s.fastFence = &fastFencer{s: s}
 	return s
 }
@@ -404,7 +404,7 @@ func (s *Server) openBroker() {
 		CleanerEnabled:               s.cfg.LogCleanerEnable,
 		CleanerMaxKeys:               max(1, log.CleanerMaxKeys(s.cfg.LogCleanerDedupeBufferSize, s.cfg.LogCleanerIOBufferLoadFactor)),
 		SkipDirs:                     []string{quorum.DirName},
-	}, log.Options{Logger: s.lg, FS: s.opts.FS})
+	}, s.logOptions())
 	s.partitions = partition.NewManager(s.cfg.NodeID, s.logs, s.cfg, s.lg, time.Now)
 	if s.cfg.MetricsListener != "" {
 		// Without an endpoint the BrokerTopicMetrics are not counted.
