@@ -64,6 +64,20 @@
 //	kafka_controller_kafkacontroller_offlinepartitionscount       partitions without a leader
 //	kafka_controller_kafkacontroller_globaltopiccount             topics in the cluster
 //	kafka_controller_kafkacontroller_globalpartitioncount         partitions in the cluster
+//	kafka_controller_kafkacontroller_activebrokercount            brokers not fenced, active controller only
+//	kafka_controller_kafkacontroller_fencedbrokercount            brokers fenced, active controller only
+//	kafka_controller_kafkacontroller_preferredreplicaimbalancecount
+//	                                                              partitions not led by their first replica
+//	kafka_controller_controllerstats_uncleanleaderelections_total unclean elections this node committed
+//	kafka_controller_controllerstats_leaderelectionrateandtimems_count
+//	                                                              leader changes this node committed
+//	kafka_server_raft_metrics_<attr>                              raft.go: current_leader, current_epoch,
+//	                                                              current_vote, high_watermark, log_end_offset;
+//	                                                              commit_latency_ms and election_latency_ms
+//	                                                              histograms; append_records_total
+//	kafka_controller_kafkacontroller_lastappliedrecordoffset      and lastcommittedrecordoffset, controllers
+//	kafka_server_broker_metadata_metrics_last_applied_record_offset
+//	kafka_server_snapshot_emitter_metrics_latest_snapshot_generated_age_ms
 //	kafka_server_quota_byte_rate{resource,user,clientId}          Produce bytes per second (resource "Produce") or
 //	                                                              consumer Fetch response bytes per second ("Fetch")
 //	                                                              of a client quota's sensor
@@ -153,6 +167,8 @@ type Source interface {
 	Logs() []LogStatus
 	// Cleaner is the log cleaner's last run.
 	Cleaner() CleanerStatus
+	// Raft is the node's view of the metadata quorum.
+	Raft() RaftStatus
 }
 
 // ClientQuotaStatus is one client quota sensor: its type ("produce",
@@ -252,6 +268,15 @@ type ControllerStatus struct {
 	OfflinePartitions int
 	Topics            int
 	Partitions        int
+	// FencedBrokers and ActiveBrokers are the registered brokers, fenced
+	// and not; PreferredImbalance the partitions whose leader is not
+	// their first replica.
+	FencedBrokers, ActiveBrokers int
+	PreferredImbalance           int
+	// Elections and UncleanElections are the leader elections this node
+	// committed as the active controller, reported whether or not it
+	// still is.
+	Elections, UncleanElections uint64
 }
 
 // Counters are the event counts the replication code and the
@@ -322,8 +347,10 @@ type Metrics struct {
 	// listeners count.
 	Requests *RequestStats
 
-	flush prometheus.Histogram
-	reg   *prometheus.Registry
+	flush            prometheus.Histogram
+	commit, election prometheus.Histogram
+	appended         prometheus.Counter
+	reg              *prometheus.Registry
 }
 
 // Options are a registry's settings.
@@ -338,6 +365,7 @@ type Options struct {
 // the Go runtime and process collectors.
 func New(src Source, opts Options) *Metrics {
 	m := &Metrics{Counters: &Counters{}, Topics: NewBrokerTopicStats(), Requests: newRequestStats(), flush: newFlushHistogram(), reg: prometheus.NewRegistry()}
+	m.commit, m.election, m.appended = newRaftHistograms()
 	m.reg.MustRegister(
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
@@ -346,6 +374,8 @@ func New(src Source, opts Options) *Metrics {
 		m.Requests,
 		logCollector{src: src, byTopic: opts.ByTopic},
 		m.flush,
+		raftCollector{src},
+		m.commit, m.election, m.appended,
 	)
 	return m
 }
@@ -423,6 +453,7 @@ func (c *collector) Describe(ch chan<- *prometheus.Desc) {
 	}
 	for _, d := range []*prometheus.Desc{descPartitionCount, descOfflineReplicas, descLeaderCount, descUnderReplicated, descUnderMinISR, descAtMinISR,
 		descIsrShrinks, descIsrExpands, lag, descMaxLag, descActiveController, descOffline, descGlobalTopics, descGlobalPartitions,
+		descFenced, descActiveBrokers, descImbalance, descUncleanElection, descElections,
 		descSkippedRecords, descOpenSegments, descLinks, descMirrorTopics, descMirrorTopicState, descMirrorState, descMirrorLag, descMirrorLagMs, descMirrorBytes, descMirrorRecords, descMirrorErrors, descMirrorThrottled} {
 		ch <- d
 	}
@@ -520,6 +551,8 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 	}
 
 	ctl := c.src.Controller()
+	ch <- prometheus.MustNewConstMetric(descElections, prometheus.CounterValue, float64(ctl.Elections))
+	ch <- prometheus.MustNewConstMetric(descUncleanElection, prometheus.CounterValue, float64(ctl.UncleanElections))
 	if !ctl.Active {
 		ctl = ControllerStatus{}
 	}
@@ -531,4 +564,7 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 	gauge(descOffline, ctl.OfflinePartitions)
 	gauge(descGlobalTopics, ctl.Topics)
 	gauge(descGlobalPartitions, ctl.Partitions)
+	gauge(descFenced, ctl.FencedBrokers)
+	gauge(descActiveBrokers, ctl.ActiveBrokers)
+	gauge(descImbalance, ctl.PreferredImbalance)
 }

@@ -20,6 +20,13 @@ type fakeSource struct {
 	quotas []ClientQuotaStatus
 	logs   []LogStatus
 	clean  CleanerStatus
+	raft   RaftStatus
+}
+
+func (f *fakeSource) Raft() RaftStatus {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.raft
 }
 
 func (f *fakeSource) Logs() []LogStatus {

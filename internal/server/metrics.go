@@ -163,20 +163,58 @@ func (m metricsSource) ClientQuotas() []metrics.ClientQuotaStatus {
 // Controller implements metrics.Source.
 func (m metricsSource) Controller() metrics.ControllerStatus {
 	s := m.s
-	if s.quorum == nil || s.controller == nil || !s.quorum.Status().Active {
+	if s.quorum == nil || s.controller == nil {
 		return metrics.ControllerStatus{}
 	}
+	var st metrics.ControllerStatus
+	st.Elections, st.UncleanElections = s.controller.ElectionCounts()
+	if !s.quorum.Status().Active {
+		return st
+	}
 	img := s.controller.Image()
-	st := metrics.ControllerStatus{Active: true, Topics: img.Topics.Len()}
+	st.Active, st.Topics = true, img.Topics.Len()
 	for _, t := range img.Topics.All() {
 		st.Partitions += len(t.Partitions)
 		for _, p := range t.Partitions {
 			if p.Leader == -1 {
 				st.OfflinePartitions++
 			}
+			if len(p.Replicas) > 0 && p.Leader != p.Replicas[0] {
+				st.PreferredImbalance++
+			}
+		}
+	}
+	for _, b := range img.Brokers {
+		if b.Fenced {
+			st.FencedBrokers++
+		} else {
+			st.ActiveBrokers++
 		}
 	}
 	return st
+}
+
+// Raft implements metrics.Source.
+func (m metricsSource) Raft() metrics.RaftStatus {
+	s := m.s
+	r := metrics.RaftStatus{Leader: -1, Vote: -1, ControllerApplied: -1, BrokerApplied: -1}
+	switch {
+	case s.quorum != nil:
+		q := s.quorum.Status()
+		r.Voter, r.Leader, r.Vote, r.Epoch = true, q.Leader, q.Vote, q.Term
+		r.HighWatermark, r.LogEndOffset, r.SnapshotAge = q.HighWatermark, q.LogEndOffset, time.Since(q.LastSnapshot)
+	case s.observer != nil:
+		r.Leader = s.observer.Leader()
+		r.HighWatermark = s.observer.EndOffset()
+		r.LogEndOffset = r.HighWatermark
+	}
+	if s.controller != nil {
+		r.ControllerApplied = s.controller.Image().Offset
+	}
+	if s.publisher != nil {
+		r.BrokerApplied = s.publisher.Image().Offset
+	}
+	return r
 }
 
 // startMetrics serves /metrics on weir.metrics.listener (bound by bind),

@@ -804,7 +804,7 @@ func (s *Server) openQuorum() error {
 	}
 	s.transport = quorum.NewNetTransport(s.cfg.NodeID, s.clusterID, addrs, s.dialController, s.lg.With("component", "raft"))
 	tick := 100 * time.Millisecond
-	n, err := quorum.Open(quorum.Config{
+	qc := quorum.Config{
 		NodeID:           s.cfg.NodeID,
 		ClusterID:        s.clusterID,
 		Voters:           voters,
@@ -820,7 +820,11 @@ func (s *Server) openQuorum() error {
 		Transport:        s.transport,
 		State:            func() []metadata.Record { return s.controller.Image().Records() },
 		OnActive:         s.becameActive,
-	})
+	}
+	if s.cfg.MetricsListener != "" {
+		qc.OnCommit, qc.OnElection = s.metrics.RaftCommitted, s.metrics.RaftElected
+	}
+	n, err := quorum.Open(qc)
 	if err != nil {
 		return &DirError{Dir: s.cfg.MetadataLogDir, Err: fmt.Errorf("opening metadata log: %w", err)}
 	}
