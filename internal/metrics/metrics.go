@@ -121,8 +121,8 @@
 // charged on the active controller only.
 //
 // With weir.metrics.aggregation=topic ([Options.ByTopic]) the families
-// with a partition label (the Log gauges, the follower lag, the consumer
-// group lag) have one series per topic instead, without that label,
+// with a partition label (the Log gauges and the follower lag) have one
+// series per topic instead, without that label,
 // whose value is the sum over the topic's partitions: what
 // sum without (partition) gives of the per-partition series.
 //
