@@ -87,6 +87,7 @@
 //	                                                              partitions created or deleted per second
 //	weir_server_quota_throttle_time_ms_total{resource,user,clientId}
 //	                                                              throttle time given to the sensor's clients
+//	weir_server_ready                                             1 while /readyz answers 200
 //	weir_log_open_segment_files                                   segment files open (log.open.files.max)
 //	weir_coordinator_loader_skipped_records_total{coordinator}    unreadable records of __consumer_offsets
 //	                                                              (coordinator "group") or __transaction_state
@@ -169,6 +170,8 @@ type Source interface {
 	Cleaner() CleanerStatus
 	// Raft is the node's view of the metadata quorum.
 	Raft() RaftStatus
+	// Ready is what /readyz answers: true for 200.
+	Ready() bool
 }
 
 // ClientQuotaStatus is one client quota sensor: its type ("produce",
@@ -425,6 +428,7 @@ var (
 	descOffline          = kdesc("controller_kafkacontroller_offlinepartitionscount", "Partitions without a leader; reported by the active controller only.")
 	descGlobalTopics     = kdesc("controller_kafkacontroller_globaltopiccount", "Topics in the cluster; reported by the active controller only.")
 	descGlobalPartitions = kdesc("controller_kafkacontroller_globalpartitioncount", "Partitions in the cluster; reported by the active controller only.")
+	descReady            = desc("server_ready", "1 while the node is ready (its /readyz answers 200), else 0.")
 	descOpenSegments     = desc("log_open_segment_files", "Segment files (.log, .index, .timeindex) the broker keeps open; weir closes idle ones past log.open.files.max.")
 	descSkippedRecords   = desc("coordinator_loader_skipped_records_total", "Unreadable records a coordinator skipped while loading its partitions.", "coordinator")
 	descLinks            = desc("cluster_link_count", "Cluster links of the cluster.")
@@ -453,7 +457,7 @@ func (c *collector) Describe(ch chan<- *prometheus.Desc) {
 	}
 	for _, d := range []*prometheus.Desc{descPartitionCount, descOfflineReplicas, descLeaderCount, descUnderReplicated, descUnderMinISR, descAtMinISR,
 		descIsrShrinks, descIsrExpands, lag, descMaxLag, descActiveController, descOffline, descGlobalTopics, descGlobalPartitions,
-		descFenced, descActiveBrokers, descImbalance, descUncleanElection, descElections,
+		descReady, descFenced, descActiveBrokers, descImbalance, descUncleanElection, descElections,
 		descSkippedRecords, descOpenSegments, descLinks, descMirrorTopics, descMirrorTopicState, descMirrorState, descMirrorLag, descMirrorLagMs, descMirrorBytes, descMirrorRecords, descMirrorErrors, descMirrorThrottled} {
 		ch <- d
 	}
@@ -515,6 +519,11 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 	gauge(descUnderMinISR, underMin)
 	gauge(descAtMinISR, atMin)
 	gauge(descOpenSegments, c.src.OpenSegmentFiles())
+	ready := 0
+	if c.src.Ready() {
+		ready = 1
+	}
+	gauge(descReady, ready)
 	ch <- prometheus.MustNewConstMetric(descMaxLag, prometheus.GaugeValue, float64(maxLag), "Replica")
 	ch <- prometheus.MustNewConstMetric(descIsrShrinks, prometheus.CounterValue, float64(c.counters.isrShrinks.Load()))
 	ch <- prometheus.MustNewConstMetric(descIsrExpands, prometheus.CounterValue, float64(c.counters.isrExpands.Load()))

@@ -23,6 +23,8 @@ type fakeSource struct {
 	raft   RaftStatus
 }
 
+func (f *fakeSource) Ready() bool { return true }
+
 func (f *fakeSource) Raft() RaftStatus {
 	f.mu.Lock()
 	defer f.mu.Unlock()

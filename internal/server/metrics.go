@@ -194,6 +194,12 @@ func (m metricsSource) Controller() metrics.ControllerStatus {
 	return st
 }
 
+// Ready implements metrics.Source.
+func (m metricsSource) Ready() bool {
+	_, ok := m.s.readiness()
+	return ok
+}
+
 // Raft implements metrics.Source.
 func (m metricsSource) Raft() metrics.RaftStatus {
 	s := m.s

@@ -72,7 +72,8 @@ func TestMetricsEndpoint(t *testing.T) {
 		"kafka_controller_kafkacontroller_preferredreplicaimbalancecount": "0",
 		"kafka_controller_controllerstats_uncleanleaderelections_total":   "0",
 		"kafka_server_raft_metrics_current_leader":                        "1",
-		"kafka_server_raft_metrics_current_vote":                          "1",
+		"weir_server_ready":                      "1",
+		"kafka_server_raft_metrics_current_vote": "1",
 	} {
 		if got[name] != want {
 			t.Errorf("%s = %q, want %s", name, got[name], want)
