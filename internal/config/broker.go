@@ -117,6 +117,9 @@ type Broker struct {
 	// MetricsListener is the host:port of the Prometheus endpoint
 	// (weir.metrics.listener without its http:// prefix); "" disables it.
 	MetricsListener string
+	// MetricsAggregation is weir.metrics.aggregation: "partition" or
+	// "topic".
+	MetricsAggregation string
 	// FastFencing is weir.fast.fencing.enable.
 	FastFencing bool
 	// LogOpenFilesMax is log.open.files.max.
@@ -328,6 +331,7 @@ func (b *Broker) fill() {
 	b.QuotaWindowSize = g.dur("quota.window.size.seconds", time.Second)
 	b.ReplicationQuotaWindowSize = g.dur("replication.quota.window.size.seconds", time.Second)
 	b.MetricsListener, _ = ParseMetricsListener(g.str(KeyMetricsListener))
+	b.MetricsAggregation = g.str(KeyMetricsAggregation)
 	b.FastFencing = g.bool(KeyFastFencing)
 	b.LogOpenFilesMax = g.i32(KeyLogOpenFilesMax)
 	b.NumRecoveryThreadsPerDataDir = g.i32("num.recovery.threads.per.data.dir")

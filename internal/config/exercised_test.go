@@ -150,6 +150,7 @@ var brokerExercisedBy = map[string][]string{
 	"transactional.id.expiration.ms":                              {"internal/txn.TestExpiration"},
 	"log.open.files.max":                                          {"internal/server.TestLogOpenFilesMax", "internal/log.TestFileCacheBoundsOpenFiles"},
 	"weir.fast.fencing.enable":                                    {"internal/clustertest.TestLeaderKilledSoonAfterCreation", "internal/clustertest.TestCrashedBrokerIsFencedBeforeItsSessionRunsOut", "cmd/weir.TestFailoverAfterSIGKILL"},
+	"weir.metrics.aggregation":                                    {"internal/server.TestLogMetrics", "internal/server.TestMetricsByTopicBounded", "internal/config.TestMetricsAggregation"},
 	"weir.metrics.listener":                                       {"internal/server.TestMetricsEndpoint", "internal/server.TestMetricsDisabledByDefault"},
 }
 

@@ -142,3 +142,19 @@ func TestLoadBrokerMetricsListener(t *testing.T) {
 		t.Errorf("invalid value: %v", err)
 	}
 }
+
+// weir.metrics.aggregation is partition by default, takes topic, and
+// refuses anything else.
+func TestMetricsAggregation(t *testing.T) {
+	if b, _, err := LoadBroker(nil); err != nil || b.MetricsAggregation != "partition" {
+		t.Fatalf("default = %q, %v; want partition", b.MetricsAggregation, err)
+	}
+	if b, _, err := LoadBroker(map[string]string{KeyMetricsAggregation: "topic"}); err != nil || b.MetricsAggregation != "topic" {
+		t.Fatalf("topic = %q, %v", b.MetricsAggregation, err)
+	}
+	_, _, err := LoadBroker(map[string]string{KeyMetricsAggregation: "group"})
+	var ce *Error
+	if !errors.As(err, &ce) || ce.Kind != InvalidValue || ce.Name != KeyMetricsAggregation {
+		t.Errorf("weir.metrics.aggregation=group: %v, want an invalid value", err)
+	}
+}

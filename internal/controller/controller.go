@@ -65,6 +65,17 @@ type Controller struct {
 	// fastFenced is the broker epoch at which FenceUnreachable last
 	// fenced each broker (guarded by mu).
 	fastFenced map[int32]int64
+	// elections and uncleanElections count the leader changes this
+	// node committed as the active controller (ElectionCounts).
+	elections, uncleanElections atomic.Uint64
+}
+
+// ElectionCounts are the leader elections this node committed while it
+// was the active controller, all of them and the unclean ones: a
+// partition change naming a new leader, and one naming a RECOVERING
+// leader (chosen outside the ISR).
+func (c *Controller) ElectionCounts() (all, unclean uint64) {
+	return c.elections.Load(), c.uncleanElections.Load()
 }
 
 // New returns a controller writing through q; call Publish with every
@@ -98,7 +109,11 @@ func (c *Controller) commit(recs []metadata.Record) (int64, error) {
 	}
 	img := c.Image()
 	for _, r := range recs {
+		if pc, ok := r.(*metadata.PartitionChangeRecord); ok && pc.Leader >= 0 {
+			c.elections.Add(1)
+		}
 		if pc, ok := r.(*metadata.PartitionChangeRecord); ok && pc.LeaderRecoveryState == recovering && pc.Leader >= 0 {
+			c.uncleanElections.Add(1)
 			topic := pc.TopicId.String()
 			if t := img.TopicsByID.Get(pc.TopicId); t != nil {
 				topic = t.Name

@@ -223,6 +223,7 @@ func TestElectUncleanLeaders(t *testing.T) {
 	wantLeader(t, h, "t", 1, -1, 1)
 
 	// Unclean elections on request need no config.
+	all, _ := h.c.ElectionCounts()
 	out := h.elect(electReq(uncleanElection, "t", 0, 1, 2))
 	wantCode(t, "a live replica", out["t-0"], nil)
 	wantCode(t, "no live replica", out["t-1"], kerr.EligibleLeadersNotAvailable)
@@ -230,6 +231,10 @@ func TestElectUncleanLeaders(t *testing.T) {
 	wantLeader(t, h, "t", 0, 2, 2)
 	if h.part("t", 0).LeaderRecoveryState != recovering {
 		t.Error("unclean leader not recovering")
+	}
+	// The one election counts, as unclean.
+	if a, u := h.c.ElectionCounts(); a != all+1 || u != 1 {
+		t.Errorf("ElectionCounts = %d, %d; want %d, 1", a, u, all+1)
 	}
 
 	if _, err := h.c.ElectLeaders(electReq(7, "t", 0)); errorCode(err) != kerr.InvalidRequest {

@@ -346,6 +346,7 @@ func (l *Log) Flush(upTo int64) error {
 	if l.recoveryPoint.Load() >= upTo {
 		return nil
 	}
+	start := l.now()
 	l.mu.Lock()
 	end := l.logEnd.Load()
 	segs := l.segments()
@@ -388,7 +389,11 @@ func (l *Log) Flush(upTo int64) error {
 	if end > l.recoveryPoint.Load() {
 		l.recoveryPoint.Store(end)
 	}
-	l.lastFlush.Store(l.nowMs())
+	now := l.now()
+	l.lastFlush.Store(now.UnixMilli())
+	if l.flushed != nil {
+		l.flushed(now.Sub(start))
+	}
 	return nil
 }
 

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"weir/internal/record"
@@ -54,6 +55,34 @@ type cleaner struct {
 	firstDirty map[TopicPartition]int64
 	owner      map[TopicPartition]*Log // the log instance firstDirty describes
 	horizon    map[*Log]int64          // earliest delete horizon kept in a log's tombstones
+
+	// What CleanerStats reports, written by cleanOnce: the unix ms of its
+	// last start, the largest dirty ratio (x100) it saw then, and how
+	// long its last clean took, in ms.
+	lastRun      atomic.Int64
+	maxDirtyPct  atomic.Uint64 // math.Float64bits
+	lastCleanDur atomic.Int64
+}
+
+// CleanerStats is what the log cleaner reports, as Kafka's LogCleaner and
+// LogCleanerManager metrics.
+type CleanerStats struct {
+	// LastRun is when the cleaner last looked for a log to clean (the
+	// manager's creation before its first run).
+	LastRun time.Time
+	// MaxDirtyPercent is the largest dirty ratio, in percent, of the
+	// compacted logs as of that run (Kafka's max-dirty-percent).
+	MaxDirtyPercent float64
+	// LastCleanTime is how long the last clean took (Kafka's
+	// max-clean-time-secs, of its one cleaner thread).
+	LastCleanTime time.Duration
+}
+
+// CleanerStats reports the cleaner's last run.
+func (m *Manager) CleanerStats() CleanerStats {
+	c := m.cleaner
+	return CleanerStats{LastRun: time.UnixMilli(c.lastRun.Load()), MaxDirtyPercent: math.Float64frombits(c.maxDirtyPct.Load()),
+		LastCleanTime: time.Duration(c.lastCleanDur.Load()) * time.Millisecond}
 }
 
 const (
@@ -83,8 +112,10 @@ func newCleaner(m *Manager) *cleaner {
 	if maxKeys == 0 {
 		maxKeys = CleanerMaxKeys(128<<20, 0.9)
 	}
-	return &cleaner{m: m, maxKeys: maxKeys, loaded: map[string]bool{},
+	c := &cleaner{m: m, maxKeys: maxKeys, loaded: map[string]bool{},
 		firstDirty: map[TopicPartition]int64{}, owner: map[TopicPartition]*Log{}, horizon: map[*Log]int64{}}
+	c.lastRun.Store(m.opts.Now().UnixMilli())
+	return c
 }
 
 func (c *cleaner) cleanDirtiest() {
@@ -144,6 +175,7 @@ func (c *cleaner) loadCheckpoints() error {
 func (c *cleaner) cleanOnce() (*Log, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	c.lastRun.Store(c.m.opts.Now().UnixMilli())
 	if err := c.loadCheckpoints(); err != nil {
 		return nil, err
 	}
@@ -162,11 +194,13 @@ func (c *cleaner) cleanOnce() (*Log, error) {
 	}
 	c.m.mu.Unlock()
 	var best, expired *cleanPlan
+	maxRatio := 0.0
 	for l, root := range roots {
 		p := c.plan(l, root)
 		if p == nil {
 			continue
 		}
+		maxRatio = max(maxRatio, p.ratio)
 		if p.dirtyBytes > 0 && (p.forced || p.ratio >= p.cfg.MinCleanableRatio) {
 			if best == nil || p.ratio > best.ratio || p.ratio == best.ratio && l.tp.String() < best.l.tp.String() {
 				best = p
@@ -184,10 +218,14 @@ func (c *cleaner) cleanOnce() (*Log, error) {
 			delete(c.horizon, l)
 		}
 	}
+	c.maxDirtyPct.Store(math.Float64bits(maxRatio * 100))
 	if best == nil {
 		return nil, nil
 	}
-	return best.l, c.clean(best)
+	start := c.m.opts.Now()
+	err := c.clean(best)
+	c.lastCleanDur.Store(c.m.opts.Now().Sub(start).Milliseconds())
+	return best.l, err
 }
 
 // plan reads what cleaning l needs under its lock; nil when l is not a

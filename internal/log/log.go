@@ -94,6 +94,10 @@ type Options struct {
 	// before returning, since the caller may hold the log's locks. Defaults to a new goroutine; a
 	// deterministic simulation (internal/replsim) runs fn as a later event.
 	Background func(fn func())
+	// Flushed, when set, is told how long each flush that synced data
+	// took (Kafka's LogFlushStats LogFlushRateAndTimeMs). It is called
+	// from the flushing goroutine and must not block.
+	Flushed func(time.Duration)
 }
 
 // Log is one partition's log. See the package comment.
@@ -108,6 +112,7 @@ type Log struct {
 	wait  func(time.Duration, func())
 	// background starts work nobody waits for (Options.Background).
 	background func(func())
+	flushed    func(time.Duration) // Options.Flushed, or nil
 
 	// segs is the immutable current segment list, replaced on every change,
 	// so readers need no lock.
@@ -225,7 +230,7 @@ func newLog(dir string, tp TopicPartition, cfg Config, opts Options) *Log {
 	}
 	opts.FS = opts.Files.withFS(opts.FS)
 	l := &Log{dir: dir, tp: tp, fs: opts.FS, files: opts.Files, now: opts.Now, wait: opts.AfterDelay, background: opts.Background,
-		lg: opts.Logger.With("partition", tp.String()), truncatedTo: math.MaxInt64}
+		flushed: opts.Flushed, lg: opts.Logger.With("partition", tp.String()), truncatedTo: math.MaxInt64}
 	l.cfg.Store(&cfg)
 	return l
 }

@@ -47,6 +47,12 @@
 //	                                                              localtimems, remotetimems, throttletimems,
 //	                                                              responsequeuetimems, responsesendtimems (ms),
 //	                                                              requestbytes
+//	kafka_log_log_<name>{topic,partition}                          Log (logs.go) per local replica: size,
+//	                                                              numlogsegments, logstartoffset, logendoffset
+//	kafka_log_logflushstats_logflushrateandtimems                 histogram (ms) of the log flushes
+//	kafka_log_logcleanermanager_max_dirty_percent                 the cleaner's last run: dirtiest compacted log
+//	kafka_log_logcleanermanager_time_since_last_run_ms            since the cleaner's last run
+//	kafka_log_logcleaner_max_clean_time_secs                      the last clean's duration
 //	kafka_server_delayedoperationpurgatory_purgatorysize{delayedOperation}
 //	                                                              Produce (acks=all) and Fetch (long polls) waiting
 //	kafka_server_socket_server_metrics_<name>{listener,networkProcessor="0"}
@@ -58,6 +64,20 @@
 //	kafka_controller_kafkacontroller_offlinepartitionscount       partitions without a leader
 //	kafka_controller_kafkacontroller_globaltopiccount             topics in the cluster
 //	kafka_controller_kafkacontroller_globalpartitioncount         partitions in the cluster
+//	kafka_controller_kafkacontroller_activebrokercount            brokers not fenced, active controller only
+//	kafka_controller_kafkacontroller_fencedbrokercount            brokers fenced, active controller only
+//	kafka_controller_kafkacontroller_preferredreplicaimbalancecount
+//	                                                              partitions not led by their first replica
+//	kafka_controller_controllerstats_uncleanleaderelections_total unclean elections this node committed
+//	kafka_controller_controllerstats_leaderelectionrateandtimems_count
+//	                                                              leader changes this node committed
+//	kafka_server_raft_metrics_<attr>                              raft.go: current_leader, current_epoch,
+//	                                                              current_vote, high_watermark, log_end_offset;
+//	                                                              commit_latency_ms and election_latency_ms
+//	                                                              histograms; append_records_total
+//	kafka_controller_kafkacontroller_lastappliedrecordoffset      and lastcommittedrecordoffset, controllers
+//	kafka_server_broker_metadata_metrics_last_applied_record_offset
+//	kafka_server_snapshot_emitter_metrics_latest_snapshot_generated_age_ms
 //	kafka_server_quota_byte_rate{resource,user,clientId}          Produce bytes per second (resource "Produce") or
 //	                                                              consumer Fetch response bytes per second ("Fetch")
 //	                                                              of a client quota's sensor
@@ -67,6 +87,7 @@
 //	                                                              partitions created or deleted per second
 //	weir_server_quota_throttle_time_ms_total{resource,user,clientId}
 //	                                                              throttle time given to the sensor's clients
+//	weir_server_ready                                             1 while /readyz answers 200
 //	weir_log_open_segment_files                                   segment files open (log.open.files.max)
 //	weir_coordinator_loader_skipped_records_total{coordinator}    unreadable records of __consumer_offsets
 //	                                                              (coordinator "group") or __transaction_state
@@ -100,6 +121,12 @@
 // (quota.window.num of quota.window.size.seconds). The mutation quota is
 // charged on the active controller only.
 //
+// With weir.metrics.aggregation=topic ([Options.ByTopic]) the families
+// with a partition label (the Log gauges and the follower lag) have one
+// series per topic instead, without that label,
+// whose value is the sum over the topic's partitions: what
+// sum without (partition) gives of the per-partition series.
+//
 // The cluster link series of a partition exist while this broker leads it
 // as an active mirror; its counters start at 0 with each leadership.
 //
@@ -113,6 +140,7 @@ import (
 	"strconv"
 	"strings"
 	"sync/atomic"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
@@ -136,6 +164,14 @@ type Source interface {
 	OpenSegmentFiles() int
 	// ClientQuotas are the client quota sensors in use.
 	ClientQuotas() []ClientQuotaStatus
+	// Logs are the logs of the local replicas (none for offline ones).
+	Logs() []LogStatus
+	// Cleaner is the log cleaner's last run.
+	Cleaner() CleanerStatus
+	// Raft is the node's view of the metadata quorum.
+	Raft() RaftStatus
+	// Ready is what /readyz answers: true for 200.
+	Ready() bool
 }
 
 // ClientQuotaStatus is one client quota sensor: its type ("produce",
@@ -235,6 +271,15 @@ type ControllerStatus struct {
 	OfflinePartitions int
 	Topics            int
 	Partitions        int
+	// FencedBrokers and ActiveBrokers are the registered brokers, fenced
+	// and not; PreferredImbalance the partitions whose leader is not
+	// their first replica.
+	FencedBrokers, ActiveBrokers int
+	PreferredImbalance           int
+	// Elections and UncleanElections are the leader elections this node
+	// committed as the active controller, reported whether or not it
+	// still is.
+	Elections, UncleanElections uint64
 }
 
 // Counters are the event counts the replication code and the
@@ -305,21 +350,45 @@ type Metrics struct {
 	// listeners count.
 	Requests *RequestStats
 
-	reg *prometheus.Registry
+	flush            prometheus.Histogram
+	commit, election prometheus.Histogram
+	appended         prometheus.Counter
+	reg              *prometheus.Registry
+}
+
+// Options are a registry's settings.
+type Options struct {
+	// ByTopic is weir.metrics.aggregation=topic: the per-partition
+	// families are summed per topic, without the partition label (see
+	// the package comment).
+	ByTopic bool
 }
 
 // New returns a registry that reads src at each scrape and also reports
 // the Go runtime and process collectors.
-func New(src Source) *Metrics {
-	m := &Metrics{Counters: &Counters{}, Topics: NewBrokerTopicStats(), Requests: newRequestStats(), reg: prometheus.NewRegistry()}
+func New(src Source, opts Options) *Metrics {
+	m := &Metrics{Counters: &Counters{}, Topics: NewBrokerTopicStats(), Requests: newRequestStats(), flush: newFlushHistogram(), reg: prometheus.NewRegistry()}
+	m.commit, m.election, m.appended = newRaftHistograms()
 	m.reg.MustRegister(
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
-		newCollector(src, m.Counters),
+		&collector{src: src, counters: m.Counters, byTopic: opts.ByTopic},
 		topicCollector{m.Topics},
 		m.Requests,
+		logCollector{src: src, byTopic: opts.ByTopic},
+		m.flush,
+		raftCollector{src},
+		m.commit, m.election, m.appended,
 	)
 	return m
+}
+
+// LogFlushed records a log flush that took d (it fits log.Options.Flushed).
+// Safe for concurrent use, and on a nil *Metrics.
+func (m *Metrics) LogFlushed(d time.Duration) {
+	if m != nil {
+		m.flush.Observe(float64(d) / float64(time.Millisecond))
+	}
 }
 
 // Registry is the underlying registry (tests gather from it).
@@ -353,11 +422,13 @@ var (
 	descIsrShrinks       = kdesc("server_replicamanager_isrshrinks_total", "ISR shrinks of partitions led by this broker (Kafka's IsrShrinksPerSec).")
 	descIsrExpands       = kdesc("server_replicamanager_isrexpands_total", "ISR expansions of partitions led by this broker (Kafka's IsrExpandsPerSec).")
 	descConsumerLag      = kdesc("server_fetcherlagmetrics_consumerlag", "Messages a follower replica on this broker is behind its leader (Kafka's FetcherLagMetrics ConsumerLag).", "clientId", "topic", "partition")
+	descConsumerLagTopic = kdesc("server_fetcherlagmetrics_consumerlag", "Messages the follower replicas of a topic on this broker are behind their leader, summed per leader (weir.metrics.aggregation=topic of Kafka's FetcherLagMetrics ConsumerLag).", "clientId", "topic")
 	descMaxLag           = kdesc("server_replicafetchermanager_maxlag", "Largest lag, in messages, of a follower replica on this broker (Kafka's ReplicaFetcherManager MaxLag).", "clientId")
 	descActiveController = kdesc("controller_kafkacontroller_activecontrollercount", "1 on the active controller, 0 elsewhere.")
 	descOffline          = kdesc("controller_kafkacontroller_offlinepartitionscount", "Partitions without a leader; reported by the active controller only.")
 	descGlobalTopics     = kdesc("controller_kafkacontroller_globaltopiccount", "Topics in the cluster; reported by the active controller only.")
 	descGlobalPartitions = kdesc("controller_kafkacontroller_globalpartitioncount", "Partitions in the cluster; reported by the active controller only.")
+	descReady            = desc("server_ready", "1 while the node is ready (its /readyz answers 200), else 0.")
 	descOpenSegments     = desc("log_open_segment_files", "Segment files (.log, .index, .timeindex) the broker keeps open; weir closes idle ones past log.open.files.max.")
 	descSkippedRecords   = desc("coordinator_loader_skipped_records_total", "Unreadable records a coordinator skipped while loading its partitions.", "coordinator")
 	descLinks            = desc("cluster_link_count", "Cluster links of the cluster.")
@@ -376,13 +447,17 @@ var (
 type collector struct {
 	src      Source
 	counters *Counters
+	byTopic  bool
 }
 
-func newCollector(src Source, c *Counters) *collector { return &collector{src: src, counters: c} }
-
 func (c *collector) Describe(ch chan<- *prometheus.Desc) {
+	lag := descConsumerLag
+	if c.byTopic {
+		lag = descConsumerLagTopic
+	}
 	for _, d := range []*prometheus.Desc{descPartitionCount, descOfflineReplicas, descLeaderCount, descUnderReplicated, descUnderMinISR, descAtMinISR,
-		descIsrShrinks, descIsrExpands, descConsumerLag, descMaxLag, descActiveController, descOffline, descGlobalTopics, descGlobalPartitions,
+		descIsrShrinks, descIsrExpands, lag, descMaxLag, descActiveController, descOffline, descGlobalTopics, descGlobalPartitions,
+		descReady, descFenced, descActiveBrokers, descImbalance, descUncleanElection, descElections,
 		descSkippedRecords, descOpenSegments, descLinks, descMirrorTopics, descMirrorTopicState, descMirrorState, descMirrorLag, descMirrorLagMs, descMirrorBytes, descMirrorRecords, descMirrorErrors, descMirrorThrottled} {
 		ch <- d
 	}
@@ -403,6 +478,10 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 	reps := c.src.Replicas()
 	var leaders, under, underMin, atMin, offline int
 	var maxLag int64
+	type leaderTopic struct {
+		clientID, topic string
+	}
+	topicLag := map[leaderTopic]int64{}
 	for _, r := range reps {
 		if r.Offline {
 			offline++
@@ -411,7 +490,12 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 		if !r.Leader {
 			lag := max(r.Lag, 0)
 			maxLag = max(maxLag, lag)
-			ch <- prometheus.MustNewConstMetric(descConsumerLag, prometheus.GaugeValue, float64(lag), "ReplicaFetcherThread-0-"+strconv.Itoa(int(r.LeaderID)), r.Topic, strconv.Itoa(int(r.Partition)))
+			clientID := "ReplicaFetcherThread-0-" + strconv.Itoa(int(r.LeaderID))
+			if c.byTopic {
+				topicLag[leaderTopic{clientID, r.Topic}] += lag
+			} else {
+				ch <- prometheus.MustNewConstMetric(descConsumerLag, prometheus.GaugeValue, float64(lag), clientID, r.Topic, strconv.Itoa(int(r.Partition)))
+			}
 			continue
 		}
 		leaders++
@@ -425,6 +509,9 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 			atMin++
 		}
 	}
+	for k, lag := range topicLag {
+		ch <- prometheus.MustNewConstMetric(descConsumerLagTopic, prometheus.GaugeValue, float64(lag), k.clientID, k.topic)
+	}
 	gauge(descPartitionCount, len(reps))
 	gauge(descOfflineReplicas, offline)
 	gauge(descLeaderCount, leaders)
@@ -432,6 +519,11 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 	gauge(descUnderMinISR, underMin)
 	gauge(descAtMinISR, atMin)
 	gauge(descOpenSegments, c.src.OpenSegmentFiles())
+	ready := 0
+	if c.src.Ready() {
+		ready = 1
+	}
+	gauge(descReady, ready)
 	ch <- prometheus.MustNewConstMetric(descMaxLag, prometheus.GaugeValue, float64(maxLag), "Replica")
 	ch <- prometheus.MustNewConstMetric(descIsrShrinks, prometheus.CounterValue, float64(c.counters.isrShrinks.Load()))
 	ch <- prometheus.MustNewConstMetric(descIsrExpands, prometheus.CounterValue, float64(c.counters.isrExpands.Load()))
@@ -468,6 +560,8 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 	}
 
 	ctl := c.src.Controller()
+	ch <- prometheus.MustNewConstMetric(descElections, prometheus.CounterValue, float64(ctl.Elections))
+	ch <- prometheus.MustNewConstMetric(descUncleanElection, prometheus.CounterValue, float64(ctl.UncleanElections))
 	if !ctl.Active {
 		ctl = ControllerStatus{}
 	}
@@ -479,4 +573,7 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 	gauge(descOffline, ctl.OfflinePartitions)
 	gauge(descGlobalTopics, ctl.Topics)
 	gauge(descGlobalPartitions, ctl.Partitions)
+	gauge(descFenced, ctl.FencedBrokers)
+	gauge(descActiveBrokers, ctl.ActiveBrokers)
+	gauge(descImbalance, ctl.PreferredImbalance)
 }

@@ -18,6 +18,29 @@ type fakeSource struct {
 	links  LinkStatus
 	files  int
 	quotas []ClientQuotaStatus
+	logs   []LogStatus
+	clean  CleanerStatus
+	raft   RaftStatus
+}
+
+func (f *fakeSource) Ready() bool { return true }
+
+func (f *fakeSource) Raft() RaftStatus {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.raft
+}
+
+func (f *fakeSource) Logs() []LogStatus {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.logs
+}
+
+func (f *fakeSource) Cleaner() CleanerStatus {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.clean
 }
 
 func (f *fakeSource) ClientQuotas() []ClientQuotaStatus {
@@ -79,7 +102,7 @@ func TestCollectorReadsSourceAtScrape(t *testing.T) {
 		ctl:   ControllerStatus{Active: true, OfflinePartitions: 2, Topics: 4, Partitions: 9},
 		files: 12,
 	}
-	m := New(src)
+	m := New(src, Options{})
 	m.Counters.IsrShrunk()
 	m.Counters.IsrChanged(true)
 	m.Counters.IsrChanged(false)
@@ -188,7 +211,7 @@ func TestNilCountersDoNothing(t *testing.T) {
 }
 
 func TestHandlerServesTextWithRuntimeMetrics(t *testing.T) {
-	m := New(&fakeSource{reps: []ReplicaStatus{{Topic: "t", Partition: 0, Leader: true, Replicas: 1, ISR: 1, MinISR: 1}}})
+	m := New(&fakeSource{reps: []ReplicaStatus{{Topic: "t", Partition: 0, Leader: true, Replicas: 1, ISR: 1, MinISR: 1}}}, Options{})
 	srv := httptest.NewServer(m.Handler())
 	defer srv.Close()
 	resp, err := http.Get(srv.URL)
@@ -209,7 +232,7 @@ func TestHandlerServesTextWithRuntimeMetrics(t *testing.T) {
 
 // Two registries in one process do not collide.
 func TestRegistriesAreIndependent(t *testing.T) {
-	a, b := New(&fakeSource{}), New(&fakeSource{})
+	a, b := New(&fakeSource{}, Options{}), New(&fakeSource{}, Options{})
 	a.Counters.IsrExpanded()
 	if got := gathered(t, b, "kafka_server_replicamanager_isrexpands_total"); got != 0 {
 		t.Fatalf("b counted a's expansion: %v", got)
@@ -260,7 +283,7 @@ weir_cluster_link_mirror_topic_state{link="dr",state="promoted",topic="old"} 1
 # TYPE weir_cluster_link_mirror_topic_count gauge
 weir_cluster_link_mirror_topic_count 2
 `
-	if err := testutil.GatherAndCompare(New(src).Registry(), strings.NewReader(want), "weir_cluster_link_count",
+	if err := testutil.GatherAndCompare(New(src, Options{}).Registry(), strings.NewReader(want), "weir_cluster_link_count",
 		"weir_cluster_link_fetch_errors_total", "weir_cluster_link_fetched_bytes_total", "weir_cluster_link_fetched_records_total",
 		"weir_cluster_link_mirror_partition_lag", "weir_cluster_link_mirror_partition_lag_ms", "weir_cluster_link_mirror_partition_state", "weir_cluster_link_mirror_topic_count", "weir_cluster_link_mirror_topic_state"); err != nil {
 		t.Fatal(err)
@@ -272,7 +295,7 @@ func TestClientQuotaMetrics(t *testing.T) {
 		{Type: "produce", User: "alice", Rate: 1500, ThrottleMs: 250},
 		{Type: "controller_mutation", ClientID: "tool", Rate: 2.5, ThrottleMs: 4000},
 	}}
-	m := New(src)
+	m := New(src, Options{})
 	want := `
 # HELP kafka_server_quota_byte_rate The client quota's measured rate, per resource, user and client id of the quota (Kafka's kafka.server:type=<resource> byte-rate).
 # TYPE kafka_server_quota_byte_rate gauge

@@ -6,7 +6,7 @@ import "testing"
 // last; the all-topics series keep what released topics and unattributed
 // events counted.
 func TestBrokerTopicStatsAcquireRelease(t *testing.T) {
-	m := New(&fakeSource{})
+	m := New(&fakeSource{}, Options{})
 	a0, a1 := m.Topics.Acquire("a"), m.Topics.Acquire("a")
 	if a0 != a1 {
 		t.Fatal("two replicas of a topic got different counters")

@@ -64,6 +64,15 @@ type Config struct {
 	// becomes the active controller (leader, with everything earlier
 	// leaders committed applied).
 	OnActive func()
+	// OnCommit, if set, is told of each batch Append committed: the
+	// records' count and the time from Append to the commit (Kafka's
+	// raft-metrics commit-latency and append-records-rate).
+	OnCommit func(latency time.Duration, records int)
+	// OnElection, if set, is told how long the quorum went without a
+	// known leader each time this node learns of a new one (Kafka's
+	// raft-metrics election-latency). It is called on the node's
+	// goroutine and must not block.
+	OnElection func(latency time.Duration)
 }
 
 // Node is one voter of the quorum. See the package comment.
@@ -83,14 +92,20 @@ type Node struct {
 	// A proposal is unindexed from its Propose until the Ready that
 	// holds its entry, then pending under the entry's Raft index until
 	// that entry is applied.
-	unindexed    []*proposal
-	pending      map[uint64]*proposal
-	applied      uint64
-	termStart    uint64 // index of the first entry of the leader's term
-	sinceSnap    int64  // bytes applied since the last snapshot
-	lastSnap     time.Time
-	lastHeard    map[uint64]time.Time // voter -> last response received
-	lastCaughtUp map[uint64]time.Time
+	unindexed []*proposal
+	pending   map[uint64]*proposal
+	applied   uint64
+	termStart uint64 // index of the first entry of the leader's term
+	sinceSnap int64  // bytes applied since the last snapshot
+	lastSnap  time.Time
+	// lastGenerated is the unix ms of this node's last snapshot written
+	// (its opening before one): Status.LastSnapshot.
+	lastGenerated atomic.Int64
+	// noLeaderSince is when this node last lost its leader (or opened),
+	// zero while it knows one (OnElection).
+	noLeaderSince time.Time
+	lastHeard     map[uint64]time.Time // voter -> last response received
+	lastCaughtUp  map[uint64]time.Time
 
 	abandon   atomic.Bool // Run ends as a crash would: nothing written
 	mu        sync.Mutex  // guards status, changed, commitCh and observers
@@ -117,7 +132,12 @@ type Status struct {
 	HighWatermark int64 // the offset after the last committed entry
 	LogEndOffset  int64
 	Active        bool // leader and caught up with its own term's first entry
-	Voters        []VoterStatus
+	// Vote is the voter this node voted for in Term, -1 for none.
+	Vote int32
+	// LastSnapshot is when this node last wrote a snapshot (its opening
+	// before it wrote one).
+	LastSnapshot time.Time
+	Voters       []VoterStatus
 	// Observers are the brokers that fetch the log without voting, as the
 	// leader has seen them.
 	Observers []VoterStatus
@@ -159,7 +179,8 @@ func Open(cfg Config) (*Node, error) {
 	}
 	n := &Node{cfg: cfg, lg: cfg.Logger, rl: rl, recv: make(chan *pb.Message, 1024), props: make(chan *proposal, 64), resign: make(chan chan bool),
 		done: make(chan struct{}), pending: map[uint64]*proposal{}, lastHeard: map[uint64]time.Time{},
-		lastCaughtUp: map[uint64]time.Time{}, lastSnap: cfg.Now()}
+		lastCaughtUp: map[uint64]time.Time{}, lastSnap: cfg.Now(), noLeaderSince: cfg.Now()}
+	n.lastGenerated.Store(n.lastSnap.UnixMilli())
 	n.status.Leader = -1
 	n.changed = make(chan struct{})
 	n.commitCh = make(chan struct{})
@@ -491,6 +512,7 @@ func (n *Node) maybeSnapshot() error {
 		return err
 	}
 	n.sinceSnap, n.lastSnap = 0, n.cfg.Now()
+	n.lastGenerated.Store(n.lastSnap.UnixMilli())
 	n.lg.Info("wrote metadata snapshot", "index", s.Index, "end_offset", s.EndOffset, "records", len(s.Records), "took", time.Since(start))
 	return nil
 }
@@ -608,6 +630,7 @@ func (n *Node) Append(recs []metadata.Record) (int64, error) {
 		return 0, err
 	}
 	p := &proposal{data: b, done: make(chan proposalResult, 1)}
+	start := n.cfg.Now()
 	select {
 	case n.props <- p:
 	case <-n.done:
@@ -615,6 +638,9 @@ func (n *Node) Append(recs []metadata.Record) (int64, error) {
 	}
 	select {
 	case r := <-p.done:
+		if r.err == nil && n.cfg.OnCommit != nil {
+			n.cfg.OnCommit(n.cfg.Now().Sub(start), len(recs))
+		}
 		return r.lastOffset, r.err
 	case <-n.done:
 		// Stopped before answering: the batch may or may not commit.
@@ -643,9 +669,22 @@ func (n *Node) Status() Status {
 
 func (n *Node) updateStatus() {
 	st := n.rn.Status()
-	s := Status{Leader: -1, Term: st.GetTerm(), HighWatermark: n.rl.log.HighWatermark(), LogEndOffset: n.rl.log.LogEndOffset()}
+	s := Status{Leader: -1, Vote: -1, Term: st.GetTerm(), HighWatermark: n.rl.log.HighWatermark(), LogEndOffset: n.rl.log.LogEndOffset(),
+		LastSnapshot: time.UnixMilli(n.lastGenerated.Load())}
 	if st.Lead != 0 {
 		s.Leader = nodeID(st.Lead)
+	}
+	if v := st.GetVote(); v != 0 {
+		s.Vote = nodeID(v)
+	}
+	switch now := n.cfg.Now(); {
+	case s.Leader < 0 && n.noLeaderSince.IsZero():
+		n.noLeaderSince = now
+	case s.Leader >= 0 && !n.noLeaderSince.IsZero():
+		if n.cfg.OnElection != nil {
+			n.cfg.OnElection(now.Sub(n.noLeaderSince))
+		}
+		n.noLeaderSince = time.Time{}
 	}
 	s.Active = st.RaftState == raft.StateLeader && n.applied >= n.termStart
 	for _, v := range n.cfg.Voters {

@@ -94,6 +94,8 @@ type cluster struct {
 	net           *network
 	ms            map[int32]*member
 	snapshotBytes int64
+	// configure, when set, adjusts each member's Config before it opens.
+	configure func(id int32, cfg *Config)
 }
 
 func newCluster(t *testing.T, n int, snapshotBytes int64) *cluster {
@@ -115,10 +117,14 @@ func newCluster(t *testing.T, n int, snapshotBytes int64) *cluster {
 func (c *cluster) start(m *member) {
 	c.t.Helper()
 	m.img = metadata.Empty()
-	node, err := Open(Config{NodeID: m.id, Voters: c.voters, MetadataDir: "/meta", SegmentBytes: 1 << 20,
+	cfg := Config{NodeID: m.id, Voters: c.voters, MetadataDir: "/meta", SegmentBytes: 1 << 20,
 		Tick: 5 * time.Millisecond, ElectionTicks: 10, HeartbeatTicks: 1, SnapshotBytes: c.snapshotBytes,
 		FS: m.fs, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), Transport: c.net.transport(m.id),
-		State: func() []metadata.Record { return imageRecords(m.image()) }})
+		State: func() []metadata.Record { return imageRecords(m.image()) }}
+	if c.configure != nil {
+		c.configure(m.id, &cfg)
+	}
+	node, err := Open(cfg)
 	if err != nil {
 		c.t.Fatal(err)
 	}

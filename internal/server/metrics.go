@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"time"
 
+	"weir/internal/log"
 	"weir/internal/metadata"
 	"weir/internal/metrics"
 )
@@ -101,6 +102,40 @@ func mirrorStateLabel(s int8) string {
 	return "unknown"
 }
 
+// logOptions are the options of the broker's logs: with
+// weir.metrics.listener, their flushes are timed.
+func (s *Server) logOptions() log.Options {
+	o := log.Options{Logger: s.lg, FS: s.opts.FS}
+	if s.cfg.MetricsListener != "" {
+		o.Flushed = s.metrics.LogFlushed
+	}
+	return o
+}
+
+// Logs implements metrics.Source.
+func (m metricsSource) Logs() []metrics.LogStatus {
+	if m.s.logs == nil {
+		return nil
+	}
+	ls := m.s.logs.All()
+	out := make([]metrics.LogStatus, 0, len(ls))
+	for _, l := range ls {
+		tp := l.TopicPartition()
+		out = append(out, metrics.LogStatus{Topic: tp.Topic, Partition: tp.Partition, Size: l.Size(), Segments: l.NumSegments(),
+			Start: l.LogStartOffset(), End: l.LogEndOffset()})
+	}
+	return out
+}
+
+// Cleaner implements metrics.Source.
+func (m metricsSource) Cleaner() metrics.CleanerStatus {
+	if m.s.logs == nil {
+		return metrics.CleanerStatus{}
+	}
+	st := m.s.logs.CleanerStats()
+	return metrics.CleanerStatus{SinceLastRun: time.Since(st.LastRun), MaxDirtyPercent: st.MaxDirtyPercent, LastCleanTime: st.LastCleanTime}
+}
+
 // OpenSegmentFiles implements metrics.Source.
 func (m metricsSource) OpenSegmentFiles() int {
 	if m.s.logs == nil {
@@ -128,20 +163,64 @@ func (m metricsSource) ClientQuotas() []metrics.ClientQuotaStatus {
 // Controller implements metrics.Source.
 func (m metricsSource) Controller() metrics.ControllerStatus {
 	s := m.s
-	if s.quorum == nil || s.controller == nil || !s.quorum.Status().Active {
+	if s.quorum == nil || s.controller == nil {
 		return metrics.ControllerStatus{}
 	}
+	var st metrics.ControllerStatus
+	st.Elections, st.UncleanElections = s.controller.ElectionCounts()
+	if !s.quorum.Status().Active {
+		return st
+	}
 	img := s.controller.Image()
-	st := metrics.ControllerStatus{Active: true, Topics: img.Topics.Len()}
+	st.Active, st.Topics = true, img.Topics.Len()
 	for _, t := range img.Topics.All() {
 		st.Partitions += len(t.Partitions)
 		for _, p := range t.Partitions {
 			if p.Leader == -1 {
 				st.OfflinePartitions++
 			}
+			if len(p.Replicas) > 0 && p.Leader != p.Replicas[0] {
+				st.PreferredImbalance++
+			}
+		}
+	}
+	for _, b := range img.Brokers {
+		if b.Fenced {
+			st.FencedBrokers++
+		} else {
+			st.ActiveBrokers++
 		}
 	}
 	return st
+}
+
+// Ready implements metrics.Source.
+func (m metricsSource) Ready() bool {
+	_, ok := m.s.readiness()
+	return ok
+}
+
+// Raft implements metrics.Source.
+func (m metricsSource) Raft() metrics.RaftStatus {
+	s := m.s
+	r := metrics.RaftStatus{Leader: -1, Vote: -1, ControllerApplied: -1, BrokerApplied: -1}
+	switch {
+	case s.quorum != nil:
+		q := s.quorum.Status()
+		r.Voter, r.Leader, r.Vote, r.Epoch = true, q.Leader, q.Vote, q.Term
+		r.HighWatermark, r.LogEndOffset, r.SnapshotAge = q.HighWatermark, q.LogEndOffset, time.Since(q.LastSnapshot)
+	case s.observer != nil:
+		r.Leader = s.observer.Leader()
+		r.HighWatermark = s.observer.EndOffset()
+		r.LogEndOffset = r.HighWatermark
+	}
+	if s.controller != nil {
+		r.ControllerApplied = s.controller.Image().Offset
+	}
+	if s.publisher != nil {
+		r.BrokerApplied = s.publisher.Image().Offset
+	}
+	return r
 }
 
 // startMetrics serves /metrics on weir.metrics.listener (bound by bind),

@@ -57,19 +57,41 @@ func TestMetricsEndpoint(t *testing.T) {
 	}
 	got := scrape(t, addr.String())
 	for name, want := range map[string]string{
-		"kafka_server_replicamanager_partitioncount":              "3",
-		"kafka_server_replicamanager_leadercount":                 "3",
-		"kafka_server_replicamanager_underreplicatedpartitions":   "0",
-		"kafka_server_replicamanager_underminisrpartitioncount":   "0",
-		"kafka_server_replicamanager_atminisrpartitioncount":      "3",
-		"kafka_server_replicamanager_isrshrinks_total":            "0",
-		"kafka_controller_kafkacontroller_activecontrollercount":  "1",
-		"kafka_controller_kafkacontroller_offlinepartitionscount": "0",
-		"kafka_controller_kafkacontroller_globaltopiccount":       "1",
-		"kafka_controller_kafkacontroller_globalpartitioncount":   "3",
+		"kafka_server_replicamanager_partitioncount":                      "3",
+		"kafka_server_replicamanager_leadercount":                         "3",
+		"kafka_server_replicamanager_underreplicatedpartitions":           "0",
+		"kafka_server_replicamanager_underminisrpartitioncount":           "0",
+		"kafka_server_replicamanager_atminisrpartitioncount":              "3",
+		"kafka_server_replicamanager_isrshrinks_total":                    "0",
+		"kafka_controller_kafkacontroller_activecontrollercount":          "1",
+		"kafka_controller_kafkacontroller_offlinepartitionscount":         "0",
+		"kafka_controller_kafkacontroller_globaltopiccount":               "1",
+		"kafka_controller_kafkacontroller_globalpartitioncount":           "3",
+		"kafka_controller_kafkacontroller_activebrokercount":              "1",
+		"kafka_controller_kafkacontroller_fencedbrokercount":              "0",
+		"kafka_controller_kafkacontroller_preferredreplicaimbalancecount": "0",
+		"kafka_controller_controllerstats_uncleanleaderelections_total":   "0",
+		"kafka_server_raft_metrics_current_leader":                        "1",
+		"weir_server_ready":                      "1",
+		"kafka_server_raft_metrics_current_vote": "1",
 	} {
 		if got[name] != want {
 			t.Errorf("%s = %q, want %s", name, got[name], want)
+		}
+	}
+	// Creating partitions elects no leader (their first leader comes
+	// with their PartitionRecord). The metadata log's offsets agree
+	// between the quorum and the controller.
+	if got["kafka_controller_controllerstats_leaderelectionrateandtimems_count"] != "0" {
+		t.Errorf("leader elections: %s, want 0", got["kafka_controller_controllerstats_leaderelectionrateandtimems_count"])
+	}
+	hw, _ := strconv.Atoi(got["kafka_server_raft_metrics_high_watermark"])
+	if hw == 0 || got["kafka_controller_kafkacontroller_lastcommittedrecordoffset"] != strconv.Itoa(hw-1) {
+		t.Errorf("raft high watermark %d, last committed record offset %s", hw, got["kafka_controller_kafkacontroller_lastcommittedrecordoffset"])
+	}
+	for _, name := range []string{"kafka_controller_kafkacontroller_lastappliedrecordoffset", "kafka_server_broker_metadata_metrics_last_applied_record_offset", "kafka_server_snapshot_emitter_metrics_latest_snapshot_generated_age_ms", "kafka_server_raft_metrics_commit_latency_ms_count", "kafka_server_raft_metrics_append_records_total", "kafka_server_raft_metrics_election_latency_ms_count"} {
+		if v, err := strconv.ParseFloat(got[name], 64); err != nil || v <= 0 && !strings.Contains(name, "_age_") {
+			t.Errorf("%s = %q, want a positive number", name, got[name])
 		}
 	}
 	if got["go_goroutines"] == "" {

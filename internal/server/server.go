@@ -138,7 +138,7 @@ func New(cfg *config.Broker, opts Options) *Server {
 	}
 	s := &Server{cfg: cfg, opts: opts, lg: opts.Logger, listeners: map[string]net.Listener{}, kafka: map[string]*kafka.Server{},
 		logsLoaded: make(chan struct{})}
-	s.metrics = metrics.New(metricsSource{s})
+	s.metrics = metrics.New(metricsSource{s}, metrics.Options{ByTopic: s.cfg.MetricsAggregation == "topic"})
 	s.fastFence = &fastFencer{s: s}
 	return s
 }
@@ -405,7 +405,7 @@ func (s *Server) openBroker() {
 		CleanerEnabled:               s.cfg.LogCleanerEnable,
 		CleanerMaxKeys:               max(1, log.CleanerMaxKeys(s.cfg.LogCleanerDedupeBufferSize, s.cfg.LogCleanerIOBufferLoadFactor)),
 		SkipDirs:                     []string{quorum.DirName},
-	}, log.Options{Logger: s.lg, FS: s.opts.FS})
+	}, s.logOptions())
 	s.partitions = partition.NewManager(s.cfg.NodeID, s.logs, s.cfg, s.lg, time.Now)
 	if s.cfg.MetricsListener != "" {
 		// Without an endpoint the BrokerTopicMetrics are not counted.
@@ -805,7 +805,7 @@ func (s *Server) openQuorum() error {
 	}
 	s.transport = quorum.NewNetTransport(s.cfg.NodeID, s.clusterID, addrs, s.dialController, s.lg.With("component", "raft"))
 	tick := 100 * time.Millisecond
-	n, err := quorum.Open(quorum.Config{
+	qc := quorum.Config{
 		NodeID:           s.cfg.NodeID,
 		ClusterID:        s.clusterID,
 		Voters:           voters,
@@ -821,7 +821,11 @@ func (s *Server) openQuorum() error {
 		Transport:        s.transport,
 		State:            func() []metadata.Record { return s.controller.Image().Records() },
 		OnActive:         s.becameActive,
-	})
+	}
+	if s.cfg.MetricsListener != "" {
+		qc.OnCommit, qc.OnElection = s.metrics.RaftCommitted, s.metrics.RaftElected
+	}
+	n, err := quorum.Open(qc)
 	if err != nil {
 		return &DirError{Dir: s.cfg.MetadataLogDir, Err: fmt.Errorf("opening metadata log: %w", err)}
 	}
