@@ -117,6 +117,9 @@ type Broker struct {
 	// MetricsListener is the host:port of the Prometheus endpoint
 	// (weir.metrics.listener without its http:// prefix); "" disables it.
 	MetricsListener string
+	// ConsoleListener is the host:port of the web console
+	// (weir.console.listener without its http:// prefix); "" disables it.
+	ConsoleListener string
 	// FastFencing is weir.fast.fencing.enable.
 	FastFencing bool
 	// LogOpenFilesMax is log.open.files.max.
@@ -328,6 +331,7 @@ func (b *Broker) fill() {
 	b.QuotaWindowSize = g.dur("quota.window.size.seconds", time.Second)
 	b.ReplicationQuotaWindowSize = g.dur("replication.quota.window.size.seconds", time.Second)
 	b.MetricsListener, _ = ParseMetricsListener(g.str(KeyMetricsListener))
+	b.ConsoleListener, _ = ParseConsoleListener(g.str(KeyConsoleListener))
 	b.FastFencing = g.bool(KeyFastFencing)
 	b.LogOpenFilesMax = g.i32(KeyLogOpenFilesMax)
 	b.NumRecoveryThreadsPerDataDir = g.i32("num.recovery.threads.per.data.dir")

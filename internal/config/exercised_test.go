@@ -151,6 +151,7 @@ var brokerExercisedBy = map[string][]string{
 	"log.open.files.max":                                          {"internal/server.TestLogOpenFilesMax", "internal/log.TestFileCacheBoundsOpenFiles"},
 	"weir.fast.fencing.enable":                                    {"internal/clustertest.TestLeaderKilledSoonAfterCreation", "internal/clustertest.TestCrashedBrokerIsFencedBeforeItsSessionRunsOut", "cmd/weir.TestFailoverAfterSIGKILL"},
 	"weir.metrics.listener":                                       {"internal/server.TestMetricsEndpoint", "internal/server.TestMetricsDisabledByDefault"},
+	"weir.console.listener":                                       {"internal/console.TestConsoleServedByNode", "internal/console.TestSASLLoginAndSessions", "internal/config.TestLoadBrokerConsoleListener"},
 }
 
 var topicExercisedBy = map[string][]string{
