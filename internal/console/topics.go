@@ -226,7 +226,11 @@ func (c *Console) readTopic(ctx context.Context, cl *client, name string) (*topi
 	elr := c.readELR(ctx, cl, name, d)
 	starts, errS := cl.adm.ListStartOffsets(ctx, name)
 	ends, errE := cl.adm.ListEndOffsets(ctx, name)
-	dirs, errD := cl.adm.DescribeAllLogDirs(ctx, kadm.TopicsSet{name: {}})
+	set := kadm.TopicsSet{}
+	for _, p := range t.Partitions {
+		set.Add(name, p.Partition)
+	}
+	dirs, errD := cl.adm.DescribeAllLogDirs(ctx, set)
 	if errD != nil {
 		d.SizesErr = errText(errD)
 	}
