@@ -120,6 +120,9 @@ type Broker struct {
 	// MetricsAggregation is weir.metrics.aggregation: "partition" or
 	// "topic".
 	MetricsAggregation string
+	// ConsoleListener is the host:port of the web console
+	// (weir.console.listener without its http:// prefix); "" disables it.
+	ConsoleListener string
 	// FastFencing is weir.fast.fencing.enable.
 	FastFencing bool
 	// LogOpenFilesMax is log.open.files.max.
@@ -332,6 +335,7 @@ func (b *Broker) fill() {
 	b.ReplicationQuotaWindowSize = g.dur("replication.quota.window.size.seconds", time.Second)
 	b.MetricsListener, _ = ParseMetricsListener(g.str(KeyMetricsListener))
 	b.MetricsAggregation = g.str(KeyMetricsAggregation)
+	b.ConsoleListener, _ = ParseConsoleListener(g.str(KeyConsoleListener))
 	b.FastFencing = g.bool(KeyFastFencing)
 	b.LogOpenFilesMax = g.i32(KeyLogOpenFilesMax)
 	b.NumRecoveryThreadsPerDataDir = g.i32("num.recovery.threads.per.data.dir")

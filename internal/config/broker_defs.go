@@ -23,6 +23,7 @@ const (
 	KeyMetadataLogDir          = "metadata.log.dir"
 	KeyMetricsListener         = "weir.metrics.listener"
 	KeyMetricsAggregation      = "weir.metrics.aggregation"
+	KeyConsoleListener         = "weir.console.listener"
 	KeyProducerIDExpiration    = "producer.id.expiration.ms"
 	KeyFastFencing             = "weir.fast.fencing.enable"
 	KeyLogOpenFilesMax         = "log.open.files.max"
@@ -199,6 +200,7 @@ var brokerCoreDefs = []Def{
 
 	// weir-specific keys (no Kafka equivalent).
 	def(KeyMetricsListener, TypeString, "", metricsListenerValidator, ReadOnly, "weir: address of the Prometheus /metrics endpoint, host:port or http://host:port; empty disables it."),
+	def(KeyConsoleListener, TypeString, "", consoleListenerValidator, ReadOnly, "weir: address of the web console, host:port or http://host:port; empty disables it. The console is a Kafka client of this node's broker listener (a SASL one if the node has one, else PLAINTEXT): with SASL its users log in with their PLAIN or SCRAM credentials and every read and action goes through the broker's authentication and ACLs."),
 	def(KeyLogOpenFilesMax, TypeInt, "8192", atLeast(16), ReadOnly, "weir: most segment files (.log, .index, .timeindex) the broker keeps open; files of idle segments are closed, least recently used first, and opened again on use. When RLIMIT_NOFILE cannot hold it and 1,024 more files (connections, checkpoints), the broker keeps fewer and warns."),
 	def(KeyMetricsAggregation, TypeString, "partition", in("partition", "topic"), ReadOnly, "weir: the finest level of the per-partition metric families (kafka_log_log_* and the follower lag kafka_server_fetcherlagmetrics_consumerlag): partition gives a series per partition, as Kafka's MBeans; topic sums each topic's partitions into one series without the partition label, so that a broker with 10^5 partitions keeps its endpoint small."),
 	def(KeyFastFencing, TypeBoolean, "true", nil, ReadOnly, "weir: the active controller fences a broker at once, without waiting for broker.session.timeout.ms, when the connection its heartbeats come on closes (or when the controller takes over) and nothing listens at its address; false waits for the session, as Kafka does."),

@@ -152,6 +152,7 @@ var brokerExercisedBy = map[string][]string{
 	"weir.fast.fencing.enable":                                    {"internal/clustertest.TestLeaderKilledSoonAfterCreation", "internal/clustertest.TestCrashedBrokerIsFencedBeforeItsSessionRunsOut", "cmd/weir.TestFailoverAfterSIGKILL"},
 	"weir.metrics.aggregation":                                    {"internal/server.TestLogMetrics", "internal/server.TestMetricsByTopicBounded", "internal/config.TestMetricsAggregation"},
 	"weir.metrics.listener":                                       {"internal/server.TestMetricsEndpoint", "internal/server.TestMetricsDisabledByDefault"},
+	"weir.console.listener":                                       {"internal/console.TestConsoleServedByNode", "internal/console.TestSASLLoginAndSessions", "internal/config.TestLoadBrokerConsoleListener"},
 }
 
 var topicExercisedBy = map[string][]string{

@@ -71,6 +71,19 @@ func ParseListeners(s string) ([]Listener, error) {
 // as host:port (brackets around IPv6), or "" when empty; an empty host binds
 // all interfaces.
 func ParseMetricsListener(s string) (string, error) {
+	return parseHTTPListener("metrics listener", "the path is always /metrics", s)
+}
+
+// ParseConsoleListener parses weir.console.listener as ParseMetricsListener
+// parses weir.metrics.listener.
+func ParseConsoleListener(s string) (string, error) {
+	return parseHTTPListener("console listener", "the console is served at /", s)
+}
+
+// parseHTTPListener parses an HTTP endpoint's host:port or
+// http://host:port; what names it in errors, pathNote says why it has no
+// path.
+func parseHTTPListener(what, pathNote, s string) (string, error) {
 	s = strings.TrimSpace(s)
 	if s == "" {
 		return "", nil
@@ -78,16 +91,16 @@ func ParseMetricsListener(s string) (string, error) {
 	addr := s
 	if scheme, rest, ok := strings.Cut(s, "://"); ok {
 		if !strings.EqualFold(scheme, "http") {
-			return "", fmt.Errorf("metrics listener %q: the scheme must be http", s)
+			return "", fmt.Errorf("%s %q: the scheme must be http", what, s)
 		}
 		addr = rest
 	}
 	if strings.Contains(addr, "/") {
-		return "", fmt.Errorf("metrics listener %q is not of the form host:port or http://host:port (the path is always /metrics)", s)
+		return "", fmt.Errorf("%s %q is not of the form host:port or http://host:port (%s)", what, s, pathNote)
 	}
 	host, port, err := splitHostPort(addr)
 	if err != nil {
-		return "", fmt.Errorf("metrics listener %q: %v", s, err)
+		return "", fmt.Errorf("%s %q: %v", what, s, err)
 	}
 	return net.JoinHostPort(host, strconv.Itoa(port)), nil
 }

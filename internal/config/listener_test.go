@@ -158,3 +158,20 @@ func TestMetricsAggregation(t *testing.T) {
 		t.Errorf("weir.metrics.aggregation=group: %v, want an invalid value", err)
 	}
 }
+
+func TestLoadBrokerConsoleListener(t *testing.T) {
+	b, _, err := LoadBroker(map[string]string{KeyConsoleListener: "http://127.0.0.1:9644"})
+	if err != nil || b.ConsoleListener != "127.0.0.1:9644" {
+		t.Fatalf("ConsoleListener = %v, %v", b, err)
+	}
+	if b, _, _ := LoadBroker(nil); b.ConsoleListener != "" {
+		t.Errorf("default ConsoleListener = %q, want disabled", b.ConsoleListener)
+	}
+	for _, in := range []string{"0.0.0.0", "https://127.0.0.1:9644", "127.0.0.1:9644/console"} {
+		_, _, err = LoadBroker(map[string]string{KeyConsoleListener: in})
+		var ce *Error
+		if !errors.As(err, &ce) || ce.Kind != InvalidValue || ce.Name != KeyConsoleListener {
+			t.Errorf("%q: %v", in, err)
+		}
+	}
+}

@@ -180,6 +180,11 @@ var metricsListenerValidator validator = check{"empty, host:port or http://host:
 	return err
 }}
 
+var consoleListenerValidator validator = check{"empty, host:port or http://host:port", func(v any) error {
+	_, err := ParseConsoleListener(v.(string))
+	return err
+}}
+
 var protocolMapValidator validator = check{"list of LISTENER:PROTOCOL", func(v any) error {
 	_, err := ParseSecurityProtocolMap(v.(string))
 	return err

@@ -19,6 +19,7 @@ import (
 
 	"weir/internal/acl"
 	"weir/internal/config"
+	"weir/internal/console"
 	"weir/internal/controller"
 	"weir/internal/fetcher"
 	"weir/internal/group"
@@ -116,6 +117,10 @@ type Server struct {
 	metricsHTTP *http.Server
 	metricsLn   net.Listener
 	metricsAddr net.Addr
+	// console serves weir.console.listener when it is set.
+	console     *console.Console
+	consoleHTTP *http.Server
+	consoleLn   net.Listener
 
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
@@ -384,6 +389,9 @@ func (s *Server) Start() (err error) {
 		s.txnNet.close()
 	}()
 	s.serve(false)
+	if err := s.startConsole(); err != nil {
+		return err
+	}
 	s.started.Store(true)
 	s.lg.Info("weir started", "version", version.String(), "node_id", s.cfg.NodeID, "roles", strings.Join(s.cfg.ProcessRoles, ","), "cluster_id", s.clusterID, "listeners", s.describeListeners())
 	return nil
@@ -527,6 +535,19 @@ func (s *Server) bind() error {
 			return fmt.Errorf("%s %s: %w", config.KeyMetricsListener, s.cfg.MetricsListener, err)
 		}
 		s.metricsLn, s.metricsAddr = ln, ln.Addr()
+	}
+	if s.cfg.ConsoleListener != "" {
+		if !s.cfg.HasRole("broker") {
+			return fmt.Errorf("%s: the console is a client of the node's broker listener, and this node is not a broker (process.roles=%s)", config.KeyConsoleListener, strings.Join(s.cfg.ProcessRoles, ","))
+		}
+		if _, _, err := s.consoleLogin(); err != nil {
+			return err
+		}
+		ln, err := net.Listen("tcp", s.cfg.ConsoleListener)
+		if err != nil {
+			return fmt.Errorf("%s %s: %w", config.KeyConsoleListener, s.cfg.ConsoleListener, err)
+		}
+		s.consoleLn = ln
 	}
 	return nil
 }
@@ -710,6 +731,7 @@ func (s *Server) stopNode(crash bool) error {
 			ln.Close()
 		}
 		s.stopMetrics()
+		s.stopConsole()
 		if s.cancel != nil {
 			s.cancel()
 		}
