@@ -2,6 +2,7 @@ package console_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -19,6 +20,7 @@ import (
 
 	"weir/internal/acl"
 	"weir/internal/clustertest"
+	"weir/internal/testwait"
 )
 
 // The end-to-end tests drive Debian's chromium, headless, with chromedp.
@@ -90,6 +92,22 @@ func run(t *testing.T, ctx context.Context, what string, steps ...chromedp.Actio
 	if err := chromedp.Do(ctx, steps...); err != nil {
 		t.Fatalf("%s: %v", what, err)
 	}
+}
+
+// waitFor waits until the JavaScript expression is true on the page,
+// evaluating it afresh each time: a page being replaced by a navigation
+// fails an evaluation, which is then tried again on the new page.
+func waitFor(t *testing.T, ctx context.Context, expr string) {
+	t.Helper()
+	testwait.For(t, 30*time.Second, expr, func() error {
+		ctx, cancel := context.WithTimeout(ctx, time.Second)
+		defer cancel()
+		ok, err := chromedp.Run(ctx, chromedp.Evaluate[bool](expr))
+		if err == nil && !ok {
+			err = errors.New("false")
+		}
+		return err
+	})
 }
 
 // eval is the value of a JavaScript expression on the page.
@@ -209,8 +227,9 @@ func TestBrowserPages(t *testing.T) {
 
 	// Topics.
 	run(t, ctx, "topics", chromedp.Navigate(base+"/topics"), chromedp.WaitVisible(chromedp.CSS("#q")),
-		chromedp.SendKeys(chromedp.CSS("#q"), "pay"), chromedp.Submit(chromedp.CSS("#q")),
-		chromedp.WaitVisible(chromedp.CSS(`tr[data-topic="payments"]`)))
+		chromedp.SendKeys(chromedp.CSS("#q"), "pay"), chromedp.Submit(chromedp.CSS("#q")))
+	// The unfiltered list has the row too: wait for the page the search loaded.
+	waitFor(t, ctx, `location.search.includes("q=pay") && document.readyState === "complete" && document.querySelector('tr[data-topic="payments"]') !== null`)
 	if got := text(t, ctx, `tr[data-topic="payments"] td:nth-of-type(1)`); got != "6" {
 		t.Errorf("topics: payments has %s partitions", got)
 	}
