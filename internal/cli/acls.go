@@ -14,12 +14,13 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"weir/internal/acl"
+	"weir/internal/cli/tool"
 )
 
 func init() { subcommands = append(subcommands, newACLsCommand) }
 
 type aclsFlags struct {
-	conn                                  connFlags
+	conn                                  tool.ConnFlags
 	bootstrapController                   string
 	add, remove, list                     bool
 	topics, groups, txnIDs, tokens, users []string
@@ -60,7 +61,7 @@ for confirmation unless --force; --list prints "Current ACLs for resource
 ` + "`...`" + `:" per resource, only --principal's with --principal. A failure
 prints "Error while executing ACL command: ..." and exits 1.
 
-` + commandConfigHelp,
+` + tool.CommandConfigHelp,
 		Example: `  # let alice read and write the topic payments from any host
   weir acls --bootstrap-server localhost:9092 --add --allow-principal User:alice \
     --operation Read --operation Write --topic payments
@@ -88,9 +89,9 @@ prints "Error while executing ACL command: ..." and exits 1.
 		RunE: func(cmd *cobra.Command, _ []string) error { return runACLs(cmd, f) },
 	}
 	fl := cmd.Flags()
-	fl.StringVar(&f.conn.bootstrapServer, "bootstrap-server", "", "the Kafka server(s) to connect to, host:port[,host:port]")
+	fl.StringVar(&f.conn.BootstrapServer, "bootstrap-server", "", "the Kafka server(s) to connect to, host:port[,host:port]")
 	fl.StringVar(&f.bootstrapController, "bootstrap-controller", "", "the KRaft controllers to connect to, host:port[,host:port]")
-	fl.StringVar(&f.conn.commandConfig, "command-config", "", "a client properties file")
+	fl.StringVar(&f.conn.CommandConfig, "command-config", "", "a client properties file")
 	fl.BoolVar(&f.add, "add", false, "add ACLs")
 	fl.BoolVar(&f.remove, "remove", false, "remove ACLs")
 	fl.BoolVar(&f.list, "list", false, "list ACLs of the resources given (all when none)")
@@ -152,14 +153,14 @@ var supportedOperations = map[int8][]int8{
 func runACLs(cmd *cobra.Command, f *aclsFlags) error {
 	has := cmd.Flags().Changed
 	out := cmd.OutOrStdout()
-	usage := func(msg string) error { return usageError(cmd, msg) }
+	usage := func(msg string) error { return tool.UsageError(cmd, msg) }
 	switch {
 	case has("bootstrap-server") && has("bootstrap-controller"):
 		return usage("Only one of --bootstrap-server or --bootstrap-controller must be specified")
 	case !has("bootstrap-server") && !has("bootstrap-controller"):
 		return usage("One of --bootstrap-server or --bootstrap-controller must be specified")
 	case has("bootstrap-controller"):
-		f.conn.bootstrapServer = f.bootstrapController
+		f.conn.BootstrapServer = f.bootstrapController
 	}
 	actions := 0
 	for _, a := range []bool{f.add, f.remove, f.list} {
@@ -218,12 +219,12 @@ func runACLs(cmd *cobra.Command, f *aclsFlags) error {
 			return usage(err.Error())
 		}
 	}
-	t, err := f.conn.connect(cmd, "weir-acls", either(f.list, "describeAcls", either(f.add, "createAcls", "deleteAcls")))
+	t, err := f.conn.Connect(cmd, "weir-acls", tool.Either(f.list, "describeAcls", tool.Either(f.add, "createAcls", "deleteAcls")))
 	if err != nil {
 		return aclError(cmd, err.Error())
 	}
-	defer t.close()
-	ctx, cancel := t.context(cmd)
+	defer t.Close()
+	ctx, cancel := t.Context(cmd)
 	defer cancel()
 
 	describe := func(filter aclResource) ([]kmsg.DescribeACLsResponseResource, error) {
@@ -233,12 +234,12 @@ func runACLs(cmd *cobra.Command, f *aclsFlags) error {
 			req.ResourceName = kmsg.StringPtr(filter.name)
 		}
 		req.Operation, req.PermissionType = kmsg.ACLOperationAny, kmsg.ACLPermissionTypeAny
-		resp, err := req.RequestWith(ctx, t.cl)
+		resp, err := req.RequestWith(ctx, t.Kgo)
 		if err != nil {
 			return nil, err
 		}
 		if err := kerr.ErrorForCode(resp.ErrorCode); err != nil {
-			return nil, kafkaError(err, resp.ErrorMessage)
+			return nil, tool.KafkaError(err, resp.ErrorMessage)
 		}
 		return resp.Resources, nil
 	}
@@ -275,13 +276,13 @@ func runACLs(cmd *cobra.Command, f *aclsFlags) error {
 				continue
 			}
 			fmt.Fprintf(out, "Adding ACLs for resource `%s`: \n %s\n\n", r, strings.Join(added, "\n"))
-			resp, err := req.RequestWith(ctx, t.cl)
+			resp, err := req.RequestWith(ctx, t.Kgo)
 			if err != nil {
 				return aclFailed(cmd, err)
 			}
 			for _, res := range resp.Results {
 				if err := kerr.ErrorForCode(res.ErrorCode); err != nil {
-					return aclFailed(cmd, kafkaError(err, res.ErrorMessage))
+					return aclFailed(cmd, tool.KafkaError(err, res.ErrorMessage))
 				}
 			}
 		}
@@ -307,13 +308,13 @@ func runACLs(cmd *cobra.Command, f *aclsFlags) error {
 				fl.Principal, fl.Host, fl.Operation, fl.PermissionType = kmsg.StringPtr(e.principal), kmsg.StringPtr(e.host), kmsg.ACLOperation(e.op), kmsg.ACLPermissionType(e.perm)
 				req.Filters = append(req.Filters, fl)
 			}
-			resp, err := req.RequestWith(ctx, t.cl)
+			resp, err := req.RequestWith(ctx, t.Kgo)
 			if err != nil {
 				return aclFailed(cmd, err)
 			}
 			for _, res := range resp.Results {
 				if err := kerr.ErrorForCode(res.ErrorCode); err != nil {
-					return aclFailed(cmd, kafkaError(err, res.ErrorMessage))
+					return aclFailed(cmd, tool.KafkaError(err, res.ErrorMessage))
 				}
 			}
 		}
@@ -512,13 +513,13 @@ func sortedEntries(es []aclEntry) []aclEntry {
 // aclError ends the command with Kafka's tool's message and exit code 1.
 func aclError(cmd *cobra.Command, msg string) error {
 	fmt.Fprintln(cmd.OutOrStdout(), "Error while executing ACL command: "+msg)
-	return exitCode(1)
+	return tool.ExitCode(1)
 }
 
 // aclFailed is aclError for an error of a request, shown as the exception
 // Kafka's admin client raises.
 func aclFailed(cmd *cobra.Command, err error) error {
-	if je, ok := err.(*javaError); ok {
+	if je, ok := err.(*tool.JavaError); ok {
 		return aclError(cmd, je.String())
 	}
 	return aclError(cmd, err.Error())

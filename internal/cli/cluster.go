@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"strconv"
+	"weir/internal/cli/tool"
 
 	"github.com/spf13/cobra"
 	"github.com/twmb/franz-go/pkg/kadm"
@@ -60,14 +61,14 @@ controllers' endpoints (endpoint type 2) and UnregisterBroker.
 deprecated name, as in Kafka. As in Kafka 4.x, its bootstrap.servers does
 not stand in for the flags.
 
-` + commandConfigHelp,
+` + tool.CommandConfigHelp,
 		Example: `  weir cluster cluster-id --bootstrap-server localhost:9092
   weir cluster unregister --bootstrap-server localhost:9092 --id 4
   weir cluster list-endpoints --bootstrap-server localhost:9092 --include-fenced-brokers
   weir cluster list-endpoints --bootstrap-controller localhost:9093`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return usageError(cmd, "kafka-cluster: error: too few arguments")
+			return tool.UsageError(cmd, "kafka-cluster: error: too few arguments")
 		},
 	}
 	for _, sub := range []struct{ name, short, example string }{
@@ -105,11 +106,11 @@ not stand in for the flags.
 }
 
 func runCluster(cmd *cobra.Command, f *clusterFlags, op string) error {
-	fail := failTo(cmd.ErrOrStderr())
+	fail := tool.FailTo(cmd.ErrOrStderr())
 	has := cmd.Flags().Changed
 	out := cmd.OutOrStdout()
 	if op == "unregister" && !has("id") {
-		return usageError(cmd, "kafka-cluster: error: argument --id/-i is required")
+		return tool.UsageError(cmd, "kafka-cluster: error: argument --id/-i is required")
 	}
 	if has("config") && has("command-config") {
 		return fail("--config and --command-config cannot be specified together.")
@@ -131,29 +132,29 @@ func runCluster(cmd *cobra.Command, f *clusterFlags, op string) error {
 		return fail("You must specify either --bootstrap-controller or --bootstrap-server.")
 	}
 	controller := has("bootstrap-controller")
-	conn := connFlags{bootstrapServer: f.bootstrapServer, commandConfig: f.commandConfig}
+	conn := tool.ConnFlags{BootstrapServer: f.bootstrapServer, CommandConfig: f.commandConfig}
 	if controller {
-		conn.bootstrapServer = f.bootstrapController
+		conn.BootstrapServer = f.bootstrapController
 	}
-	tc, err := conn.connect(cmd, "weir-cluster", either(op == "unregister", "unregisterBroker", "describeCluster"))
+	tc, err := conn.Connect(cmd, "weir-cluster", tool.Either(op == "unregister", "unregisterBroker", "describeCluster"))
 	if err != nil {
 		return fail(err.Error())
 	}
-	defer tc.close()
-	ctx, cancel := tc.context(cmd)
+	defer tc.Close()
+	ctx, cancel := tc.Context(cmd)
 	defer cancel()
 	if op == "cluster-id" {
 		var id string
 		if controller {
 			resp, err := describeEndpoints(ctx, tc, true, false)
 			if err != nil {
-				return fail(describeErr(err))
+				return fail(tool.DescribeErr(err))
 			}
 			id = resp.ClusterID
 		} else {
-			md, err := tc.adm.BrokerMetadata(ctx)
+			md, err := tc.Admin.BrokerMetadata(ctx)
 			if err != nil {
-				return fail(describeErr(kafkaError(err, nil)))
+				return fail(tool.DescribeErr(tool.KafkaError(err, nil)))
 			}
 			id = md.Cluster
 		}
@@ -168,10 +169,10 @@ func runCluster(cmd *cobra.Command, f *clusterFlags, op string) error {
 	if controller {
 		ok, err = seedSupports(ctx, tc, unregisterBrokerKey)
 	} else {
-		ok, err = tc.supports(ctx, unregisterBrokerKey)
+		ok, err = tc.Supports(ctx, unregisterBrokerKey)
 	}
 	if err != nil {
-		return fail(describeErr(kafkaError(err, nil)))
+		return fail(tool.DescribeErr(tool.KafkaError(err, nil)))
 	}
 	if !ok {
 		fmt.Fprintln(out, "The target cluster does not support the broker unregistration API.")
@@ -186,7 +187,7 @@ func runCluster(cmd *cobra.Command, f *clusterFlags, op string) error {
 			resp = r.(*kmsg.UnregisterBrokerResponse)
 		}
 	} else {
-		resp, err = req.RequestWith(ctx, tc.cl)
+		resp, err = req.RequestWith(ctx, tc.Kgo)
 	}
 	if err == nil {
 		err = kerr.ErrorForCode(resp.ErrorCode)
@@ -200,7 +201,7 @@ func runCluster(cmd *cobra.Command, f *clusterFlags, op string) error {
 		if resp != nil {
 			msg = resp.ErrorMessage
 		}
-		return fail(describeErr(kafkaError(err, msg)))
+		return fail(tool.DescribeErr(tool.KafkaError(err, msg)))
 	}
 	fmt.Fprintf(out, "Broker %d is no longer registered.\n", f.id)
 	return nil
@@ -210,7 +211,7 @@ func runCluster(cmd *cobra.Command, f *clusterFlags, op string) error {
 // then the brokers' (--bootstrap-server), as Kafka's list-endpoints; with
 // neither it prints nothing, as Kafka's tool.
 func listEndpoints(cmd *cobra.Command, f *clusterFlags) error {
-	fail := failTo(cmd.ErrOrStderr())
+	fail := tool.FailTo(cmd.ErrOrStderr())
 	out := cmd.OutOrStdout()
 	for _, controller := range []bool{true, false} {
 		addrs := f.bootstrapServer
@@ -220,22 +221,22 @@ func listEndpoints(cmd *cobra.Command, f *clusterFlags) error {
 		if addrs == "" {
 			continue
 		}
-		conn := connFlags{bootstrapServer: addrs, commandConfig: f.commandConfig}
-		tc, err := conn.connect(cmd, "weir-cluster", "describeCluster")
+		conn := tool.ConnFlags{BootstrapServer: addrs, CommandConfig: f.commandConfig}
+		tc, err := conn.Connect(cmd, "weir-cluster", "describeCluster")
 		if err != nil {
 			return fail(err.Error())
 		}
-		ctx, cancel := tc.context(cmd)
+		ctx, cancel := tc.Context(cmd)
 		resp, err := describeEndpoints(ctx, tc, controller, f.includeFenced)
 		cancel()
-		tc.close()
+		tc.Close()
 		var uv *unsupportedVersionError
 		if errors.As(err, &uv) {
 			fmt.Fprintln(out, uv.msg)
 			return nil
 		}
 		if err != nil {
-			return fail(describeErr(err))
+			return fail(tool.DescribeErr(err))
 		}
 		printEndpoints(out, resp.Brokers, controller)
 	}
@@ -251,7 +252,7 @@ func (e *unsupportedVersionError) Error() string { return e.msg }
 // describeEndpoints sends DescribeCluster for the brokers' endpoints, or
 // for the controllers' (endpoint type 2, to the seeds in turn, as Kafka's
 // admin client asks the bootstrap controllers). includeFenced needs v2.
-func describeEndpoints(ctx context.Context, tc *toolClient, controller, includeFenced bool) (*kmsg.DescribeClusterResponse, error) {
+func describeEndpoints(ctx context.Context, tc *tool.Client, controller, includeFenced bool) (*kmsg.DescribeClusterResponse, error) {
 	req := kmsg.NewPtrDescribeClusterRequest()
 	req.IncludeFencedBrokers = includeFenced
 	var r kmsg.Response
@@ -261,9 +262,9 @@ func describeEndpoints(ctx context.Context, tc *toolClient, controller, includeF
 		r, err = seedRequest(ctx, tc, req)
 	} else {
 		if includeFenced {
-			vs, err := tc.adm.ApiVersions(ctx)
+			vs, err := tc.Admin.ApiVersions(ctx)
 			if err != nil {
-				return nil, kafkaError(err, nil)
+				return nil, tool.KafkaError(err, nil)
 			}
 			maxV := int16(-1)
 			vs.Each(func(v kadm.BrokerApiVersions) {
@@ -275,22 +276,22 @@ func describeEndpoints(ctx context.Context, tc *toolClient, controller, includeF
 				return nil, &unsupportedVersionError{"Attempted to write a non-default includeFencedBrokers at version " + strconv.Itoa(int(maxV))}
 			}
 		}
-		r, err = req.RequestWith(ctx, tc.cl)
+		r, err = req.RequestWith(ctx, tc.Kgo)
 	}
 	if err != nil {
-		return nil, kafkaError(err, nil)
+		return nil, tool.KafkaError(err, nil)
 	}
 	resp := r.(*kmsg.DescribeClusterResponse)
 	if err := kerr.ErrorForCode(resp.ErrorCode); err != nil {
-		return nil, kafkaError(err, resp.ErrorMessage)
+		return nil, tool.KafkaError(err, resp.ErrorMessage)
 	}
 	return resp, nil
 }
 
 // seedRequest sends req to the seeds in turn and returns the first answer.
-func seedRequest(ctx context.Context, tc *toolClient, req kmsg.Request) (kmsg.Response, error) {
+func seedRequest(ctx context.Context, tc *tool.Client, req kmsg.Request) (kmsg.Response, error) {
 	var first error
-	for _, b := range tc.cl.SeedBrokers() {
+	for _, b := range tc.Kgo.SeedBrokers() {
 		resp, err := b.Request(ctx, req)
 		if err == nil {
 			return resp, nil
@@ -304,7 +305,7 @@ func seedRequest(ctx context.Context, tc *toolClient, req kmsg.Request) (kmsg.Re
 
 // seedSupports reports whether the seed that answers ApiVersions serves key
 // (the controllers, asked directly).
-func seedSupports(ctx context.Context, tc *toolClient, key int16) (bool, error) {
+func seedSupports(ctx context.Context, tc *tool.Client, key int16) (bool, error) {
 	req := kmsg.NewPtrApiVersionsRequest()
 	req.ClientSoftwareName, req.ClientSoftwareVersion = "weir-cluster", "1"
 	r, err := seedRequest(ctx, tc, req)

@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/twmb/franz-go/pkg/kerr"
 
+	"weir/internal/cli/tool"
 	"weir/internal/clientsec"
 	"weir/internal/link"
 	"weir/internal/nodeclient"
@@ -23,7 +24,7 @@ import (
 func init() { subcommands = append(subcommands, newClusterLinksCommand) }
 
 func newClusterLinksCommand() *cobra.Command {
-	var conn connFlags
+	var conn tool.ConnFlags
 	var o struct {
 		create, list, describe, del, validateOnly bool
 		name, configFile                          string
@@ -54,7 +55,7 @@ func newClusterLinksCommand() *cobra.Command {
 The tool speaks weir's own admin API (Kafka has none for links): it works
 against weir only.
 
-` + commandConfigHelp + `
+` + tool.CommandConfigHelp + `
 
 The client properties are the tool's own, to reach the destination; the
 link's are in --config-file.
@@ -63,7 +64,7 @@ link's are in --config-file.
   weir cluster-links --bootstrap-server dest:9092 --describe --link dr`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			fail := failTo(cmd.ErrOrStderr())
+			fail := tool.FailTo(cmd.ErrOrStderr())
 			n := 0
 			for _, b := range []bool{o.create, o.list, o.describe, o.del} {
 				if b {
@@ -72,25 +73,25 @@ link's are in --config-file.
 			}
 			switch {
 			case n != 1:
-				return usageError(cmd, "Exactly one of --create, --list, --describe or --delete must be given.")
-			case conn.bootstrapServer == "":
-				return usageError(cmd, "Missing required argument \"[bootstrap-server]\"")
+				return tool.UsageError(cmd, "Exactly one of --create, --list, --describe or --delete must be given.")
+			case conn.BootstrapServer == "":
+				return tool.UsageError(cmd, "Missing required argument \"[bootstrap-server]\"")
 			case (o.create || o.del) && o.name == "":
-				return usageError(cmd, "--link is required.")
+				return tool.UsageError(cmd, "--link is required.")
 			case o.create && o.configFile == "":
-				return usageError(cmd, "--config-file is required with --create.")
+				return tool.UsageError(cmd, "--config-file is required with --create.")
 			}
-			lc, err := conn.linkConnect(cmd, "weir-cluster-links", "describeClusterLinks")
+			lc, err := linkConnect(&conn, cmd, "weir-cluster-links", "describeClusterLinks")
 			if err != nil {
 				return fail(err.Error())
 			}
-			defer lc.close()
-			ctx, cancel := lc.context(cmd)
+			defer lc.Close()
+			ctx, cancel := lc.Context(cmd)
 			defer cancel()
 			out := cmd.OutOrStdout()
 			switch {
 			case o.create:
-				props, err := loadProperties(o.configFile)
+				props, err := tool.LoadProperties(o.configFile)
 				if err != nil {
 					return fail(err.Error())
 				}
@@ -126,8 +127,8 @@ link's are in --config-file.
 		},
 	}
 	fl := cmd.Flags()
-	fl.StringVar(&conn.bootstrapServer, "bootstrap-server", "", "REQUIRED: the destination cluster, host:port[,host:port]")
-	fl.StringVar(&conn.commandConfig, "command-config", "", "the client properties file to reach the destination (see --help)")
+	fl.StringVar(&conn.BootstrapServer, "bootstrap-server", "", "REQUIRED: the destination cluster, host:port[,host:port]")
+	fl.StringVar(&conn.CommandConfig, "command-config", "", "the client properties file to reach the destination (see --help)")
 	fl.BoolVar(&o.create, "create", false, "create a link")
 	fl.BoolVar(&o.list, "list", false, "list the links")
 	fl.BoolVar(&o.describe, "describe", false, "describe the links (or --link)")
@@ -144,7 +145,7 @@ link's are in --config-file.
 // properties of --command-config as the other tools are (TLS, SASL,
 // client.id, timeouts; any other property is refused).
 type linkClient struct {
-	*toolClient
+	*tool.Client
 	bootstrap string
 	clientID  string
 	dial      nodeclient.Dialer
@@ -152,14 +153,14 @@ type linkClient struct {
 	plaintext bool
 }
 
-// linkConnect returns the destination's client; clientID is the default
+// linkConnect returns the destination's client, connected with c; clientID is the default
 // client.id.
-func (c *connFlags) linkConnect(cmd *cobra.Command, clientID, call string) (*linkClient, error) {
-	props, err := c.properties()
+func linkConnect(c *tool.ConnFlags, cmd *cobra.Command, clientID, call string) (*linkClient, error) {
+	props, err := c.Properties()
 	if err != nil {
 		return nil, err
 	}
-	t, err := c.connectWith(cmd, props, clientID, call)
+	t, err := c.ConnectWith(cmd, props, clientID, call)
 	if err != nil {
 		return nil, err
 	}
@@ -168,7 +169,7 @@ func (c *connFlags) linkConnect(cmd *cobra.Command, clientID, call string) (*lin
 	}
 	secure, err := clientsec.Dialer(props, clientID)
 	if err != nil {
-		t.close()
+		t.Close()
 		return nil, err
 	}
 	dial := nodeclient.Dialer(secure)
@@ -183,7 +184,7 @@ func (c *connFlags) linkConnect(cmd *cobra.Command, clientID, call string) (*lin
 		}
 	}
 	proto := strings.ToUpper(strings.TrimSpace(props["security.protocol"]))
-	return &linkClient{toolClient: t, bootstrap: c.bootstrapServer, clientID: clientID, dial: dial,
+	return &linkClient{Client: t, bootstrap: c.BootstrapServer, clientID: clientID, dial: dial,
 		plaintext: proto == "" || proto == "PLAINTEXT"}, nil
 }
 
@@ -219,9 +220,9 @@ func (l *linkClient) adminAt(ctx context.Context, bootstrap string, req *link.Ad
 		return nil, err
 	}
 	var last error
-	for _, addr := range seedList(bootstrap) {
+	for _, addr := range tool.SeedList(bootstrap) {
 		c := nodeclient.New(addr, l.clientID, l.dial)
-		rctx, cancel := context.WithTimeout(ctx, l.requestTimeout)
+		rctx, cancel := context.WithTimeout(ctx, l.RequestTimeout)
 		raw, err := c.RoundTrip(rctx, link.AdminAPIKey, 0, false, body)
 		cancel()
 		c.Close()

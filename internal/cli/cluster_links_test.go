@@ -18,6 +18,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"weir/internal/cli/tool"
 	"weir/internal/clustertest"
 	"weir/internal/record"
 	"weir/internal/testwait"
@@ -175,7 +176,7 @@ func TestClusterLinkMirrorsTopics(t *testing.T) {
 
 func newClient(t *testing.T, bootstrap string, opts ...kgo.Opt) *kgo.Client {
 	t.Helper()
-	cl, err := kgo.NewClient(append([]kgo.Opt{kgo.SeedBrokers(seedList(bootstrap)...)}, opts...)...)
+	cl, err := kgo.NewClient(append([]kgo.Opt{kgo.SeedBrokers(tool.SeedList(bootstrap)...)}, opts...)...)
 	if err != nil {
 		t.Fatal(err)
 	}

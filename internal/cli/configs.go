@@ -17,6 +17,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"weir/internal/cli/tool"
 	"weir/internal/controller"
 )
 
@@ -63,7 +64,7 @@ func (o orderedNames) Set(v string) error {
 }
 
 type configsFlags struct {
-	conn                                                          connFlags
+	conn                                                          tool.ConnFlags
 	bootstrapController                                           string
 	alter, describe, all                                          bool
 	entityTypes, names, deleteConfig                              []string
@@ -110,7 +111,7 @@ and ips, and SCRAM credentials. It has no broker loggers,
 group configs or client-metrics yet: for those the broker's error is
 printed and the exit code is 1, as with a Kafka broker that lacks them.
 
-` + commandConfigHelp,
+` + tool.CommandConfigHelp,
 		Example: `  # the configs set on a topic, then every config of it with its source
   weir configs --bootstrap-server localhost:9092 --entity-type topics --entity-name orders --describe
   weir configs --bootstrap-server localhost:9092 --entity-type topics --entity-name orders --describe --all
@@ -132,7 +133,7 @@ printed and the exit code is 1, as with a Kafka broker that lacks them.
 	}
 	fl := cmd.Flags()
 	fl.SortFlags = false
-	f.conn.add(fl)
+	f.conn.Add(fl)
 	fl.StringVar(&f.bootstrapController, "bootstrap-controller", "", "the Kafka controllers to connect to, host:port[,host:port]")
 	fl.BoolVar(&f.alter, "alter", false, "alter the configuration for the entity")
 	fl.BoolVar(&f.describe, "describe", false, "list configs for the given entity")
@@ -188,15 +189,15 @@ func (f *configsFlags) resolve(cmd *cobra.Command) (types, names []string) {
 func checkConfigsArgs(cmd *cobra.Command, f *configsFlags) error {
 	has := cmd.Flags().Changed
 	if cmd.Flags().NFlag() == 0 {
-		return usageError(cmd, "This tool helps to manipulate and describe entity config for a topic, client, user, broker, ip, client-metrics or group")
+		return tool.UsageError(cmd, "This tool helps to manipulate and describe entity config for a topic, client, user, broker, ip, client-metrics or group")
 	}
 	if has("alter") == has("describe") {
-		return usageError(cmd, "Command must include exactly one action: --describe, --alter")
+		return tool.UsageError(cmd, "Command must include exactly one action: --describe, --alter")
 	}
 	if has("describe") {
 		for _, bad := range []string{"alter", "add-config", "delete-config"} {
 			if has(bad) {
-				return usageError(cmd, fmt.Sprintf(`Option "[describe]" can't be used with option "[%s]"`, bad))
+				return tool.UsageError(cmd, fmt.Sprintf(`Option "[describe]" can't be used with option "[%s]"`, bad))
 			}
 		}
 	}
@@ -287,47 +288,47 @@ func (e *configsError) Error() string { return e.msg }
 
 func runConfigs(cmd *cobra.Command, f *configsFlags) error {
 	if err := checkConfigsArgs(cmd, f); err != nil {
-		var code exitCode
+		var code tool.ExitCode
 		if errors.As(err, &code) {
 			return err
 		}
 		fmt.Fprintln(cmd.ErrOrStderr(), err)
-		return exitCode(1)
+		return tool.ExitCode(1)
 	}
 	err := configsCommand(cmd, f)
 	if err == nil {
 		return nil
 	}
 	var ce *configsError
-	var je *javaError
+	var je *tool.JavaError
 	switch {
 	case errors.As(err, &ce):
 		fmt.Fprintln(cmd.ErrOrStderr(), ce.msg)
 	default:
-		fmt.Fprintf(cmd.ErrOrStderr(), "Error while executing config command with args '%s'\n", strings.Join(toolArgs(cmd), " "))
+		fmt.Fprintf(cmd.ErrOrStderr(), "Error while executing config command with args '%s'\n", strings.Join(tool.Args(cmd), " "))
 		if errors.As(err, &je) {
 			fmt.Fprintln(cmd.ErrOrStderr(), je.String())
 		} else {
 			fmt.Fprintln(cmd.ErrOrStderr(), err)
 		}
 	}
-	return exitCode(1)
+	return tool.ExitCode(1)
 }
 
 func configsCommand(cmd *cobra.Command, f *configsFlags) error {
 	if cmd.Flags().Changed("bootstrap-controller") {
-		f.conn.bootstrapServer = f.bootstrapController
+		f.conn.BootstrapServer = f.bootstrapController
 	}
-	tc, err := f.conn.connect(cmd, "weir-configs", either(cmd.Flags().Changed("alter"), "incrementalAlterConfigs", "describeConfigs"))
-	var timedOut *javaError
+	tc, err := f.conn.Connect(cmd, "weir-configs", tool.Either(cmd.Flags().Changed("alter"), "incrementalAlterConfigs", "describeConfigs"))
+	var timedOut *tool.JavaError
 	if err != nil && !errors.As(err, &timedOut) {
 		return &configsError{err.Error()}
 	}
 	if err != nil {
 		return err
 	}
-	defer tc.close()
-	ctx, cancel := tc.context(cmd)
+	defer tc.Close()
+	ctx, cancel := tc.Context(cmd)
 	defer cancel()
 	types, names := f.resolve(cmd)
 	if f.alter && len(types) != len(names) {
@@ -364,17 +365,14 @@ func splitOutsideBrackets(s string, sep *regexp.Regexp) []string {
 	return append(parts, s[last:])
 }
 
-var (
-	commaRE     = regexp.MustCompile(`,`)
-	configKeyRE = regexp.MustCompile(`^[$a-zA-Z0-9._-]*$`)
-)
+var configKeyRE = regexp.MustCompile(`^[$a-zA-Z0-9._-]*$`)
 
 // configsToAdd parses --add-config-file and --add-config as
 // kafka-configs.sh does.
 func configsToAdd(f *configsFlags) (map[string]string, error) {
 	props := map[string]string{}
 	if f.addConfigFile != "" {
-		file, err := loadProperties(f.addConfigFile)
+		file, err := tool.LoadProperties(f.addConfigFile)
 		if err != nil {
 			return nil, err
 		}
@@ -382,8 +380,8 @@ func configsToAdd(f *configsFlags) (map[string]string, error) {
 	}
 	if f.addConfig != "" {
 		var pairs [][]string
-		for _, kv := range splitOutsideBrackets(f.addConfig, commaRE) {
-			pairs = append(pairs, splitOutsideBrackets(kv, equalsRE))
+		for _, kv := range splitOutsideBrackets(f.addConfig, tool.CommaRE) {
+			pairs = append(pairs, splitOutsideBrackets(kv, tool.EqualsRE))
 		}
 		for _, p := range pairs {
 			if len(p) != 2 {
@@ -445,7 +443,7 @@ func sourceName(s kmsg.ConfigSource) string {
 // singular is an entity type without its plural "s".
 func singular(typ string) string { return typ[:len(typ)-1] }
 
-func alterConfigs(ctx context.Context, tc *toolClient, cmd *cobra.Command, f *configsFlags, types, names []string) error {
+func alterConfigs(ctx context.Context, tc *tool.Client, cmd *cobra.Command, f *configsFlags, types, names []string) error {
 	typ, name := types[0], names[0]
 	add, err := configsToAdd(f)
 	if err != nil {
@@ -509,8 +507,8 @@ func alterConfigs(ctx context.Context, tc *toolClient, cmd *cobra.Command, f *co
 var errIncrementalUnsupported = errors.New("IncrementalAlterConfigs is not supported")
 
 // incrementalAlter deletes del and sets add on one resource.
-func incrementalAlter(ctx context.Context, tc *toolClient, typ kmsg.ConfigResourceType, name string, add map[string]string, del []string) error {
-	if ok, err := tc.supports(ctx, 44); err != nil {
+func incrementalAlter(ctx context.Context, tc *tool.Client, typ kmsg.ConfigResourceType, name string, add map[string]string, del []string) error {
+	if ok, err := tc.Supports(ctx, 44); err != nil {
 		return err
 	} else if !ok {
 		return errIncrementalUnsupported
@@ -529,13 +527,13 @@ func incrementalAlter(ctx context.Context, tc *toolClient, typ kmsg.ConfigResour
 		res.Configs = append(res.Configs, c)
 	}
 	req.Resources = append(req.Resources, res)
-	resp, err := req.RequestWith(ctx, tc.cl)
+	resp, err := req.RequestWith(ctx, tc.Kgo)
 	if err != nil {
 		return err
 	}
 	for _, r := range resp.Resources {
 		if err := kerr.ErrorForCode(r.ErrorCode); err != nil {
-			return kafkaError(err, r.ErrorMessage)
+			return tool.KafkaError(err, r.ErrorMessage)
 		}
 	}
 	return nil
@@ -543,7 +541,7 @@ func incrementalAlter(ctx context.Context, tc *toolClient, typ kmsg.ConfigResour
 
 // resourceConfigs describes one resource: its configs sorted by name,
 // only those set at its own level unless all.
-func resourceConfigs(ctx context.Context, tc *toolClient, typ, name string, synonyms, all bool) ([]kmsg.DescribeConfigsResponseResourceConfig, error) {
+func resourceConfigs(ctx context.Context, tc *tool.Client, typ, name string, synonyms, all bool) ([]kmsg.DescribeConfigsResponseResourceConfig, error) {
 	rs, err := describeResources(ctx, tc, typ, []string{name}, synonyms)
 	if err != nil {
 		return nil, err
@@ -552,14 +550,14 @@ func resourceConfigs(ctx context.Context, tc *toolClient, typ, name string, syno
 }
 
 // describeResources describes resources of one entity type at once.
-func describeResources(ctx context.Context, tc *toolClient, typ string, names []string, synonyms bool) (map[string]kmsg.DescribeConfigsResponseResource, error) {
+func describeResources(ctx context.Context, tc *tool.Client, typ string, names []string, synonyms bool) (map[string]kmsg.DescribeConfigsResponseResource, error) {
 	rt := resourceTypes[typ]
 	req := kmsg.NewPtrDescribeConfigsRequest()
 	req.IncludeSynonyms = synonyms
 	for _, n := range names {
 		if typ == entityTopics && n != "" {
 			if err := controller.ValidateTopicName(n); err != nil {
-				return nil, &javaError{class: "InvalidTopicException", msg: err.Error()}
+				return nil, &tool.JavaError{Class: "InvalidTopicException", Msg: err.Error()}
 			}
 		}
 		if (typ == entityBrokers || typ == entityBrokerLoggers) && n != "" {
@@ -571,7 +569,7 @@ func describeResources(ctx context.Context, tc *toolClient, typ string, names []
 		r.ResourceType, r.ResourceName = rt.typ, n
 		req.Resources = append(req.Resources, r)
 	}
-	resp, err := req.RequestWith(ctx, tc.cl)
+	resp, err := req.RequestWith(ctx, tc.Kgo)
 	if err != nil {
 		return nil, err
 	}
@@ -584,7 +582,7 @@ func describeResources(ctx context.Context, tc *toolClient, typ string, names []
 
 func filterConfigs(r kmsg.DescribeConfigsResponseResource, typ, name string, all bool) ([]kmsg.DescribeConfigsResponseResourceConfig, error) {
 	if err := kerr.ErrorForCode(r.ErrorCode); err != nil {
-		return nil, kafkaError(err, r.ErrorMessage)
+		return nil, tool.KafkaError(err, r.ErrorMessage)
 	}
 	want := resourceTypes[typ].dynamic
 	if typ == entityBrokers && name == "" {
@@ -607,7 +605,7 @@ func nullable(s *string) string {
 	return *s
 }
 
-func describeConfigs(ctx context.Context, tc *toolClient, cmd *cobra.Command, f *configsFlags, types, names []string) error {
+func describeConfigs(ctx context.Context, tc *tool.Client, cmd *cobra.Command, f *configsFlags, types, names []string) error {
 	typ := types[0]
 	switch typ {
 	case entityUsers, entityClients:
@@ -673,13 +671,13 @@ func describeConfigs(ctx context.Context, tc *toolClient, cmd *cobra.Command, f 
 
 // entityExists reports whether a named entity exists, as kafka-configs.sh
 // checks before describing its dynamic configs.
-func entityExists(ctx context.Context, tc *toolClient, typ, name string) (bool, error) {
+func entityExists(ctx context.Context, tc *tool.Client, typ, name string) (bool, error) {
 	switch typ {
 	case entityTopics:
 		if err := controller.ValidateTopicName(name); err != nil {
-			return false, &javaError{class: "InvalidTopicException", msg: err.Error()}
+			return false, &tool.JavaError{Class: "InvalidTopicException", Msg: err.Error()}
 		}
-		md, err := tc.adm.Metadata(ctx)
+		md, err := tc.Admin.Metadata(ctx)
 		if err != nil {
 			return false, err
 		}
@@ -689,23 +687,23 @@ func entityExists(ctx context.Context, tc *toolClient, typ, name string) (bool, 
 		if name == "" {
 			return true, nil
 		}
-		bs, err := tc.adm.ListBrokers(ctx)
+		bs, err := tc.Admin.ListBrokers(ctx)
 		if err != nil {
 			return false, err
 		}
-		return slices.ContainsFunc(bs, func(b kadm.BrokerDetail) bool { return itoa(int64(b.NodeID)) == name }), nil
+		return slices.ContainsFunc(bs, func(b kadm.BrokerDetail) bool { return tool.Itoa(int64(b.NodeID)) == name }), nil
 	case entityClientMetrics:
 		names, err := listConfigResources(ctx, tc, kmsg.ConfigResourceTypeClientMetrics, true)
 		return slices.Contains(names, name), err
 	case entityGroups:
-		gs, err := tc.adm.ListGroups(ctx)
+		gs, err := tc.Admin.ListGroups(ctx)
 		if err != nil {
 			return false, err
 		}
 		if _, ok := gs[name]; ok {
 			return true, nil
 		}
-		ok, err := tc.supports(ctx, 74)
+		ok, err := tc.Supports(ctx, 74)
 		if err != nil || !ok {
 			// Without ListConfigResources, Kafka's tool goes on to
 			// describe the group's configs.
@@ -718,33 +716,33 @@ func entityExists(ctx context.Context, tc *toolClient, typ, name string) (bool, 
 }
 
 // listEntities lists every entity of a type, for --describe without a name.
-func listEntities(ctx context.Context, tc *toolClient, typ string) ([]string, error) {
+func listEntities(ctx context.Context, tc *tool.Client, typ string) ([]string, error) {
 	switch typ {
 	case entityTopics:
-		md, err := tc.adm.Metadata(ctx)
+		md, err := tc.Admin.Metadata(ctx)
 		if err != nil {
 			return nil, err
 		}
 		return md.Topics.Names(), nil
 	case entityBrokers, entityBrokerLoggers:
-		bs, err := tc.adm.ListBrokers(ctx)
+		bs, err := tc.Admin.ListBrokers(ctx)
 		if err != nil {
 			return nil, err
 		}
 		var out []string
 		for _, id := range bs.NodeIDs() {
-			out = append(out, itoa(int64(id)))
+			out = append(out, tool.Itoa(int64(id)))
 		}
 		return append(out, ""), nil
 	case entityClientMetrics:
 		return listConfigResources(ctx, tc, kmsg.ConfigResourceTypeClientMetrics, true)
 	case entityGroups:
-		gs, err := tc.adm.ListGroups(ctx)
+		gs, err := tc.Admin.ListGroups(ctx)
 		if err != nil {
 			return nil, err
 		}
 		out := gs.Groups()
-		if ok, err := tc.supports(ctx, 74); err != nil {
+		if ok, err := tc.Supports(ctx, 74); err != nil {
 			return nil, err
 		} else if ok {
 			more, err := listConfigResources(ctx, tc, kmsg.ConfigResourceTypeGroupConfig, false)
@@ -764,21 +762,21 @@ func listEntities(ctx context.Context, tc *toolClient, typ string) ([]string, er
 
 // listConfigResources lists the resources of a type that have configs
 // (ListConfigResources); required makes a broker without the API an error.
-func listConfigResources(ctx context.Context, tc *toolClient, typ kmsg.ConfigResourceType, required bool) ([]string, error) {
-	if ok, err := tc.supports(ctx, 74); err != nil {
+func listConfigResources(ctx context.Context, tc *tool.Client, typ kmsg.ConfigResourceType, required bool) ([]string, error) {
+	if ok, err := tc.Supports(ctx, 74); err != nil {
 		return nil, err
 	} else if !ok {
 		if required {
-			return nil, unsupported("LIST_CONFIG_RESOURCES")
+			return nil, tool.Unsupported("LIST_CONFIG_RESOURCES")
 		}
 		return nil, nil
 	}
-	ls, err := tc.adm.ListConfigResources(ctx, typ)
+	ls, err := tc.Admin.ListConfigResources(ctx, typ)
 	if err == nil {
 		err = ls.Err
 	}
 	if err != nil {
-		return nil, kafkaError(err, nil)
+		return nil, tool.KafkaError(err, nil)
 	}
 	return ls.Names(), nil
 }
@@ -844,23 +842,23 @@ func quotaComponents(types, names []string) []kadm.DescribeClientQuotaComponent 
 	return cs
 }
 
-func describeClientQuotas(ctx context.Context, tc *toolClient, types, names []string) (kadm.DescribedClientQuotas, error) {
+func describeClientQuotas(ctx context.Context, tc *tool.Client, types, names []string) (kadm.DescribedClientQuotas, error) {
 	if len(names) > len(types) {
 		return nil, &configsError{"More entity names specified than entity types"}
 	}
-	if ok, err := tc.supports(ctx, 48); err != nil {
+	if ok, err := tc.Supports(ctx, 48); err != nil {
 		return nil, err
 	} else if !ok {
-		return nil, unsupported("DESCRIBE_CLIENT_QUOTAS")
+		return nil, tool.Unsupported("DESCRIBE_CLIENT_QUOTAS")
 	}
-	qs, err := tc.adm.DescribeClientQuotas(ctx, true, quotaComponents(types, names))
+	qs, err := tc.Admin.DescribeClientQuotas(ctx, true, quotaComponents(types, names))
 	if err != nil {
-		return nil, kafkaError(err, nil)
+		return nil, tool.KafkaError(err, nil)
 	}
 	return qs, nil
 }
 
-func describeQuotas(ctx context.Context, tc *toolClient, cmd *cobra.Command, types, names []string, withSCRAM bool) error {
+func describeQuotas(ctx context.Context, tc *tool.Client, cmd *cobra.Command, types, names []string, withSCRAM bool) error {
 	qs, err := describeClientQuotas(ctx, tc, types, names)
 	if err != nil {
 		return err
@@ -897,19 +895,19 @@ func describeQuotas(ctx context.Context, tc *toolClient, cmd *cobra.Command, typ
 	if !withSCRAM || slices.Contains(types, entityClients) || slices.Contains(names, "") {
 		return nil
 	}
-	if ok, err := tc.supports(ctx, 50); err != nil {
+	if ok, err := tc.Supports(ctx, 50); err != nil {
 		return err
 	} else if !ok {
-		return unsupported("DESCRIBE_USER_SCRAM_CREDENTIALS")
+		return tool.Unsupported("DESCRIBE_USER_SCRAM_CREDENTIALS")
 	}
-	ds, err := tc.adm.DescribeUserSCRAMs(ctx, names...)
+	ds, err := tc.Admin.DescribeUserSCRAMs(ctx, names...)
 	if err != nil {
-		return kafkaError(err, nil)
+		return tool.KafkaError(err, nil)
 	}
 	for _, d := range ds.Sorted() {
 		if d.Err != nil {
-			je := kafkaError(d.Err, &d.ErrMessage)
-			if j, ok := je.(*javaError); ok {
+			je := tool.KafkaError(d.Err, &d.ErrMessage)
+			if j, ok := je.(*tool.JavaError); ok {
 				fmt.Fprintf(out, "Error retrieving SCRAM credential configs for user-principal '%s': ExecutionException: %s\n", d.User, j.String())
 			} else {
 				fmt.Fprintf(out, "Error retrieving SCRAM credential configs for user-principal '%s': %v\n", d.User, je)
@@ -927,7 +925,7 @@ func describeQuotas(ctx context.Context, tc *toolClient, cmd *cobra.Command, typ
 
 var scramCredentialRE = regexp.MustCompile(`^(?:iterations=(-?[0-9]*),)?password=(.*)$`)
 
-func alterQuotasOrCredentials(ctx context.Context, tc *toolClient, types, names []string, add map[string]string, del []string) error {
+func alterQuotasOrCredentials(ctx context.Context, tc *tool.Client, types, names []string, add map[string]string, del []string) error {
 	typ := types[0]
 	isQuota := func(k string) bool {
 		if typ == entityIPs {
@@ -1027,18 +1025,18 @@ func alterQuotasOrCredentials(ctx context.Context, tc *toolClient, types, names 
 		for _, k := range quotaDel {
 			ops = append(ops, kadm.AlterClientQuotaOp{Key: k, Remove: true})
 		}
-		if ok, err := tc.supports(ctx, 49); err != nil {
+		if ok, err := tc.Supports(ctx, 49); err != nil {
 			return err
 		} else if !ok {
-			return unsupported("ALTER_CLIENT_QUOTAS")
+			return tool.Unsupported("ALTER_CLIENT_QUOTAS")
 		}
-		rs, err := tc.adm.AlterClientQuotas(ctx, []kadm.AlterClientQuotaEntry{{Entity: entity, Ops: ops}})
+		rs, err := tc.Admin.AlterClientQuotas(ctx, []kadm.AlterClientQuotaEntry{{Entity: entity, Ops: ops}})
 		if err != nil {
-			return kafkaError(err, nil)
+			return tool.KafkaError(err, nil)
 		}
 		for _, r := range rs {
 			if r.Err != nil {
-				return kafkaError(r.Err, &r.ErrMessage)
+				return tool.KafkaError(r.Err, &r.ErrMessage)
 			}
 		}
 		return nil
@@ -1067,18 +1065,18 @@ func alterQuotasOrCredentials(ctx context.Context, tc *toolClient, types, names 
 	for _, mech := range scramDel {
 		dels = append(dels, kadm.DeleteSCRAM{User: user, Mechanism: scramMechanisms[mech]})
 	}
-	if ok, err := tc.supports(ctx, 51); err != nil {
+	if ok, err := tc.Supports(ctx, 51); err != nil {
 		return err
 	} else if !ok {
-		return unsupported("ALTER_USER_SCRAM_CREDENTIALS")
+		return tool.Unsupported("ALTER_USER_SCRAM_CREDENTIALS")
 	}
-	rs, err := tc.adm.AlterUserSCRAMs(ctx, dels, upserts)
+	rs, err := tc.Admin.AlterUserSCRAMs(ctx, dels, upserts)
 	if err != nil {
-		return kafkaError(err, nil)
+		return tool.KafkaError(err, nil)
 	}
 	for _, r := range rs {
 		if r.Err != nil {
-			return kafkaError(r.Err, &r.ErrMessage)
+			return tool.KafkaError(r.Err, &r.ErrMessage)
 		}
 	}
 	return nil

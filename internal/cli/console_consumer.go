@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"weir/internal/cli/tool"
 
 	"github.com/spf13/cobra"
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -212,12 +213,12 @@ type consumerSettings struct {
 	maxPoll                 int
 }
 
-func consumerProperties(s *consumerSettings) map[string]clientProperty {
-	millis := func(apply func(time.Duration) kgo.Opt) clientProperty {
-		return millisProperty(func(d time.Duration, _ *toolClient) []kgo.Opt { return []kgo.Opt{apply(d)} })
+func consumerProperties(s *consumerSettings) map[string]tool.ClientProperty {
+	millis := func(apply func(time.Duration) kgo.Opt) tool.ClientProperty {
+		return tool.MillisProperty(func(d time.Duration, _ *tool.Client) []kgo.Opt { return []kgo.Opt{apply(d)} })
 	}
-	bytesProp := func(apply func(int32) kgo.Opt) clientProperty {
-		return func(v string, _ *toolClient) ([]kgo.Opt, error) {
+	bytesProp := func(apply func(int32) kgo.Opt) tool.ClientProperty {
+		return func(v string, _ *tool.Client) ([]kgo.Opt, error) {
 			n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 32)
 			if err != nil || n < 0 {
 				return nil, fmt.Errorf("not a non-negative number of bytes: %q", v)
@@ -225,14 +226,14 @@ func consumerProperties(s *consumerSettings) map[string]clientProperty {
 			return []kgo.Opt{apply(int32(n))}, nil
 		}
 	}
-	set := func(p *string) clientProperty {
-		return func(v string, _ *toolClient) ([]kgo.Opt, error) { *p = strings.TrimSpace(v); return nil, nil }
+	set := func(p *string) tool.ClientProperty {
+		return func(v string, _ *tool.Client) ([]kgo.Opt, error) { *p = strings.TrimSpace(v); return nil, nil }
 	}
-	return map[string]clientProperty{
+	return map[string]tool.ClientProperty{
 		"group.id":          set(&s.group),
 		"auto.offset.reset": set(&s.reset),
 		"isolation.level":   set(&s.isolation),
-		"enable.auto.commit": func(v string, _ *toolClient) ([]kgo.Opt, error) {
+		"enable.auto.commit": func(v string, _ *tool.Client) ([]kgo.Opt, error) {
 			s.autoCommit = strings.EqualFold(strings.TrimSpace(v), "true")
 			return nil, nil
 		},
@@ -243,11 +244,11 @@ func consumerProperties(s *consumerSettings) map[string]clientProperty {
 		"fetch.min.bytes":           bytesProp(func(n int32) kgo.Opt { return kgo.FetchMinBytes(n) }),
 		"fetch.max.bytes":           bytesProp(func(n int32) kgo.Opt { return kgo.FetchMaxBytes(n) }),
 		"max.partition.fetch.bytes": bytesProp(func(n int32) kgo.Opt { return kgo.FetchMaxPartitionBytes(n) }),
-		"group.instance.id": func(v string, _ *toolClient) ([]kgo.Opt, error) {
+		"group.instance.id": func(v string, _ *tool.Client) ([]kgo.Opt, error) {
 			return []kgo.Opt{kgo.InstanceID(v)}, nil
 		},
-		"client.rack": func(v string, _ *toolClient) ([]kgo.Opt, error) { return []kgo.Opt{kgo.Rack(v)}, nil },
-		"max.poll.records": func(v string, _ *toolClient) ([]kgo.Opt, error) {
+		"client.rack": func(v string, _ *tool.Client) ([]kgo.Opt, error) { return []kgo.Opt{kgo.Rack(v)}, nil },
+		"max.poll.records": func(v string, _ *tool.Client) ([]kgo.Opt, error) {
 			n, err := strconv.Atoi(strings.TrimSpace(v))
 			if err != nil || n < 1 {
 				return nil, fmt.Errorf("not a positive number: %q", v)
@@ -255,7 +256,7 @@ func consumerProperties(s *consumerSettings) map[string]clientProperty {
 			s.maxPoll = n
 			return nil, nil
 		},
-		"group.protocol": func(v string, _ *toolClient) ([]kgo.Opt, error) {
+		"group.protocol": func(v string, _ *tool.Client) ([]kgo.Opt, error) {
 			if !strings.EqualFold(strings.TrimSpace(v), "classic") {
 				return nil, fmt.Errorf("%s is not supported yet: weir's console-consumer joins groups with the classic protocol only", v)
 			}
@@ -266,7 +267,7 @@ func consumerProperties(s *consumerSettings) map[string]clientProperty {
 	}
 }
 
-func deserializerProperty(v string, _ *toolClient) ([]kgo.Opt, error) {
+func deserializerProperty(v string, _ *tool.Client) ([]kgo.Opt, error) {
 	if !rawDeserializers[strings.TrimSpace(v)] {
 		return nil, fmt.Errorf("%s is not supported: weir's console-consumer prints raw bytes (ByteArrayDeserializer or StringDeserializer) only", v)
 	}
@@ -275,30 +276,30 @@ func deserializerProperty(v string, _ *toolClient) ([]kgo.Opt, error) {
 
 func runConsoleConsumer(cmd *cobra.Command, f *consoleConsumerFlags) error {
 	stderr := cmd.ErrOrStderr()
-	fail := failTo(cmd.ErrOrStderr())
+	fail := tool.FailTo(cmd.ErrOrStderr())
 	has := cmd.Flags().Changed
 	if cmd.Flags().NFlag() == 0 {
-		return usageError(cmd, "This tool helps to read data from Kafka topics and outputs it to standard output.")
+		return tool.UsageError(cmd, "This tool helps to read data from Kafka topics and outputs it to standard output.")
 	}
 	switch {
 	case has("topic") == has("include"):
-		return usageError(cmd, "Exactly one of the following arguments is required: [topic], [include]")
+		return tool.UsageError(cmd, "Exactly one of the following arguments is required: [topic], [include]")
 	case has("partition") && !has("topic"):
-		return usageError(cmd, "The topic is required when partition is specified.")
+		return tool.UsageError(cmd, "The topic is required when partition is specified.")
 	case has("partition") && f.fromBeginning && has("offset"):
-		return usageError(cmd, "Options from-beginning and offset cannot be specified together.")
+		return tool.UsageError(cmd, "Options from-beginning and offset cannot be specified together.")
 	case !has("partition") && has("offset"):
-		return usageError(cmd, "The partition is required when offset is specified.")
+		return tool.UsageError(cmd, "The partition is required when offset is specified.")
 	case !has("bootstrap-server"):
-		return usageError(cmd, `Missing required argument "[bootstrap-server]"`)
+		return tool.UsageError(cmd, `Missing required argument "[bootstrap-server]"`)
 	case has("consumer-property") && has("command-property"):
-		return usageError(cmd, "Options --consumer-property and --command-property cannot be specified together.")
+		return tool.UsageError(cmd, "Options --consumer-property and --command-property cannot be specified together.")
 	case has("consumer.config") && has("command-config"):
-		return usageError(cmd, "Options --consumer.config and --command-config cannot be specified together.")
+		return tool.UsageError(cmd, "Options --consumer.config and --command-config cannot be specified together.")
 	}
 	props := map[string]string{}
 	if f.consumerConfig != "" {
-		p, err := loadProperties(f.consumerConfig)
+		p, err := tool.LoadProperties(f.consumerConfig)
 		if err != nil {
 			return fail(err.Error())
 		}
@@ -321,10 +322,10 @@ func runConsoleConsumer(cmd *cobra.Command, f *consoleConsumerFlags) error {
 		for i, g := range groups {
 			quoted[i] = "'" + g + "'"
 		}
-		return usageError(cmd, "The group ids provided in different places (directly using '--group', via '--consumer-property', or via '--consumer.config') do not match. Detected group ids: "+strings.Join(quoted, ", "))
+		return tool.UsageError(cmd, "The group ids provided in different places (directly using '--group', via '--consumer-property', or via '--consumer.config') do not match. Detected group ids: "+strings.Join(quoted, ", "))
 	}
 	if len(groups) > 0 && has("partition") {
-		return usageError(cmd, "Options group and partition cannot be specified together.")
+		return tool.UsageError(cmd, "Options group and partition cannot be specified together.")
 	}
 	for k, v := range extra {
 		props[k] = v
@@ -363,7 +364,7 @@ func runConsoleConsumer(cmd *cobra.Command, f *consoleConsumerFlags) error {
 		default:
 			n, err := strconv.ParseInt(f.offset, 10, 64)
 			if err != nil || n < 0 {
-				return usageError(cmd, "The provided offset value '"+f.offset+"' is incorrect. Valid values are 'earliest', 'latest', or a non-negative long.")
+				return tool.UsageError(cmd, "The provided offset value '"+f.offset+"' is incorrect. Valid values are 'earliest', 'latest', or a non-negative long.")
 			}
 			offset = kgo.NewOffset().At(n)
 		}
@@ -378,16 +379,16 @@ func runConsoleConsumer(cmd *cobra.Command, f *consoleConsumerFlags) error {
 
 	// The formatter.
 	if f.formatter != defaultFormatterClass && f.formatter != "kafka.tools.DefaultMessageFormatter" {
-		return usageError(cmd, fmt.Sprintf("--formatter %s is not supported: weir's console-consumer has Kafka's %s only", f.formatter, defaultFormatterClass))
+		return tool.UsageError(cmd, fmt.Sprintf("--formatter %s is not supported: weir's console-consumer has Kafka's %s only", f.formatter, defaultFormatterClass))
 	}
 	if has("property") && has("formatter-property") {
-		return usageError(cmd, "Options --property and --formatter-property cannot be specified together.")
+		return tool.UsageError(cmd, "Options --property and --formatter-property cannot be specified together.")
 	}
 	fprops := map[string]string{}
 	if f.formatterConfig != "" {
-		p, err := loadProperties(f.formatterConfig)
+		p, err := tool.LoadProperties(f.formatterConfig)
 		if err != nil {
-			return usageError(cmd, err.Error())
+			return tool.UsageError(cmd, err.Error())
 		}
 		fprops = p
 	}
@@ -400,11 +401,11 @@ func runConsoleConsumer(cmd *cobra.Command, f *consoleConsumerFlags) error {
 	keyValueArgs(append(f.props, f.formatterProps...), fprops)
 	formatter, err := newMessageFormatter(fprops)
 	if err != nil {
-		return usageError(cmd, err.Error())
+		return tool.UsageError(cmd, err.Error())
 	}
 
 	s := &consumerSettings{maxPoll: 500, autoCommit: true}
-	opts, err := propertyOpts(props, consumerProperties(s), &toolClient{})
+	opts, err := tool.PropertyOpts(props, consumerProperties(s), &tool.Client{})
 	if err != nil {
 		return fail(err.Error())
 	}
@@ -448,8 +449,8 @@ func runConsoleConsumer(cmd *cobra.Command, f *consoleConsumerFlags) error {
 	if has("partition") {
 		group = ""
 	}
-	opts = append(append(opts, kgo.SeedBrokers(seedList(f.bootstrapServer)...),
-		kgo.WithHooks(newUnreachableHook(stderr, consumerPrefix(props["client.id"], group)))), toolClientOpts...)
+	opts = append(append(opts, kgo.SeedBrokers(tool.SeedList(f.bootstrapServer)...),
+		kgo.WithHooks(tool.NewUnreachableHook(stderr, tool.ConsumerPrefix(props["client.id"], group)))), tool.ClientOpts...)
 	cl, err := kgo.NewClient(opts...)
 	if err != nil {
 		return fail(err.Error())
@@ -487,7 +488,7 @@ func runConsoleConsumer(cmd *cobra.Command, f *consoleConsumerFlags) error {
 			}
 			if len(buffered) == 0 {
 				if pctx.Err() != nil {
-					failure = &javaError{class: "TimeoutException"}
+					failure = &tool.JavaError{Class: "TimeoutException"}
 					break
 				}
 				continue
@@ -507,17 +508,17 @@ func runConsoleConsumer(cmd *cobra.Command, f *consoleConsumerFlags) error {
 	}
 	out.Flush()
 	if failure != nil {
-		var je *javaError
-		msg := describeErr(kafkaError(failure, nil))
-		if errors.As(failure, &je) && je.msg == "" {
-			msg = "org.apache.kafka.common.errors." + je.class
+		var je *tool.JavaError
+		msg := tool.DescribeErr(tool.KafkaError(failure, nil))
+		if errors.As(failure, &je) && je.Msg == "" {
+			msg = "org.apache.kafka.common.errors." + je.Class
 		}
 		fmt.Fprintf(stderr, "ERROR Error processing message, terminating consumer process:  (org.apache.kafka.tools.consumer.ConsoleConsumer)\n%s\n", msg)
 	}
 	cl.Close() // commits the marked records when auto-committing
 	fmt.Fprintf(stderr, "Processed a total of %d messages\n", count)
 	if interrupted {
-		return exitCode(130)
+		return tool.ExitCode(130)
 	}
 	return nil
 }

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"syscall"
 	"time"
+	"weir/internal/cli/tool"
 
 	"github.com/spf13/cobra"
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -89,7 +90,7 @@ properties as in Kafka: --request-required-acks (acks, -1), --timeout
 			// --compression-codec takes an optional value, given as the
 			// next argument as Kafka's option parser takes it.
 			if len(args) == 1 && cmd.Flags().Changed("compression-codec") && f.compression == "gzip" {
-				inv := toolArgs(cmd)
+				inv := tool.Args(cmd)
 				for i := 0; i+1 < len(inv); i++ {
 					if inv[i] == "--compression-codec" && inv[i+1] == args[0] {
 						f.compression, args = args[0], nil
@@ -98,7 +99,7 @@ properties as in Kafka: --request-required-acks (acks, -1), --timeout
 				}
 			}
 			if len(args) > 0 {
-				return usageError(cmd, fmt.Sprintf("Found non-option arguments: %v", args))
+				return tool.UsageError(cmd, fmt.Sprintf("Found non-option arguments: %v", args))
 			}
 			return runConsoleProducer(cmd, f)
 		},
@@ -247,7 +248,7 @@ func (r *lineReader) record(line string) (*kgo.Record, error) {
 		rec.Value = []byte(value)
 	}
 	if hasHeaders && !r.isNull(headers) {
-		for _, pair := range javaSplit(headers, r.headersSep) {
+		for _, pair := range tool.JavaSplit(headers, r.headersSep) {
 			i := strings.Index(pair, r.headersKeySep)
 			if i < 0 {
 				if r.ignoreError {
@@ -280,12 +281,12 @@ type producerSettings struct {
 	compressionOK bool
 }
 
-func producerProperties(s *producerSettings) map[string]clientProperty {
-	millis := func(apply func(time.Duration) kgo.Opt) clientProperty {
-		return millisProperty(func(d time.Duration, _ *toolClient) []kgo.Opt { return []kgo.Opt{apply(d)} })
+func producerProperties(s *producerSettings) map[string]tool.ClientProperty {
+	millis := func(apply func(time.Duration) kgo.Opt) tool.ClientProperty {
+		return tool.MillisProperty(func(d time.Duration, _ *tool.Client) []kgo.Opt { return []kgo.Opt{apply(d)} })
 	}
-	num := func(apply func(int64) (kgo.Opt, error)) clientProperty {
-		return func(v string, _ *toolClient) ([]kgo.Opt, error) {
+	num := func(apply func(int64) (kgo.Opt, error)) tool.ClientProperty {
+		return func(v string, _ *tool.Client) ([]kgo.Opt, error) {
 			n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 32)
 			if err != nil || n < 0 {
 				return nil, fmt.Errorf("not a non-negative number: %q", v)
@@ -297,8 +298,8 @@ func producerProperties(s *producerSettings) map[string]clientProperty {
 			return []kgo.Opt{o}, nil
 		}
 	}
-	return map[string]clientProperty{
-		"acks": func(v string, _ *toolClient) ([]kgo.Opt, error) {
+	return map[string]tool.ClientProperty{
+		"acks": func(v string, _ *tool.Client) ([]kgo.Opt, error) {
 			switch strings.TrimSpace(v) {
 			case "all", "-1":
 				s.acks, s.acksAll = kgo.AllISRAcks(), true
@@ -311,7 +312,7 @@ func producerProperties(s *producerSettings) map[string]clientProperty {
 			}
 			return nil, nil
 		},
-		"enable.idempotence": func(v string, _ *toolClient) ([]kgo.Opt, error) {
+		"enable.idempotence": func(v string, _ *tool.Client) ([]kgo.Opt, error) {
 			b := strings.EqualFold(strings.TrimSpace(v), "true")
 			s.idempotence = &b
 			return nil, nil
@@ -320,11 +321,11 @@ func producerProperties(s *producerSettings) map[string]clientProperty {
 		"request.timeout.ms": millis(func(d time.Duration) kgo.Opt {
 			return kgo.ProduceRequestTimeout(d)
 		}),
-		"max.block.ms": millisProperty(func(d time.Duration, _ *toolClient) []kgo.Opt { s.maxBlock = d; return nil }),
+		"max.block.ms": tool.MillisProperty(func(d time.Duration, _ *tool.Client) []kgo.Opt { s.maxBlock = d; return nil }),
 		// batch.size does not cut batches: see the help.
 		"batch.size":       num(func(int64) (kgo.Opt, error) { return nil, nil }),
 		"max.request.size": num(func(n int64) (kgo.Opt, error) { return kgo.ProducerBatchMaxBytes(int32(n)), nil }),
-		"buffer.memory": func(v string, _ *toolClient) ([]kgo.Opt, error) {
+		"buffer.memory": func(v string, _ *tool.Client) ([]kgo.Opt, error) {
 			n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
 			if err != nil || n <= 0 {
 				return nil, fmt.Errorf("not a positive number of bytes: %q", v)
@@ -340,7 +341,7 @@ func producerProperties(s *producerSettings) map[string]clientProperty {
 			}}
 			return kgo.Dialer(d.DialContext), nil
 		}),
-		"compression.type": func(v string, _ *toolClient) ([]kgo.Opt, error) {
+		"compression.type": func(v string, _ *tool.Client) ([]kgo.Opt, error) {
 			codecs := map[string]kgo.CompressionCodec{"none": kgo.NoCompression(), "gzip": kgo.GzipCompression(),
 				"snappy": kgo.SnappyCompression(), "lz4": kgo.Lz4Compression(), "zstd": kgo.ZstdCompression()}
 			c, ok := codecs[strings.ToLower(strings.TrimSpace(v))]
@@ -355,8 +356,8 @@ func producerProperties(s *producerSettings) map[string]clientProperty {
 }
 
 // byteArrayOnly accepts the one (de)serializer the console tools use.
-func byteArrayOnly(class string) clientProperty {
-	return func(v string, _ *toolClient) ([]kgo.Opt, error) {
+func byteArrayOnly(class string) tool.ClientProperty {
+	return func(v string, _ *tool.Client) ([]kgo.Opt, error) {
 		if strings.TrimSpace(v) != class {
 			return nil, fmt.Errorf("%s is not supported: weir's console tools handle raw bytes (%s) only", v, class)
 		}
@@ -366,39 +367,39 @@ func byteArrayOnly(class string) clientProperty {
 
 func runConsoleProducer(cmd *cobra.Command, f *consoleProducerFlags) error {
 	stderr := cmd.ErrOrStderr()
-	fail := failTo(cmd.ErrOrStderr())
+	fail := tool.FailTo(cmd.ErrOrStderr())
 	has := cmd.Flags().Changed
 	if cmd.Flags().NFlag() == 0 {
-		return usageError(cmd, "This tool helps to read data from standard input and publish it to Kafka.")
+		return tool.UsageError(cmd, "This tool helps to read data from standard input and publish it to Kafka.")
 	}
 	if !has("bootstrap-server") && !has("broker-list") {
-		return usageError(cmd, "Missing required option(s) [bootstrap-server]")
+		return tool.UsageError(cmd, "Missing required option(s) [bootstrap-server]")
 	}
 	if !has("topic") {
-		return usageError(cmd, `Missing required argument "[topic]"`)
+		return tool.UsageError(cmd, `Missing required argument "[topic]"`)
 	}
 	bootstrap := f.bootstrapServer
 	if !has("bootstrap-server") {
 		bootstrap = f.brokerList
 	}
-	seeds := seedList(bootstrap)
+	seeds := tool.SeedList(bootstrap)
 	for _, s := range seeds {
 		if _, port, err := net.SplitHostPort(s); err != nil || port == "" {
-			return usageError(cmd, "Please provide valid host:port like host1:9091,host2:9092\n")
+			return tool.UsageError(cmd, "Please provide valid host:port like host1:9091,host2:9092\n")
 		}
 	}
 	if len(seeds) == 0 {
-		return usageError(cmd, "Please provide valid host:port like host1:9091,host2:9092\n")
+		return tool.UsageError(cmd, "Please provide valid host:port like host1:9091,host2:9092\n")
 	}
 	if f.lineReader != lineReaderClass {
 		return fail(fmt.Sprintf("--line-reader %s is not supported: weir's console-producer has Kafka's %s only", f.lineReader, lineReaderClass))
 	}
 	if has("property") && has("reader-property") {
-		return usageError(cmd, "Options --property and --reader-property cannot be specified together.")
+		return tool.UsageError(cmd, "Options --property and --reader-property cannot be specified together.")
 	}
 	readerProps := map[string]string{}
 	if f.readerConfig != "" {
-		p, err := loadProperties(f.readerConfig)
+		p, err := tool.LoadProperties(f.readerConfig)
 		if err != nil {
 			return fail(err.Error())
 		}
@@ -413,7 +414,7 @@ func runConsoleProducer(cmd *cobra.Command, f *consoleProducerFlags) error {
 
 	props := map[string]string{}
 	if f.prodConfig != "" {
-		if props, err = loadProperties(f.prodConfig); err != nil {
+		if props, err = tool.LoadProperties(f.prodConfig); err != nil {
 			return fail(err.Error())
 		}
 	}
@@ -433,24 +434,24 @@ func runConsoleProducer(cmd *cobra.Command, f *consoleProducerFlags) error {
 	// As Kafka's maybeMergeOptions: a flag given wins, else its default
 	// fills a property not set.
 	for _, m := range []struct{ flag, key, val string }{
-		{"timeout", "linger.ms", itoa(f.linger)},
+		{"timeout", "linger.ms", tool.Itoa(f.linger)},
 		{"request-required-acks", "acks", f.acks},
-		{"request-timeout-ms", "request.timeout.ms", itoa(int64(f.requestTimeout))},
-		{"message-send-max-retries", "retries", itoa(int64(f.retries))},
-		{"retry-backoff-ms", "retry.backoff.ms", itoa(f.retryBackoff)},
-		{"socket-buffer-size", "send.buffer.bytes", itoa(int64(f.socketBuffer))},
-		{"max-memory-bytes", "buffer.memory", itoa(f.maxMemory)},
-		{"batch-size", "batch.size", itoa(int64(f.batchSize))},
-		{"max-partition-memory-bytes", "batch.size", itoa(int64(f.maxPartitionMemory))},
-		{"metadata-expiry-ms", "metadata.max.age.ms", itoa(f.metadataExpiry)},
-		{"max-block-ms", "max.block.ms", itoa(f.maxBlock)},
+		{"request-timeout-ms", "request.timeout.ms", tool.Itoa(int64(f.requestTimeout))},
+		{"message-send-max-retries", "retries", tool.Itoa(int64(f.retries))},
+		{"retry-backoff-ms", "retry.backoff.ms", tool.Itoa(f.retryBackoff)},
+		{"socket-buffer-size", "send.buffer.bytes", tool.Itoa(int64(f.socketBuffer))},
+		{"max-memory-bytes", "buffer.memory", tool.Itoa(f.maxMemory)},
+		{"batch-size", "batch.size", tool.Itoa(int64(f.batchSize))},
+		{"max-partition-memory-bytes", "batch.size", tool.Itoa(int64(f.maxPartitionMemory))},
+		{"metadata-expiry-ms", "metadata.max.age.ms", tool.Itoa(f.metadataExpiry)},
+		{"max-block-ms", "max.block.ms", tool.Itoa(f.maxBlock)},
 	} {
 		if _, set := props[m.key]; has(m.flag) || !set {
 			props[m.key] = m.val
 		}
 	}
 	settings := &producerSettings{acks: kgo.AllISRAcks(), acksAll: true, maxBlock: time.Minute}
-	opts, err := propertyOpts(props, producerProperties(settings), &toolClient{})
+	opts, err := tool.PropertyOpts(props, producerProperties(settings), &tool.Client{})
 	if err != nil {
 		return fail(err.Error())
 	}
@@ -461,7 +462,7 @@ func runConsoleProducer(cmd *cobra.Command, f *consoleProducerFlags) error {
 	if !settings.acksAll || (settings.idempotence != nil && !*settings.idempotence) {
 		opts = append(opts, kgo.DisableIdempotentWrite())
 	}
-	opts = append(append(opts, kgo.WithHooks(newUnreachableHook(cmd.ErrOrStderr(), producerPrefix(props["client.id"])))), toolClientOpts...)
+	opts = append(append(opts, kgo.WithHooks(tool.NewUnreachableHook(cmd.ErrOrStderr(), tool.ProducerPrefix(props["client.id"])))), tool.ClientOpts...)
 	cl, err := kgo.NewClient(opts...)
 	if err != nil {
 		return fail(err.Error())
@@ -494,17 +495,17 @@ func runConsoleProducer(cmd *cobra.Command, f *consoleProducerFlags) error {
 		}
 		if err != nil {
 			if f.sync {
-				return fail("java.util.concurrent.ExecutionException: " + describeErr(err))
+				return fail("java.util.concurrent.ExecutionException: " + tool.DescribeErr(err))
 			}
 			logSendError(stderr, rec, err)
 		} else if f.sync {
 			if err := cl.ProduceSync(ctx, rec).FirstErr(); err != nil {
-				return fail("java.util.concurrent.ExecutionException: " + describeErr(kafkaError(err, nil)))
+				return fail("java.util.concurrent.ExecutionException: " + tool.DescribeErr(tool.KafkaError(err, nil)))
 			}
 		} else {
 			cl.Produce(ctx, rec, func(r *kgo.Record, err error) {
 				if err != nil {
-					logSendError(stderr, r, kafkaError(err, nil))
+					logSendError(stderr, r, tool.KafkaError(err, nil))
 				}
 			})
 		}
@@ -528,7 +529,7 @@ func logSendError(w io.Writer, r *kgo.Record, err error) {
 		return strconv.Itoa(len(b)) + " bytes"
 	}
 	fmt.Fprintf(w, "ERROR Error when sending message to topic %s with key: %s, value: %s with error: (org.apache.kafka.clients.producer.internals.ErrorLoggingCallback)\n%s\n",
-		r.Topic, size(r.Key), size(r.Value), describeErr(err))
+		r.Topic, size(r.Key), size(r.Value), tool.DescribeErr(err))
 }
 
 // waitForTopic waits up to maxBlock for the topic to be in the cluster's
@@ -550,11 +551,11 @@ func waitForTopic(ctx context.Context, cl *kgo.Client, topic string, maxBlock ti
 			case terr == nil && len(resp.Topics[0].Partitions) > 0:
 				return nil
 			case terr != nil && !kerr.IsRetriable(terr) && !errors.Is(terr, kerr.UnknownTopicOrPartition):
-				return kafkaError(terr, nil)
+				return tool.KafkaError(terr, nil)
 			}
 		}
 		if !time.Now().Before(deadline) {
-			return &javaError{class: "TimeoutException", msg: fmt.Sprintf("Topic %s not present in metadata after %d ms.", topic, maxBlock.Milliseconds())}
+			return &tool.JavaError{Class: "TimeoutException", Msg: fmt.Sprintf("Topic %s not present in metadata after %d ms.", topic, maxBlock.Milliseconds())}
 		}
 		select {
 		case <-ctx.Done():

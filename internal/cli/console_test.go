@@ -9,6 +9,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"weir/internal/cli/tool"
 	"weir/internal/clustertest"
 )
 
@@ -49,7 +50,7 @@ func TestConsoleCommands(t *testing.T) {
 	// Records with known timestamps, for print.timestamp.
 	cl := c.Client(t, kgo.RecordPartitioner(kgo.ManualPartitioner()))
 	for i, ts := range []int64{1700000000000, 1700000000001, 1700000000002} {
-		r := &kgo.Record{Topic: "stamped", Partition: int32(i % 2), Value: []byte("s" + itoa(int64(i))), Timestamp: time.UnixMilli(ts)}
+		r := &kgo.Record{Topic: "stamped", Partition: int32(i % 2), Value: []byte("s" + tool.Itoa(int64(i))), Timestamp: time.UnixMilli(ts)}
 		if err := cl.ProduceSync(ctx, r).FirstErr(); err != nil {
 			t.Fatal(err)
 		}

@@ -7,6 +7,7 @@ import (
 	"io"
 	"slices"
 	"strings"
+	"weir/internal/cli/tool"
 
 	"github.com/spf13/cobra"
 	"github.com/twmb/franz-go/pkg/kadm"
@@ -18,7 +19,7 @@ func init() { subcommands = append(subcommands, newConsumerGroupsCommand) }
 const noValue = "\x00"
 
 type consumerGroupsFlags struct {
-	conn                                                connFlags
+	conn                                                tool.ConnFlags
 	list, describe, delete, resetOffsets, deleteOffsets bool
 	groups, topics                                      []string
 	allGroups, allTopics                                bool
@@ -74,7 +75,7 @@ Exit codes: 0, or 1 when the command fails (Kafka's script exits 0 after
 printing "Error: ..." for failures other than usage errors; weir's exits 1 so
 that scripts can tell).
 
-` + commandConfigHelp,
+` + tool.CommandConfigHelp,
 		Example: `  # every group, then with state and type
   weir consumer-groups --bootstrap-server localhost:9092 --list
   weir consumer-groups --bootstrap-server localhost:9092 --list --state --type
@@ -100,7 +101,7 @@ that scripts can tell).
 	}
 	fl := cmd.Flags()
 	fl.SortFlags = false
-	f.conn.add(fl)
+	f.conn.Add(fl)
 	fl.BoolVar(&f.list, "list", false, "list all consumer groups")
 	fl.BoolVar(&f.describe, "describe", false, "describe consumer group and list offset lag (number of messages not yet processed) related to given group")
 	fl.BoolVar(&f.delete, "delete", false, "delete groups (--group g1 --group g2, or --all-groups)")
@@ -139,7 +140,7 @@ var resetScenarios = []string{"to-offset", "shift-by", "to-datetime", "by-durati
 func checkConsumerGroupsArgs(cmd *cobra.Command, f *consumerGroupsFlags, args []string) error {
 	has := cmd.Flags().Changed
 	if cmd.Flags().NFlag() == 0 {
-		return usageError(cmd, "This tool helps to list all consumer groups, describe a consumer group, delete consumer group info, or reset consumer group offsets.")
+		return tool.UsageError(cmd, "This tool helps to list all consumer groups, describe a consumer group, delete consumer group info, or reset consumer group offsets.")
 	}
 	// --state and --type take an optional value: "--list --state stable"
 	// gives it as the next argument.
@@ -152,23 +153,23 @@ func checkConsumerGroupsArgs(cmd *cobra.Command, f *consumerGroupsFlags, args []
 		args = nil
 	}
 	if len(args) > 0 {
-		return usageError(cmd, fmt.Sprintf("Found non-option arguments: %v", args))
+		return tool.UsageError(cmd, fmt.Sprintf("Found non-option arguments: %v", args))
 	}
 	for _, o := range []struct{ opt, needs string }{{"members", "describe"}, {"verbose", "describe"}, {"offsets", "describe"}, {"type", "list"}} {
 		if has(o.opt) && !has(o.needs) {
-			return usageError(cmd, fmt.Sprintf("Option(s) [%s] are unavailable given other options on the command line", o.opt))
+			return tool.UsageError(cmd, fmt.Sprintf("Option(s) [%s] are unavailable given other options on the command line", o.opt))
 		}
 	}
 	if has("state") && !has("describe") && !has("list") {
-		return usageError(cmd, "Option(s) [state] are unavailable given other options on the command line")
+		return tool.UsageError(cmd, "Option(s) [state] are unavailable given other options on the command line")
 	}
 	if !has("bootstrap-server") {
-		return usageError(cmd, `Missing required argument "[bootstrap-server]"`)
+		return tool.UsageError(cmd, `Missing required argument "[bootstrap-server]"`)
 	}
 	scope := "[group], [all-groups]"
 	if has("describe") {
 		if !has("group") && !has("all-groups") {
-			return usageError(cmd, "Option [describe] takes one of these options: "+scope)
+			return tool.UsageError(cmd, "Option [describe] takes one of these options: "+scope)
 		}
 		n := 0
 		for _, o := range []string{"members", "offsets", "state"} {
@@ -177,32 +178,32 @@ func checkConsumerGroupsArgs(cmd *cobra.Command, f *consumerGroupsFlags, args []
 			}
 		}
 		if n > 1 {
-			return usageError(cmd, "Option [describe] takes at most one of these options: [members], [offsets], [state]")
+			return tool.UsageError(cmd, "Option [describe] takes at most one of these options: [members], [offsets], [state]")
 		}
 		if has("state") && f.state != noValue {
-			return usageError(cmd, "Option [describe] does not take a value for [state]")
+			return tool.UsageError(cmd, "Option [describe] does not take a value for [state]")
 		}
 	}
 	if has("delete") {
 		if !has("group") && !has("all-groups") {
-			return usageError(cmd, "Option [delete] takes one of these options: "+scope)
+			return tool.UsageError(cmd, "Option [delete] takes one of these options: "+scope)
 		}
 		if has("topic") {
-			return usageError(cmd, "The consumer does not support topic-specific offset deletion from a consumer group.")
+			return tool.UsageError(cmd, "The consumer does not support topic-specific offset deletion from a consumer group.")
 		}
 	}
 	if has("delete-offsets") && (!has("group") || !has("topic")) {
-		return usageError(cmd, "Option [delete-offsets] takes the following options: [group], [topic]")
+		return tool.UsageError(cmd, "Option [delete-offsets] takes the following options: [group], [topic]")
 	}
 	if has("reset-offsets") {
 		if has("dry-run") && has("execute") {
-			return usageError(cmd, "Option [reset-offsets] only accepts one of [execute] and [dry-run]")
+			return tool.UsageError(cmd, "Option [reset-offsets] only accepts one of [execute] and [dry-run]")
 		}
 		if !has("dry-run") && !has("execute") {
 			fmt.Fprintln(cmd.ErrOrStderr(), "WARN: No action will be performed as the --execute option is missing.In a future major release, the default behavior of this command will be to prompt the user before executing the reset rather than doing a dry run. You should add the --dry-run option explicitly if you are scripting this command and want to keep the current default behavior without prompting.")
 		}
 		if !has("group") && !has("all-groups") {
-			return usageError(cmd, "Option [reset-offsets] takes one of these options: "+scope)
+			return tool.UsageError(cmd, "Option [reset-offsets] takes one of these options: "+scope)
 		}
 		for _, s := range resetScenarios {
 			if !has(s) {
@@ -210,7 +211,7 @@ func checkConsumerGroupsArgs(cmd *cobra.Command, f *consumerGroupsFlags, args []
 			}
 			for _, other := range resetScenarios {
 				if other != s && has(other) {
-					return usageError(cmd, fmt.Sprintf(`Option "[%s]" can't be used with option "[%s]"`, s, other))
+					return tool.UsageError(cmd, fmt.Sprintf(`Option "[%s]" can't be used with option "[%s]"`, s, other))
 				}
 			}
 		}
@@ -218,14 +219,14 @@ func checkConsumerGroupsArgs(cmd *cobra.Command, f *consumerGroupsFlags, args []
 	if has("group") {
 		for _, bad := range []string{"all-groups", "list"} {
 			if has(bad) {
-				return usageError(cmd, fmt.Sprintf(`Option "[group]" can't be used with option "[%s]"`, bad))
+				return tool.UsageError(cmd, fmt.Sprintf(`Option "[group]" can't be used with option "[%s]"`, bad))
 			}
 		}
 	}
 	if has("topic") {
 		for _, bad := range []string{"list", "describe"} {
 			if has(bad) {
-				return usageError(cmd, fmt.Sprintf(`Option "[topic]" can't be used with option "[%s]"`, bad))
+				return tool.UsageError(cmd, fmt.Sprintf(`Option "[topic]" can't be used with option "[%s]"`, bad))
 			}
 		}
 	}
@@ -236,7 +237,7 @@ func checkConsumerGroupsArgs(cmd *cobra.Command, f *consumerGroupsFlags, args []
 		}
 	}
 	if actions != 1 {
-		return usageError(cmd, "Command must include exactly one action: --list, --describe, --delete, --reset-offsets, --delete-offsets")
+		return tool.UsageError(cmd, "Command must include exactly one action: --list, --describe, --delete, --reset-offsets, --delete-offsets")
 	}
 	return nil
 }
@@ -255,18 +256,18 @@ func runConsumerGroups(cmd *cobra.Command, f *consumerGroupsFlags, args []string
 		return err
 	}
 	f.stderr, f.changed = cmd.ErrOrStderr(), cmd.Flags().Changed
-	tc, err := f.conn.connect(cmd, "weir-consumer-groups", either(cmd.Flags().Changed("list"), "findAllBrokers", "describeConsumerGroups"))
-	var timedOut *javaError
+	tc, err := f.conn.Connect(cmd, "weir-consumer-groups", tool.Either(cmd.Flags().Changed("list"), "findAllBrokers", "describeConsumerGroups"))
+	var timedOut *tool.JavaError
 	if errors.As(err, &timedOut) {
-		printGroupsError(cmd.OutOrStdout(), "Executing consumer group command failed due to "+describeErr(err))
-		return exitCode(1)
+		printGroupsError(cmd.OutOrStdout(), "Executing consumer group command failed due to "+tool.DescribeErr(err))
+		return tool.ExitCode(1)
 	}
 	if err != nil {
 		fmt.Fprintln(cmd.ErrOrStderr(), err)
-		return exitCode(1)
+		return tool.ExitCode(1)
 	}
-	defer tc.close()
-	ctx, cancel := tc.context(cmd)
+	defer tc.Close()
+	ctx, cancel := tc.Context(cmd)
 	defer cancel()
 	out := cmd.OutOrStdout()
 	switch {
@@ -286,26 +287,16 @@ func runConsumerGroups(cmd *cobra.Command, f *consumerGroupsFlags, args []string
 	case err == nil:
 		return nil
 	case errors.Is(err, groupsFailed):
-		return exitCode(1)
+		return tool.ExitCode(1)
 	case errors.As(err, &usage):
-		return usageError(cmd, usage.msg)
+		return tool.UsageError(cmd, usage.msg)
 	}
-	printGroupsError(out, "Executing consumer group command failed due to "+describeErr(err))
-	return exitCode(1)
+	printGroupsError(out, "Executing consumer group command failed due to "+tool.DescribeErr(err))
+	return tool.ExitCode(1)
 }
 
 // printGroupsError prints an error as the consumer groups tool does.
 func printGroupsError(out io.Writer, msg string) { fmt.Fprintln(out, "\nError: "+msg) }
-
-// describeErr is an error as Kafka's tool prints an ExecutionException's
-// message: the cause's class and message.
-func describeErr(err error) string {
-	var je *javaError
-	if errors.As(err, &je) {
-		return je.String()
-	}
-	return err.Error()
-}
 
 // Group states and types, as Kafka's enums print them.
 var (
@@ -348,18 +339,18 @@ func titleState(s string) string {
 
 // consumerGroups lists the groups of the consumer protocol (classic ones
 // with protocol type "consumer" or none, and KIP-848 ones), sorted.
-func consumerGroups(ctx context.Context, tc *toolClient, types, states []string) ([]kadm.ListedGroup, error) {
+func consumerGroups(ctx context.Context, tc *tool.Client, types, states []string) ([]kadm.ListedGroup, error) {
 	var lower []string
 	for _, t := range types {
 		lower = append(lower, strings.ToLower(t))
 	}
-	ls, err := tc.adm.ListGroupsByType(ctx, lower, states...)
+	ls, err := tc.Admin.ListGroupsByType(ctx, lower, states...)
 	if err != nil {
 		var se *kadm.ShardErrors
 		if errors.As(err, &se) && len(se.Errs) > 0 {
 			err = se.Errs[0].Err
 		}
-		return nil, kafkaError(err, nil)
+		return nil, tool.KafkaError(err, nil)
 	}
 	var out []kadm.ListedGroup
 	for _, l := range ls.Sorted() {
@@ -370,7 +361,7 @@ func consumerGroups(ctx context.Context, tc *toolClient, types, states []string)
 	return out, nil
 }
 
-func listGroups(ctx context.Context, tc *toolClient, out io.Writer, f *consumerGroupsFlags) error {
+func listGroups(ctx context.Context, tc *tool.Client, out io.Writer, f *consumerGroupsFlags) error {
 	withState, withType := f.state != "", f.typ != ""
 	var states, types []string
 	var err error

@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"weir/internal/cli/tool"
 
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -36,14 +37,14 @@ type memberDesc struct {
 // describeConsumerGroups describes groups as Kafka's admin client does:
 // ConsumerGroupDescribe first, DescribeGroups for the groups it does not
 // know (classic groups); a dead group is GroupIdNotFoundException.
-func describeConsumerGroups(ctx context.Context, tc *toolClient, names []string) (map[string]groupDesc, error) {
+func describeConsumerGroups(ctx context.Context, tc *tool.Client, names []string) (map[string]groupDesc, error) {
 	out := map[string]groupDesc{}
 	classic := slices.Clone(names)
-	if ok, err := tc.supports(ctx, 69); err != nil {
+	if ok, err := tc.Supports(ctx, 69); err != nil {
 		return nil, err
 	} else if ok {
 		classic = nil
-		ds, err := tc.adm.DescribeConsumerGroups(ctx, names...)
+		ds, err := tc.Admin.DescribeConsumerGroups(ctx, names...)
 		if err != nil && len(ds) == 0 {
 			return nil, shardError(err)
 		}
@@ -54,7 +55,7 @@ func describeConsumerGroups(ctx context.Context, tc *toolClient, names []string)
 				classic = append(classic, name)
 				continue
 			case d.Err != nil:
-				return nil, kafkaError(d.Err, nil)
+				return nil, tool.KafkaError(d.Err, nil)
 			}
 			g := groupDesc{group: name, state: titleState(d.State), assignor: d.AssignorName, coordinator: d.Coordinator,
 				consumer: true, groupEpoch: d.Epoch, assignmentEpoch: d.AssignmentEpoch}
@@ -72,7 +73,7 @@ func describeConsumerGroups(ctx context.Context, tc *toolClient, names []string)
 	if len(classic) == 0 {
 		return out, nil
 	}
-	ds, err := tc.adm.DescribeGroups(ctx, classic...)
+	ds, err := tc.Admin.DescribeGroups(ctx, classic...)
 	if err != nil && len(ds) == 0 {
 		return nil, shardError(err)
 	}
@@ -82,10 +83,10 @@ func describeConsumerGroups(ctx context.Context, tc *toolClient, names []string)
 			return nil, shardError(err)
 		}
 		if d.Err != nil {
-			return nil, kafkaError(d.Err, &d.ErrMessage)
+			return nil, tool.KafkaError(d.Err, &d.ErrMessage)
 		}
 		if d.State == "Dead" {
-			return nil, &javaError{class: "GroupIdNotFoundException", msg: "Group " + name + " not found."}
+			return nil, &tool.JavaError{Class: "GroupIdNotFoundException", Msg: "Group " + name + " not found."}
 		}
 		g := groupDesc{group: name, state: titleState(d.State), assignor: d.Protocol, coordinator: d.Coordinator}
 		for _, m := range d.Members {
@@ -111,7 +112,7 @@ func shardError(err error) error {
 	if errors.As(err, &se) && len(se.Errs) > 0 {
 		err = se.Errs[0].Err
 	}
-	return kafkaError(err, nil)
+	return tool.KafkaError(err, nil)
 }
 
 // sortedPartitions lists a set's partitions by topic, then partition.
@@ -126,7 +127,7 @@ func sortedPartitions(s kadm.TopicsSet) []kadm.Partition {
 }
 
 // groupIDs are the groups --group or --all-groups name.
-func groupIDs(ctx context.Context, tc *toolClient, f *consumerGroupsFlags) ([]string, error) {
+func groupIDs(ctx context.Context, tc *tool.Client, f *consumerGroupsFlags) ([]string, error) {
 	if !f.allGroups {
 		return f.groups, nil
 	}
@@ -155,25 +156,17 @@ func printableState(out, stderr io.Writer, g groupDesc, rows int) bool {
 	return g.state != "Dead" && rows > 0
 }
 
-// padRight pads cells as Java's %-Ns does.
-func padRight(s string, n int) string {
-	if len(s) >= n {
-		return s
-	}
-	return s + strings.Repeat(" ", n-len(s))
-}
-
 func optional(v int64, ok bool) string {
 	if !ok {
 		return missingColumn
 	}
-	return itoa(v)
+	return tool.Itoa(v)
 }
 
 // missingColumn fills a cell with no value, as Kafka's tool does.
 const missingColumn = "-"
 
-func describeGroups(ctx context.Context, tc *toolClient, out io.Writer, f *consumerGroupsFlags) error {
+func describeGroups(ctx context.Context, tc *tool.Client, out io.Writer, f *consumerGroupsFlags) error {
 	names, err := groupIDs(ctx, tc, f)
 	if err != nil {
 		return err
@@ -206,17 +199,17 @@ func describeGroups(ctx context.Context, tc *toolClient, out io.Writer, f *consu
 			if f.verbose {
 				epoch, target := missingColumn, missingColumn
 				if g.consumer {
-					epoch, target = itoa(int64(g.groupEpoch)), itoa(int64(g.assignmentEpoch))
+					epoch, target = tool.Itoa(int64(g.groupEpoch)), tool.Itoa(int64(g.assignmentEpoch))
 				}
 				cells = append(cells, [2]string{"GROUP-EPOCH", epoch}, [2]string{"TARGET-ASSIGNMENT-EPOCH", target})
 				widths = append(widths, 15, 25)
 			}
-			cells = append(cells, [2]string{"#MEMBERS", itoa(int64(len(g.members)))})
+			cells = append(cells, [2]string{"#MEMBERS", tool.Itoa(int64(len(g.members)))})
 			for row := 0; row < 2; row++ {
 				b.WriteString("\n")
 				for i, c := range cells {
 					if i < len(widths) {
-						b.WriteString(padRight(c[row], widths[i]) + " ")
+						b.WriteString(tool.PadRight(c[row], widths[i]) + " ")
 					} else {
 						b.WriteString(c[row])
 					}
@@ -239,13 +232,13 @@ type offsetRow struct {
 	topic, partition, offset, leo, lag, epoch, consumerID, host, clientID string
 }
 
-func printOffsets(ctx context.Context, tc *toolClient, b *strings.Builder, stderr io.Writer, g groupDesc, verbose bool) error {
-	committed, err := tc.adm.FetchOffsets(ctx, g.group)
+func printOffsets(ctx context.Context, tc *tool.Client, b *strings.Builder, stderr io.Writer, g groupDesc, verbose bool) error {
+	committed, err := tc.Admin.FetchOffsets(ctx, g.group)
 	if err != nil {
-		return kafkaError(err, nil)
+		return tool.KafkaError(err, nil)
 	}
 	if err := committed.Error(); err != nil {
-		return kafkaError(err, nil)
+		return tool.KafkaError(err, nil)
 	}
 	type assigned struct {
 		p kadm.Partition
@@ -291,13 +284,13 @@ func printOffsets(ctx context.Context, tc *toolClient, b *strings.Builder, stder
 		for t := range topics {
 			ts = append(ts, t)
 		}
-		if ends, err = tc.adm.ListEndOffsets(ctx, ts...); err != nil {
+		if ends, err = tc.Admin.ListEndOffsets(ctx, ts...); err != nil {
 			return shardError(err)
 		}
 	}
 	var rows []offsetRow
 	for _, a := range parts {
-		r := offsetRow{topic: a.p.Topic, partition: itoa(int64(a.p.Partition)), consumerID: missingColumn, host: missingColumn,
+		r := offsetRow{topic: a.p.Topic, partition: tool.Itoa(int64(a.p.Partition)), consumerID: missingColumn, host: missingColumn,
 			clientID: missingColumn, offset: missingColumn, leo: missingColumn, lag: missingColumn, epoch: missingColumn}
 		if a.m != nil {
 			r.consumerID, r.host, r.clientID = a.m.id, a.m.host, a.m.clientID
@@ -305,18 +298,18 @@ func printOffsets(ctx context.Context, tc *toolClient, b *strings.Builder, stder
 		o, hasOffset := committed.Lookup(a.p.Topic, a.p.Partition)
 		hasOffset = hasOffset && o.Err == nil && o.At >= 0
 		if hasOffset {
-			r.offset = itoa(o.At)
+			r.offset = tool.Itoa(o.At)
 			if o.LeaderEpoch >= 0 {
-				r.epoch = itoa(int64(o.LeaderEpoch))
+				r.epoch = tool.Itoa(int64(o.LeaderEpoch))
 			}
 		}
 		e, hasEnd := ends.Lookup(a.p.Topic, a.p.Partition)
 		hasEnd = hasEnd && e.Err == nil
 		if hasEnd {
-			r.leo = itoa(e.Offset)
+			r.leo = tool.Itoa(e.Offset)
 		}
 		if hasOffset && hasEnd {
-			r.lag = itoa(e.Offset - o.At)
+			r.lag = tool.Itoa(e.Offset - o.At)
 		}
 		rows = append(rows, r)
 	}
@@ -328,12 +321,12 @@ func printOffsets(ctx context.Context, tc *toolClient, b *strings.Builder, stder
 		tw, cw, hw = max(tw, len(r.topic)), max(cw, len(r.consumerID)), max(hw, len(r.host))
 	}
 	line := func(group string, r offsetRow) {
-		b.WriteString("\n" + padRight(group, gw) + " " + padRight(r.topic, tw) + " " + padRight(r.partition, 10) + " ")
+		b.WriteString("\n" + tool.PadRight(group, gw) + " " + tool.PadRight(r.topic, tw) + " " + tool.PadRight(r.partition, 10) + " ")
 		if verbose {
-			b.WriteString(padRight(r.epoch, 15) + " ")
+			b.WriteString(tool.PadRight(r.epoch, 15) + " ")
 		}
-		b.WriteString(padRight(r.offset, 15) + " " + padRight(r.leo, 15) + " " + padRight(r.lag, 15) + " " +
-			padRight(r.consumerID, cw) + " " + padRight(r.host, hw) + " " + r.clientID)
+		b.WriteString(tool.PadRight(r.offset, 15) + " " + tool.PadRight(r.leo, 15) + " " + tool.PadRight(r.lag, 15) + " " +
+			tool.PadRight(r.consumerID, cw) + " " + tool.PadRight(r.host, hw) + " " + r.clientID)
 	}
 	line("GROUP", offsetRow{topic: "TOPIC", partition: "PARTITION", epoch: "LEADER-EPOCH", offset: "CURRENT-OFFSET", leo: "LOG-END-OFFSET",
 		lag: "LAG", consumerID: "CONSUMER-ID", host: "HOST", clientID: "CLIENT-ID"})
@@ -389,7 +382,7 @@ func printMembers(b *strings.Builder, stderr io.Writer, g groupDesc, verbose boo
 			widths = []int{gw, cw, iw, hw, clw, 15}
 		}
 		for i, c := range cells {
-			b.WriteString(padRight(c, widths[i]) + " ")
+			b.WriteString(tool.PadRight(c, widths[i]) + " ")
 		}
 		if verbose {
 			vw := []int{15, aw, 15, tw}
@@ -397,7 +390,7 @@ func printMembers(b *strings.Builder, stderr io.Writer, g groupDesc, verbose boo
 				if i > 0 {
 					b.WriteString(" ")
 				}
-				b.WriteString(padRight(c, vw[i]))
+				b.WriteString(tool.PadRight(c, vw[i]))
 			}
 			if withUpgraded {
 				b.WriteString(" " + verboseCells[4])
@@ -420,21 +413,21 @@ func printMembers(b *strings.Builder, stderr io.Writer, g groupDesc, verbose boo
 		if withInstance {
 			cells = append(cells, m.instanceID)
 		}
-		cells = append(cells, m.host, m.clientID, itoa(int64(len(sortedPartitions(m.assignment)))))
+		cells = append(cells, m.host, m.clientID, tool.Itoa(int64(len(sortedPartitions(m.assignment)))))
 		epoch, target, targetEpoch := missingColumn, missingColumn, missingColumn
 		if g.consumer {
-			epoch, target, targetEpoch = itoa(int64(m.epoch)), assignmentString(m.target), itoa(int64(g.assignmentEpoch))
+			epoch, target, targetEpoch = tool.Itoa(int64(m.epoch)), assignmentString(m.target), tool.Itoa(int64(g.assignmentEpoch))
 		}
 		line(cells, []string{epoch, assignmentString(m.assignment), targetEpoch, target, strconv.FormatBool(!m.classic)})
 	}
 }
 
-func deleteGroups(ctx context.Context, tc *toolClient, out io.Writer, f *consumerGroupsFlags) error {
+func deleteGroups(ctx context.Context, tc *tool.Client, out io.Writer, f *consumerGroupsFlags) error {
 	names, err := groupIDs(ctx, tc, f)
 	if err != nil {
 		return err
 	}
-	rs, err := tc.adm.DeleteGroups(ctx, names...)
+	rs, err := tc.Admin.DeleteGroups(ctx, names...)
 	if err != nil && len(rs) == 0 {
 		return shardError(err)
 	}
@@ -444,7 +437,7 @@ func deleteGroups(ctx context.Context, tc *toolClient, out io.Writer, f *consume
 		if r.Err == nil {
 			ok = append(ok, r.Group)
 		} else {
-			failed = append(failed, fmt.Sprintf("* Group '%s' could not be deleted due to: %s", r.Group, describeErr(kafkaError(r.Err, &r.ErrMessage))))
+			failed = append(failed, fmt.Sprintf("* Group '%s' could not be deleted due to: %s", r.Group, tool.DescribeErr(tool.KafkaError(r.Err, &r.ErrMessage))))
 		}
 	}
 	if len(failed) == 0 {

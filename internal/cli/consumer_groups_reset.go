@@ -14,6 +14,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"weir/internal/cli/tool"
 
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -21,12 +22,12 @@ import (
 
 // parseTopicPartitions parses "topic:0,1,2".
 func parseTopicPartitions(arg string) ([]kadm.Partition, error) {
-	parts := javaSplit(arg, regexp.MustCompile(":"))
+	parts := tool.JavaSplit(arg, regexp.MustCompile(":"))
 	if len(parts) != 2 {
 		return nil, &groupsUsage{fmt.Sprintf("Invalid topic arg '%s', expected topic name and partitions", arg)}
 	}
 	var out []kadm.Partition
-	for _, p := range javaSplit(parts[1], commaRE) {
+	for _, p := range tool.JavaSplit(parts[1], tool.CommaRE) {
 		n, err := strconv.ParseInt(p, 10, 32)
 		if err != nil {
 			return nil, &groupsUsage{fmt.Sprintf("Invalid partition '%s' specified in topic arg '%s''", p, arg)}
@@ -38,7 +39,7 @@ func parseTopicPartitions(arg string) ([]kadm.Partition, error) {
 
 // topicPartitions resolves --topic arguments: the partitions named, and
 // every partition of the topics named alone.
-func topicPartitions(ctx context.Context, tc *toolClient, args []string) ([]kadm.Partition, error) {
+func topicPartitions(ctx context.Context, tc *tool.Client, args []string) ([]kadm.Partition, error) {
 	var out, whole []kadm.Partition
 	var topics []string
 	for _, a := range args {
@@ -53,17 +54,17 @@ func topicPartitions(ctx context.Context, tc *toolClient, args []string) ([]kadm
 		}
 	}
 	if len(topics) > 0 {
-		md, err := tc.adm.Metadata(ctx, topics...)
+		md, err := tc.Admin.Metadata(ctx, topics...)
 		if err != nil {
 			return nil, err
 		}
 		for _, t := range topics {
 			td, ok := md.Topics[t]
 			if !ok {
-				return nil, kafkaError(kerr.UnknownTopicOrPartition, nil)
+				return nil, tool.KafkaError(kerr.UnknownTopicOrPartition, nil)
 			}
 			if td.Err != nil {
-				return nil, kafkaError(td.Err, nil)
+				return nil, tool.KafkaError(td.Err, nil)
 			}
 			for _, p := range td.Partitions.Sorted() {
 				whole = append(whole, kadm.Partition{Topic: t, Partition: p.Partition})
@@ -74,7 +75,7 @@ func topicPartitions(ctx context.Context, tc *toolClient, args []string) ([]kadm
 }
 
 // offsetsOf lists the start, end or by-time offsets of partitions.
-func offsetsOf(ctx context.Context, tc *toolClient, ps []kadm.Partition, list func(context.Context, ...string) (kadm.ListedOffsets, error)) (kadm.ListedOffsets, error) {
+func offsetsOf(ctx context.Context, tc *tool.Client, ps []kadm.Partition, list func(context.Context, ...string) (kadm.ListedOffsets, error)) (kadm.ListedOffsets, error) {
 	topics := map[string]bool{}
 	var ts []string
 	for _, p := range ps {
@@ -94,7 +95,7 @@ func offsetsOf(ctx context.Context, tc *toolClient, ps []kadm.Partition, list fu
 }
 
 // tp names a partition as Kafka's TopicPartition prints it.
-func tp(p kadm.Partition) string { return p.Topic + "-" + itoa(int64(p.Partition)) }
+func tp(p kadm.Partition) string { return p.Topic + "-" + tool.Itoa(int64(p.Partition)) }
 
 // logOffset is one partition's start or end offset, or a usage error.
 func logOffset(listed kadm.ListedOffsets, p kadm.Partition, what string) (int64, error) {
@@ -107,13 +108,13 @@ func logOffset(listed kadm.ListedOffsets, p kadm.Partition, what string) (int64,
 
 // clampOffsets moves offsets out of the log's range to its start or end,
 // with Kafka's warnings.
-func clampOffsets(ctx context.Context, tc *toolClient, f *consumerGroupsFlags, want map[kadm.Partition]int64) (map[kadm.Partition]int64, error) {
+func clampOffsets(ctx context.Context, tc *tool.Client, f *consumerGroupsFlags, want map[kadm.Partition]int64) (map[kadm.Partition]int64, error) {
 	ps := slices.Collect(maps.Keys(want))
-	starts, err := offsetsOf(ctx, tc, ps, tc.adm.ListStartOffsets)
+	starts, err := offsetsOf(ctx, tc, ps, tc.Admin.ListStartOffsets)
 	if err != nil {
 		return nil, err
 	}
-	ends, err := offsetsOf(ctx, tc, ps, tc.adm.ListEndOffsets)
+	ends, err := offsetsOf(ctx, tc, ps, tc.Admin.ListEndOffsets)
 	if err != nil {
 		return nil, err
 	}
@@ -150,13 +151,13 @@ func sortPartitions(ps []kadm.Partition) []kadm.Partition {
 }
 
 // committedOffsets are a group's committed offsets.
-func committedOffsets(ctx context.Context, tc *toolClient, group string) (map[kadm.Partition]int64, error) {
-	listed, err := tc.adm.FetchOffsets(ctx, group)
+func committedOffsets(ctx context.Context, tc *tool.Client, group string) (map[kadm.Partition]int64, error) {
+	listed, err := tc.Admin.FetchOffsets(ctx, group)
 	if err != nil {
-		return nil, kafkaError(err, nil)
+		return nil, tool.KafkaError(err, nil)
 	}
 	if err := listed.Error(); err != nil {
-		return nil, kafkaError(err, nil)
+		return nil, tool.KafkaError(err, nil)
 	}
 	out := map[kadm.Partition]int64{}
 	listed.Each(func(o kadm.OffsetResponse) {
@@ -214,9 +215,9 @@ func parseISODuration(s string) (time.Duration, error) {
 
 // offsetsByTime are the first offsets at or after ms, the log end where
 // none is (with Kafka's warning).
-func offsetsByTime(ctx context.Context, tc *toolClient, out io.Writer, ps []kadm.Partition, ms int64) (map[kadm.Partition]int64, error) {
+func offsetsByTime(ctx context.Context, tc *tool.Client, out io.Writer, ps []kadm.Partition, ms int64) (map[kadm.Partition]int64, error) {
 	listed, err := offsetsOf(ctx, tc, ps, func(ctx context.Context, ts ...string) (kadm.ListedOffsets, error) {
-		return tc.adm.ListOffsetsAfterMilli(ctx, ms, ts...)
+		return tc.Admin.ListOffsetsAfterMilli(ctx, ms, ts...)
 	})
 	if err != nil {
 		return nil, err
@@ -242,7 +243,7 @@ func resetPlan(f *consumerGroupsFlags) (map[string]map[kadm.Partition]int64, err
 	if err != nil {
 		return nil, err
 	}
-	lines := javaSplit(string(data), regexp.MustCompile("\n"))
+	lines := tool.JavaSplit(string(data), regexp.MustCompile("\n"))
 	plan := map[string]map[kadm.Partition]int64{}
 	oneGroup := len(f.groups) == 1 && len(strings.Split(lines[0], ",")) == 3
 	for _, l := range lines {
@@ -270,7 +271,7 @@ func resetPlan(f *consumerGroupsFlags) (map[string]map[kadm.Partition]int64, err
 }
 
 // prepareOffsets computes a group's new offsets for the scenario.
-func prepareOffsets(ctx context.Context, tc *toolClient, out io.Writer, f *consumerGroupsFlags, has func(string) bool,
+func prepareOffsets(ctx context.Context, tc *tool.Client, out io.Writer, f *consumerGroupsFlags, has func(string) bool,
 	group string, ps []kadm.Partition) (map[kadm.Partition]int64, error) {
 	res := map[kadm.Partition]int64{}
 	switch {
@@ -280,9 +281,9 @@ func prepareOffsets(ctx context.Context, tc *toolClient, out io.Writer, f *consu
 		}
 		return clampOffsets(ctx, tc, f, res)
 	case has("to-earliest"), has("to-latest"):
-		list, what := tc.adm.ListStartOffsets, "starting"
+		list, what := tc.Admin.ListStartOffsets, "starting"
 		if has("to-latest") {
-			list, what = tc.adm.ListEndOffsets, "ending"
+			list, what = tc.Admin.ListEndOffsets, "ending"
 		}
 		listed, err := offsetsOf(ctx, tc, ps, list)
 		if err != nil {
@@ -343,7 +344,7 @@ func prepareOffsets(ctx context.Context, tc *toolClient, out io.Writer, f *consu
 				missing = append(missing, p)
 			}
 		}
-		ends, err := offsetsOf(ctx, tc, missing, tc.adm.ListEndOffsets)
+		ends, err := offsetsOf(ctx, tc, missing, tc.Admin.ListEndOffsets)
 		if err != nil {
 			return nil, err
 		}
@@ -361,7 +362,7 @@ func prepareOffsets(ctx context.Context, tc *toolClient, out io.Writer, f *consu
 	return nil, &groupsUsage{fmt.Sprintf("Option '[reset-offsets]' requires one of the following scenarios: [%s]", strings.Join(opts, ", "))}
 }
 
-func resetOffsets(ctx context.Context, tc *toolClient, out io.Writer, f *consumerGroupsFlags) error {
+func resetOffsets(ctx context.Context, tc *tool.Client, out io.Writer, f *consumerGroupsFlags) error {
 	has := f.changed
 	names, err := groupIDs(ctx, tc, f)
 	if err != nil {
@@ -373,11 +374,11 @@ func resetOffsets(ctx context.Context, tc *toolClient, out io.Writer, f *consume
 	for _, group := range slices.Sorted(slices.Values(slices.Compact(slices.Sorted(slices.Values(names))))) {
 		state := "Dead"
 		descs, err := describeConsumerGroups(ctx, tc, []string{group})
-		var je *javaError
+		var je *tool.JavaError
 		switch {
 		case err == nil:
 			state = descs[group].state
-		case errors.As(err, &je) && je.class == "GroupIdNotFoundException":
+		case errors.As(err, &je) && je.Class == "GroupIdNotFoundException":
 		default:
 			io.WriteString(out, b.String())
 			return err
@@ -419,13 +420,13 @@ func resetOffsets(ctx context.Context, tc *toolClient, out io.Writer, f *consume
 			for p, o := range prepared {
 				commit.Add(kadm.Offset{Topic: p.Topic, Partition: p.Partition, At: o, LeaderEpoch: -1})
 			}
-			rs, err := tc.adm.CommitOffsets(ctx, group, commit)
+			rs, err := tc.Admin.CommitOffsets(ctx, group, commit)
 			if err == nil {
 				err = rs.Error()
 			}
 			if err != nil {
 				io.WriteString(out, b.String())
-				return kafkaError(err, nil)
+				return tool.KafkaError(err, nil)
 			}
 		}
 		result[group] = prepared
@@ -454,17 +455,17 @@ func resetOffsets(ctx context.Context, tc *toolClient, out io.Writer, f *consume
 			}
 		}
 		row := func(g, t, p, o string) {
-			fmt.Fprintf(&b, "\n%s %s %s %s", padRight(g, gw), padRight(t, tw), padRight(p, 10), o)
+			fmt.Fprintf(&b, "\n%s %s %s %s", tool.PadRight(g, gw), tool.PadRight(t, tw), tool.PadRight(p, 10), o)
 		}
 		if len(result) > 0 {
 			row("GROUP", "TOPIC", "PARTITION", "NEW-OFFSET")
 		}
-		javaOrder(groups, javaStringHash)
+		tool.JavaOrder(groups, tool.JavaStringHash)
 		for _, g := range groups {
 			parts := sortPartitions(keys(result[g]))
-			javaOrder(parts, func(p kadm.Partition) int32 { return javaTopicPartitionHash(p.Topic, p.Partition) })
+			tool.JavaOrder(parts, func(p kadm.Partition) int32 { return tool.JavaTopicPartitionHash(p.Topic, p.Partition) })
 			for _, p := range parts {
-				row(g, p.Topic, itoa(int64(p.Partition)), itoa(result[g][p]))
+				row(g, p.Topic, tool.Itoa(int64(p.Partition)), tool.Itoa(result[g][p]))
 			}
 		}
 		b.WriteString("\n")
@@ -484,7 +485,7 @@ func keys(m map[kadm.Partition]int64) []kadm.Partition {
 	return out
 }
 
-func deleteGroupOffsets(ctx context.Context, tc *toolClient, out io.Writer, f *consumerGroupsFlags) error {
+func deleteGroupOffsets(ctx context.Context, tc *tool.Client, out io.Writer, f *consumerGroupsFlags) error {
 	group := f.groups[0]
 	type result struct {
 		p   kadm.Partition
@@ -501,16 +502,16 @@ func deleteGroupOffsets(ctx context.Context, tc *toolClient, out io.Writer, f *c
 			ps = append(ps, more...)
 			continue
 		}
-		md, err := tc.adm.Metadata(ctx, a)
+		md, err := tc.Admin.Metadata(ctx, a)
 		if err != nil {
 			return err
 		}
 		td, ok := md.Topics[a]
 		switch {
 		case !ok:
-			results = append(results, result{kadm.Partition{Topic: a, Partition: -1}, kafkaError(kerr.UnknownTopicOrPartition, nil)})
+			results = append(results, result{kadm.Partition{Topic: a, Partition: -1}, tool.KafkaError(kerr.UnknownTopicOrPartition, nil)})
 		case td.Err != nil:
-			results = append(results, result{kadm.Partition{Topic: a, Partition: -1}, kafkaError(td.Err, nil)})
+			results = append(results, result{kadm.Partition{Topic: a, Partition: -1}, tool.KafkaError(td.Err, nil)})
 		default:
 			for _, p := range td.Partitions.Sorted() {
 				ps = append(ps, kadm.Partition{Topic: a, Partition: p.Partition})
@@ -522,16 +523,16 @@ func deleteGroupOffsets(ctx context.Context, tc *toolClient, out io.Writer, f *c
 		set.Add(p.Topic, p.Partition)
 	}
 	var topErr error
-	rs, err := tc.adm.DeleteOffsets(ctx, group, set)
+	rs, err := tc.Admin.DeleteOffsets(ctx, group, set)
 	if err != nil {
 		topErr = err
 	}
 	for _, p := range ps {
 		var perr error
 		if topErr != nil {
-			perr = kafkaError(topErr, nil)
+			perr = tool.KafkaError(topErr, nil)
 		} else if e, ok := rs.Lookup(p.Topic, p.Partition); ok && e != nil {
-			perr = kafkaError(e, nil)
+			perr = tool.KafkaError(e, nil)
 			if topErr == nil {
 				topErr = e
 			}
@@ -560,18 +561,20 @@ func deleteGroupOffsets(ctx context.Context, tc *toolClient, out io.Writer, f *c
 		printGroupsError(&b, "Encounter some unknown error: "+topErr.Error())
 	}
 	slices.SortFunc(results, func(a, b result) int {
-		return strings.Compare(a.p.Topic+itoa(int64(a.p.Partition)), b.p.Topic+itoa(int64(b.p.Partition)))
+		return strings.Compare(a.p.Topic+tool.Itoa(int64(a.p.Partition)), b.p.Topic+tool.Itoa(int64(b.p.Partition)))
 	})
-	row := func(t, p, s string) { fmt.Fprintf(&b, "\n%s %s %s", padRight(t, 30), padRight(p, 15), padRight(s, 15)) }
+	row := func(t, p, s string) {
+		fmt.Fprintf(&b, "\n%s %s %s", tool.PadRight(t, 30), tool.PadRight(p, 15), tool.PadRight(s, 15))
+	}
 	row("TOPIC", "PARTITION", "STATUS")
 	anyFailed := topErr != nil
 	for _, r := range results {
-		p, status := itoa(int64(r.p.Partition)), "Successful"
+		p, status := tool.Itoa(int64(r.p.Partition)), "Successful"
 		if r.p.Partition < 0 {
 			p = "Not Provided"
 		}
 		if r.err != nil {
-			status = "Error: :" + describeErr(r.err)
+			status = "Error: :" + tool.DescribeErr(r.err)
 			anyFailed = true
 		}
 		row(r.p.Topic, p, status)

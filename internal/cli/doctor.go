@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"weir/internal/cli/tool"
 
 	"github.com/spf13/cobra"
 	"github.com/twmb/franz-go/pkg/kadm"
@@ -21,7 +22,7 @@ import (
 func init() { subcommands = append(subcommands, newDoctorCommand) }
 
 type doctorFlags struct {
-	conn               connFlags
+	conn               tool.ConnFlags
 	output             string
 	lagInterval        time.Duration
 	maxTxnTimeoutMin   int
@@ -114,7 +115,7 @@ is no finding, 1 when there are findings, 2 when the cluster could not be
 examined (bad flags, or the cluster did not answer). --output json prints {"findings": [{"check", "subject", "problem",
 "fix"}]} for monitoring.
 
-` + commandConfigHelp,
+` + tool.CommandConfigHelp,
 		Example: `  # examine a cluster
   weir doctor --bootstrap-server localhost:9092
 
@@ -127,15 +128,15 @@ examined (bad flags, or the cluster did not answer). --output json prints {"find
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			fail := func(err error) error {
 				fmt.Fprintln(cmd.ErrOrStderr(), "Error:", err)
-				return exitCode(2)
+				return tool.ExitCode(2)
 			}
 			// Bad flags exit 2 as well: 1 means findings.
 			usage := func(msg string) error {
-				usageError(cmd, msg)
-				return exitCode(2)
+				tool.UsageError(cmd, msg)
+				return tool.ExitCode(2)
 			}
 			switch {
-			case f.conn.bootstrapServer == "":
+			case f.conn.BootstrapServer == "":
 				return usage("Missing required argument \"[bootstrap-server]\"")
 			case f.output != "text" && f.output != "json":
 				return usage("--output must be text or json, not " + strconv.Quote(f.output))
@@ -146,12 +147,12 @@ examined (bad flags, or the cluster did not answer). --output json prints {"find
 			case f.sampleTopics < 0 || f.sampleRecords < 0 || f.sampleBytes < 0 || f.sampleTimeout < 0:
 				return usage("--sample-topics, --sample-records, --sample-bytes and --sample-timeout cannot be negative")
 			}
-			tc, err := f.conn.connect(cmd, "weir-doctor", "describeCluster")
+			tc, err := f.conn.Connect(cmd, "weir-doctor", "describeCluster")
 			if err != nil {
 				return fail(err)
 			}
-			defer tc.close()
-			ctx, cancel := tc.context(cmd)
+			defer tc.Close()
+			ctx, cancel := tc.Context(cmd)
 			defer cancel()
 			d := &doctor{f: &f, tc: tc}
 			findings, err := d.examine(ctx)
@@ -162,13 +163,13 @@ examined (bad flags, or the cluster did not answer). --output json prints {"find
 				return fail(err)
 			}
 			if len(findings) > 0 {
-				return exitCode(1)
+				return tool.ExitCode(1)
 			}
 			return nil
 		},
 	}
 	fs := cmd.Flags()
-	f.conn.add(fs)
+	f.conn.Add(fs)
 	fs.StringVar(&f.output, "output", "text", "text or json")
 	fs.DurationVar(&f.lagInterval, "lag-interval", 10*time.Second, "time between the two samples of consumer lag (0: no group-lag-growing check)")
 	fs.IntVar(&f.maxTxnTimeoutMin, "max-transaction-timeout", 15, "minutes after which an open transaction no coordinator knows is hanging")
@@ -193,7 +194,7 @@ func printFindings(w io.Writer, format string, findings []finding) error {
 		return err
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "%d finding%s:\n", len(findings), plural(len(findings)))
+	fmt.Fprintf(&b, "%d finding%s:\n", len(findings), tool.Plural(len(findings)))
 	for _, x := range findings {
 		fmt.Fprintf(&b, "\n[%s] %s\n  %s\n  fix: %s\n", x.Check, x.Subject, x.Problem, x.Fix)
 	}
@@ -204,7 +205,7 @@ func printFindings(w io.Writer, format string, findings []finding) error {
 // doctor is one examination.
 type doctor struct {
 	f       *doctorFlags
-	tc      *toolClient
+	tc      *tool.Client
 	md      kadm.Metadata
 	brokers []int32 // live brokers, ascending
 	configs map[string]map[string]string
@@ -217,9 +218,9 @@ type doctor struct {
 
 // tool is the start of a weir command line for a fix.
 func (d *doctor) tool(name string) string {
-	s := "weir " + name + " --bootstrap-server " + d.f.conn.bootstrapServer
-	if d.f.conn.commandConfig != "" {
-		s += " --command-config " + d.f.conn.commandConfig
+	s := "weir " + name + " --bootstrap-server " + d.f.conn.BootstrapServer
+	if d.f.conn.CommandConfig != "" {
+		s += " --command-config " + d.f.conn.CommandConfig
 	}
 	return s
 }
@@ -230,7 +231,7 @@ func (d *doctor) add(check, subject, problem, fix string) {
 
 func (d *doctor) examine(ctx context.Context) ([]finding, error) {
 	var err error
-	if d.md, err = d.tc.adm.Metadata(ctx); err != nil {
+	if d.md, err = d.tc.Admin.Metadata(ctx); err != nil {
 		return nil, fmt.Errorf("describing the cluster: %w", err)
 	}
 	for _, b := range d.md.Brokers {
@@ -272,7 +273,7 @@ func (d *doctor) loadConfigs(ctx context.Context) error {
 	if len(names) == 0 {
 		return nil
 	}
-	rcs, err := d.tc.adm.DescribeTopicConfigs(ctx, names...)
+	rcs, err := d.tc.Admin.DescribeTopicConfigs(ctx, names...)
 	if err != nil {
 		return fmt.Errorf("describing topic configs: %w", err)
 	}
@@ -292,7 +293,7 @@ func (d *doctor) loadBrokerConfigs(ctx context.Context) error {
 	if len(d.brokers) == 0 {
 		return nil
 	}
-	rcs, err := d.tc.adm.DescribeBrokerConfigs(ctx, d.brokers...)
+	rcs, err := d.tc.Admin.DescribeBrokerConfigs(ctx, d.brokers...)
 	if err != nil {
 		return fmt.Errorf("describing broker configs: %w", err)
 	}

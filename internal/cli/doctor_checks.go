@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"weir/internal/cli/tool"
 
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -210,8 +211,8 @@ func (d *doctor) brokersWith(key, value string) []int32 {
 func (d *doctor) brokerChecks(context.Context) error {
 	if off := d.brokersWith("auto.leader.rebalance.enable", "false"); len(off) > 0 {
 		d.add("auto-leader-rebalance", "broker setting auto.leader.rebalance.enable",
-			fmt.Sprintf("false on broker%s %s: after a broker fails or restarts, leadership stays on the brokers it moved to instead of going back to the preferred replicas, and a few brokers do most of the work", plural(len(off)), joinInts(off)),
-			fmt.Sprintf("set auto.leader.rebalance.enable=true in the server.properties of broker%s %s and restart them one at a time; meanwhile move leaders back with %s --election-type PREFERRED --all-topic-partitions", plural(len(off)), joinInts(off), d.tool("leader-election")))
+			fmt.Sprintf("false on broker%s %s: after a broker fails or restarts, leadership stays on the brokers it moved to instead of going back to the preferred replicas, and a few brokers do most of the work", tool.Plural(len(off)), tool.JoinInts(off)),
+			fmt.Sprintf("set auto.leader.rebalance.enable=true in the server.properties of broker%s %s and restart them one at a time; meanwhile move leaders back with %s --election-type PREFERRED --all-topic-partitions", tool.Plural(len(off)), tool.JoinInts(off), d.tool("leader-election")))
 	}
 	return nil
 }
@@ -221,7 +222,7 @@ func partitionsText(topic string, ps []int32) string {
 	if len(ps) == 1 {
 		return fmt.Sprintf("partition %s-%d", topic, ps[0])
 	}
-	return fmt.Sprintf("topic %s, partitions %s", topic, joinInts(ps))
+	return fmt.Sprintf("topic %s, partitions %s", topic, tool.JoinInts(ps))
 }
 
 // partitionsJSON is a --path-to-json-file of leader-election for ps.
@@ -241,7 +242,7 @@ func (d *doctor) moveTopics(topics ...string) string {
 		ts = append(ts, fmt.Sprintf(`{"topic":%q}`, t))
 	}
 	return fmt.Sprintf(`echo '{"version":1,"topics":[%s]}' > move.json && %s --generate --topics-to-move-json-file move.json --broker-list %s (then --execute the proposed assignment)`,
-		strings.Join(ts, ","), d.tool("reassign-partitions"), joinInts(d.brokers))
+		strings.Join(ts, ","), d.tool("reassign-partitions"), tool.JoinInts(d.brokers))
 }
 
 func (d *doctor) partitionChecks(context.Context) error {
@@ -294,7 +295,7 @@ func (d *doctor) partitionChecks(context.Context) error {
 		deadIDs := slices.Sorted(maps.Keys(dead))
 		restart := ""
 		if len(deadIDs) > 0 {
-			restart = fmt.Sprintf("start broker %s again, or move the replicas off it: ", joinInts(deadIDs))
+			restart = fmt.Sprintf("start broker %s again, or move the replicas off it: ", tool.JoinInts(deadIDs))
 		}
 		if len(offline) > 0 {
 			d.add("offline-partition", partitionsText(name, offline),
@@ -395,7 +396,7 @@ func (d *doctor) imbalanceChecks(ctx context.Context) error {
 			}
 		}
 	}
-	dirs, err := d.tc.adm.DescribeAllLogDirs(ctx, nil)
+	dirs, err := d.tc.Admin.DescribeAllLogDirs(ctx, nil)
 	if err != nil {
 		return fmt.Errorf("describing log dirs: %w", err)
 	}
@@ -454,7 +455,7 @@ func (d *doctor) sampleGroups(ctx context.Context, groups []string) (map[string]
 	topics := map[string]bool{}
 	committed := map[string]kadm.OffsetResponses{}
 	for _, g := range groups {
-		c, err := d.tc.adm.FetchOffsets(ctx, g)
+		c, err := d.tc.Admin.FetchOffsets(ctx, g)
 		if err != nil {
 			return nil, fmt.Errorf("fetching the offsets of group %s: %w", g, err)
 		}
@@ -464,7 +465,7 @@ func (d *doctor) sampleGroups(ctx context.Context, groups []string) (map[string]
 	ends := kadm.ListedOffsets{}
 	if len(topics) > 0 {
 		var err error
-		if ends, err = d.tc.adm.ListEndOffsets(ctx, slices.Sorted(maps.Keys(topics))...); err != nil {
+		if ends, err = d.tc.Admin.ListEndOffsets(ctx, slices.Sorted(maps.Keys(topics))...); err != nil {
 			return nil, fmt.Errorf("listing end offsets: %w", err)
 		}
 	}
@@ -485,7 +486,7 @@ func (d *doctor) sampleGroups(ctx context.Context, groups []string) (map[string]
 }
 
 func (d *doctor) groupChecks(ctx context.Context) error {
-	listed, err := d.tc.adm.ListGroups(ctx)
+	listed, err := d.tc.Admin.ListGroups(ctx)
 	if err != nil {
 		return fmt.Errorf("listing groups: %w", err)
 	}
@@ -521,7 +522,7 @@ func (d *doctor) groupChecks(ctx context.Context) error {
 		desc := descs[g]
 		if len(desc.members) > 0 && len(first[g].committed) == 0 && (second == nil || len(second[g].committed) == 0) {
 			d.add("group-no-commits", "group "+g,
-				fmt.Sprintf("%d member%s and no committed offset: after a restart or rebalance its consumers start over from auto.offset.reset", len(desc.members), plural(len(desc.members))),
+				fmt.Sprintf("%d member%s and no committed offset: after a restart or rebalance its consumers start over from auto.offset.reset", len(desc.members), tool.Plural(len(desc.members))),
 				"make the consumers commit (enable.auto.commit, or commitSync after processing); see what they consume with "+d.tool("consumer-groups")+" --describe --group "+g+" --members --verbose")
 		}
 		if second == nil {
@@ -544,7 +545,7 @@ func (d *doctor) transactionChecks(ctx context.Context) error {
 	if len(d.topics()) == 0 {
 		return nil
 	}
-	hanging, err := findHanging(ctx, d.tc.cl, d.tc.adm, "", false, 0, -1, time.Duration(d.f.maxTxnTimeoutMin)*time.Minute, true)
+	hanging, err := findHanging(ctx, d.tc.Kgo, d.tc.Admin, "", false, 0, -1, time.Duration(d.f.maxTxnTimeoutMin)*time.Minute, true)
 	if err != nil {
 		return fmt.Errorf("looking for hanging transactions: %w", err)
 	}

@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"weir/internal/cli/tool"
 
 	"github.com/twmb/franz-go/pkg/kgo"
 )
@@ -125,7 +126,7 @@ func (d *doctor) keyChecks(ctx context.Context) error {
 		n := len(t.Partitions)
 		d.add("partitions-grown", "topic "+t.Topic,
 			fmt.Sprintf("keyed records in partition%s %s were partitioned over %s partitions (Kafka's default partitioner); the topic now has %d: keys written after the increase go to other partitions than their earlier records, so per-key order broke at the increase (consumers may apply a key's later record before its earlier ones)",
-				plural(len(held)), joinInts(held), strings.Join(over, ", then "), n),
+				tool.Plural(len(held)), tool.JoinInts(held), strings.Join(over, ", then "), n),
 			fmt.Sprintf("partitions cannot be removed. Where consumers depend on per-key order: let them finish the records written before the increase (lag 0 on the old partitions: %s --describe --all-groups) before the new partitions' records of the same keys, and make them drop a record older than the state they hold (a version per key); or move to a topic created with its final count (%s --create --topic %s.v2 --partitions %d --replication-factor %d), writing to both and then reading the new one",
 				d.tool("consumer-groups"), d.tool("topics"), t.Topic, n, max(replicationOf(t), 1)))
 	}

@@ -25,6 +25,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"weir/internal/cli/tool"
 	"weir/internal/log"
 	"weir/internal/quorum"
 	"weir/internal/record"
@@ -113,11 +114,11 @@ classes and are not supported; nor are --index-sanity-check,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			switch {
 			case cmd.Flags().NFlag() == 0: // Kafka's tool prints its help
-				return usageError(cmd, "This tool helps to parse a log file and dump its contents to the console, useful for debugging a seemingly corrupt log segment.")
+				return tool.UsageError(cmd, "This tool helps to parse a log file and dump its contents to the console, useful for debugging a seemingly corrupt log segment.")
 			case !cmd.Flags().Changed("files"): // on stdout, as Kafka's tool
 				fmt.Fprintln(cmd.OutOrStdout(), `Missing required argument "[files]"`)
 				fmt.Fprint(cmd.OutOrStdout(), cmd.UsageString())
-				return exitCode(1)
+				return tool.ExitCode(1)
 			}
 			return dumpLog(cmd.OutOrStdout(), cmd.ErrOrStderr(), f)
 		},
@@ -227,13 +228,13 @@ func dumpLog(stdout, stderr io.Writer, f dumpLogFlags) error {
 			default:
 				fmt.Fprintf(stderr, "Error dumping %s: %v\n", path, err)
 			}
-			return exitCode(1)
+			return tool.ExitCode(1)
 		}
 	}
 	out.Flush()
 	errs.print(stderr)
 	if ignored {
-		return exitCode(1)
+		return tool.ExitCode(1)
 	}
 	return nil
 }
@@ -538,7 +539,7 @@ func parseText(_ int64, r *record.Record) (key, payload *string) {
 // <, > and & left as they are.
 func jsonText(v any) string {
 	var b bytes.Buffer
-	if err := writeJSON(&b, v); err != nil {
+	if err := tool.WriteJSON(&b, v); err != nil {
 		return fmt.Sprintf("<%v>", err)
 	}
 	return b.String()

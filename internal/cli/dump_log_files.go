@@ -15,6 +15,7 @@ import (
 	"strings"
 	"unicode"
 
+	"weir/internal/cli/tool"
 	"weir/internal/group"
 	"weir/internal/log"
 	"weir/internal/metadata"
@@ -133,7 +134,7 @@ func metadataJSON(v reflect.Value, version int16) any {
 		}
 		return metadataJSON(v.Elem(), version)
 	case reflect.Struct:
-		obj := jsonObject{}
+		obj := tool.JSONObject{}
 		t := v.Type()
 		rules := metadataFieldRules[t.Name()]
 		for i := 0; i < t.NumField(); i++ {
@@ -151,7 +152,7 @@ func metadataJSON(v reflect.Value, version int16) any {
 			} else {
 				val = metadataJSON(fv, version)
 			}
-			obj = append(obj, jsonField{key: strings.ToLower(f.Name[:1]) + f.Name[1:], val: val})
+			obj = append(obj, tool.JSONField{Key: strings.ToLower(f.Name[:1]) + f.Name[1:], Val: val})
 		}
 		return obj
 	case reflect.Array:

@@ -12,6 +12,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"weir/internal/cli/tool"
 	"weir/internal/controller"
 )
 
@@ -28,7 +29,7 @@ var metadataVersions = []string{"3.0-IV1", "3.1-IV0", "3.2-IV0", "3.3-IV0", "3.3
 const minimumBootstrapMetadataLevel = 7
 
 type featuresFlags struct {
-	conn                connFlags
+	conn                tool.ConnFlags
 	bootstrapController string
 	metadata            string
 	features            []string
@@ -58,7 +59,7 @@ Each change prints "<feature> was upgraded to <level>." (or "can be" with
 weir supports metadata.version 3.3-IV3 to 4.0-IV3 at a single finalized
 level (4.0-IV3), group.version and eligible.leader.replicas.version.
 
-` + commandConfigHelp,
+` + tool.CommandConfigHelp,
 		Example: `  weir features --bootstrap-server localhost:9092 describe
 
   # turn on eligible leader replicas (KIP-966)
@@ -68,13 +69,13 @@ level (4.0-IV3), group.version and eligible.leader.replicas.version.
   weir features --bootstrap-server localhost:9092 downgrade --feature group.version=0 --dry-run`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return usageError(cmd, "Command line error: too few arguments. Type --help for help.")
+			return tool.UsageError(cmd, "Command line error: too few arguments. Type --help for help.")
 		},
 	}
 	pf := cmd.PersistentFlags()
-	pf.StringVar(&f.conn.bootstrapServer, "bootstrap-server", "", "the Kafka server(s) to connect to, host:port[,host:port]")
+	pf.StringVar(&f.conn.BootstrapServer, "bootstrap-server", "", "the Kafka server(s) to connect to, host:port[,host:port]")
 	pf.StringVar(&f.bootstrapController, "bootstrap-controller", "", "the KRaft controllers to connect to, host:port[,host:port]")
-	pf.StringVar(&f.conn.commandConfig, "command-config", "", "a client properties file")
+	pf.StringVar(&f.conn.CommandConfig, "command-config", "", "a client properties file")
 	for _, sub := range []struct{ name, short string }{
 		{"describe", "Describes the current active feature flags."},
 		{"upgrade", "Upgrade one or more feature flags."},
@@ -128,7 +129,7 @@ func metadataLevel(s string) (int16, bool) {
 }
 
 func runFeatures(cmd *cobra.Command, f *featuresFlags, op string) error {
-	fail := failTo(cmd.ErrOrStderr())
+	fail := tool.FailTo(cmd.ErrOrStderr())
 	has := cmd.Flags().Changed
 	switch {
 	case has("bootstrap-server") && has("bootstrap-controller"):
@@ -136,7 +137,7 @@ func runFeatures(cmd *cobra.Command, f *featuresFlags, op string) error {
 	case !has("bootstrap-server") && !has("bootstrap-controller"):
 		return fail("Command line error: one of the arguments --bootstrap-server --bootstrap-controller is required. Type --help for help.")
 	case has("bootstrap-controller"):
-		f.conn.bootstrapServer = f.bootstrapController
+		f.conn.BootstrapServer = f.bootstrapController
 	}
 	type update struct {
 		name  string
@@ -175,22 +176,22 @@ func runFeatures(cmd *cobra.Command, f *featuresFlags, op string) error {
 	if op != "describe" && len(updates) == 0 {
 		return fail("You must specify at least one feature to " + op)
 	}
-	tc, err := f.conn.connect(cmd, "weir-features", either(op == "describe", "describeFeatures", "updateFeatures"))
+	tc, err := f.conn.Connect(cmd, "weir-features", tool.Either(op == "describe", "describeFeatures", "updateFeatures"))
 	if err != nil {
 		return fail(err.Error())
 	}
-	defer tc.close()
-	ctx, cancel := tc.context(cmd)
+	defer tc.Close()
+	ctx, cancel := tc.Context(cmd)
 	defer cancel()
 	out := cmd.OutOrStdout()
 
 	if op == "describe" {
-		resp, err := kmsg.NewPtrApiVersionsRequest().RequestWith(ctx, tc.cl)
+		resp, err := kmsg.NewPtrApiVersionsRequest().RequestWith(ctx, tc.Kgo)
 		if err == nil {
 			err = kerr.ErrorForCode(resp.ErrorCode)
 		}
 		if err != nil {
-			return fail(describeErr(kafkaError(err, nil)))
+			return fail(tool.DescribeErr(tool.KafkaError(err, nil)))
 		}
 		finalized := map[string]int16{}
 		for _, ff := range resp.FinalizedFeatures {
@@ -220,28 +221,28 @@ func runFeatures(cmd *cobra.Command, f *featuresFlags, op string) error {
 		}
 	}
 	req := kmsg.NewPtrUpdateFeaturesRequest()
-	req.TimeoutMillis, req.ValidateOnly = int32(tc.requestTimeout.Milliseconds()), f.dryRun
+	req.TimeoutMillis, req.ValidateOnly = int32(tc.RequestTimeout.Milliseconds()), f.dryRun
 	for _, u := range updates {
 		ru := kmsg.NewUpdateFeaturesRequestFeatureUpdate()
 		ru.Feature, ru.MaxVersionLevel, ru.UpgradeType = u.name, u.level, upgradeType
 		ru.AllowDowngrade = upgradeType != 1
 		req.FeatureUpdates = append(req.FeatureUpdates, ru)
 	}
-	resp, err := req.RequestWith(ctx, tc.cl)
+	resp, err := req.RequestWith(ctx, tc.Kgo)
 	errs := map[string]error{}
 	switch {
 	case err != nil:
 		for _, u := range updates {
-			errs[u.name] = kafkaError(err, nil)
+			errs[u.name] = tool.KafkaError(err, nil)
 		}
 	case resp.ErrorCode != 0:
 		for _, u := range updates {
-			errs[u.name] = kafkaError(kerr.ErrorForCode(resp.ErrorCode), resp.ErrorMessage)
+			errs[u.name] = tool.KafkaError(kerr.ErrorForCode(resp.ErrorCode), resp.ErrorMessage)
 		}
 	default:
 		for _, r := range resp.Results {
 			if e := kerr.ErrorForCode(r.ErrorCode); e != nil {
-				errs[r.Feature] = kafkaError(e, r.ErrorMessage)
+				errs[r.Feature] = tool.KafkaError(e, r.ErrorMessage)
 			}
 		}
 	}
@@ -258,10 +259,10 @@ func runFeatures(cmd *cobra.Command, f *featuresFlags, op string) error {
 			if op == "disable" {
 				what = "disable " + u.name
 			}
-			var je *javaError
+			var je *tool.JavaError
 			msg := e.Error()
 			if errors.As(e, &je) {
-				msg = je.msg
+				msg = je.Msg
 			}
 			fmt.Fprintf(out, "%s%s. %s\n", helper, what, msg)
 			continue

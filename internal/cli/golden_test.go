@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"weir/internal/cli/tool"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files under testdata/ with what the commands print")
@@ -36,10 +37,10 @@ func runToolIn(t *testing.T, stdin string, args ...string) toolRun {
 	root.SetErr(&errBuf)
 	root.SetIn(strings.NewReader(stdin))
 	root.SetArgs(args)
-	invocation = args
+	tool.Invocation = args
 	err := root.Execute()
 	r := toolRun{out: outBuf.String(), err: errBuf.String()}
-	var code exitCode
+	var code tool.ExitCode
 	switch {
 	case err == nil:
 	case errors.As(err, &code):
@@ -96,7 +97,7 @@ func (tr *transcript) runIn(t *testing.T, stdin string, args ...string) toolRun 
 		}
 	}
 	if r.code != 0 {
-		tr.b.WriteString("exit " + itoa(int64(r.code)) + "\n")
+		tr.b.WriteString("exit " + tool.Itoa(int64(r.code)) + "\n")
 	}
 	return r
 }

@@ -9,6 +9,7 @@ import (
 	"os"
 	"slices"
 	"strings"
+	"weir/internal/cli/tool"
 
 	"github.com/spf13/cobra"
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -18,7 +19,7 @@ import (
 func init() { subcommands = append(subcommands, newLeaderElectionCommand) }
 
 type leaderElectionFlags struct {
-	conn                  connFlags
+	conn                  tool.ConnFlags
 	adminConfig           string
 	electionType          string
 	topic, pathToJSONFile string
@@ -52,7 +53,7 @@ needed none, and "Error completing leader election (...) for partition: t-0:
 ..." per failure, then exits 1 with "N replica(s) could not be elected" on
 stderr. --admin.config is the old name of --command-config.
 
-` + commandConfigHelp,
+` + tool.CommandConfigHelp,
 		Example: `  # move leadership back to the preferred replicas, everywhere
   weir leader-election --bootstrap-server localhost:9092 --election-type preferred --all-topic-partitions
 
@@ -69,7 +70,7 @@ stderr. --admin.config is the old name of --command-config.
 	}
 	fl := cmd.Flags()
 	fl.SortFlags = false
-	f.conn.add(fl)
+	f.conn.Add(fl)
 	fl.StringVar(&f.adminConfig, "admin.config", "", "the old name of --command-config")
 	fl.StringVar(&f.electionType, "election-type", "", `type of election: "preferred" or "unclean" (REQUIRED)`)
 	fl.StringVar(&f.topic, "topic", "", "the topic of the partition to elect a leader for")
@@ -127,10 +128,10 @@ func electionPartitions(path string) (map[string][]int32, error) {
 }
 
 func runLeaderElection(cmd *cobra.Command, f *leaderElectionFlags) error {
-	fail := failTo(cmd.ErrOrStderr())
+	fail := tool.FailTo(cmd.ErrOrStderr())
 	has := cmd.Flags().Changed
 	if cmd.Flags().NFlag() == 0 {
-		return usageError(cmd, "This tool attempts to elect a new leader for a set of topic partitions. The type of elections supported are preferred replicas and unclean replicas.")
+		return tool.UsageError(cmd, "This tool attempts to elect a new leader for a set of topic partitions. The type of elections supported are preferred replicas and unclean replicas.")
 	}
 	var missing []string
 	if !has("bootstrap-server") {
@@ -169,7 +170,7 @@ func runLeaderElection(cmd *cobra.Command, f *leaderElectionFlags) error {
 		return fail("Only one of --command-config and --admin.config can be specified")
 	}
 	if has("admin.config") {
-		f.conn.commandConfig = f.adminConfig
+		f.conn.CommandConfig = f.adminConfig
 	}
 	var partitions map[string][]int32
 	switch {
@@ -181,22 +182,22 @@ func runLeaderElection(cmd *cobra.Command, f *leaderElectionFlags) error {
 			return fail(err.Error())
 		}
 	}
-	tc, err := f.conn.connect(cmd, "weir-leader-election", "electLeaders")
+	tc, err := f.conn.Connect(cmd, "weir-leader-election", "electLeaders")
 	if err != nil {
 		return fail(err.Error())
 	}
-	defer tc.close()
-	ctx, cancel := tc.context(cmd)
+	defer tc.Close()
+	ctx, cancel := tc.Context(cmd)
 	defer cancel()
 	req := kmsg.NewPtrElectLeadersRequest()
-	req.ElectionType, req.TimeoutMillis = electionType, int32(tc.requestTimeout.Milliseconds())
+	req.ElectionType, req.TimeoutMillis = electionType, int32(tc.RequestTimeout.Milliseconds())
 	for _, t := range slices.Sorted(maps.Keys(partitions)) {
 		rt := kmsg.NewElectLeadersRequestTopic()
 		rt.Topic, rt.Partitions = t, partitions[t]
 		req.Topics = append(req.Topics, rt)
 	}
 	out := cmd.OutOrStdout()
-	resp, err := req.RequestWith(ctx, tc.cl)
+	resp, err := req.RequestWith(ctx, tc.Kgo)
 	if err == nil {
 		err = kerr.ErrorForCode(resp.ErrorCode)
 	}
@@ -208,7 +209,7 @@ func runLeaderElection(cmd *cobra.Command, f *leaderElectionFlags) error {
 		fmt.Fprintln(out, "Timeout waiting for election results")
 		return fail("Timeout waiting for election results")
 	case err != nil:
-		return fail(describeErr(kafkaError(err, nil)))
+		return fail(tool.DescribeErr(tool.KafkaError(err, nil)))
 	}
 	type result struct {
 		name string
@@ -219,7 +220,7 @@ func runLeaderElection(cmd *cobra.Command, f *leaderElectionFlags) error {
 		for _, p := range t.Partitions {
 			r := result{name: fmt.Sprintf("%s-%d", t.Topic, p.Partition)}
 			if e := kerr.ErrorForCode(p.ErrorCode); e != nil {
-				r.err = kafkaError(e, p.ErrorMessage)
+				r.err = tool.KafkaError(e, p.ErrorMessage)
 			}
 			results = append(results, r)
 		}
@@ -228,11 +229,11 @@ func runLeaderElection(cmd *cobra.Command, f *leaderElectionFlags) error {
 	var ok, noop []string
 	var failed []result
 	for _, r := range results {
-		var je *javaError
+		var je *tool.JavaError
 		switch {
 		case r.err == nil:
 			ok = append(ok, r.name)
-		case errors.As(r.err, &je) && je.class == "ElectionNotNeededException":
+		case errors.As(r.err, &je) && je.Class == "ElectionNotNeededException":
 			noop = append(noop, r.name)
 		default:
 			failed = append(failed, r)
@@ -246,7 +247,7 @@ func runLeaderElection(cmd *cobra.Command, f *leaderElectionFlags) error {
 		fmt.Fprintf(&b, "Valid replica already elected for partitions %s\n", strings.Join(noop, ", "))
 	}
 	for _, r := range failed {
-		fmt.Fprintf(&b, "Error completing leader election (%s) for partition: %s: %s\n", name, r.name, describeErr(r.err))
+		fmt.Fprintf(&b, "Error completing leader election (%s) for partition: %s: %s\n", name, r.name, tool.DescribeErr(r.err))
 	}
 	fmt.Fprint(out, b.String())
 	if len(failed) > 0 {

@@ -3,10 +3,9 @@ package cli
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"strconv"
-	"strings"
+	"weir/internal/cli/tool"
 
 	"github.com/spf13/cobra"
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -16,7 +15,7 @@ import (
 func init() { subcommands = append(subcommands, newLogDirsCommand) }
 
 type logDirsFlags struct {
-	conn                  connFlags
+	conn                  tool.ConnFlags
 	describe              bool
 	topicList, brokerList string
 }
@@ -40,7 +39,7 @@ error), and every topic is shown unless --topic-list names some. Maps are
 printed in the order Kafka's tool prints them, so the output compares equal
 byte for byte.
 
-` + commandConfigHelp,
+` + tool.CommandConfigHelp,
 		Example: `  # every broker, every topic
   weir log-dirs --bootstrap-server localhost:9092 --describe
 
@@ -51,97 +50,31 @@ byte for byte.
 	}
 	fl := cmd.Flags()
 	fl.SortFlags = false
-	f.conn.add(fl)
+	f.conn.Add(fl)
 	fl.BoolVar(&f.describe, "describe", false, "describe the log directories of the brokers (REQUIRED)")
 	fl.StringVar(&f.topicList, "topic-list", "", `the topics to show, "topic1,topic2" (all if none)`)
 	fl.StringVar(&f.brokerList, "broker-list", "", `the brokers to ask, "0,1,2" (all if none)`)
 	return cmd
 }
 
-// splitList splits at commas, dropping empty items, as Kafka's tools.
-func splitList(s string) []string {
-	var out []string
-	for _, x := range strings.Split(s, ",") {
-		if x != "" {
-			out = append(out, x)
-		}
-	}
-	return out
-}
-
-// jsonObject is a JSON object whose keys print in the given order.
-type jsonObject []jsonField
-
-type jsonField struct {
-	key string
-	val any
-}
-
-// javaHashMap orders an object's keys as Java's HashMap of them iterates.
-func javaHashMap(fields ...jsonField) jsonObject {
-	javaOrder(fields, func(f jsonField) int32 { return javaStringHash(f.key) })
-	return fields
-}
-
-func (o jsonObject) MarshalJSON() ([]byte, error) {
-	var b bytes.Buffer
-	b.WriteByte('{')
-	for i, f := range o {
-		if i > 0 {
-			b.WriteByte(',')
-		}
-		if err := writeJSON(&b, f.key); err != nil {
-			return nil, err
-		}
-		b.WriteByte(':')
-		if err := writeJSON(&b, f.val); err != nil {
-			return nil, err
-		}
-	}
-	b.WriteByte('}')
-	return b.Bytes(), nil
-}
-
-// writeJSON encodes v as Jackson does: no HTML escaping, no newline.
-func writeJSON(b *bytes.Buffer, v any) error {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		return err
-	}
-	b.Write(bytes.TrimSuffix(buf.Bytes(), []byte("\n")))
-	return nil
-}
-
-// javaIntSet joins ids in the order of Java's HashSet of them.
-func javaIntSet(ids []int32) string {
-	javaOrder(ids, func(i int32) int32 { return i })
-	s := make([]string, len(ids))
-	for i, id := range ids {
-		s[i] = strconv.Itoa(int(id))
-	}
-	return strings.Join(s, ",")
-}
-
 func runLogDirs(cmd *cobra.Command, f *logDirsFlags) error {
-	fail := failTo(cmd.ErrOrStderr())
+	fail := tool.FailTo(cmd.ErrOrStderr())
 	has := cmd.Flags().Changed
 	if cmd.Flags().NFlag() == 0 {
-		return usageError(cmd, "This tool helps to query log directory usage on the specified brokers.")
+		return tool.UsageError(cmd, "This tool helps to query log directory usage on the specified brokers.")
 	}
 	for _, o := range []string{"bootstrap-server", "describe"} {
 		if !has(o) {
-			return usageError(cmd, fmt.Sprintf(`Missing required argument "[%s]"`, o))
+			return tool.UsageError(cmd, fmt.Sprintf(`Missing required argument "[%s]"`, o))
 		}
 	}
 	topics := map[string]bool{}
-	for _, t := range splitList(f.topicList) {
+	for _, t := range tool.SplitList(f.topicList) {
 		topics[t] = true
 	}
 	var asked []int32
 	seen := map[int32]bool{}
-	for _, s := range splitList(f.brokerList) {
+	for _, s := range tool.SplitList(f.brokerList) {
 		id, err := strconv.ParseInt(s, 10, 32)
 		if err != nil {
 			return fail(fmt.Sprintf("For input string: %q", s))
@@ -151,16 +84,16 @@ func runLogDirs(cmd *cobra.Command, f *logDirsFlags) error {
 			asked = append(asked, int32(id))
 		}
 	}
-	tc, err := f.conn.connect(cmd, "log-dirs-tool", "describeCluster")
+	tc, err := f.conn.Connect(cmd, "log-dirs-tool", "describeCluster")
 	if err != nil {
 		return fail(err.Error())
 	}
-	defer tc.close()
-	ctx, cancel := tc.context(cmd)
+	defer tc.Close()
+	ctx, cancel := tc.Context(cmd)
 	defer cancel()
-	brokers, err := tc.adm.BrokerMetadata(ctx)
+	brokers, err := tc.Admin.BrokerMetadata(ctx)
 	if err != nil {
-		return fail(describeErr(kafkaError(err, nil)))
+		return fail(tool.DescribeErr(tool.KafkaError(err, nil)))
 	}
 	inCluster := map[int32]bool{}
 	var cluster []int32
@@ -181,23 +114,23 @@ func runLogDirs(cmd *cobra.Command, f *logDirsFlags) error {
 		}
 		if len(missing) > 0 {
 			return fail(fmt.Sprintf("ERROR: The given brokers do not exist from --broker-list: %s. Current existent brokers: %s",
-				javaIntSet(missing), javaIntSet(cluster)))
+				tool.JavaIntSet(missing), tool.JavaIntSet(cluster)))
 		}
 	}
 	out := cmd.OutOrStdout()
 	fmt.Fprintln(out, "Querying brokers for log directories information")
-	described := []jsonObject{}
-	javaOrder(query, func(i int32) int32 { return i })
+	described := []tool.JSONObject{}
+	tool.JavaOrder(query, func(i int32) int32 { return i })
 	for _, id := range query {
 		dirs, err := describeBrokerLogDirs(ctx, tc, id, topics)
 		if err != nil {
-			return fail(describeErr(err))
+			return fail(tool.DescribeErr(err))
 		}
-		described = append(described, javaHashMap(jsonField{"broker", id}, jsonField{"logDirs", dirs}))
+		described = append(described, tool.JavaHashMap(tool.JSONField{Key: "broker", Val: id}, tool.JSONField{Key: "logDirs", Val: dirs}))
 	}
-	fmt.Fprintf(out, "Received log directory information from brokers %s\n", javaIntSet(query))
+	fmt.Fprintf(out, "Received log directory information from brokers %s\n", tool.JavaIntSet(query))
 	var b bytes.Buffer
-	if err := writeJSON(&b, javaHashMap(jsonField{"version", 1}, jsonField{"brokers", described})); err != nil {
+	if err := tool.WriteJSON(&b, tool.JavaHashMap(tool.JSONField{Key: "version", Val: 1}, tool.JSONField{Key: "brokers", Val: described})); err != nil {
 		return fail(err.Error())
 	}
 	fmt.Fprintln(out, b.String())
@@ -207,21 +140,21 @@ func runLogDirs(cmd *cobra.Command, f *logDirsFlags) error {
 // describeBrokerLogDirs asks one broker for all its log directories and
 // returns them as Kafka's tool prints them, the partitions of topics
 // limited to those in topics when it is not empty.
-func describeBrokerLogDirs(ctx context.Context, tc *toolClient, id int32, topics map[string]bool) ([]jsonObject, error) {
+func describeBrokerLogDirs(ctx context.Context, tc *tool.Client, id int32, topics map[string]bool) ([]tool.JSONObject, error) {
 	req := kmsg.NewPtrDescribeLogDirsRequest()
-	resp, err := req.RequestWith(ctx, tc.cl.Broker(int(id)))
+	resp, err := req.RequestWith(ctx, tc.Kgo.Broker(int(id)))
 	if err == nil {
 		err = kerr.ErrorForCode(resp.ErrorCode)
 	}
 	if err != nil {
-		return nil, kafkaError(err, nil)
+		return nil, tool.KafkaError(err, nil)
 	}
 	type replica struct {
 		topic string
 		p     kmsg.DescribeLogDirsResponseDirTopicPartition
 	}
-	tpHash := func(r replica) int32 { return javaTopicPartitionHash(r.topic, r.p.Partition) }
-	dirs := make([]jsonObject, 0, len(resp.Dirs))
+	tpHash := func(r replica) int32 { return tool.JavaTopicPartitionHash(r.topic, r.p.Partition) }
+	dirs := make([]tool.JSONObject, 0, len(resp.Dirs))
 	for _, d := range resp.Dirs {
 		var all []replica
 		for _, t := range d.Topics {
@@ -231,38 +164,38 @@ func describeBrokerLogDirs(ctx context.Context, tc *toolClient, id int32, topics
 		}
 		// The admin client's map of the response, then the tool's map of
 		// the topics asked for.
-		javaOrder(all, tpHash)
+		tool.JavaOrder(all, tpHash)
 		var kept []replica
 		for _, r := range all {
 			if len(topics) == 0 || topics[r.topic] {
 				kept = append(kept, r)
 			}
 		}
-		javaOrder(kept, tpHash)
-		partitions := make([]jsonObject, 0, len(kept))
+		tool.JavaOrder(kept, tpHash)
+		partitions := make([]tool.JSONObject, 0, len(kept))
 		for _, r := range kept {
-			partitions = append(partitions, javaHashMap(
-				jsonField{"partition", fmt.Sprintf("%s-%d", r.topic, r.p.Partition)},
-				jsonField{"size", r.p.Size},
-				jsonField{"offsetLag", r.p.OffsetLag},
-				jsonField{"isFuture", r.p.IsFuture},
+			partitions = append(partitions, tool.JavaHashMap(
+				tool.JSONField{Key: "partition", Val: fmt.Sprintf("%s-%d", r.topic, r.p.Partition)},
+				tool.JSONField{Key: "size", Val: r.p.Size},
+				tool.JSONField{Key: "offsetLag", Val: r.p.OffsetLag},
+				tool.JSONField{Key: "isFuture", Val: r.p.IsFuture},
 			))
 		}
 		var dirErr any
 		if e := kerr.ErrorForCode(d.ErrorCode); e != nil {
-			je, ok := kafkaError(e, nil).(*javaError)
+			je, ok := tool.KafkaError(e, nil).(*tool.JavaError)
 			if ok {
-				dirErr = "org.apache.kafka.common.errors." + je.class
+				dirErr = "org.apache.kafka.common.errors." + je.Class
 			} else {
 				dirErr = e.Error()
 			}
 		}
-		dirs = append(dirs, javaHashMap(jsonField{"logDir", d.Dir}, jsonField{"error", dirErr}, jsonField{"partitions", partitions}))
+		dirs = append(dirs, tool.JavaHashMap(tool.JSONField{Key: "logDir", Val: d.Dir}, tool.JSONField{Key: "error", Val: dirErr}, tool.JSONField{Key: "partitions", Val: partitions}))
 	}
-	javaOrder(dirs, func(o jsonObject) int32 {
+	tool.JavaOrder(dirs, func(o tool.JSONObject) int32 {
 		for _, f := range o {
-			if f.key == "logDir" {
-				return javaStringHash(f.val.(string))
+			if f.Key == "logDir" {
+				return tool.JavaStringHash(f.Val.(string))
 			}
 		}
 		return 0

@@ -13,6 +13,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"weir/internal/cli/tool"
 	"weir/internal/clustertest"
 	"weir/internal/testwait"
 )
@@ -27,11 +28,11 @@ func TestJavaHashMapOrder(t *testing.T) {
 		{[]string{"NEW-TOPIC-2-0", "NEW-TOPIC-2-1", "NEW-TOPIC-2-2", "NEW-TOPIC-2-3", "NEW-TOPIC-2-4"}, []string{"NEW-TOPIC-2-4", "NEW-TOPIC-2-3", "NEW-TOPIC-2-2", "NEW-TOPIC-2-1", "NEW-TOPIC-2-0"}},
 	} {
 		got := slices.Clone(tc.in)
-		javaOrder(got, func(s string) int32 {
+		tool.JavaOrder(got, func(s string) int32 {
 			i := strings.LastIndexByte(s, '-')
 			var p int32
 			fmt.Sscan(s[i+1:], &p)
-			return javaTopicPartitionHash(s[:i], p)
+			return tool.JavaTopicPartitionHash(s[:i], p)
 		})
 		if !slices.Equal(got, tc.want) {
 			t.Errorf("order of %v: %v, want %v", tc.in, got, tc.want)

@@ -15,6 +15,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"weir/internal/cli/tool"
 	"weir/internal/metadata"
 )
 
@@ -73,7 +74,7 @@ Lag (behind the leader's log end offset), LastFetchTimestamp and
 LastCaughtUpTimestamp (ms since the epoch; -1 when unknown; with
 --human-readable "N ms ago"), Status.
 
-` + commandConfigHelp,
+` + tool.CommandConfigHelp,
 		Example: `  # a summary, through any broker
   weir metadata-quorum --bootstrap-server localhost:9092 describe --status
 
@@ -117,8 +118,8 @@ for what each field means.`,
 			if err != nil {
 				return err
 			}
-			defer qc.tc.close()
-			ctx, cancel := qc.tc.context(cmd)
+			defer qc.tc.Close()
+			ctx, cancel := qc.tc.Context(cmd)
 			defer cancel()
 			out := cmd.OutOrStdout()
 			if replication {
@@ -152,7 +153,7 @@ for what each field means.`,
 // listed controllers in turn with --bootstrap-controller.
 type quorumClient struct {
 	cl         *kgo.Client
-	tc         *toolClient
+	tc         *tool.Client
 	controller bool
 }
 
@@ -172,12 +173,12 @@ func dialQuorum(cmd *cobra.Command, f *metadataQuorumFlags) (*quorumClient, erro
 			seeds = append(seeds, a)
 		}
 	}
-	conn := connFlags{bootstrapServer: strings.Join(seeds, ","), commandConfig: f.commandConfig}
-	tc, err := conn.connect(cmd, "weir-metadata-quorum", "describeMetadataQuorum", quorumClientOpts...)
+	conn := tool.ConnFlags{BootstrapServer: strings.Join(seeds, ","), CommandConfig: f.commandConfig}
+	tc, err := conn.Connect(cmd, "weir-metadata-quorum", "describeMetadataQuorum", quorumClientOpts...)
 	if err != nil {
 		return nil, err
 	}
-	return &quorumClient{cl: tc.cl, tc: tc, controller: controller}, nil
+	return &quorumClient{cl: tc.Kgo, tc: tc, controller: controller}, nil
 }
 
 // clusterID asks DescribeCluster (of brokers, or of controllers), and falls

@@ -18,6 +18,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"weir/internal/cli/tool"
 	"weir/internal/config"
 	"weir/internal/metadata"
 	"weir/internal/server"
@@ -52,11 +53,11 @@ Kafka clusters with a dynamic quorum.`,
   weir metadata-quorum --bootstrap-controller c1:9093 --command-config controller-4.properties add-controller --dry-run`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			fail := failTo(cmd.ErrOrStderr())
+			fail := tool.FailTo(cmd.ErrOrStderr())
 			if f.commandConfig == "" {
 				return fail("You must supply the configuration file of the controller you are adding when using add-controller.")
 			}
-			props, err := loadProperties(f.commandConfig)
+			props, err := tool.LoadProperties(f.commandConfig)
 			if err != nil {
 				return fail("Properties file " + f.commandConfig + " does not exist.")
 			}
@@ -105,10 +106,10 @@ Kafka clusters with a dynamic quorum.`,
   weir metadata-quorum --bootstrap-server b1:9092 remove-controller -i 3 -d pZ3SRc0-QGG8BvbnSz4nnw --dry-run`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			fail := failTo(cmd.ErrOrStderr())
+			fail := tool.FailTo(cmd.ErrOrStderr())
 			for _, a := range []string{"controller-id/-i", "controller-directory-id/-d"} {
 				if name, _, _ := strings.Cut(a, "/"); !cmd.Flags().Changed(name) {
-					return usageError(cmd, "argument --"+a+" is required")
+					return tool.UsageError(cmd, "argument --"+a+" is required")
 				}
 			}
 			if id < 0 {
@@ -216,15 +217,15 @@ func sendVoterChange(cmd *cobra.Command, f *metadataQuorumFlags, req kmsg.Reques
 	if err != nil {
 		return err
 	}
-	defer qc.tc.close()
-	ctx, cancel := qc.tc.context(cmd)
+	defer qc.tc.Close()
+	ctx, cancel := qc.tc.Context(cmd)
 	defer cancel()
-	ok, err := qc.tc.supports(ctx, req.Key())
+	ok, err := qc.tc.Supports(ctx, req.Key())
 	if err != nil {
 		return err
 	}
 	if !ok {
-		return fmt.Errorf("%s\n%s", unsupported(api).(*javaError).String(), staticQuorum)
+		return fmt.Errorf("%s\n%s", tool.Unsupported(api).(*tool.JavaError).String(), staticQuorum)
 	}
 	clusterID, err := qc.clusterID(ctx)
 	if err != nil {
@@ -239,7 +240,7 @@ func sendVoterChange(cmd *cobra.Command, f *metadataQuorumFlags, req kmsg.Reques
 	}
 	switch r := req.(type) {
 	case *kmsg.AddRaftVoterRequest:
-		r.ClusterID, r.TimeoutMillis = &clusterID, int32(qc.tc.requestTimeout.Milliseconds())
+		r.ClusterID, r.TimeoutMillis = &clusterID, int32(qc.tc.RequestTimeout.Milliseconds())
 	case *kmsg.RemoveRaftVoterRequest:
 		r.ClusterID = &clusterID
 	}
@@ -247,7 +248,7 @@ func sendVoterChange(cmd *cobra.Command, f *metadataQuorumFlags, req kmsg.Reques
 		return err
 	}
 	if err := voterChangeError(resp); err != nil {
-		var je *javaError
+		var je *tool.JavaError
 		if errors.As(err, &je) {
 			return errors.New(je.String())
 		}
@@ -261,9 +262,9 @@ func sendVoterChange(cmd *cobra.Command, f *metadataQuorumFlags, req kmsg.Reques
 func voterChangeError(resp kmsg.Response) error {
 	switch r := resp.(type) {
 	case *kmsg.AddRaftVoterResponse:
-		return kafkaError(kerr.ErrorForCode(r.ErrorCode), r.ErrorMessage)
+		return tool.KafkaError(kerr.ErrorForCode(r.ErrorCode), r.ErrorMessage)
 	case *kmsg.RemoveRaftVoterResponse:
-		return kafkaError(kerr.ErrorForCode(r.ErrorCode), r.ErrorMessage)
+		return tool.KafkaError(kerr.ErrorForCode(r.ErrorCode), r.ErrorMessage)
 	}
 	return fmt.Errorf("unexpected answer %T", resp)
 }

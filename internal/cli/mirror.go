@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"weir/internal/cli/tool"
 	"weir/internal/mirror"
 )
 
@@ -88,13 +89,13 @@ SIGTERM or SIGINT stops the mirror after the batch in flight.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if configFile == "" {
-				return usageError(cmd, "Missing required option: --config")
+				return tool.UsageError(cmd, "Missing required option: --config")
 			}
-			lg, err := newLogger(logLevel)
+			lg, err := tool.NewLogger(logLevel)
 			if err != nil {
 				return err
 			}
-			props, err := loadProperties(configFile)
+			props, err := tool.LoadProperties(configFile)
 			if err != nil {
 				return err
 			}
@@ -107,7 +108,7 @@ SIGTERM or SIGINT stops the mirror after the batch in flight.`,
 			}
 			ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
 			defer stop()
-			return mirror.Run(ctx, cfg, lg, kgo.WithHooks(newUnreachableWarner(func(msg string) { lg.Warn(msg) })))
+			return mirror.Run(ctx, cfg, lg, kgo.WithHooks(tool.NewUnreachableWarner(func(msg string) { lg.Warn(msg) })))
 		},
 	}
 	cmd.Flags().StringVarP(&configFile, "config", "c", "", "REQUIRED: the MirrorMaker 2 properties file (mm2.properties)")
@@ -130,9 +131,9 @@ process of each flow with the tasks it holds.`,
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if configFile == "" {
-				return usageError(cmd, "Missing required option: --config")
+				return tool.UsageError(cmd, "Missing required option: --config")
 			}
-			props, err := loadProperties(configFile)
+			props, err := tool.LoadProperties(configFile)
 			if err != nil {
 				return err
 			}
@@ -142,7 +143,7 @@ process of each flow with the tasks it holds.`,
 			}
 			ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
 			defer stop()
-			return mirror.Status(ctx, cfg, cmd.OutOrStdout(), kgo.WithHooks(newUnreachableHook(cmd.ErrOrStderr(), "")))
+			return mirror.Status(ctx, cfg, cmd.OutOrStdout(), kgo.WithHooks(tool.NewUnreachableHook(cmd.ErrOrStderr(), "")))
 		},
 	}
 	cmd.Flags().StringVarP(&configFile, "config", "c", "", "REQUIRED: the MirrorMaker 2 properties file (mm2.properties)")

@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/twmb/franz-go/pkg/kadm"
 
+	"weir/internal/cli/tool"
 	"weir/internal/link"
 )
 
@@ -24,7 +25,7 @@ type mirrorsOpts struct {
 }
 
 func newMirrorsCommand() *cobra.Command {
-	var conn connFlags
+	var conn tool.ConnFlags
 	var o mirrorsOpts
 	cmd := &cobra.Command{
 		Use:   "mirrors --bootstrap-server DEST [--command-config FILE] (--create --mirror-topic T --link L | --describe | --pause | --resume | --promote | --failover --topics T[,T])",
@@ -55,7 +56,7 @@ The tool speaks weir's own admin API (Kafka has none for mirrors) and
 reads offsets with ListOffsets from both clusters (the source's through
 the link, with the link's client settings).
 
-` + commandConfigHelp + `
+` + tool.CommandConfigHelp + `
 
 The client properties are the tool's own, to reach the destination.
 `,
@@ -66,8 +67,8 @@ The client properties are the tool's own, to reach the destination.
 		RunE: func(cmd *cobra.Command, _ []string) error { return runMirrors(cmd, &conn, &o) },
 	}
 	fl := cmd.Flags()
-	fl.StringVar(&conn.bootstrapServer, "bootstrap-server", "", "REQUIRED: the destination cluster, host:port[,host:port]")
-	fl.StringVar(&conn.commandConfig, "command-config", "", "the client properties file to reach the destination (see --help)")
+	fl.StringVar(&conn.BootstrapServer, "bootstrap-server", "", "REQUIRED: the destination cluster, host:port[,host:port]")
+	fl.StringVar(&conn.CommandConfig, "command-config", "", "the client properties file to reach the destination (see --help)")
 	fl.BoolVar(&o.create, "create", false, "create a mirror topic")
 	fl.BoolVar(&o.describe, "describe", false, "describe mirror topics")
 	fl.BoolVar(&o.pause, "pause", false, "pause mirror topics")
@@ -82,31 +83,31 @@ The client properties are the tool's own, to reach the destination.
 	return cmd
 }
 
-func runMirrors(cmd *cobra.Command, conn *connFlags, o *mirrorsOpts) error {
-	fail := failTo(cmd.ErrOrStderr())
+func runMirrors(cmd *cobra.Command, conn *tool.ConnFlags, o *mirrorsOpts) error {
+	fail := tool.FailTo(cmd.ErrOrStderr())
 	n := 0
 	for _, b := range []bool{o.create, o.describe, o.pause, o.resume, o.promote, o.failover} {
 		if b {
 			n++
 		}
 	}
-	topics := seedList(o.topics)
+	topics := tool.SeedList(o.topics)
 	switch {
 	case n != 1:
-		return usageError(cmd, "Exactly one of --create, --describe, --pause, --resume, --promote or --failover must be given.")
-	case conn.bootstrapServer == "":
-		return usageError(cmd, "Missing required argument \"[bootstrap-server]\"")
+		return tool.UsageError(cmd, "Exactly one of --create, --describe, --pause, --resume, --promote or --failover must be given.")
+	case conn.BootstrapServer == "":
+		return tool.UsageError(cmd, "Missing required argument \"[bootstrap-server]\"")
 	case o.create && (o.mirrorTopic == "" || o.link == ""):
-		return usageError(cmd, "--create needs --mirror-topic and --link.")
+		return tool.UsageError(cmd, "--create needs --mirror-topic and --link.")
 	case !o.create && !o.describe && len(topics) == 0:
-		return usageError(cmd, "--topics is required.")
+		return tool.UsageError(cmd, "--topics is required.")
 	}
-	lc, err := conn.linkConnect(cmd, "weir-mirrors", "describeMirrors")
+	lc, err := linkConnect(conn, cmd, "weir-mirrors", "describeMirrors")
 	if err != nil {
 		return fail(err.Error())
 	}
-	defer lc.close()
-	ctx, cancel := lc.context(cmd)
+	defer lc.Close()
+	ctx, cancel := lc.Context(cmd)
 	defer cancel()
 	out := cmd.OutOrStdout()
 	switch {
@@ -195,7 +196,7 @@ func (l *linkClient) sourceOffsets(ctx context.Context, m link.MirrorInfo) (map[
 
 // endOffsets are the high watermarks of the destination's topics.
 func (l *linkClient) endOffsets(ctx context.Context, topics ...string) (kadm.ListedOffsets, error) {
-	lo, err := l.adm.ListEndOffsets(ctx, topics...)
+	lo, err := l.Admin.ListEndOffsets(ctx, topics...)
 	if err == nil {
 		err = lo.Error()
 	}
@@ -203,7 +204,7 @@ func (l *linkClient) endOffsets(ctx context.Context, topics ...string) (kadm.Lis
 }
 
 func (l *linkClient) describeMirrors(ctx context.Context, cmd *cobra.Command, linkName string, topics []string) error {
-	fail := failTo(cmd.ErrOrStderr())
+	fail := tool.FailTo(cmd.ErrOrStderr())
 	out := cmd.OutOrStdout()
 	mirrors, err := l.listMirrors(ctx, linkName, topics)
 	if err != nil {
@@ -312,7 +313,7 @@ func (l *linkClient) mirrorEpochs(ctx context.Context, mirrors []link.MirrorInfo
 	for _, m := range mirrors {
 		topics = append(topics, m.Topic)
 	}
-	md, err := l.adm.Metadata(ctx, topics...)
+	md, err := l.Admin.Metadata(ctx, topics...)
 	if err != nil {
 		return nil, nil, err
 	}

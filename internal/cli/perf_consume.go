@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"weir/internal/cli/tool"
 	"weir/internal/perf"
 )
 
@@ -161,7 +162,7 @@ func runPerfConsume(cmd *cobra.Command, f *perfConsumeFlags) error {
 	if !f.hideHeader {
 		fmt.Fprintln(out, perf.ConsumerHeader(f.showDetailedStats))
 	}
-	opts := append(cc.Opts, kgo.WithHooks(newUnreachableHook(errOut, consumerPrefix(props["client.id"], group))))
+	opts := append(cc.Opts, kgo.WithHooks(tool.NewUnreachableHook(errOut, tool.ConsumerPrefix(props["client.id"], group))))
 	var metrics *perf.Metrics
 	if f.printMetrics {
 		metrics = perf.NewMetrics()

@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"weir/internal/cli/tool"
 	"weir/internal/perf"
 )
 
@@ -235,7 +236,7 @@ func runPerfProduce(cmd *cobra.Command, f *perfProduceFlags) error {
 		payloads = perf.NewRandomPayloads(f.recordSize, 1)
 	}
 
-	opts := append(cc.Opts, kgo.AllowAutoTopicCreation(), kgo.WithHooks(newUnreachableHook(errOut, producerPrefix(props["client.id"]))))
+	opts := append(cc.Opts, kgo.AllowAutoTopicCreation(), kgo.WithHooks(tool.NewUnreachableHook(errOut, tool.ProducerPrefix(props["client.id"]))))
 	var metrics *perf.Metrics
 	if f.printMetrics {
 		metrics = perf.NewMetrics()

@@ -8,6 +8,7 @@ package cli
 import (
 	"fmt"
 	"slices"
+	"weir/internal/cli/tool"
 )
 
 // brokerRack is a broker and its rack ("" for none).
@@ -21,11 +22,11 @@ type brokerRack struct {
 func assignReplicas(brokers []brokerRack, n, rf int) (map[int][]int32, error) {
 	switch {
 	case n <= 0:
-		return nil, &javaError{class: "InvalidPartitionsException", msg: "Number of partitions must be larger than 0."}
+		return nil, &tool.JavaError{Class: "InvalidPartitionsException", Msg: "Number of partitions must be larger than 0."}
 	case rf <= 0:
-		return nil, &javaError{class: "InvalidReplicationFactorException", msg: "Replication factor must be larger than 0."}
+		return nil, &tool.JavaError{Class: "InvalidReplicationFactorException", Msg: "Replication factor must be larger than 0."}
 	case rf > len(brokers):
-		return nil, &javaError{class: "InvalidReplicationFactorException", msg: fmt.Sprintf("Replication factor: %d larger than available brokers: %d.", rf, len(brokers))}
+		return nil, &tool.JavaError{Class: "InvalidReplicationFactorException", Msg: fmt.Sprintf("Replication factor: %d larger than available brokers: %d.", rf, len(brokers))}
 	}
 	racks := map[int32]string{}
 	for _, b := range brokers {

@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"weir/internal/cli/tool"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -19,7 +20,7 @@ import (
 func init() { subcommands = append(subcommands, newReassignPartitionsCommand) }
 
 type reassignFlags struct {
-	conn                                     connFlags
+	conn                                     tool.ConnFlags
 	bootstrapController                      string
 	generate, execute, verify, cancel, list  bool
 	topicsFile, reassignmentFile, brokerList string
@@ -79,7 +80,7 @@ log_dirs other than "any" (moving a replica between a broker's log
 directories) and --replica-alter-log-dirs-throttle need AlterReplicaLogDirs,
 which weir does not serve: they fail against weir.
 
-` + commandConfigHelp,
+` + tool.CommandConfigHelp,
 		Example: `  weir reassign-partitions --bootstrap-server localhost:9092 --generate --topics-to-move-json-file topics.json --broker-list 1,2,3
   weir reassign-partitions --bootstrap-server localhost:9092 --execute --reassignment-json-file plan.json --throttle 50000000
   weir reassign-partitions --bootstrap-server localhost:9092 --execute --reassignment-json-file plan.json --throttle 50000000 --wait
@@ -90,7 +91,7 @@ which weir does not serve: they fail against weir.
 	}
 	fl := cmd.Flags()
 	fl.SortFlags = false
-	f.conn.add(fl)
+	f.conn.Add(fl)
 	fl.StringVar(&f.bootstrapController, "bootstrap-controller", "", "the controllers to connect to (--cancel only, as in Kafka)")
 	fl.BoolVar(&f.generate, "generate", false, "propose an assignment of --topics-to-move-json-file's topics over --broker-list")
 	fl.BoolVar(&f.execute, "execute", false, "start the reassignment of --reassignment-json-file")
@@ -125,26 +126,18 @@ func compareTP(a, b topicPart) int {
 	return int(a.partition) - int(b.partition)
 }
 
-func joinInts(ids []int32) string {
-	s := make([]string, len(ids))
-	for i, id := range ids {
-		s[i] = strconv.Itoa(int(id))
-	}
-	return strings.Join(s, ",")
-}
-
 // reassignmentJSON prints an assignment as Kafka's formatAsReassignmentJson.
 func reassignmentJSON(parts map[topicPart][]int32) string {
-	list := []jsonObject{}
+	list := []tool.JSONObject{}
 	for _, p := range slices.SortedFunc(maps.Keys(parts), compareTP) {
 		dirs := make([]string, len(parts[p]))
 		for i := range dirs {
 			dirs[i] = "any"
 		}
-		list = append(list, jsonObject{{"topic", p.topic}, {"partition", p.partition}, {"replicas", parts[p]}, {"log_dirs", dirs}})
+		list = append(list, tool.JSONObject{{Key: "topic", Val: p.topic}, {Key: "partition", Val: p.partition}, {Key: "replicas", Val: parts[p]}, {Key: "log_dirs", Val: dirs}})
 	}
 	var b strings.Builder
-	out, _ := jsonObject{{"version", 1}, {"partitions", list}}.MarshalJSON()
+	out, _ := tool.JSONObject{{Key: "version", Val: 1}, {Key: "partitions", Val: list}}.MarshalJSON()
 	b.Write(out)
 	return b.String()
 }
@@ -235,14 +228,14 @@ func runReassign(cmd *cobra.Command, f *reassignFlags) error {
 		}
 	}
 	if n != 1 {
-		return usageError(cmd, "Command must include exactly one action: --generate, --execute, --verify, --cancel, --list")
+		return tool.UsageError(cmd, "Command must include exactly one action: --generate, --execute, --verify, --cancel, --list")
 	}
 	bootstrap := "bootstrap-server"
 	switch {
 	case has("bootstrap-server") && has("bootstrap-controller"):
-		return usageError(cmd, "Please don't specify both --bootstrap-server and --bootstrap-controller")
+		return tool.UsageError(cmd, "Please don't specify both --bootstrap-server and --bootstrap-controller")
 	case !has("bootstrap-server") && !has("bootstrap-controller"):
-		return usageError(cmd, "Please specify either --bootstrap-server or --bootstrap-controller")
+		return tool.UsageError(cmd, "Please specify either --bootstrap-server or --bootstrap-controller")
 	case has("bootstrap-controller"):
 		bootstrap = "bootstrap-controller"
 	}
@@ -250,7 +243,7 @@ func runReassign(cmd *cobra.Command, f *reassignFlags) error {
 		"execute": {"reassignment-json-file"}, "cancel": {"reassignment-json-file"}}
 	for _, r := range required[action] {
 		if !has(r) {
-			return usageError(cmd, fmt.Sprintf(`Missing required argument "[%s]"`, r))
+			return tool.UsageError(cmd, fmt.Sprintf(`Missing required argument "[%s]"`, r))
 		}
 	}
 	permitted := map[string][]string{
@@ -264,7 +257,7 @@ func runReassign(cmd *cobra.Command, f *reassignFlags) error {
 	fl.Visit(func(p *pflag.Flag) {
 		name := p.Name
 		if bad == nil && name != action && name != bootstrap && !slices.Contains(required[action], name) && !slices.Contains(permitted[action], name) {
-			bad = usageError(cmd, fmt.Sprintf(`Option "[%s]" can't be used with action "[%s]"`, name, action))
+			bad = tool.UsageError(cmd, fmt.Sprintf(`Option "[%s]" can't be used with action "[%s]"`, name, action))
 		}
 	})
 	if bad != nil {
@@ -274,9 +267,9 @@ func runReassign(cmd *cobra.Command, f *reassignFlags) error {
 	if has("bootstrap-controller") {
 		if action != "cancel" {
 			fmt.Fprintln(out, "Error: The --bootstrap-controller option is not supported with these action.")
-			return exitCode(1)
+			return tool.ExitCode(1)
 		}
-		f.conn.bootstrapServer = f.bootstrapController
+		f.conn.BootstrapServer = f.bootstrapController
 	}
 	err := reassignAction(cmd, f, action)
 	var ce *cliError
@@ -286,9 +279,9 @@ func runReassign(cmd *cobra.Command, f *reassignFlags) error {
 	case errors.As(err, &ce) && ce.terse:
 		fmt.Fprintln(out, ce.msg)
 	default:
-		fmt.Fprintln(out, "Error: "+describeErr(err))
+		fmt.Fprintln(out, "Error: "+tool.DescribeErr(err))
 	}
-	return exitCode(1)
+	return tool.ExitCode(1)
 }
 
 func reassignAction(cmd *cobra.Command, f *reassignFlags, action string) error {
@@ -331,7 +324,7 @@ func reassignAction(cmd *cobra.Command, f *reassignFlags, action string) error {
 			brokers = append(brokers, int32(id))
 		}
 		if len(dups) > 0 {
-			return failure("Broker list contains duplicate entries: [%s]", strings.ReplaceAll(javaIntSet(dups), ",", ", "))
+			return failure("Broker list contains duplicate entries: [%s]", strings.ReplaceAll(tool.JavaIntSet(dups), ",", ", "))
 		}
 		var doc struct {
 			Version *int `json:"version"`
@@ -381,7 +374,7 @@ func reassignAction(cmd *cobra.Command, f *reassignFlags, action string) error {
 					seen[r] = true
 				}
 				if len(dups) > 0 {
-					dupMsgs = append(dupMsgs, fmt.Sprintf("%s contains multiple entries for %s", p, javaIntSet(dups)))
+					dupMsgs = append(dupMsgs, fmt.Sprintf("%s contains multiple entries for %s", p, tool.JavaIntSet(dups)))
 				}
 			}
 			if len(dupMsgs) > 0 {
@@ -393,12 +386,12 @@ func reassignAction(cmd *cobra.Command, f *reassignFlags, action string) error {
 		}
 	}
 
-	tc, err := f.conn.connect(cmd, "reassign-partitions-tool", either(f.list, "listPartitionReassignments", "describeTopics"))
+	tc, err := f.conn.Connect(cmd, "reassign-partitions-tool", tool.Either(f.list, "listPartitionReassignments", "describeTopics"))
 	if err != nil {
 		return err
 	}
-	defer tc.close()
-	ctx, cancel := tc.context(cmd)
+	defer tc.Close()
+	ctx, cancel := tc.Context(cmd)
 	defer cancel()
 	r := &reassigner{tc: tc, ctx: ctx, out: cmd.OutOrStdout()}
 	switch action {

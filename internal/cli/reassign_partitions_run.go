@@ -10,6 +10,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"weir/internal/cli/tool"
 
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -17,16 +18,16 @@ import (
 )
 
 type reassigner struct {
-	tc  *toolClient
+	tc  *tool.Client
 	ctx context.Context
 	out io.Writer
 }
 
 // brokerRacks are the cluster's brokers and their racks ("" for none).
 func (r *reassigner) brokerRacks() (map[int32]string, error) {
-	md, err := r.tc.adm.BrokerMetadata(r.ctx)
+	md, err := r.tc.Admin.BrokerMetadata(r.ctx)
 	if err != nil {
-		return nil, kafkaError(err, nil)
+		return nil, tool.KafkaError(err, nil)
 	}
 	racks := map[int32]string{}
 	for _, b := range md.Brokers {
@@ -42,18 +43,18 @@ func (r *reassigner) brokerRacks() (map[int32]string, error) {
 // assignment returns the replicas of the topics' partitions; a topic that
 // does not exist fails as in Kafka's tool.
 func (r *reassigner) assignment(topics []string) (map[topicPart][]int32, error) {
-	md, err := r.tc.adm.Metadata(r.ctx, topics...)
+	md, err := r.tc.Admin.Metadata(r.ctx, topics...)
 	if err != nil {
-		return nil, kafkaError(err, nil)
+		return nil, tool.KafkaError(err, nil)
 	}
 	out := map[topicPart][]int32{}
 	for _, t := range topics {
 		td, ok := md.Topics[t]
 		if !ok || td.Err != nil {
 			if !ok || kerr.IsRetriable(td.Err) || td.Err == kerr.UnknownTopicOrPartition {
-				return nil, &javaError{class: "UnknownTopicOrPartitionException", msg: "Topic " + t + " not found."}
+				return nil, &tool.JavaError{Class: "UnknownTopicOrPartitionException", Msg: "Topic " + t + " not found."}
 			}
-			return nil, kafkaError(td.Err, nil)
+			return nil, tool.KafkaError(td.Err, nil)
 		}
 		for _, p := range td.Partitions {
 			out[topicPart{t, p.Partition}] = slices.Clone(p.Replicas)
@@ -65,8 +66,8 @@ func (r *reassigner) assignment(topics []string) (map[topicPart][]int32, error) 
 // ongoing lists the reassignments in progress.
 func (r *reassigner) ongoing() (map[topicPart]kmsg.ListPartitionReassignmentsResponseTopicPartition, error) {
 	req := kmsg.NewPtrListPartitionReassignmentsRequest()
-	req.TimeoutMillis = int32(r.tc.requestTimeout.Milliseconds())
-	resp, err := req.RequestWith(r.ctx, r.tc.cl)
+	req.TimeoutMillis = int32(r.tc.RequestTimeout.Milliseconds())
+	resp, err := req.RequestWith(r.ctx, r.tc.Kgo)
 	if err == nil {
 		err = kerr.ErrorForCode(resp.ErrorCode)
 	}
@@ -75,7 +76,7 @@ func (r *reassigner) ongoing() (map[topicPart]kmsg.ListPartitionReassignmentsRes
 		if resp != nil {
 			msg = resp.ErrorMessage
 		}
-		return nil, kafkaError(err, msg)
+		return nil, tool.KafkaError(err, msg)
 	}
 	out := map[topicPart]kmsg.ListPartitionReassignmentsResponseTopicPartition{}
 	for _, t := range resp.Topics {
@@ -90,7 +91,7 @@ func (r *reassigner) ongoing() (map[topicPart]kmsg.ListPartitionReassignmentsRes
 // returns the partitions' errors.
 func (r *reassigner) alter(parts map[topicPart][]int32) (map[topicPart]error, error) {
 	req := kmsg.NewPtrAlterPartitionAssignmentsRequest()
-	req.TimeoutMillis = int32(r.tc.requestTimeout.Milliseconds())
+	req.TimeoutMillis = int32(r.tc.RequestTimeout.Milliseconds())
 	for _, p := range slices.SortedFunc(maps.Keys(parts), compareTP) {
 		if n := len(req.Topics); n == 0 || req.Topics[n-1].Topic != p.topic {
 			req.Topics = append(req.Topics, kmsg.AlterPartitionAssignmentsRequestTopic{Topic: p.topic})
@@ -99,7 +100,7 @@ func (r *reassigner) alter(parts map[topicPart][]int32) (map[topicPart]error, er
 		rp.Partition, rp.Replicas = p.partition, parts[p]
 		req.Topics[len(req.Topics)-1].Partitions = append(req.Topics[len(req.Topics)-1].Partitions, rp)
 	}
-	resp, err := req.RequestWith(r.ctx, r.tc.cl)
+	resp, err := req.RequestWith(r.ctx, r.tc.Kgo)
 	if err == nil {
 		err = kerr.ErrorForCode(resp.ErrorCode)
 	}
@@ -108,13 +109,13 @@ func (r *reassigner) alter(parts map[topicPart][]int32) (map[topicPart]error, er
 		if resp != nil {
 			msg = resp.ErrorMessage
 		}
-		return nil, kafkaError(err, msg)
+		return nil, tool.KafkaError(err, msg)
 	}
 	errs := map[topicPart]error{}
 	for _, t := range resp.Topics {
 		for _, p := range t.Partitions {
 			if e := kerr.ErrorForCode(p.ErrorCode); e != nil {
-				errs[topicPart{t.Topic, p.Partition}] = kafkaError(e, p.ErrorMessage)
+				errs[topicPart{t.Topic, p.Partition}] = tool.KafkaError(e, p.ErrorMessage)
 			}
 		}
 	}
@@ -123,8 +124,8 @@ func (r *reassigner) alter(parts map[topicPart][]int32) (map[topicPart]error, er
 
 // errorMessage is an exception's getMessage.
 func errorMessage(err error) string {
-	if je, ok := err.(*javaError); ok {
-		return je.msg
+	if je, ok := err.(*tool.JavaError); ok {
+		return je.Msg
 	}
 	return err.Error()
 }
@@ -225,7 +226,7 @@ func (r *reassigner) executeAssignment(parts map[topicPart][]int32, additional b
 		}
 	}
 	if len(missing) > 0 {
-		return &javaError{class: "UnknownTopicOrPartitionException", msg: "Unable to find partition: " + strings.Join(missing, ", ")}
+		return &tool.JavaError{Class: "UnknownTopicOrPartitionException", Msg: "Unable to find partition: " + strings.Join(missing, ", ")}
 	}
 	fmt.Fprintf(r.out, "Current partition replica assignment\n\n%s\n\nSave this to use as the --reassignment-json-file option during rollback\n", reassignmentJSON(current))
 	if throttle >= 0 {
@@ -249,15 +250,8 @@ func (r *reassigner) executeAssignment(parts map[topicPart][]int32, additional b
 	for _, p := range slices.SortedFunc(maps.Keys(parts), compareTP) {
 		names = append(names, p.String())
 	}
-	fmt.Fprintf(r.out, "Successfully started partition reassignment%s for %s\n", plural(len(parts)), strings.Join(names, ","))
+	fmt.Fprintf(r.out, "Successfully started partition reassignment%s for %s\n", tool.Plural(len(parts)), strings.Join(names, ","))
 	return nil
-}
-
-func plural(n int) string {
-	if n == 1 {
-		return ""
-	}
-	return "s"
 }
 
 // move is a partition's replicas that move: from sources to destinations.
@@ -310,7 +304,7 @@ func (r *reassigner) setThrottles(ongoing map[topicPart]kmsg.ListPartitionReassi
 	}
 	for _, t := range slices.Sorted(maps.Keys(leader)) {
 		l, fo := slices.Compact(slices.Sorted(slices.Values(leader[t]))), slices.Compact(slices.Sorted(slices.Values(follower[t])))
-		resp, err := r.tc.adm.AlterTopicConfigs(r.ctx, []kadm.AlterConfig{
+		resp, err := r.tc.Admin.AlterTopicConfigs(r.ctx, []kadm.AlterConfig{
 			{Op: kadm.SetConfig, Name: topicThrottles[0], Value: kadm.StringPtr(strings.Join(l, ","))},
 			{Op: kadm.SetConfig, Name: topicThrottles[1], Value: kadm.StringPtr(strings.Join(fo, ","))},
 		}, t)
@@ -319,8 +313,8 @@ func (r *reassigner) setThrottles(ongoing map[topicPart]kmsg.ListPartitionReassi
 		}
 	}
 	slices.Sort(brokers)
-	v := kadm.StringPtr(itoa(rate))
-	resp, err := r.tc.adm.AlterBrokerConfigs(r.ctx, []kadm.AlterConfig{
+	v := kadm.StringPtr(tool.Itoa(rate))
+	resp, err := r.tc.Admin.AlterBrokerConfigs(r.ctx, []kadm.AlterConfig{
 		{Op: kadm.SetConfig, Name: brokerThrottles[0], Value: v},
 		{Op: kadm.SetConfig, Name: brokerThrottles[1], Value: v},
 	}, brokers...)
@@ -334,12 +328,12 @@ func (r *reassigner) setThrottles(ongoing map[topicPart]kmsg.ListPartitionReassi
 // configsErr is the first error of an incremental config change.
 func configsErr(resp kadm.AlterConfigsResponses, err error) error {
 	if err != nil {
-		return kafkaError(err, nil)
+		return tool.KafkaError(err, nil)
 	}
 	for _, r := range resp {
 		if r.Err != nil {
 			msg := r.ErrMessage
-			return kafkaError(r.Err, &msg)
+			return tool.KafkaError(r.Err, &msg)
 		}
 	}
 	return nil
@@ -365,17 +359,17 @@ func (r *reassigner) clearThrottles(order []topicPart, parts map[topicPart][]int
 			topics = append(topics, p.topic)
 		}
 	}
-	fmt.Fprintf(r.out, "Clearing broker-level throttles on broker%s %s\n", plural(len(brokers)), javaIntSet(brokers))
+	fmt.Fprintf(r.out, "Clearing broker-level throttles on broker%s %s\n", tool.Plural(len(brokers)), tool.JavaIntSet(brokers))
 	var ops []kadm.AlterConfig
 	for _, name := range brokerThrottles {
 		ops = append(ops, kadm.AlterConfig{Op: kadm.DeleteConfig, Name: name})
 	}
-	resp, err := r.tc.adm.AlterBrokerConfigs(r.ctx, ops, brokers...)
+	resp, err := r.tc.Admin.AlterBrokerConfigs(r.ctx, ops, brokers...)
 	if err = configsErr(resp, err); err != nil {
 		return err
 	}
-	javaOrder(topics, javaStringHash)
-	fmt.Fprintf(r.out, "Clearing topic-level throttles on topic%s %s\n", plural(len(topics)), strings.Join(topics, ","))
+	tool.JavaOrder(topics, tool.JavaStringHash)
+	fmt.Fprintf(r.out, "Clearing topic-level throttles on topic%s %s\n", tool.Plural(len(topics)), strings.Join(topics, ","))
 	ops = nil
 	for _, name := range topicThrottles {
 		ops = append(ops, kadm.AlterConfig{Op: kadm.DeleteConfig, Name: name})
@@ -383,7 +377,7 @@ func (r *reassigner) clearThrottles(order []topicPart, parts map[topicPart][]int
 	if len(topics) == 0 {
 		return nil
 	}
-	resp, err = r.tc.adm.AlterTopicConfigs(r.ctx, ops, topics...)
+	resp, err = r.tc.Admin.AlterTopicConfigs(r.ctx, ops, topics...)
 	return configsErr(resp, err)
 }
 
@@ -400,9 +394,9 @@ func (r *reassigner) verifyAssignment(order []topicPart, parts map[topicPart][]i
 	}
 	current := map[topicPart][]int32{}
 	if len(topics) > 0 {
-		md, err := r.tc.adm.Metadata(r.ctx, topics...)
+		md, err := r.tc.Admin.Metadata(r.ctx, topics...)
 		if err != nil {
-			return kafkaError(err, nil)
+			return tool.KafkaError(err, nil)
 		}
 		for _, t := range topics {
 			for _, p := range md.Topics[t].Partitions {
@@ -418,7 +412,7 @@ func (r *reassigner) verifyAssignment(order []topicPart, parts map[topicPart][]i
 		case slices.Equal(current[p], parts[p]):
 			lines = append(lines, fmt.Sprintf("Reassignment of partition %s is completed.", p))
 		default:
-			lines = append(lines, fmt.Sprintf("There is no active reassignment of partition %s, but replica set is %s rather than %s.", p, joinInts(current[p]), joinInts(parts[p])))
+			lines = append(lines, fmt.Sprintf("There is no active reassignment of partition %s, but replica set is %s rather than %s.", p, tool.JoinInts(current[p]), tool.JoinInts(parts[p])))
 		}
 	}
 	fmt.Fprintln(r.out, strings.Join(lines, "\n"))
@@ -452,13 +446,13 @@ func (r *reassigner) cancelAssignment(order []topicPart, parts map[topicPart][]i
 			for _, p := range slices.SortedFunc(maps.Keys(errs), compareTP) {
 				lines = append(lines, p.String()+": "+errorMessage(errs[p]))
 			}
-			return &cliError{terse: true, msg: fmt.Sprintf("Error cancelling partition reassignment%s for:\n%s", plural(len(errs)), strings.Join(lines, "\n"))}
+			return &cliError{terse: true, msg: fmt.Sprintf("Error cancelling partition reassignment%s for:\n%s", tool.Plural(len(errs)), strings.Join(lines, "\n"))}
 		}
 		var names []string
 		for _, p := range slices.SortedFunc(maps.Keys(cancel), compareTP) {
 			names = append(names, p.String())
 		}
-		fmt.Fprintf(r.out, "Successfully cancelled partition reassignment%s for: %s\n", plural(len(cancel)), strings.Join(names, ","))
+		fmt.Fprintf(r.out, "Successfully cancelled partition reassignment%s for: %s\n", tool.Plural(len(cancel)), strings.Join(names, ","))
 	} else {
 		fmt.Fprintln(r.out, "None of the specified partition reassignments are active.")
 	}
@@ -478,12 +472,12 @@ func (r *reassigner) listText() (string, error) {
 	var lines []string
 	for _, p := range slices.SortedFunc(maps.Keys(ongoing), compareTP) {
 		o := ongoing[p]
-		line := fmt.Sprintf("%s: replicas: %s.", p, joinInts(o.Replicas))
+		line := fmt.Sprintf("%s: replicas: %s.", p, tool.JoinInts(o.Replicas))
 		if len(o.AddingReplicas) > 0 {
-			line += fmt.Sprintf(" adding: %s.", joinInts(o.AddingReplicas))
+			line += fmt.Sprintf(" adding: %s.", tool.JoinInts(o.AddingReplicas))
 		}
 		if len(o.RemovingReplicas) > 0 {
-			line += fmt.Sprintf(" removing: %s.", joinInts(o.RemovingReplicas))
+			line += fmt.Sprintf(" removing: %s.", tool.JoinInts(o.RemovingReplicas))
 		}
 		lines = append(lines, line)
 	}

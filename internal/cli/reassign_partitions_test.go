@@ -15,6 +15,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"weir/internal/cli/tool"
 	"weir/internal/clustertest"
 	"weir/internal/testwait"
 )
@@ -37,7 +38,7 @@ func TestAssignReplicasAsKafka(t *testing.T) {
 		t.Errorf("rack unaware: %v, want %v", got, want)
 	}
 	racks := map[int32]string{0: "rack1", 1: "rack3", 2: "rack3", 3: "rack2", 4: "rack2", 5: "rack1"}
-	if got := rackAlternated(racks); joinInts(got) != "0,3,1,5,4,2" {
+	if got := rackAlternated(racks); tool.JoinInts(got) != "0,3,1,5,4,2" {
 		t.Errorf("rack alternated list %v", got)
 	}
 	var aware []brokerRack

@@ -13,6 +13,7 @@ import (
 	"slices"
 	"strings"
 	"time"
+	"weir/internal/cli/tool"
 
 	"github.com/twmb/franz-go/pkg/kadm"
 )
@@ -22,7 +23,7 @@ import (
 var waitIntervals = struct{ terminal, plain time.Duration }{time.Second, 10 * time.Second}
 
 // stdoutIsTerminal reports whether w is a terminal; tests replace it.
-var stdoutIsTerminal = func(w io.Writer) bool { return isTerminal(w) }
+var stdoutIsTerminal = func(w io.Writer) bool { return tool.IsTerminal(w) }
 
 // replicaProgress is a moving replica: the bytes its broker holds of the
 // partition and the bytes of the partition's largest current replica.
@@ -44,7 +45,7 @@ func (r *reassigner) waitAssignment(parent context.Context, order []topicPart, t
 	}
 	drawn := 0
 	for {
-		ctx, cancel := context.WithTimeout(parent, r.tc.timeout)
+		ctx, cancel := context.WithTimeout(parent, r.tc.Timeout)
 		poll := &reassigner{tc: r.tc, ctx: ctx, out: r.out}
 		progress, err := poll.progress(order)
 		cancel()
@@ -70,7 +71,7 @@ func (r *reassigner) waitAssignment(parent context.Context, order []topicPart, t
 	if drawn > 0 {
 		fmt.Fprintf(r.out, "\x1b[%dA\x1b[J", drawn)
 	}
-	fmt.Fprintf(r.out, "Reassignment of %d partition%s completed.\n", len(order), plural(len(order)))
+	fmt.Fprintf(r.out, "Reassignment of %d partition%s completed.\n", len(order), tool.Plural(len(order)))
 	if throttled {
 		fmt.Fprintln(r.out, "Run --verify to remove the throttle.")
 	}
@@ -93,9 +94,9 @@ func (r *reassigner) progress(order []topicPart) ([]replicaProgress, error) {
 	if len(set) == 0 {
 		return nil, nil
 	}
-	dirs, err := r.tc.adm.DescribeAllLogDirs(r.ctx, set)
+	dirs, err := r.tc.Admin.DescribeAllLogDirs(r.ctx, set)
 	if err != nil {
-		return nil, kafkaError(err, nil)
+		return nil, tool.KafkaError(err, nil)
 	}
 	sizes := map[topicPart]map[int32]int64{}
 	for broker, ds := range dirs {

@@ -11,15 +11,16 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"weir/internal/cli/tool"
 	"weir/internal/version"
 )
 
 // Execute runs the command line and returns the process exit code.
 func Execute() int {
 	root := newRootCommand()
-	invocation = os.Args[1:]
+	tool.Invocation = os.Args[1:]
 	if err := root.Execute(); err != nil {
-		var code exitCode
+		var code tool.ExitCode
 		if errors.As(err, &code) {
 			return int(code)
 		}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"weir/internal/cli/tool"
 	"weir/internal/config"
 	"weir/internal/server"
 )
@@ -46,7 +47,7 @@ nothing.`,
   weir server --config config/server.properties --override log.retention.hours=24`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			lg, err := newLogger(logLevel)
+			lg, err := tool.NewLogger(logLevel)
 			if err != nil {
 				return err
 			}
@@ -102,12 +103,4 @@ func loadServerConfig(file string, overrides []string, lg *slog.Logger) (*config
 		lg.Warn(w)
 	}
 	return cfg, nil
-}
-
-func newLogger(level string) (*slog.Logger, error) {
-	var l slog.Level
-	if err := l.UnmarshalText([]byte(level)); err != nil {
-		return nil, fmt.Errorf("--log-level %q: %w", level, err)
-	}
-	return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: l})), nil
 }

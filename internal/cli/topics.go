@@ -18,13 +18,14 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"weir/internal/cli/tool"
 	"weir/internal/config"
 )
 
 func init() { subcommands = append(subcommands, newTopicsCommand) }
 
 type topicsFlags struct {
-	conn                                             connFlags
+	conn                                             tool.ConnFlags
 	list, create, delete, alter, describe            bool
 	topic, topicID                                   string
 	configs                                          []string
@@ -78,7 +79,7 @@ working, against weir or Kafka alike. Exactly one action is required.
 --if-exists makes --alter, --delete and --describe succeed when nothing
 matches; --if-not-exists makes --create succeed when the topic exists.
 
-` + commandConfigHelp,
+` + tool.CommandConfigHelp,
 		Example: `  # a topic of 6 partitions with 3 replicas each, compacted
   weir topics --bootstrap-server localhost:9092 --create --topic orders \
       --partitions 6 --replication-factor 3 --config cleanup.policy=compact
@@ -103,7 +104,7 @@ matches; --if-not-exists makes --create succeed when the topic exists.
 	}
 	fl := cmd.Flags()
 	fl.SortFlags = false
-	f.conn.add(fl)
+	f.conn.Add(fl)
 	fl.BoolVar(&f.list, "list", false, "list all available topics")
 	fl.BoolVar(&f.create, "create", false, "create a new topic")
 	fl.BoolVar(&f.delete, "delete", false, "delete a topic")
@@ -133,7 +134,7 @@ matches; --if-not-exists makes --create succeed when the topic exists.
 func checkTopicsArgs(cmd *cobra.Command, f *topicsFlags) error {
 	has := cmd.Flags().Changed
 	if cmd.Flags().NFlag() == 0 {
-		return usageError(cmd, "Create, delete, describe, or change a topic.")
+		return tool.UsageError(cmd, "Create, delete, describe, or change a topic.")
 	}
 	actions := 0
 	for _, a := range []string{"create", "list", "alter", "describe", "delete"} {
@@ -142,24 +143,24 @@ func checkTopicsArgs(cmd *cobra.Command, f *topicsFlags) error {
 		}
 	}
 	if actions != 1 {
-		return usageError(cmd, "Command must include exactly one action: --list, --describe, --create, --alter or --delete")
+		return tool.UsageError(cmd, "Command must include exactly one action: --list, --describe, --create, --alter or --delete")
 	}
 	if !has("bootstrap-server") {
 		fmt.Fprintln(cmd.ErrOrStderr(), "--bootstrap-server must be specified")
-		return exitCode(1)
+		return tool.ExitCode(1)
 	}
 	if has("describe") && has("if-exists") && !has("topic") && !has("topic-id") {
-		return usageError(cmd, "--topic or --topic-id is required to describe a topic")
+		return tool.UsageError(cmd, "--topic or --topic-id is required to describe a topic")
 	}
 	if !has("list") && !has("describe") && !has("topic") {
-		return usageError(cmd, `Missing required argument "[topic]"`)
+		return tool.UsageError(cmd, `Missing required argument "[topic]"`)
 	}
 	if has("alter") {
 		if has("config") {
-			return usageError(cmd, `Option combination "[[bootstrap-server], [config]]" can't be used with option "[alter]" (To alter topic configurations, the kafka-configs tool can be used.)`)
+			return tool.UsageError(cmd, `Option combination "[[bootstrap-server], [config]]" can't be used with option "[alter]" (To alter topic configurations, the kafka-configs tool can be used.)`)
 		}
 		if !has("partitions") {
-			return usageError(cmd, `Missing required argument "[partitions]"`)
+			return tool.UsageError(cmd, `Missing required argument "[partitions]"`)
 		}
 	}
 	actionsBut := func(allowed ...string) []string {
@@ -200,7 +201,7 @@ func checkTopicsArgs(cmd *cobra.Command, f *topicsFlags) error {
 		}
 		for _, bad := range r.invalid {
 			if has(bad) {
-				return usageError(cmd, fmt.Sprintf(`Option "[%s]" can't be used with option "[%s]"`, r.used, bad))
+				return tool.UsageError(cmd, fmt.Sprintf(`Option "[%s]" can't be used with option "[%s]"`, r.used, bad))
 			}
 		}
 	}
@@ -211,18 +212,18 @@ func runTopics(cmd *cobra.Command, f *topicsFlags) error {
 	if err := checkTopicsArgs(cmd, f); err != nil {
 		return err
 	}
-	tc, err := f.conn.connect(cmd, "weir-topics", either(cmd.Flags().Changed("create"), "createTopics", "listTopics"))
-	var timedOut *javaError
+	tc, err := f.conn.Connect(cmd, "weir-topics", tool.Either(cmd.Flags().Changed("create"), "createTopics", "listTopics"))
+	var timedOut *tool.JavaError
 	if errors.As(err, &timedOut) {
 		fmt.Fprintln(cmd.OutOrStdout(), "Error while executing topic command : "+err.Error())
-		return exitCode(1)
+		return tool.ExitCode(1)
 	}
 	if err != nil {
 		fmt.Fprintln(cmd.ErrOrStderr(), err)
-		return exitCode(1)
+		return tool.ExitCode(1)
 	}
-	defer tc.close()
-	ctx, cancel := tc.context(cmd)
+	defer tc.Close()
+	ctx, cancel := tc.Context(cmd)
 	defer cancel()
 	out := cmd.OutOrStdout()
 	has := cmd.Flags().Changed
@@ -243,7 +244,7 @@ func runTopics(cmd *cobra.Command, f *topicsFlags) error {
 	}
 	if err != nil {
 		fmt.Fprintln(out, "Error while executing topic command : "+err.Error())
-		return exitCode(1)
+		return tool.ExitCode(1)
 	}
 	return nil
 }
@@ -268,8 +269,8 @@ func topicFilter(raw string) (*regexp.Regexp, error) {
 // matchTopics lists the topics --topic matches (every topic when
 // filter is false), sorted, internal ones left out with
 // --exclude-internal.
-func matchTopics(ctx context.Context, tc *toolClient, f *topicsFlags, filter bool) ([]string, error) {
-	md, err := tc.adm.Metadata(ctx)
+func matchTopics(ctx context.Context, tc *tool.Client, f *topicsFlags, filter bool) ([]string, error) {
+	md, err := tc.Admin.Metadata(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -307,28 +308,13 @@ func ensureTopicExists(found []string, f *topicsFlags, require bool) error {
 	return nil
 }
 
-// javaSplit splits s around re as Java's String.split: trailing empty
-// strings are dropped.
-func javaSplit(s string, re *regexp.Regexp) []string {
-	parts := re.Split(s, -1)
-	for len(parts) > 0 && parts[len(parts)-1] == "" {
-		parts = parts[:len(parts)-1]
-	}
-	if len(parts) == 0 {
-		return []string{""}
-	}
-	return parts
-}
-
-var equalsRE = regexp.MustCompile(`\s*=\s*`)
-
 // topicConfigs parses --config k=v overrides and checks their names, as
 // kafka-topics.sh does before asking the broker.
 func topicConfigs(f *topicsFlags) (map[string]*string, error) {
 	configs := map[string]*string{}
 	var pairs [][]string
 	for _, c := range f.configs {
-		pairs = append(pairs, javaSplit(c, equalsRE))
+		pairs = append(pairs, tool.JavaSplit(c, tool.EqualsRE))
 	}
 	for _, p := range pairs {
 		if len(p) != 2 {
@@ -349,7 +335,7 @@ func topicConfigs(f *topicsFlags) (map[string]*string, error) {
 // commas, their replicas by colons.
 func parseReplicaAssignment(s string) ([][]int32, error) {
 	var out [][]int32
-	for i, part := range javaSplit(s, regexp.MustCompile(",")) {
+	for i, part := range tool.JavaSplit(s, regexp.MustCompile(",")) {
 		var brokers []int32
 		for _, b := range strings.Split(part, ":") {
 			n, err := strconv.ParseInt(strings.TrimSpace(b), 10, 32)
@@ -367,7 +353,7 @@ func parseReplicaAssignment(s string) ([][]int32, error) {
 		slices.Sort(sorted)
 		for j, b := range sorted {
 			if seen[b] > 1 && (j == 0 || sorted[j-1] != b) {
-				dups = append(dups, itoa(int64(b)))
+				dups = append(dups, tool.Itoa(int64(b)))
 			}
 		}
 		if len(dups) > 0 {
@@ -376,7 +362,7 @@ func parseReplicaAssignment(s string) ([][]int32, error) {
 		if len(out) > 0 && len(brokers) != len(out[0]) {
 			strs := make([]string, len(brokers))
 			for j, b := range brokers {
-				strs[j] = itoa(int64(b))
+				strs[j] = tool.Itoa(int64(b))
 			}
 			return nil, fmt.Errorf("Partition %d has different replication factor: [%s]", i, strings.Join(strs, ", "))
 		}
@@ -385,7 +371,7 @@ func parseReplicaAssignment(s string) ([][]int32, error) {
 	return out, nil
 }
 
-func createTopic(ctx context.Context, tc *toolClient, cmd *cobra.Command, f *topicsFlags) error {
+func createTopic(ctx context.Context, tc *tool.Client, cmd *cobra.Command, f *topicsFlags) error {
 	var assignment [][]int32
 	if f.replicaAssignment != "" {
 		var err error
@@ -408,7 +394,7 @@ func createTopic(ctx context.Context, tc *toolClient, cmd *cobra.Command, f *top
 		return errors.New("The partitions must be greater than 0")
 	}
 	req := kmsg.NewPtrCreateTopicsRequest()
-	req.TimeoutMillis = int32(tc.requestTimeout.Milliseconds())
+	req.TimeoutMillis = int32(tc.RequestTimeout.Milliseconds())
 	rt := kmsg.NewCreateTopicsRequestTopic()
 	rt.Topic, rt.NumPartitions, rt.ReplicationFactor = f.topic, -1, -1
 	if len(assignment) > 0 {
@@ -431,7 +417,7 @@ func createTopic(ctx context.Context, tc *toolClient, cmd *cobra.Command, f *top
 		rt.Configs = append(rt.Configs, c)
 	}
 	req.Topics = append(req.Topics, rt)
-	resp, err := req.RequestWith(ctx, tc.cl)
+	resp, err := req.RequestWith(ctx, tc.Kgo)
 	if err != nil {
 		return err
 	}
@@ -443,13 +429,13 @@ func createTopic(ctx context.Context, tc *toolClient, cmd *cobra.Command, f *top
 		if errors.Is(err, kerr.TopicAlreadyExists) && f.ifNotExists {
 			return nil
 		}
-		return kafkaError(err, t.ErrorMessage)
+		return tool.KafkaError(err, t.ErrorMessage)
 	}
 	fmt.Fprintf(cmd.OutOrStdout(), "Created topic %s.\n", f.topic)
 	return nil
 }
 
-func deleteTopics(ctx context.Context, tc *toolClient, cmd *cobra.Command, f *topicsFlags) error {
+func deleteTopics(ctx context.Context, tc *tool.Client, cmd *cobra.Command, f *topicsFlags) error {
 	names, err := matchTopics(ctx, tc, f, true)
 	if err != nil {
 		return err
@@ -460,13 +446,13 @@ func deleteTopics(ctx context.Context, tc *toolClient, cmd *cobra.Command, f *to
 	if len(names) == 0 {
 		return nil
 	}
-	rs, err := tc.adm.DeleteTopics(ctx, names...)
+	rs, err := tc.Admin.DeleteTopics(ctx, names...)
 	if err != nil {
 		return err
 	}
 	for _, r := range rs.Sorted() {
 		if r.Err != nil {
-			return kafkaError(r.Err, &r.ErrMessage)
+			return tool.KafkaError(r.Err, &r.ErrMessage)
 		}
 	}
 	return nil
@@ -476,7 +462,7 @@ func deleteTopics(ctx context.Context, tc *toolClient, cmd *cobra.Command, f *to
 // records carry keys.
 const keyedWarning = "WARNING: If partitions are increased for a topic that has a key, the partition logic or ordering of the messages will be affected"
 
-func alterTopic(ctx context.Context, tc *toolClient, cmd *cobra.Command, f *topicsFlags) error {
+func alterTopic(ctx context.Context, tc *tool.Client, cmd *cobra.Command, f *topicsFlags) error {
 	var assignment [][]int32
 	if f.replicaAssignment != "" {
 		var err error
@@ -484,7 +470,7 @@ func alterTopic(ctx context.Context, tc *toolClient, cmd *cobra.Command, f *topi
 			return err
 		}
 	}
-	md, err := tc.adm.Metadata(ctx)
+	md, err := tc.Admin.Metadata(ctx)
 	if err != nil {
 		return err
 	}
@@ -514,7 +500,7 @@ func alterTopic(ctx context.Context, tc *toolClient, cmd *cobra.Command, f *topi
 		fmt.Fprintln(out, keyedWarning)
 		fmt.Fprintf(out, "Topic '%s' has records with keys: with %d partitions instead of %d, a key may map to another partition than the one that holds its earlier records, and its records stop being in order.\n",
 			name, f.partitions, len(td.Partitions))
-		if !stdinIsTerminal(cmd.InOrStdin()) {
+		if !tool.StdinIsTerminal(cmd.InOrStdin()) {
 			continue // no one to ask: go ahead, as Kafka's tool does
 		}
 		fmt.Fprintf(out, "Add the partitions anyway? (y/N) ")
@@ -524,7 +510,7 @@ func alterTopic(ctx context.Context, tc *toolClient, cmd *cobra.Command, f *topi
 		}
 	}
 	req := kmsg.NewPtrCreatePartitionsRequest()
-	req.TimeoutMillis = int32(tc.requestTimeout.Milliseconds())
+	req.TimeoutMillis = int32(tc.RequestTimeout.Milliseconds())
 	for _, name := range names {
 		rt := kmsg.NewCreatePartitionsRequestTopic()
 		rt.Topic, rt.Count = name, f.partitions
@@ -537,14 +523,14 @@ func alterTopic(ctx context.Context, tc *toolClient, cmd *cobra.Command, f *topi
 		}
 		req.Topics = append(req.Topics, rt)
 	}
-	resp, err := req.RequestWith(ctx, tc.cl)
+	resp, err := req.RequestWith(ctx, tc.Kgo)
 	if err != nil {
 		return err
 	}
 	slices.SortFunc(resp.Topics, func(a, b kmsg.CreatePartitionsResponseTopic) int { return strings.Compare(a.Topic, b.Topic) })
 	for _, t := range resp.Topics {
 		if err := kerr.ErrorForCode(t.ErrorCode); err != nil {
-			return kafkaError(err, t.ErrorMessage)
+			return tool.KafkaError(err, t.ErrorMessage)
 		}
 	}
 	return nil
@@ -556,7 +542,7 @@ const keyedSample = 16
 
 // hasKeyedRecords reports whether any of the latest records of the topic's
 // partitions carries a key.
-func hasKeyedRecords(ctx context.Context, tc *toolClient, td kadm.TopicDetail) (bool, error) {
+func hasKeyedRecords(ctx context.Context, tc *tool.Client, td kadm.TopicDetail) (bool, error) {
 	keyed := false
 	err := sampleRecords(ctx, tc, td, keyedSample, 1<<20, func(r *kgo.Record) bool {
 		keyed = r.Key != nil
@@ -572,12 +558,12 @@ func hasKeyedRecords(ctx context.Context, tc *toolClient, td kadm.TopicDetail) (
 // returns true. Each leader is asked for its partitions' records with one
 // Fetch per round, a round reading on where the last one stopped, each
 // partition's share of the bytes left being equal.
-func sampleRecords(ctx context.Context, tc *toolClient, td kadm.TopicDetail, perPartition int64, maxBytes int32, visit func(*kgo.Record) bool) error {
-	starts, err := tc.adm.ListStartOffsets(ctx, td.Topic)
+func sampleRecords(ctx context.Context, tc *tool.Client, td kadm.TopicDetail, perPartition int64, maxBytes int32, visit func(*kgo.Record) bool) error {
+	starts, err := tc.Admin.ListStartOffsets(ctx, td.Topic)
 	if err != nil {
 		return err
 	}
-	ends, err := tc.adm.ListEndOffsets(ctx, td.Topic)
+	ends, err := tc.Admin.ListEndOffsets(ctx, td.Topic)
 	if err != nil {
 		return err
 	}
@@ -610,7 +596,7 @@ func sampleRecords(ctx context.Context, tc *toolClient, td kadm.TopicDetail, per
 				rt.Partitions = append(rt.Partitions, rp)
 			}
 			req.Topics = append(req.Topics, rt)
-			kresp, err := tc.cl.Broker(int(leader)).Request(ctx, req)
+			kresp, err := tc.Kgo.Broker(int(leader)).Request(ctx, req)
 			if err != nil {
 				return err
 			}

@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"weir/internal/cli/tool"
 
 	"github.com/spf13/cobra"
 	"github.com/twmb/franz-go/pkg/kadm"
@@ -36,7 +37,7 @@ type describedTopic struct {
 // describeTopicPartitions describes names (sorted) with
 // DescribeTopicPartitions, paging with its cursor as Kafka's admin client
 // does.
-func describeTopicPartitions(ctx context.Context, tc *toolClient, names []string, limit int32) (map[string]*describedTopic, error) {
+func describeTopicPartitions(ctx context.Context, tc *tool.Client, names []string, limit int32) (map[string]*describedTopic, error) {
 	out := map[string]*describedTopic{}
 	var cursor *kmsg.DescribeTopicPartitionsRequestCursor
 	for {
@@ -49,7 +50,7 @@ func describeTopicPartitions(ctx context.Context, tc *toolClient, names []string
 				req.Topics = append(req.Topics, rt)
 			}
 		}
-		resp, err := req.RequestWith(ctx, tc.cl)
+		resp, err := req.RequestWith(ctx, tc.Kgo)
 		if err != nil {
 			return nil, err
 		}
@@ -58,7 +59,7 @@ func describeTopicPartitions(ctx context.Context, tc *toolClient, names []string
 				continue
 			}
 			if err := kerr.ErrorForCode(t.ErrorCode); err != nil {
-				return nil, kafkaError(err, nil)
+				return nil, tool.KafkaError(err, nil)
 			}
 			dt := out[*t.Topic]
 			if dt == nil {
@@ -84,8 +85,8 @@ func nonNil(s []int32) []int32 {
 	return s
 }
 
-func describeTopics(ctx context.Context, tc *toolClient, cmd *cobra.Command, f *topicsFlags) error {
-	md, err := tc.adm.Metadata(ctx)
+func describeTopics(ctx context.Context, tc *tool.Client, cmd *cobra.Command, f *topicsFlags) error {
+	md, err := tc.Admin.Metadata(ctx)
 	if err != nil {
 		return err
 	}
@@ -116,7 +117,7 @@ func describeTopics(ctx context.Context, tc *toolClient, cmd *cobra.Command, f *
 	}
 
 	var described map[string]*describedTopic
-	supported, err := tc.supports(ctx, 75)
+	supported, err := tc.Supports(ctx, 75)
 	if err != nil {
 		return err
 	}
@@ -129,7 +130,7 @@ func describeTopics(ctx context.Context, tc *toolClient, cmd *cobra.Command, f *
 		for _, name := range names {
 			td := md.Topics[name]
 			if td.Err != nil {
-				return kafkaError(td.Err, nil)
+				return tool.KafkaError(td.Err, nil)
 			}
 			dt := &describedTopic{name: name, id: td.ID}
 			for _, p := range td.Partitions.Sorted() {
@@ -139,7 +140,7 @@ func describeTopics(ctx context.Context, tc *toolClient, cmd *cobra.Command, f *
 		}
 	}
 
-	rcs, err := tc.adm.DescribeTopicConfigs(ctx, names...)
+	rcs, err := tc.Admin.DescribeTopicConfigs(ctx, names...)
 	if err != nil {
 		return err
 	}
@@ -158,7 +159,7 @@ func describeTopics(ctx context.Context, tc *toolClient, cmd *cobra.Command, f *
 		}
 	}
 	reassignments := map[string]map[int32]kadm.ListPartitionReassignmentsResponse{}
-	if ls, err := tc.adm.ListPartitionReassignments(ctx, all); err == nil {
+	if ls, err := tc.Admin.ListPartitionReassignments(ctx, all); err == nil {
 		ls.Each(func(r kadm.ListPartitionReassignmentsResponse) {
 			if reassignments[r.Topic] == nil {
 				reassignments[r.Topic] = map[int32]kadm.ListPartitionReassignmentsResponse{}
@@ -179,7 +180,7 @@ func describeTopics(ctx context.Context, tc *toolClient, cmd *cobra.Command, f *
 			return fmt.Errorf("no description of topic %s", name)
 		}
 		if rc.Err != nil {
-			return kafkaError(rc.Err, &rc.ErrMessage)
+			return tool.KafkaError(rc.Err, &rc.ErrMessage)
 		}
 		slices.SortFunc(dt.partitions, func(a, b partitionInfo) int { return int(a.id - b.id) })
 		var overrides []string
@@ -225,7 +226,7 @@ func describeTopics(ctx context.Context, tc *toolClient, cmd *cobra.Command, f *
 			}
 			leader := "none"
 			if hasLeader {
-				leader = itoa(int64(p.leader))
+				leader = tool.Itoa(int64(p.leader))
 			}
 			fmt.Fprintf(&b, "\tTopic: %s\tPartition: %d\tLeader: %s\tReplicas: %s\tIsr: %s", name, p.id, leader, joinIDs(p.replicas), joinIDs(p.isr))
 			if moving {
@@ -267,7 +268,7 @@ func replicationFactor(p partitionInfo, moving map[int32]kadm.ListPartitionReass
 func joinIDs(ids []int32) string {
 	s := make([]string, len(ids))
 	for i, id := range ids {
-		s[i] = itoa(int64(id))
+		s[i] = tool.Itoa(int64(id))
 	}
 	return strings.Join(s, ",")
 }

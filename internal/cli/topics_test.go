@@ -15,6 +15,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"weir/internal/cli/tool"
 	"weir/internal/clustertest"
 	"weir/internal/testwait"
 )
@@ -66,8 +67,8 @@ func produceKeyed(t *testing.T, ctx context.Context, cl *kgo.Client, topic strin
 // input, compared with testdata/topics.golden.
 func TestTopicsCommand(t *testing.T) {
 	c := clustertest.New(t, clustertest.Options{Nodes: 3})
-	isTerminal := stdinIsTerminal
-	defer func() { stdinIsTerminal = isTerminal }()
+	isTerminal := tool.StdinIsTerminal
+	defer func() { tool.StdinIsTerminal = isTerminal }()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	bs := c.Node(0).Addr
@@ -107,11 +108,11 @@ func TestTopicsCommand(t *testing.T) {
 	if r := run("--alter", "--topic", "orders", "--partitions", "4"); r.code != 0 || !strings.HasPrefix(r.out, keyedWarning+"\n") {
 		t.Fatalf("adding partitions to a keyed topic from a script: exit %d\n%s%s", r.code, r.out, r.err)
 	}
-	stdinIsTerminal = func(io.Reader) bool { return true }
+	tool.StdinIsTerminal = func(io.Reader) bool { return true }
 	tr.runIn(t, "n\n", "topics", "--bootstrap-server", bs, "--alter", "--topic", "orders", "--partitions", "5")
 	tr.runIn(t, "y\n", "topics", "--bootstrap-server", bs, "--alter", "--topic", "orders", "--partitions", "5")
 	settled(t, c)
-	stdinIsTerminal = isTerminal
+	tool.StdinIsTerminal = isTerminal
 	run("--describe", "--topic", "pairs")
 	run("--alter", "--topic", "pairs", "--partitions", "2")
 

@@ -6,9 +6,9 @@ import (
 	"fmt"
 	"io"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
+	"weir/internal/cli/tool"
 
 	"github.com/spf13/cobra"
 	"github.com/twmb/franz-go/pkg/kadm"
@@ -23,7 +23,7 @@ func init() { subcommands = append(subcommands, newTransactionsCommand) }
 var txnClientOpts []kgo.Opt
 
 type transactionsFlags struct {
-	conn connFlags
+	conn tool.ConnFlags
 }
 
 func newTransactionsCommand() *cobra.Command {
@@ -62,7 +62,7 @@ ended by a tab), so it works against weir and Kafka alike.
 Transaction states are Kafka's: Empty, Ongoing, PrepareCommit, PrepareAbort,
 CompleteCommit, CompleteAbort, PrepareEpochFence, Dead.
 
-` + commandConfigHelp,
+` + tool.CommandConfigHelp,
 		Example: `  weir transactions --bootstrap-server localhost:9092 list
   weir transactions --bootstrap-server localhost:9092 describe --transactional-id my-app-1
   weir transactions --bootstrap-server localhost:9092 describe-producers --topic orders --partition 0
@@ -71,7 +71,7 @@ CompleteCommit, CompleteAbort, PrepareEpochFence, Dead.
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
 	}
-	f.conn.add(cmd.PersistentFlags())
+	f.conn.Add(cmd.PersistentFlags())
 	cmd.AddCommand(newTxnListCommand(&f), newTxnDescribeCommand(&f), newTxnDescribeProducersCommand(&f),
 		newTxnFindHangingCommand(&f), newTxnAbortCommand(&f))
 	return cmd
@@ -83,17 +83,17 @@ var txnCalls = map[string]string{"list": "listTransactions", "describe": "descri
 
 // txnRun dials the cluster and runs fn with a bounded context.
 func txnRun(cmd *cobra.Command, f *transactionsFlags, fn func(ctx context.Context, cl *kgo.Client, adm *kadm.Client, out io.Writer) error) error {
-	if f.conn.bootstrapServer == "" {
+	if f.conn.BootstrapServer == "" {
 		return errors.New("--bootstrap-server is required")
 	}
-	tc, err := f.conn.connect(cmd, "weir-transactions", txnCalls[cmd.Name()], txnClientOpts...)
+	tc, err := f.conn.Connect(cmd, "weir-transactions", txnCalls[cmd.Name()], txnClientOpts...)
 	if err != nil {
 		return err
 	}
-	defer tc.close()
-	ctx, cancel := tc.context(cmd)
+	defer tc.Close()
+	ctx, cancel := tc.Context(cmd)
 	defer cancel()
-	return fn(ctx, tc.cl, tc.adm, cmd.OutOrStdout())
+	return fn(ctx, tc.Kgo, tc.Admin, cmd.OutOrStdout())
 }
 
 func newTxnListCommand(f *transactionsFlags) *cobra.Command {
@@ -111,7 +111,7 @@ func newTxnListCommand(f *transactionsFlags) *cobra.Command {
 				slices.SortStableFunc(all, func(a, b kadm.ListedTransaction) int { return int(a.Coordinator) - int(b.Coordinator) })
 				rows := make([][]string, 0, len(all))
 				for _, l := range all {
-					rows = append(rows, []string{l.TxnID, itoa(int64(l.Coordinator)), itoa(l.ProducerID), l.State})
+					rows = append(rows, []string{l.TxnID, tool.Itoa(int64(l.Coordinator)), tool.Itoa(l.ProducerID), l.State})
 				}
 				return printTable(out, []string{"TransactionalId", "Coordinator", "ProducerId", "TransactionState"}, rows)
 			})
@@ -140,18 +140,18 @@ func newTxnDescribeCommand(f *transactionsFlags) *cobra.Command {
 				d := ds[id]
 				start, duration := "None", "None"
 				if d.StartTimestamp >= 0 {
-					start, duration = itoa(d.StartTimestamp), itoa(time.Now().UnixMilli()-d.StartTimestamp)
+					start, duration = tool.Itoa(d.StartTimestamp), tool.Itoa(time.Now().UnixMilli()-d.StartTimestamp)
 				}
 				var tps []string
 				for _, p := range d.Topics.Sorted() {
 					for _, part := range p.Partitions {
-						tps = append(tps, p.Topic+"-"+itoa(int64(part)))
+						tps = append(tps, p.Topic+"-"+tool.Itoa(int64(part)))
 					}
 				}
 				return printTable(out, []string{"CoordinatorId", "TransactionalId", "ProducerId", "ProducerEpoch", "TransactionState",
 					"TransactionTimeoutMs", "CurrentTransactionStartTimeMs", "TransactionDurationMs", "TopicPartitions"},
-					[][]string{{itoa(int64(d.Coordinator)), id, itoa(d.ProducerID), itoa(int64(d.ProducerEpoch)), d.State,
-						itoa(int64(d.TimeoutMillis)), start, duration, strings.Join(tps, ",")}})
+					[][]string{{tool.Itoa(int64(d.Coordinator)), id, tool.Itoa(d.ProducerID), tool.Itoa(int64(d.ProducerEpoch)), d.State,
+						tool.Itoa(int64(d.TimeoutMillis)), start, duration, strings.Join(tps, ",")}})
 			})
 		},
 	}
@@ -180,7 +180,7 @@ func (p *partitionFlags) check(cmd *cobra.Command) error {
 	return nil
 }
 
-func (p *partitionFlags) String() string { return p.topic + "-" + itoa(int64(p.partition)) }
+func (p *partitionFlags) String() string { return p.topic + "-" + tool.Itoa(int64(p.partition)) }
 
 // describeProducers asks the partition's leader (or broker, if >= 0)
 // for its active producers.
@@ -231,7 +231,7 @@ func newTxnDescribeProducersCommand(f *transactionsFlags) *cobra.Command {
 				if err != nil {
 					where := "leader"
 					if broker >= 0 {
-						where = "broker " + itoa(int64(broker))
+						where = "broker " + tool.Itoa(int64(broker))
 					}
 					return fmt.Errorf("Failed to describe producers for partition %s on %s: %w", p.String(), where, err)
 				}
@@ -239,10 +239,10 @@ func newTxnDescribeProducersCommand(f *transactionsFlags) *cobra.Command {
 				for _, ap := range ps {
 					start := "None"
 					if ap.CurrentTxnStartOffset >= 0 {
-						start = itoa(ap.CurrentTxnStartOffset)
+						start = tool.Itoa(ap.CurrentTxnStartOffset)
 					}
-					rows = append(rows, []string{itoa(ap.ProducerID), itoa(int64(ap.ProducerEpoch)), itoa(int64(ap.CoordinatorEpoch)),
-						itoa(int64(ap.LastSequence)), itoa(ap.LastTimestamp), start})
+					rows = append(rows, []string{tool.Itoa(ap.ProducerID), tool.Itoa(int64(ap.ProducerEpoch)), tool.Itoa(int64(ap.CoordinatorEpoch)),
+						tool.Itoa(int64(ap.LastSequence)), tool.Itoa(ap.LastTimestamp), start})
 				}
 				return printTable(out, []string{"ProducerId", "ProducerEpoch", "LatestCoordinatorEpoch", "LastSequence",
 					"LastTimestamp", "CurrentTransactionStartOffset"}, rows)
@@ -361,8 +361,6 @@ func printTable(out io.Writer, headers []string, rows [][]string) error {
 	return err
 }
 
-func itoa(n int64) string { return strconv.FormatInt(n, 10) }
-
 func newTxnFindHangingCommand(f *transactionsFlags) *cobra.Command {
 	var topic string
 	var partition, broker int32
@@ -398,9 +396,9 @@ aborted (see abort).`,
 				now := time.Now().UnixMilli()
 				var rows [][]string
 				for _, h := range hanging {
-					rows = append(rows, []string{h.Topic, itoa(int64(h.Partition)), itoa(h.ProducerID), itoa(int64(h.ProducerEpoch)),
-						itoa(int64(h.CoordinatorEpoch)), itoa(h.CurrentTxnStartOffset), itoa(h.LastTimestamp),
-						itoa((now - h.LastTimestamp) / 60000)})
+					rows = append(rows, []string{h.Topic, tool.Itoa(int64(h.Partition)), tool.Itoa(h.ProducerID), tool.Itoa(int64(h.ProducerEpoch)),
+						tool.Itoa(int64(h.CoordinatorEpoch)), tool.Itoa(h.CurrentTxnStartOffset), tool.Itoa(h.LastTimestamp),
+						tool.Itoa((now - h.LastTimestamp) / 60000)})
 				}
 				return printTable(out, []string{"Topic", "Partition", "ProducerId", "ProducerEpoch", "CoordinatorEpoch",
 					"StartOffset", "LastTimestamp", "Duration(min)"}, rows)

@@ -12,6 +12,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"weir/internal/cli/tool"
 	"weir/internal/record"
 	"weir/internal/servertest"
 )
@@ -163,7 +164,7 @@ func TestTransactionsCommand(t *testing.T) {
 		t.Fatal(err)
 	}
 	rows = tableRows(out)
-	if len(rows) != 2 || rows[1][0] != itoa(pid) || rows[1][1] != itoa(int64(epoch)) || rows[1][5] != "0" {
+	if len(rows) != 2 || rows[1][0] != tool.Itoa(pid) || rows[1][1] != tool.Itoa(int64(epoch)) || rows[1][5] != "0" {
 		t.Fatalf("describe-producers printed:\n%s", out)
 	}
 	time.Sleep(10 * time.Millisecond)
@@ -173,7 +174,7 @@ func TestTransactionsCommand(t *testing.T) {
 	}
 	rows = tableRows(out)
 	if len(rows) != 2 || strings.Join(rows[0], " ") != "Topic Partition ProducerId ProducerEpoch CoordinatorEpoch StartOffset LastTimestamp Duration(min)" ||
-		rows[1][0] != "hang" || rows[1][2] != itoa(pid) || rows[1][5] != "0" {
+		rows[1][0] != "hang" || rows[1][2] != tool.Itoa(pid) || rows[1][5] != "0" {
 		t.Fatalf("find-hanging printed:\n%s", out)
 	}
 	out, _, err = runWeirCmd(t, "transactions", "--bootstrap-server", n.Addr, "find-hanging", "--topic", "normal", "--max-transaction-timeout", "0")

@@ -1,4 +1,9 @@
-package cli
+// Package tool holds what weir's Kafka-style tools share: the connection
+// (--bootstrap-server, the client properties of --command-config), the
+// warning for a broker the client cannot reach, how the tools end with
+// Kafka's messages and exit codes, and the small helpers several tools
+// print with (Java's HashMap order, Jackson's JSON, Java's split).
+package tool
 
 // The connection every Kafka-style tool shares (topics, configs,
 // consumer-groups, leader-election): --bootstrap-server, the client
@@ -31,26 +36,26 @@ import (
 
 // exitCode ends a command with a process exit code once the command has
 // printed its messages itself, each tool in its Kafka counterpart's form.
-type exitCode int
+type ExitCode int
 
-func (e exitCode) Error() string { return "exit status " + strconv.Itoa(int(e)) }
+func (e ExitCode) Error() string { return "exit status " + strconv.Itoa(int(e)) }
 
 // toolClientOpts are added to every tool's client (tests).
-var toolClientOpts []kgo.Opt
+var ClientOpts []kgo.Opt
 
 // connFlags are the connection flags of a Kafka-style tool.
-type connFlags struct {
-	bootstrapServer string
-	commandConfig   string
+type ConnFlags struct {
+	BootstrapServer string
+	CommandConfig   string
 }
 
-func (c *connFlags) add(fs *pflag.FlagSet) {
-	fs.StringVar(&c.bootstrapServer, "bootstrap-server", "", "REQUIRED: the Kafka server(s) to connect to, host:port[,host:port]")
-	fs.StringVar(&c.commandConfig, "command-config", "", "a client properties file (see --help for the properties honoured)")
+func (c *ConnFlags) Add(fs *pflag.FlagSet) {
+	fs.StringVar(&c.BootstrapServer, "bootstrap-server", "", "REQUIRED: the Kafka server(s) to connect to, host:port[,host:port]")
+	fs.StringVar(&c.CommandConfig, "command-config", "", "a client properties file (see --help for the properties honoured)")
 }
 
 // commandConfigHelp is the --help paragraph on --command-config.
-const commandConfigHelp = `--command-config FILE reads client properties (Java .properties syntax), as
+const CommandConfigHelp = `--command-config FILE reads client properties (Java .properties syntax), as
 Kafka's tools pass them to their admin client. weir's tools honour
 bootstrap.servers (--bootstrap-server wins), client.id, request.timeout.ms,
 default.api.timeout.ms (how long the command may take, 60000 by default),
@@ -67,32 +72,32 @@ property is refused.`
 
 // toolClient is a connected tool: its client, admin client and the
 // deadline of the whole command.
-type toolClient struct {
-	cl  *kgo.Client
-	adm *kadm.Client
+type Client struct {
+	Kgo   *kgo.Client
+	Admin *kadm.Client
 	// timeout bounds the command (default.api.timeout.ms); requestTimeout
 	// is the timeout of requests that carry one (request.timeout.ms).
-	timeout, requestTimeout time.Duration
+	Timeout, RequestTimeout time.Duration
 	// versions are the API keys the brokers serve, once asked.
 	versions map[int16]bool
 }
 
-func (t *toolClient) close() { t.cl.Close() }
+func (t *Client) Close() { t.Kgo.Close() }
 
 // context bounds the command as default.api.timeout.ms does Kafka's.
-func (t *toolClient) context(cmd *cobra.Command) (context.Context, context.CancelFunc) {
+func (t *Client) Context(cmd *cobra.Command) (context.Context, context.CancelFunc) {
 	parent := cmd.Context()
 	if parent == nil {
 		parent = context.Background()
 	}
-	return context.WithTimeout(parent, t.timeout)
+	return context.WithTimeout(parent, t.Timeout)
 }
 
 // clientProperty turns one supported client property into client options.
-type clientProperty func(v string, t *toolClient) ([]kgo.Opt, error)
+type ClientProperty func(v string, t *Client) ([]kgo.Opt, error)
 
-func millisProperty(apply func(time.Duration, *toolClient) []kgo.Opt) clientProperty {
-	return func(v string, t *toolClient) ([]kgo.Opt, error) {
+func MillisProperty(apply func(time.Duration, *Client) []kgo.Opt) ClientProperty {
+	return func(v string, t *Client) ([]kgo.Opt, error) {
 		n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
 		if err != nil || n < 0 {
 			return nil, fmt.Errorf("not a non-negative number of milliseconds: %q", v)
@@ -102,35 +107,35 @@ func millisProperty(apply func(time.Duration, *toolClient) []kgo.Opt) clientProp
 }
 
 // clientProperties are the client properties the tools honour.
-var clientProperties = map[string]clientProperty{
-	"bootstrap.servers": func(string, *toolClient) ([]kgo.Opt, error) { return nil, nil }, // the flag wins, as in Kafka
-	"client.id": func(v string, _ *toolClient) ([]kgo.Opt, error) {
+var clientProperties = map[string]ClientProperty{
+	"bootstrap.servers": func(string, *Client) ([]kgo.Opt, error) { return nil, nil }, // the flag wins, as in Kafka
+	"client.id": func(v string, _ *Client) ([]kgo.Opt, error) {
 		return []kgo.Opt{kgo.ClientID(v)}, nil
 	},
-	"request.timeout.ms": millisProperty(func(d time.Duration, t *toolClient) []kgo.Opt {
-		t.requestTimeout = d
+	"request.timeout.ms": MillisProperty(func(d time.Duration, t *Client) []kgo.Opt {
+		t.RequestTimeout = d
 		return []kgo.Opt{kgo.RequestTimeoutOverhead(d)}
 	}),
-	"default.api.timeout.ms": millisProperty(func(d time.Duration, t *toolClient) []kgo.Opt {
-		t.timeout = d
+	"default.api.timeout.ms": MillisProperty(func(d time.Duration, t *Client) []kgo.Opt {
+		t.Timeout = d
 		return nil
 	}),
-	"retry.backoff.ms": millisProperty(func(d time.Duration, _ *toolClient) []kgo.Opt {
+	"retry.backoff.ms": MillisProperty(func(d time.Duration, _ *Client) []kgo.Opt {
 		return []kgo.Opt{kgo.RetryBackoffFn(func(int) time.Duration { return d })}
 	}),
-	"metadata.max.age.ms": millisProperty(func(d time.Duration, _ *toolClient) []kgo.Opt {
+	"metadata.max.age.ms": MillisProperty(func(d time.Duration, _ *Client) []kgo.Opt {
 		return []kgo.Opt{kgo.MetadataMaxAge(d)}
 	}),
-	"connections.max.idle.ms": millisProperty(func(d time.Duration, _ *toolClient) []kgo.Opt {
+	"connections.max.idle.ms": MillisProperty(func(d time.Duration, _ *Client) []kgo.Opt {
 		return []kgo.Opt{kgo.ConnIdleTimeout(d)}
 	}),
-	"socket.connection.setup.timeout.ms": millisProperty(func(d time.Duration, _ *toolClient) []kgo.Opt {
+	"socket.connection.setup.timeout.ms": MillisProperty(func(d time.Duration, _ *Client) []kgo.Opt {
 		return []kgo.Opt{kgo.DialTimeout(d)}
 	}),
 }
 
 // loadProperties reads a Java properties file, as Kafka's Utils.loadProps.
-func loadProperties(path string) (map[string]string, error) {
+func LoadProperties(path string) (map[string]string, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
@@ -140,7 +145,7 @@ func loadProperties(path string) (map[string]string, error) {
 }
 
 // seedList splits --bootstrap-server's list.
-func seedList(s string) []string {
+func SeedList(s string) []string {
 	var seeds []string
 	for _, a := range strings.Split(s, ",") {
 		if a = strings.TrimSpace(a); a != "" {
@@ -153,7 +158,7 @@ func seedList(s string) []string {
 // propertyOpts turns client properties into client options, in key
 // order: own's properties first, then those every tool honours; any other
 // is refused.
-func propertyOpts(props map[string]string, own map[string]clientProperty, t *toolClient) ([]kgo.Opt, error) {
+func PropertyOpts(props map[string]string, own map[string]ClientProperty, t *Client) ([]kgo.Opt, error) {
 	opts, err := clientsec.Opts(props)
 	if err != nil {
 		return nil, err
@@ -185,17 +190,17 @@ func propertyOpts(props map[string]string, own map[string]clientProperty, t *too
 // broker answers (await: call is the Kafka admin call a timeout names),
 // warning on cmd's standard error of the brokers it cannot reach. clientID
 // is the default client.id; extra options come last (tests).
-func (c *connFlags) connect(cmd *cobra.Command, clientID, call string, extra ...kgo.Opt) (*toolClient, error) {
-	props, err := c.properties()
+func (c *ConnFlags) Connect(cmd *cobra.Command, clientID, call string, extra ...kgo.Opt) (*Client, error) {
+	props, err := c.Properties()
 	if err != nil {
 		return nil, err
 	}
-	return c.connectWith(cmd, props, clientID, call, extra...)
+	return c.ConnectWith(cmd, props, clientID, call, extra...)
 }
 
 // either is yes when cond holds, else no: a tool's first Kafka admin call
 // by its action, for connect.
-func either(cond bool, yes, no string) string {
+func Either(cond bool, yes, no string) string {
 	if cond {
 		return yes
 	}
@@ -203,34 +208,34 @@ func either(cond bool, yes, no string) string {
 }
 
 // properties are the client properties of --command-config (none without).
-func (c *connFlags) properties() (map[string]string, error) {
-	if c.commandConfig == "" {
+func (c *ConnFlags) Properties() (map[string]string, error) {
+	if c.CommandConfig == "" {
 		return map[string]string{}, nil
 	}
-	return loadProperties(c.commandConfig)
+	return LoadProperties(c.CommandConfig)
 }
 
 // connectWith is connect with the client properties props.
-func (c *connFlags) connectWith(cmd *cobra.Command, props map[string]string, clientID, call string, extra ...kgo.Opt) (*toolClient, error) {
-	seeds := seedList(c.bootstrapServer)
-	t := &toolClient{timeout: 60 * time.Second, requestTimeout: 30 * time.Second}
+func (c *ConnFlags) ConnectWith(cmd *cobra.Command, props map[string]string, clientID, call string, extra ...kgo.Opt) (*Client, error) {
+	seeds := SeedList(c.BootstrapServer)
+	t := &Client{Timeout: 60 * time.Second, RequestTimeout: 30 * time.Second}
 	opts := []kgo.Opt{kgo.SeedBrokers(seeds...), kgo.ClientID(clientID)}
-	propOpts, err := propertyOpts(props, nil, t)
+	propOpts, err := PropertyOpts(props, nil, t)
 	if err != nil {
 		return nil, err
 	}
-	opts = append(append(append(opts, propOpts...), toolClientOpts...), extra...)
+	opts = append(append(append(opts, propOpts...), ClientOpts...), extra...)
 	id := clientID
 	if v, ok := props["client.id"]; ok {
 		id = v
 	}
-	opts = append(opts, kgo.WithHooks(newUnreachableHook(cmd.ErrOrStderr(), "[AdminClient clientId="+id+"] ")))
+	opts = append(opts, kgo.WithHooks(NewUnreachableHook(cmd.ErrOrStderr(), "[AdminClient clientId="+id+"] ")))
 	cl, err := kgo.NewClient(opts...)
 	if err != nil {
 		return nil, err
 	}
-	t.cl, t.adm = cl, kadm.NewClient(cl)
-	t.adm.SetTimeoutMillis(int32(min(t.requestTimeout.Milliseconds(), math.MaxInt32)))
+	t.Kgo, t.Admin = cl, kadm.NewClient(cl)
+	t.Admin.SetTimeoutMillis(int32(min(t.RequestTimeout.Milliseconds(), math.MaxInt32)))
 	if err := t.await(call); err != nil {
 		cl.Close()
 		return nil, err
@@ -240,27 +245,27 @@ func (c *connFlags) connectWith(cmd *cobra.Command, props map[string]string, cli
 
 // failTo returns the tools' way to fail with a message: the message on w
 // (standard error), and exit code 1.
-func failTo(w io.Writer) func(msg string) error {
+func FailTo(w io.Writer) func(msg string) error {
 	return func(msg string) error {
 		fmt.Fprintln(w, msg)
-		return exitCode(1)
+		return ExitCode(1)
 	}
 }
 
 // usageError prints msg and the command's usage on stderr and ends with
 // exit code 1, as Kafka's CommandLineUtils.printUsageAndExit.
-func usageError(cmd *cobra.Command, msg string) error {
+func UsageError(cmd *cobra.Command, msg string) error {
 	fmt.Fprintln(cmd.ErrOrStderr(), msg)
 	fmt.Fprint(cmd.ErrOrStderr(), cmd.UsageString())
-	return exitCode(1)
+	return ExitCode(1)
 }
 
 // stdinIsTerminal reports whether r is a terminal (a prompt can be
 // answered); tests replace it.
-var stdinIsTerminal = func(r io.Reader) bool { return isTerminal(r) }
+var StdinIsTerminal = func(r io.Reader) bool { return IsTerminal(r) }
 
 // isTerminal reports whether the file f (stdin, stdout) is a terminal.
-func isTerminal(f any) bool {
+func IsTerminal(f any) bool {
 	file, ok := f.(*os.File)
 	if !ok {
 		return false
@@ -272,13 +277,13 @@ func isTerminal(f any) bool {
 // javaError is a failed request's error as Kafka's admin client raises it:
 // the exception class (simple name) and its message, the broker's when it
 // sent one, else the error's description.
-type javaError struct{ class, msg string }
+type JavaError struct{ Class, Msg string }
 
-func (e *javaError) Error() string { return e.msg }
+func (e *JavaError) Error() string { return e.Msg }
 
 // String is the exception as the first line of a Java stack trace.
-func (e *javaError) String() string {
-	return "org.apache.kafka.common.errors." + e.class + ": " + e.msg
+func (e *JavaError) String() string {
+	return "org.apache.kafka.common.errors." + e.Class + ": " + e.Msg
 }
 
 // javaClasses are the exception classes whose names do not follow from
@@ -302,7 +307,7 @@ var javaClasses = map[string]string{
 
 // kafkaError turns an error of a response into the exception Kafka's
 // admin client raises for it; msg is the response's error message, if any.
-func kafkaError(err error, msg *string) error {
+func KafkaError(err error, msg *string) error {
 	var ke *kerr.Error
 	if !errors.As(err, &ke) {
 		return err
@@ -318,23 +323,23 @@ func kafkaError(err error, msg *string) error {
 			class += "Exception"
 		}
 	}
-	je := &javaError{class: class, msg: ke.Description}
+	je := &JavaError{Class: class, Msg: ke.Description}
 	if msg != nil && *msg != "" {
-		je.msg = *msg
+		je.Msg = *msg
 	}
 	return je
 }
 
 // unsupported is the error of Kafka's admin client when no broker serves
 // an API.
-func unsupported(api string) error {
-	return &javaError{class: "UnsupportedVersionException", msg: "The node does not support " + api}
+func Unsupported(api string) error {
+	return &JavaError{Class: "UnsupportedVersionException", Msg: "The node does not support " + api}
 }
 
 // supports reports whether the brokers serve the API key.
-func (t *toolClient) supports(ctx context.Context, key int16) (bool, error) {
+func (t *Client) Supports(ctx context.Context, key int16) (bool, error) {
 	if t.versions == nil {
-		vs, err := t.adm.ApiVersions(ctx)
+		vs, err := t.Admin.ApiVersions(ctx)
 		if err != nil {
 			return false, err
 		}
@@ -350,14 +355,14 @@ func (t *toolClient) supports(ctx context.Context, key int16) (bool, error) {
 
 // invocation is the command line after the program's name (Execute sets
 // it, and tests), for the messages that quote it, as Kafka's tools do.
-var invocation []string
+var Invocation []string
 
 // toolArgs are the arguments after the tool's name.
-func toolArgs(cmd *cobra.Command) []string {
-	for i, a := range invocation {
+func Args(cmd *cobra.Command) []string {
+	for i, a := range Invocation {
 		if a == cmd.Name() {
-			return invocation[i+1:]
+			return Invocation[i+1:]
 		}
 	}
-	return invocation
+	return Invocation
 }

@@ -1,4 +1,4 @@
-package cli
+package tool
 
 // The iteration order of Java's HashMap and HashSet, which Kafka's tools
 // print their maps and sets in (log-dirs' JSON, its broker lists), so
@@ -10,7 +10,7 @@ import (
 )
 
 // javaStringHash is Java's String.hashCode (over UTF-16 code units).
-func javaStringHash(s string) int32 {
+func JavaStringHash(s string) int32 {
 	var h int32
 	for _, u := range utf16.Encode([]rune(s)) {
 		h = 31*h + int32(u)
@@ -19,8 +19,8 @@ func javaStringHash(s string) int32 {
 }
 
 // javaTopicPartitionHash is Kafka's TopicPartition.hashCode.
-func javaTopicPartitionHash(topic string, partition int32) int32 {
-	return 31*(31+partition) + javaStringHash(topic)
+func JavaTopicPartitionHash(topic string, partition int32) int32 {
+	return 31*(31+partition) + JavaStringHash(topic)
 }
 
 // javaCapacity is the table size of a HashMap holding n entries, grown
@@ -41,7 +41,7 @@ func javaBucket(h int32, c uint32) uint32 {
 
 // javaOrder sorts items, inserted in their present order, as a HashMap of
 // them with these hash codes iterates.
-func javaOrder[T any](items []T, hash func(T) int32) {
+func JavaOrder[T any](items []T, hash func(T) int32) {
 	c := javaCapacity(len(items))
 	type entry struct {
 		item  T

@@ -1,4 +1,4 @@
-package cli
+package tool
 
 // How every tool says it cannot reach the cluster: the warning Kafka's
 // NetworkClient logs for a failed connection, in the tools' log4j form on
@@ -23,10 +23,10 @@ import (
 // address (Kafka warns at every attempt, about once a second).
 const unreachableEvery = 10 * time.Second
 
-// unreachableHook is a kgo hook that warns of each failed connection to a
+// UnreachableHook is a kgo hook that warns of each failed connection to a
 // broker: the first at once, then at most one per address per
 // unreachableEvery.
-type unreachableHook struct {
+type UnreachableHook struct {
 	warn func(msg string)
 	now  func() time.Time // tests
 
@@ -36,8 +36,8 @@ type unreachableHook struct {
 
 // newUnreachableHook returns the hook that warns on w as Kafka's tools log,
 // with the client's log prefix (Kafka's "[AdminClient clientId=x] ").
-func newUnreachableHook(w io.Writer, prefix string) *unreachableHook {
-	h := newUnreachableWarner(nil)
+func NewUnreachableHook(w io.Writer, prefix string) *UnreachableHook {
+	h := NewUnreachableWarner(nil)
 	h.warn = func(msg string) {
 		fmt.Fprintf(w, "[%s] WARN %s%s (org.apache.kafka.clients.NetworkClient)\n", h.now().Format("2006-01-02 15:04:05,000"), prefix, msg)
 	}
@@ -45,12 +45,12 @@ func newUnreachableHook(w io.Writer, prefix string) *unreachableHook {
 }
 
 // newUnreachableWarner returns the hook that gives its warnings to warn.
-func newUnreachableWarner(warn func(msg string)) *unreachableHook {
-	return &unreachableHook{warn: warn, now: time.Now, last: map[string]time.Time{}}
+func NewUnreachableWarner(warn func(msg string)) *UnreachableHook {
+	return &UnreachableHook{warn: warn, now: time.Now, last: map[string]time.Time{}}
 }
 
 // OnBrokerConnect implements kgo.HookBrokerConnect.
-func (h *unreachableHook) OnBrokerConnect(meta kgo.BrokerMetadata, _ time.Duration, _ net.Conn, err error) {
+func (h *UnreachableHook) OnBrokerConnect(meta kgo.BrokerMetadata, _ time.Duration, _ net.Conn, err error) {
 	var op *net.OpError
 	if !errors.As(err, &op) || op.Op != "dial" || errors.Is(err, context.Canceled) {
 		return
@@ -107,12 +107,12 @@ const (
 // It ends with Kafka's TimeoutException naming call when none answered,
 // and returns nil at once on any error but a failed connection (the
 // tool's requests report those).
-func (t *toolClient) await(call string) error {
-	ctx, cancel := context.WithTimeout(context.Background(), t.timeout)
+func (t *Client) await(call string) error {
+	ctx, cancel := context.WithTimeout(context.Background(), t.Timeout)
 	defer cancel()
 	backoff := reconnectBackoff
 	for {
-		err := t.cl.Ping(ctx)
+		err := t.Kgo.Ping(ctx)
 		var op *net.OpError
 		if err == nil || ctx.Err() == nil && (!errors.As(err, &op) || op.Op != "dial") {
 			return nil
@@ -121,7 +121,7 @@ func (t *toolClient) await(call string) error {
 		select {
 		case <-ctx.Done():
 			wait.Stop()
-			return &javaError{class: "TimeoutException", msg: "Timed out waiting for a node assignment. Call: " + call}
+			return &JavaError{Class: "TimeoutException", Msg: "Timed out waiting for a node assignment. Call: " + call}
 		case <-wait.C:
 		}
 		backoff = min(2*backoff, reconnectBackoffMax)
@@ -130,11 +130,11 @@ func (t *toolClient) await(call string) error {
 
 // consumerPrefix and producerPrefix are the log prefixes of Kafka's
 // consumer and producer.
-func consumerPrefix(clientID, group string) string {
+func ConsumerPrefix(clientID, group string) string {
 	if group == "" {
 		group = "null"
 	}
 	return "[Consumer clientId=" + clientID + ", groupId=" + group + "] "
 }
 
-func producerPrefix(clientID string) string { return "[Producer clientId=" + clientID + "] " }
+func ProducerPrefix(clientID string) string { return "[Producer clientId=" + clientID + "] " }
