@@ -17,8 +17,6 @@ import (
 	"weir/internal/cli/tool"
 )
 
-func init() { subcommands = append(subcommands, newACLsCommand) }
-
 type aclsFlags struct {
 	conn                                  tool.ConnFlags
 	bootstrapController                   string

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"weir/internal/acl"
+	"weir/internal/cli/clitest"
 	"weir/internal/servertest"
 	"weir/internal/tlsconf/tlstest"
 )
@@ -22,15 +23,15 @@ func TestACLsTool(t *testing.T) {
 		"authorizer.class.name":                       acl.ClassName,
 		"super.users":                                 "User:ANONYMOUS",
 	}})
-	want := func(r toolRun, code int, out string) {
+	want := func(r clitest.Result, code int, out string) {
 		t.Helper()
-		if r.code != code || r.out != out {
-			t.Fatalf("exit %d, want %d\n--- got\n%s\n--- want\n%s\n--- stderr\n%s", r.code, code, r.out, out, r.err)
+		if r.Code != code || r.Out != out {
+			t.Fatalf("exit %d, want %d\n--- got\n%s\n--- want\n%s\n--- stderr\n%s", r.Code, code, r.Out, out, r.Err)
 		}
 	}
-	acls := func(args ...string) toolRun {
+	acls := func(args ...string) clitest.Result {
 		t.Helper()
-		return runTool(t, append([]string{"acls", "--bootstrap-server", n.Addr}, args...)...)
+		return weir.Run(t, append([]string{"acls", "--bootstrap-server", n.Addr}, args...)...)
 	}
 	const payments = "ResourcePattern(resourceType=TOPIC, name=payments, patternType=LITERAL)"
 	want(acls("--add", "--allow-principal", "User:alice", "--operation", "Read", "--operation", "Write", "--topic", "payments"), 0,
@@ -56,20 +57,20 @@ func TestACLsTool(t *testing.T) {
 		"\t(principal=User:bob, host=*, operation=READ, permissionType=ALLOW)\n\n"
 	want(acls("--list"), 0, topicPayments+orders+billing+cluster)
 	want(acls("--list", "--topic", "orders-eu", "--resource-pattern-type", "match"), 0, orders)
-	want(runTool(t, "acls", "--bootstrap-controller", n.Server.Addr("CONTROLLER").String(), "--list"), 0, topicPayments+orders+billing+cluster)
+	want(weir.Run(t, "acls", "--bootstrap-controller", n.Server.Addr("CONTROLLER").String(), "--list"), 0, topicPayments+orders+billing+cluster)
 	want(acls("--list", "--principal", "User:alice"), 0, "ACLs for principal `User:alice`\n"+topicPayments)
 
 	// bob is no super user: ALTER on the cluster is missing.
 	bob := tlstest.WriteFile(t, t.TempDir(), "bob.properties", []byte("security.protocol=SASL_PLAINTEXT\nsasl.mechanism=PLAIN\n"+
 		"sasl.jaas.config=org.apache.kafka.common.security.plain.PlainLoginModule required username=\"bob\" password=\"bob-secret\";\n"))
-	r := runTool(t, "acls", "--bootstrap-server", n.Server.Addr("SECURE").String(), "--command-config", bob, "--add", "--allow-principal", "User:bob",
+	r := weir.Run(t, "acls", "--bootstrap-server", n.Server.Addr("SECURE").String(), "--command-config", bob, "--add", "--allow-principal", "User:bob",
 		"--operation", "All", "--topic", "payments")
-	if r.code != 1 || !strings.HasSuffix(r.out, "Error while executing ACL command: org.apache.kafka.common.errors.ClusterAuthorizationException: Cluster authorization failed.\n") {
-		t.Fatalf("bob adding ACLs: exit %d\n%s%s", r.code, r.out, r.err)
+	if r.Code != 1 || !strings.HasSuffix(r.Out, "Error while executing ACL command: org.apache.kafka.common.errors.ClusterAuthorizationException: Cluster authorization failed.\n") {
+		t.Fatalf("bob adding ACLs: exit %d\n%s%s", r.Code, r.Out, r.Err)
 	}
 
 	// Removing asks first; n keeps them, --force does not ask.
-	r = runToolIn(t, "n\n", "acls", "--bootstrap-server", n.Addr, "--remove", "--allow-principal", "User:alice", "--operation", "Write", "--topic", "payments")
+	r = weir.RunIn(t, "n\n", "acls", "--bootstrap-server", n.Addr, "--remove", "--allow-principal", "User:alice", "--operation", "Write", "--topic", "payments")
 	want(r, 0, "Are you sure you want to remove ACLs: \n \t(principal=User:alice, host=*, operation=WRITE, permissionType=ALLOW)\n from resource filter `"+payments+"`? (y/n)\n")
 	want(acls("--remove", "--allow-principal", "User:alice", "--operation", "Write", "--topic", "payments", "--force"), 0, "")
 	want(acls("--remove", "--consumer", "--allow-principal", "User:bob", "--topic", "orders-", "--resource-pattern-type", "prefixed", "--group", "billing", "--force"), 0, "")
@@ -90,16 +91,16 @@ func TestACLsTool(t *testing.T) {
 		{[]string{"--remove", "--principal", "User:a", "--topic", "t"}, "The --principal option is only available if --list is set"},
 	} {
 		r := acls(tc.args...)
-		if r.code != 1 || !strings.HasPrefix(r.err, tc.msg+"\n") {
-			t.Errorf("%v: exit %d, stderr %q, want %q", tc.args, r.code, firstLine(r.err), tc.msg)
+		if r.Code != 1 || !strings.HasPrefix(r.Err, tc.msg+"\n") {
+			t.Errorf("%v: exit %d, stderr %q, want %q", tc.args, r.Code, firstLine(r.Err), tc.msg)
 		}
 	}
 
 	// Without an authorizer, as Kafka: SECURITY_DISABLED.
 	plain := servertest.Start(t, servertest.Options{})
-	r = runTool(t, "acls", "--bootstrap-server", plain.Addr, "--list")
-	if r.code != 1 || r.out != "Error while executing ACL command: org.apache.kafka.common.errors.SecurityDisabledException: No Authorizer is configured on the broker\n" {
-		t.Fatalf("no authorizer: exit %d\n%s%s", r.code, r.out, r.err)
+	r = weir.Run(t, "acls", "--bootstrap-server", plain.Addr, "--list")
+	if r.Code != 1 || r.Out != "Error while executing ACL command: org.apache.kafka.common.errors.SecurityDisabledException: No Authorizer is configured on the broker\n" {
+		t.Fatalf("no authorizer: exit %d\n%s%s", r.Code, r.Out, r.Err)
 	}
 }
 

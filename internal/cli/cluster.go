@@ -6,15 +6,14 @@ import (
 	"fmt"
 	"io"
 	"strconv"
-	"weir/internal/cli/tool"
 
 	"github.com/spf13/cobra"
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
-)
 
-func init() { subcommands = append(subcommands, newClusterCommand) }
+	"weir/internal/cli/tool"
+)
 
 // unregisterBrokerKey is UnregisterBroker's API key (KIP-631).
 const unregisterBrokerKey = 64

@@ -21,8 +21,6 @@ import (
 	"weir/internal/nodeclient"
 )
 
-func init() { subcommands = append(subcommands, newClusterLinksCommand) }
-
 func newClusterLinksCommand() *cobra.Command {
 	var conn tool.ConnFlags
 	var o struct {

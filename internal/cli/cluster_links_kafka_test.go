@@ -84,8 +84,8 @@ func TestClusterLinkFromApacheKafka(t *testing.T) {
 		{"mirrors", "--bootstrap-server", db, "--create", "--mirror-topic", "txn", "--link", "kafka", "--replication-factor", "3"},
 		{"mirrors", "--bootstrap-server", db, "--create", "--mirror-topic", "compacted", "--link", "kafka", "--replication-factor", "3"},
 	} {
-		if r := runTool(t, args...); r.code != 0 {
-			t.Fatalf("weir %v: %s%s", args, r.out, r.err)
+		if r := weir.Run(t, args...); r.Code != 0 {
+			t.Fatalf("weir %v: %s%s", args, r.Out, r.Err)
 		}
 	}
 	sameLogs(t, sb, "plain", db, "plain", 2)

@@ -68,13 +68,13 @@ func TestPromotedMirrorKeepsProducersApartAcrossACrash(t *testing.T) {
 		{"cluster-links", "--bootstrap-server", db, "--create", "--link", "dr", "--config-file", props},
 		{"mirrors", "--bootstrap-server", db, "--create", "--mirror-topic", "txn", "--link", "dr"},
 	} {
-		if r := runTool(t, args...); r.code != 0 {
-			t.Fatalf("weir %v: %s%s", args, r.out, r.err)
+		if r := weir.Run(t, args...); r.Code != 0 {
+			t.Fatalf("weir %v: %s%s", args, r.Out, r.Err)
 		}
 	}
 	sameLogs(t, sb, "txn", db, "txn", 1)
-	if r := runTool(t, "mirrors", "--bootstrap-server", db, "--promote", "--topics", "txn"); r.code != 0 {
-		t.Fatalf("promote: %s%s", r.out, r.err)
+	if r := weir.Run(t, "mirrors", "--bootstrap-server", db, "--promote", "--topics", "txn"); r.Code != 0 {
+		t.Fatalf("promote: %s%s", r.Out, r.Err)
 	}
 	batches, _ := batchesOf(t, db, "txn", 0)
 	if len(batches) != 2 || record.Batch(batches[1]).ProducerID() != srcPID {

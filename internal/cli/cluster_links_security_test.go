@@ -67,28 +67,28 @@ func TestClusterLinkOverSASLAndTLS(t *testing.T) {
 		{"mirrors", "--bootstrap-server", db, "--create", "--mirror-topic", "sasl-orders", "--source-topic", "orders", "--link", "sasl"},
 		{"mirrors", "--bootstrap-server", db, "--create", "--mirror-topic", "tls-orders", "--source-topic", "orders", "--link", "tls"},
 	} {
-		if r := runTool(t, args...); r.code != 0 {
-			t.Fatalf("weir %v: %s%s", args, r.out, r.err)
+		if r := weir.Run(t, args...); r.Code != 0 {
+			t.Fatalf("weir %v: %s%s", args, r.Out, r.Err)
 		}
 	}
-	if r := runTool(t, "cluster-links", "--bootstrap-server", db, "--create", "--link", "bad", "--config-file", badProps); r.code == 0 ||
-		!strings.Contains(r.err, "GSSAPI is not supported") {
-		t.Fatalf("a link with GSSAPI: exit %d\n%s%s", r.code, r.out, r.err)
+	if r := weir.Run(t, "cluster-links", "--bootstrap-server", db, "--create", "--link", "bad", "--config-file", badProps); r.Code == 0 ||
+		!strings.Contains(r.Err, "GSSAPI is not supported") {
+		t.Fatalf("a link with GSSAPI: exit %d\n%s%s", r.Code, r.Out, r.Err)
 	}
-	r := runTool(t, "cluster-links", "--bootstrap-server", db, "--describe", "--link", "sasl")
-	if r.code != 0 || strings.Contains(r.out, "link-secret") || !strings.Contains(r.out, "sasl.jaas.config=[hidden]") {
-		t.Fatalf("describe shows:\n%s%s", r.out, r.err)
+	r := weir.Run(t, "cluster-links", "--bootstrap-server", db, "--describe", "--link", "sasl")
+	if r.Code != 0 || strings.Contains(r.Out, "link-secret") || !strings.Contains(r.Out, "sasl.jaas.config=[hidden]") {
+		t.Fatalf("describe shows:\n%s%s", r.Out, r.Err)
 	}
 	sameLogsWith(t, saslOpts, saslSrc.Node(0).Addr, "orders", db, "sasl-orders", 2)
 	sameLogsWith(t, tlsOpts, tlsSrc.Node(0).Addr, "orders", db, "tls-orders", 2)
 
 	produceN(t, newClient(t, saslSrc.Node(0).Addr, saslOpts...), "orders", 40, 20, saslOpts...)
-	if r := runTool(t, "mirrors", "--bootstrap-server", db, "--promote", "--topics", "sasl-orders"); r.code != 0 {
-		t.Fatalf("promote: %s%s", r.out, r.err)
+	if r := weir.Run(t, "mirrors", "--bootstrap-server", db, "--promote", "--topics", "sasl-orders"); r.Code != 0 {
+		t.Fatalf("promote: %s%s", r.Out, r.Err)
 	}
 	sameLogsWith(t, saslOpts, saslSrc.Node(0).Addr, "orders", db, "sasl-orders", 2)
-	if r := runTool(t, "mirrors", "--bootstrap-server", db, "--describe", "--topics", "tls-orders"); r.code != 0 || !strings.Contains(r.out, "Lag: 0") {
-		t.Fatalf("describe: %s%s", r.out, r.err)
+	if r := weir.Run(t, "mirrors", "--bootstrap-server", db, "--describe", "--topics", "tls-orders"); r.Code != 0 || !strings.Contains(r.Out, "Lag: 0") {
+		t.Fatalf("describe: %s%s", r.Out, r.Err)
 	}
 }
 
@@ -139,23 +139,23 @@ func TestClusterLinkToolsCommandConfig(t *testing.T) {
 		{"mirrors", "--bootstrap-server", db, "--describe"},
 		{"mirrors", "--bootstrap-server", db, "--promote", "--topics", "orders"},
 	} {
-		if r := runTool(t, args...); r.code == 0 || !strings.Contains(r.err, "cannot reach "+db) || !strings.Contains(r.err, "--command-config") {
-			t.Errorf("weir %v without --command-config: exit %d\n%s%s", args, r.code, r.out, r.err)
+		if r := weir.Run(t, args...); r.Code == 0 || !strings.Contains(r.Err, "cannot reach "+db) || !strings.Contains(r.Err, "--command-config") {
+			t.Errorf("weir %v without --command-config: exit %d\n%s%s", args, r.Code, r.Out, r.Err)
 		}
 		args = append(args, "--command-config", wrong)
-		if r := runTool(t, args...); r.code == 0 || !strings.Contains(r.err, "SASL_AUTHENTICATION_FAILED") {
-			t.Errorf("weir %v with a wrong password: exit %d\n%s%s", args, r.code, r.out, r.err)
+		if r := weir.Run(t, args...); r.Code == 0 || !strings.Contains(r.Err, "SASL_AUTHENTICATION_FAILED") {
+			t.Errorf("weir %v with a wrong password: exit %d\n%s%s", args, r.Code, r.Out, r.Err)
 		}
 	}
 
 	mustRun := func(want string, args ...string) string {
 		t.Helper()
 		args = append(args, "--command-config", good)
-		r := runTool(t, args...)
-		if r.code != 0 || !strings.Contains(r.out, want) {
-			t.Fatalf("weir %v: exit %d, want %q in\n%s%s", args, r.code, want, r.out, r.err)
+		r := weir.Run(t, args...)
+		if r.Code != 0 || !strings.Contains(r.Out, want) {
+			t.Fatalf("weir %v: exit %d, want %q in\n%s%s", args, r.Code, want, r.Out, r.Err)
 		}
-		return r.out
+		return r.Out
 	}
 	if out := mustRun("", "cluster-links", "--bootstrap-server", db, "--list"); out != "" {
 		t.Fatalf("links before any was created:\n%s", out)
@@ -198,11 +198,11 @@ func TestClusterLinkToolsOverTLS(t *testing.T) {
 		{"cluster-links", "--bootstrap-server", db, "--list"},
 		{"mirrors", "--bootstrap-server", db, "--describe"},
 	} {
-		if r := runTool(t, args...); r.code == 0 || !strings.Contains(r.err, "cannot reach "+db) || !strings.Contains(r.err, "--command-config") {
-			t.Errorf("weir %v without --command-config: exit %d\n%s%s", args, r.code, r.out, r.err)
+		if r := weir.Run(t, args...); r.Code == 0 || !strings.Contains(r.Err, "cannot reach "+db) || !strings.Contains(r.Err, "--command-config") {
+			t.Errorf("weir %v without --command-config: exit %d\n%s%s", args, r.Code, r.Out, r.Err)
 		}
-		if r := runTool(t, append(args, "--command-config", conf)...); r.code != 0 || r.out != "" {
-			t.Errorf("weir %v over TLS: exit %d\n%s%s", args, r.code, r.out, r.err)
+		if r := weir.Run(t, append(args, "--command-config", conf)...); r.Code != 0 || r.Out != "" {
+			t.Errorf("weir %v over TLS: exit %d\n%s%s", args, r.Code, r.Out, r.Err)
 		}
 	}
 }

@@ -46,8 +46,8 @@ func TestClusterLinkSyncsConfigsAndPartitions(t *testing.T) {
 		{"cluster-links", "--bootstrap-server", db, "--create", "--link", "dr", "--config-file", props},
 		{"mirrors", "--bootstrap-server", db, "--create", "--mirror-topic", "orders", "--link", "dr", "--replication-factor", "2"},
 	} {
-		if r := runTool(t, args...); r.code != 0 {
-			t.Fatalf("weir %v: %s%s", args, r.out, r.err)
+		if r := weir.Run(t, args...); r.Code != 0 {
+			t.Fatalf("weir %v: %s%s", args, r.Out, r.Err)
 		}
 	}
 	sameLogs(t, sb, "orders", db, "orders", 2)
@@ -168,9 +168,9 @@ func TestClusterLinkSyncsConsumerOffsets(t *testing.T) {
 		`consumer.group.filters={"groupFilters": [{"name": "*", "patternType": "LITERAL", "filterType": "INCLUDE"}]}`+"\n"), 0o644)
 	bad := filepath.Join(dir, "bad.properties")
 	os.WriteFile(bad, []byte("bootstrap.servers="+sb+"\nconsumer.group.filters={\"groupFilters\": [{\"name\": \"a\", \"patternType\": \"REGEX\", \"filterType\": \"INCLUDE\"}]}\n"), 0o644)
-	if r := runTool(t, "cluster-links", "--bootstrap-server", db, "--create", "--link", "bad", "--config-file", bad); r.code == 0 ||
-		!strings.Contains(r.err, "patternType") {
-		t.Fatalf("bad filters: exit %d %s%s", r.code, r.out, r.err)
+	if r := weir.Run(t, "cluster-links", "--bootstrap-server", db, "--create", "--link", "bad", "--config-file", bad); r.Code == 0 ||
+		!strings.Contains(r.Err, "patternType") {
+		t.Fatalf("bad filters: exit %d %s%s", r.Code, r.Out, r.Err)
 	}
 	for _, args := range [][]string{
 		{"cluster-links", "--bootstrap-server", db, "--create", "--link", "dr", "--config-file", props},
@@ -178,8 +178,8 @@ func TestClusterLinkSyncsConsumerOffsets(t *testing.T) {
 		{"mirrors", "--bootstrap-server", db, "--create", "--mirror-topic", "orders", "--link", "dr"},
 		{"mirrors", "--bootstrap-server", db, "--create", "--mirror-topic", "audit-copy", "--source-topic", "audit", "--link", "slow"},
 	} {
-		if r := runTool(t, args...); r.code != 0 {
-			t.Fatalf("weir %v: %s%s", args, r.out, r.err)
+		if r := weir.Run(t, args...); r.Code != 0 {
+			t.Fatalf("weir %v: %s%s", args, r.Out, r.Err)
 		}
 	}
 	sameLogs(t, sb, "orders", db, "orders", 2)
@@ -246,8 +246,8 @@ func TestClusterLinkSyncsConsumerOffsets(t *testing.T) {
 			follower = dst.Node(i).Addr
 		}
 	}
-	if r := runTool(t, "mirrors", "--bootstrap-server", follower, "--promote", "--topics", "audit-copy"); r.code != 0 {
-		t.Fatalf("promote: %s%s", r.out, r.err)
+	if r := weir.Run(t, "mirrors", "--bootstrap-server", follower, "--promote", "--topics", "audit-copy"); r.Code != 0 {
+		t.Fatalf("promote: %s%s", r.Out, r.Err)
 	}
 	os, err := dadm.FetchOffsets(ctx, "auditor")
 	if o, ok := os.Lookup("audit-copy", 0); err != nil || !ok || o.At != 1 {
@@ -257,8 +257,8 @@ func TestClusterLinkSyncsConsumerOffsets(t *testing.T) {
 	// The source goes; after the failover the group resumes here at
 	// exactly its offsets.
 	src.Kill(0)
-	if r := runTool(t, "mirrors", "--bootstrap-server", db, "--failover", "--topics", "orders"); r.code != 0 {
-		t.Fatalf("failover: %s%s", r.out, r.err)
+	if r := weir.Run(t, "mirrors", "--bootstrap-server", db, "--failover", "--topics", "orders"); r.Code != 0 {
+		t.Fatalf("failover: %s%s", r.Out, r.Err)
 	}
 	rcl := newClient(t, db, kgo.ConsumerGroup("app"), kgo.ConsumeTopics("orders"), kgo.DisableAutoCommit())
 	first := map[int32]int64{}
@@ -331,8 +331,8 @@ func TestClusterLinkAutoCreatesPrefixedMirrors(t *testing.T) {
 	os.WriteFile(props, []byte("bootstrap.servers="+sb+"\ntopic.config.sync.ms=100\ncluster.link.prefix=src.\n"+
 		"auto.create.mirror.topics.enable=true\n"+`auto.create.mirror.topics.filters={"topicFilters": [`+
 		`{"name": "orders.", "patternType": "PREFIXED", "filterType": "INCLUDE"}, {"name": "orders.secret", "patternType": "LITERAL", "filterType": "EXCLUDE"}]}`+"\n"), 0o644)
-	if r := runTool(t, "cluster-links", "--bootstrap-server", db, "--create", "--link", "dr", "--config-file", props); r.code != 0 {
-		t.Fatalf("create link: %s%s", r.out, r.err)
+	if r := weir.Run(t, "cluster-links", "--bootstrap-server", db, "--create", "--link", "dr", "--config-file", props); r.Code != 0 {
+		t.Fatalf("create link: %s%s", r.Out, r.Err)
 	}
 	sameLogs(t, sb, "orders.eu", db, "src.orders.eu", 2)
 	sameLogs(t, sb, "orders.us", db, "src.orders.us", 2)
@@ -350,15 +350,15 @@ func TestClusterLinkAutoCreatesPrefixedMirrors(t *testing.T) {
 	}
 	produceN(t, scl, "orders.asia", 0, 10)
 	sameLogs(t, sb, "orders.asia", db, "src.orders.asia", 2)
-	r := runTool(t, "mirrors", "--bootstrap-server", db, "--create", "--mirror-topic", "pay", "--source-topic", "payments", "--link", "dr")
-	if r.code == 0 || !strings.Contains(r.err, "the mirror of payments is named src.payments") {
-		t.Fatalf("an unprefixed mirror: exit %d %s%s", r.code, r.out, r.err)
+	r := weir.Run(t, "mirrors", "--bootstrap-server", db, "--create", "--mirror-topic", "pay", "--source-topic", "payments", "--link", "dr")
+	if r.Code == 0 || !strings.Contains(r.Err, "the mirror of payments is named src.payments") {
+		t.Fatalf("an unprefixed mirror: exit %d %s%s", r.Code, r.Out, r.Err)
 	}
-	if r := runTool(t, "mirrors", "--bootstrap-server", db, "--create", "--mirror-topic", "src.payments", "--link", "dr"); r.code != 0 {
-		t.Fatalf("a prefixed mirror: %s%s", r.out, r.err)
+	if r := weir.Run(t, "mirrors", "--bootstrap-server", db, "--create", "--mirror-topic", "src.payments", "--link", "dr"); r.Code != 0 {
+		t.Fatalf("a prefixed mirror: %s%s", r.Out, r.Err)
 	}
 	sameLogs(t, sb, "payments", db, "src.payments", 2)
-	out := runTool(t, "mirrors", "--bootstrap-server", db, "--describe", "--topics", "src.payments").out
+	out := weir.Run(t, "mirrors", "--bootstrap-server", db, "--describe", "--topics", "src.payments").Out
 	if !strings.Contains(out, "SourceTopic: payments") {
 		t.Fatalf("describe:\n%s", out)
 	}
@@ -385,8 +385,8 @@ func TestClusterLinkThrottle(t *testing.T) {
 		{"cluster-links", "--bootstrap-server", db, "--create", "--link", "dr", "--config-file", props},
 		{"mirrors", "--bootstrap-server", db, "--create", "--mirror-topic", "orders", "--link", "dr"},
 	} {
-		if r := runTool(t, args...); r.code != 0 {
-			t.Fatalf("weir %v: %s%s", args, r.out, r.err)
+		if r := weir.Run(t, args...); r.Code != 0 {
+			t.Fatalf("weir %v: %s%s", args, r.Out, r.Err)
 		}
 	}
 	testwait.For(t, 60*time.Second, "the link's fetches to be throttled", func() error {
@@ -464,8 +464,8 @@ func TestClusterLinkSyncsACLs(t *testing.T) {
 	props := filepath.Join(t.TempDir(), "link.properties")
 	os.WriteFile(props, []byte("bootstrap.servers="+sb+"\nacl.sync.enable=true\nacl.sync.ms=100\n"+
 		`acl.filters={"aclFilters": [{"resourceFilter": {"resourceType": "any", "patternType": "any"}, "accessFilter": {"principal": "User:alice", "operation": "any", "permissionType": "any"}}]}`+"\n"), 0o644)
-	if r := runTool(t, "cluster-links", "--bootstrap-server", db, "--create", "--link", "dr", "--config-file", props); r.code != 0 {
-		t.Fatalf("create link: %s%s", r.out, r.err)
+	if r := weir.Run(t, "cluster-links", "--bootstrap-server", db, "--create", "--link", "dr", "--config-file", props); r.Code != 0 {
+		t.Fatalf("create link: %s%s", r.Out, r.Err)
 	}
 	acls := func() []string {
 		res, err := dadm.DescribeACLs(ctx, kadm.NewACLs().AnyResource().ResourcePatternType(kadm.ACLPatternAny).

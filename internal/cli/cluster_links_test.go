@@ -79,17 +79,17 @@ func TestClusterLinkMirrorsTopics(t *testing.T) {
 
 	mustRun := func(want string, args ...string) string {
 		t.Helper()
-		r := runTool(t, args...)
-		if r.code != 0 || !strings.Contains(r.out, want) {
-			t.Fatalf("weir %v: exit %d\n%s%s", args, r.code, r.out, r.err)
+		r := weir.Run(t, args...)
+		if r.Code != 0 || !strings.Contains(r.Out, want) {
+			t.Fatalf("weir %v: exit %d\n%s%s", args, r.Code, r.Out, r.Err)
 		}
-		return r.out
+		return r.Out
 	}
 	mustFail := func(want string, args ...string) {
 		t.Helper()
-		r := runTool(t, args...)
-		if r.code == 0 || !strings.Contains(r.err, want) {
-			t.Fatalf("weir %v: exit %d, want a failure with %q\n%s%s", args, r.code, want, r.out, r.err)
+		r := weir.Run(t, args...)
+		if r.Code == 0 || !strings.Contains(r.Err, want) {
+			t.Fatalf("weir %v: exit %d, want a failure with %q\n%s%s", args, r.Code, want, r.Out, r.Err)
 		}
 	}
 	mustFail("not supported yet", "cluster-links", "--bootstrap-server", db, "--create", "--link", "dr", "--config-file", bad)
@@ -322,8 +322,8 @@ func TestClusterLinkFollowsLeaderChanges(t *testing.T) {
 		{"cluster-links", "--bootstrap-server", db, "--create", "--link", "dr", "--config-file", props},
 		{"mirrors", "--bootstrap-server", db, "--create", "--mirror-topic", "plain", "--link", "dr", "--replication-factor", "2"},
 	} {
-		if r := runTool(t, args...); r.code != 0 {
-			t.Fatalf("weir %v: %s%s", args, r.out, r.err)
+		if r := weir.Run(t, args...); r.Code != 0 {
+			t.Fatalf("weir %v: %s%s", args, r.Out, r.Err)
 		}
 	}
 	sameLogs(t, sb, "plain", db, "plain", 2)
@@ -407,8 +407,8 @@ func TestClusterLinkFromKfake(t *testing.T) {
 		{"cluster-links", "--bootstrap-server", db, "--create", "--link", "k", "--config-file", props},
 		{"mirrors", "--bootstrap-server", db, "--create", "--mirror-topic", "plain", "--link", "k"},
 	} {
-		if r := runTool(t, args...); r.code != 0 {
-			t.Fatalf("weir %v: %s%s", args, r.out, r.err)
+		if r := weir.Run(t, args...); r.Code != 0 {
+			t.Fatalf("weir %v: %s%s", args, r.Out, r.Err)
 		}
 	}
 	sameLogs(t, sb, "plain", db, "plain", 2)

@@ -17,6 +17,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"weir/internal/cli/clitest"
 	"weir/internal/clustertest"
 	"weir/internal/testwait"
 )
@@ -28,17 +29,17 @@ var epochRE = regexp.MustCompile(`Epoch: \d+`)
 func TestClusterAndFeaturesCommands(t *testing.T) {
 	c := clustertest.New(t, clustertest.Options{Nodes: 3})
 	bs := c.Node(0).Addr
-	var tr transcript
-	tr.sub(c.ClusterID(), "<cluster id>")
-	tr.sub(bs, "<bootstrap>")
-	tr.sub(c.Node(1).ControllerAddr, "<controller>")
-	cluster := func(args ...string) toolRun {
+	tr := clitest.Transcript{Weir: weir}
+	tr.Sub(c.ClusterID(), "<cluster id>")
+	tr.Sub(bs, "<bootstrap>")
+	tr.Sub(c.Node(1).ControllerAddr, "<controller>")
+	cluster := func(args ...string) clitest.Result {
 		t.Helper()
-		return tr.run(t, append([]string{"cluster"}, args...)...)
+		return tr.Run(t, append([]string{"cluster"}, args...)...)
 	}
-	features := func(args ...string) toolRun {
+	features := func(args ...string) clitest.Result {
 		t.Helper()
-		r := tr.run(t, append([]string{"features", "--bootstrap-server", bs}, args...)...)
+		r := tr.Run(t, append([]string{"features", "--bootstrap-server", bs}, args...)...)
 		settled(t, c)
 		return r
 	}
@@ -52,7 +53,7 @@ func TestClusterAndFeaturesCommands(t *testing.T) {
 	cluster("cluster-id", "--bootstrap-controller", ctl)
 	cluster("unregister", "-C", ctl, "--id", "9")
 	props := writeProps(t, "client.id=cluster-tool\n")
-	tr.sub(props, "<props>")
+	tr.Sub(props, "<props>")
 	cluster("cluster-id", "-b", bs, "--config", props)
 	cluster("cluster-id", "-b", bs, "--config", props, "--command-config", props)
 	subPorts(&tr, c)
@@ -77,32 +78,32 @@ func TestClusterAndFeaturesCommands(t *testing.T) {
 	features("upgrade", "--feature", "group.version=x")
 	features("upgrade", "--feature", "group.version=1", "--feature", "group.version=0")
 	features("upgrade")
-	tr.run(t, "features", "--bootstrap-controller", c.Node(1).ControllerAddr, "describe")
-	tr.run(t, "features", "describe")
-	checkGolden(t, "cluster.golden", epochRE.ReplaceAllString(tr.String(), "Epoch: <epoch>"))
+	tr.Run(t, "features", "--bootstrap-controller", c.Node(1).ControllerAddr, "describe")
+	tr.Run(t, "features", "describe")
+	clitest.CheckGolden(t, "cluster.golden", epochRE.ReplaceAllString(tr.String(), "Epoch: <epoch>"))
 }
 
 // list-endpoints against a one-node weir cluster, compared with
 // testdata/cluster_one_node.golden.
 func TestClusterListEndpointsOneNode(t *testing.T) {
 	c := clustertest.New(t, clustertest.Options{Nodes: 1})
-	var tr transcript
-	tr.sub(c.Node(0).Addr, "<bootstrap>")
-	tr.sub(c.Node(0).ControllerAddr, "<controller>")
+	tr := clitest.Transcript{Weir: weir}
+	tr.Sub(c.Node(0).Addr, "<bootstrap>")
+	tr.Sub(c.Node(0).ControllerAddr, "<controller>")
 	subPorts(&tr, c)
-	tr.run(t, "cluster", "list-endpoints", "--bootstrap-server", c.Node(0).Addr)
-	tr.run(t, "cluster", "list-endpoints", "-C", c.Node(0).ControllerAddr, "-b", c.Node(0).Addr)
-	checkGolden(t, "cluster_one_node.golden", tr.String())
+	tr.Run(t, "cluster", "list-endpoints", "--bootstrap-server", c.Node(0).Addr)
+	tr.Run(t, "cluster", "list-endpoints", "-C", c.Node(0).ControllerAddr, "-b", c.Node(0).Addr)
+	clitest.CheckGolden(t, "cluster_one_node.golden", tr.String())
 }
 
 // subPorts makes the transcript print each node's listener ports (client
 // and controller) as placeholders, after the addresses' own placeholders.
-func subPorts(tr *transcript, c *clustertest.Cluster) {
+func subPorts(tr *clitest.Transcript, c *clustertest.Cluster) {
 	for i := range c.Size() {
 		_, port, _ := net.SplitHostPort(c.Node(i).Addr)
-		tr.sub(" "+port+" ", fmt.Sprintf(" <port %d> ", i))
+		tr.Sub(" "+port+" ", fmt.Sprintf(" <port %d> ", i))
 		if _, port, err := net.SplitHostPort(c.Node(i).ControllerAddr); err == nil {
-			tr.sub(" "+port+" ", fmt.Sprintf(" <controller port %d> ", i))
+			tr.Sub(" "+port+" ", fmt.Sprintf(" <controller port %d> ", i))
 		}
 	}
 }
@@ -124,12 +125,12 @@ func TestClusterAndFeaturesCommandsKfake(t *testing.T) {
 	}
 	defer c.Close()
 	bs := strings.Join(c.ListenAddrs(), ",")
-	var tr transcript
-	tr.sub(bs, "<bootstrap>")
-	tr.run(t, "cluster", "cluster-id", "--bootstrap-server", bs)
-	tr.run(t, "cluster", "unregister", "--bootstrap-server", bs, "--id", "0")
-	tr.run(t, "features", "--bootstrap-server", bs, "describe")
-	checkGolden(t, "cluster_kfake.golden", epochRE.ReplaceAllString(tr.String(), "Epoch: <epoch>"))
+	tr := clitest.Transcript{Weir: weir}
+	tr.Sub(bs, "<bootstrap>")
+	tr.Run(t, "cluster", "cluster-id", "--bootstrap-server", bs)
+	tr.Run(t, "cluster", "unregister", "--bootstrap-server", bs, "--id", "0")
+	tr.Run(t, "features", "--bootstrap-server", bs, "describe")
+	clitest.CheckGolden(t, "cluster_kfake.golden", epochRE.ReplaceAllString(tr.String(), "Epoch: <epoch>"))
 }
 
 // kafka-cluster.sh unregister of a stopped broker, asked of a broker-only
@@ -161,9 +162,9 @@ func TestClusterUnregisterStoppedBroker(t *testing.T) {
 	settled(t, c)
 
 	c.Stop(2) // node id 3
-	r := runTool(t, "cluster", "unregister", "--bootstrap-server", bs, "--id", "3")
-	if r.code != 0 || r.out != "Broker 3 is no longer registered.\n" || r.err != "" {
-		t.Fatalf("unregister: exit %d, stdout %q, stderr %q", r.code, r.out, r.err)
+	r := weir.Run(t, "cluster", "unregister", "--bootstrap-server", bs, "--id", "3")
+	if r.Code != 0 || r.Out != "Broker 3 is no longer registered.\n" || r.Err != "" {
+		t.Fatalf("unregister: exit %d, stdout %q, stderr %q", r.Code, r.Out, r.Err)
 	}
 	// The answer waits for the forwarding broker's metadata.
 	if ids, err := describeClusterIDs(ctx, cl); err != nil || !slices.Equal(ids, []int32{1, 2}) {
@@ -181,10 +182,10 @@ func TestClusterUnregisterStoppedBroker(t *testing.T) {
 		}
 	}
 
-	r = runTool(t, "cluster", "unregister", "--bootstrap-server", bs, "--id", "3")
+	r = weir.Run(t, "cluster", "unregister", "--bootstrap-server", bs, "--id", "3")
 	want := "org.apache.kafka.common.errors.BrokerIdNotRegisteredException: The given broker ID was not registered.\n"
-	if r.code != 1 || r.out != "" || r.err != want {
-		t.Fatalf("unregistering 3 again: exit %d, stdout %q, stderr %q", r.code, r.out, r.err)
+	if r.Code != 1 || r.Out != "" || r.Err != want {
+		t.Fatalf("unregistering 3 again: exit %d, stdout %q, stderr %q", r.Code, r.Out, r.Err)
 	}
 
 	c.Restart(2, true)

@@ -21,8 +21,6 @@ import (
 	"weir/internal/controller"
 )
 
-func init() { subcommands = append(subcommands, newConfigsCommand) }
-
 // Entity types, as kafka-configs.sh names them, in its order.
 const (
 	entityBrokerLoggers = "broker-loggers"

@@ -11,6 +11,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kfake"
 
+	"weir/internal/cli/clitest"
 	"weir/internal/clustertest"
 )
 
@@ -28,16 +29,16 @@ func TestConfigsCommand(t *testing.T) {
 		t.Fatal(err)
 	}
 	settled(t, c)
-	var tr transcript
-	run := func(args ...string) toolRun {
+	tr := clitest.Transcript{Weir: weir}
+	run := func(args ...string) clitest.Result {
 		t.Helper()
-		r := tr.run(t, append([]string{"configs", "--bootstrap-server", bs}, args...)...)
+		r := tr.Run(t, append([]string{"configs", "--bootstrap-server", bs}, args...)...)
 		settled(t, c)
 		return r
 	}
-	tr.sub(bs, "<bootstrap>")
+	tr.Sub(bs, "<bootstrap>")
 	dir := t.TempDir()
-	tr.sub(dir, "<dir>")
+	tr.Sub(dir, "<dir>")
 	file := filepath.Join(dir, "orders.properties")
 	os.WriteFile(file, []byte("# from a file\nmax.message.bytes=2000000\nsegment.ms = 3600000\n"), 0o644)
 
@@ -48,10 +49,10 @@ func TestConfigsCommand(t *testing.T) {
 	run("--topic", "orders", "--alter", "--delete-config", "retention.ms,segment.ms")
 	run("--entity-type", "topics", "--describe")
 	run("--topic", "nope", "--describe")
-	if r := runTool(t, "configs", "--bootstrap-server", bs, "--topic", "orders", "--describe", "--all"); r.code != 0 ||
-		!strings.HasPrefix(r.out, "All configs for topic orders are:\n") ||
-		!strings.Contains(r.out, "\n  cleanup.policy=compact,delete sensitive=false synonyms={DYNAMIC_TOPIC_CONFIG:cleanup.policy=compact,delete, DEFAULT_CONFIG:log.cleanup.policy=delete}\n") ||
-		!strings.Contains(r.out, "\n  retention.ms=604800000 sensitive=false synonyms={DEFAULT_CONFIG:log.retention.hours=168}\n") {
+	if r := weir.Run(t, "configs", "--bootstrap-server", bs, "--topic", "orders", "--describe", "--all"); r.Code != 0 ||
+		!strings.HasPrefix(r.Out, "All configs for topic orders are:\n") ||
+		!strings.Contains(r.Out, "\n  cleanup.policy=compact,delete sensitive=false synonyms={DYNAMIC_TOPIC_CONFIG:cleanup.policy=compact,delete, DEFAULT_CONFIG:log.cleanup.policy=delete}\n") ||
+		!strings.Contains(r.Out, "\n  retention.ms=604800000 sensitive=false synonyms={DEFAULT_CONFIG:log.retention.hours=168}\n") {
 		t.Errorf("describe --all: %+v", r)
 	}
 
@@ -107,8 +108,8 @@ func TestConfigsCommand(t *testing.T) {
 	run("--entity-type", "users", "--entity-name", "alice", "--entity-type", "clients", "--alter", "--add-config", "producer_byte_rate=1")
 	run("--user", "alice", "--alter", "--add-config", "retention.ms=1")
 	run("--client", "app", "--alter", "--add-config", "SCRAM-SHA-256=[password=x]")
-	tr.run(t, "configs", "--topic", "orders", "--describe")
-	checkGolden(t, "configs.golden", tr.String())
+	tr.Run(t, "configs", "--topic", "orders", "--describe")
+	clitest.CheckGolden(t, "configs.golden", tr.String())
 }
 
 // The same tool against kfake, which also serves client quotas, SCRAM
@@ -120,11 +121,11 @@ func TestConfigsCommandKfake(t *testing.T) {
 	}
 	defer c.Close()
 	bs := c.ListenAddrs()[0]
-	var tr transcript
-	tr.sub(bs, "<bootstrap>")
-	run := func(args ...string) toolRun {
+	tr := clitest.Transcript{Weir: weir}
+	tr.Sub(bs, "<bootstrap>")
+	run := func(args ...string) clitest.Result {
 		t.Helper()
-		return tr.run(t, append([]string{"configs", "--bootstrap-server", bs}, args...)...)
+		return tr.Run(t, append([]string{"configs", "--bootstrap-server", bs}, args...)...)
 	}
 	run("--topic", "orders", "--alter", "--add-config", "retention.ms=86400000,cleanup.policy=[compact,delete]")
 	run("--topic", "orders", "--describe")
@@ -144,5 +145,5 @@ func TestConfigsCommandKfake(t *testing.T) {
 	run("--user", "bob", "--alter", "--add-config", "SCRAM-SHA-256=[iterations=100,password=secret]")
 	run("--ip", "10.0.0.1", "--alter", "--add-config", "connection_creation_rate=10")
 	run("--ip", "10.0.0.1", "--describe")
-	checkGolden(t, "configs_kfake.golden", tr.String())
+	clitest.CheckGolden(t, "configs_kfake.golden", tr.String())
 }

@@ -13,13 +13,12 @@ import (
 	"strconv"
 	"strings"
 	"time"
-	"weir/internal/cli/tool"
 
 	"github.com/spf13/cobra"
 	"github.com/twmb/franz-go/pkg/kgo"
-)
 
-func init() { subcommands = append(subcommands, newConsoleConsumerCommand) }
+	"weir/internal/cli/tool"
+)
 
 type consoleConsumerFlags struct {
 	topic, include, offset, group, isolation, bootstrapServer string

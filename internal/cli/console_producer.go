@@ -12,15 +12,14 @@ import (
 	"strings"
 	"syscall"
 	"time"
-	"weir/internal/cli/tool"
 
 	"github.com/spf13/cobra"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
-)
 
-func init() { subcommands = append(subcommands, newConsoleProducerCommand) }
+	"weir/internal/cli/tool"
+)
 
 type consoleProducerFlags struct {
 	topic, bootstrapServer, brokerList         string

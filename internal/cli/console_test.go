@@ -9,6 +9,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"weir/internal/cli/clitest"
 	"weir/internal/cli/tool"
 	"weir/internal/clustertest"
 )
@@ -22,17 +23,17 @@ func TestConsoleCommands(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	bs := c.Node(0).Addr
-	var tr transcript
-	produce := func(stdin string, args ...string) toolRun {
+	tr := clitest.Transcript{Weir: weir}
+	produce := func(stdin string, args ...string) clitest.Result {
 		t.Helper()
-		return tr.runIn(t, stdin, append([]string{"console-producer", "--bootstrap-server", bs}, args...)...)
+		return tr.RunIn(t, stdin, append([]string{"console-producer", "--bootstrap-server", bs}, args...)...)
 	}
-	consume := func(args ...string) toolRun {
+	consume := func(args ...string) clitest.Result {
 		t.Helper()
-		return tr.run(t, append([]string{"console-consumer", "--bootstrap-server", bs}, args...)...)
+		return tr.Run(t, append([]string{"console-consumer", "--bootstrap-server", bs}, args...)...)
 	}
 	for _, create := range [][]string{{"--topic", "lines", "--replica-assignment", "1:2:3"}, {"--topic", "stamped", "--replica-assignment", "2:3:1,3:1:2"}} {
-		if r := runTool(t, append([]string{"topics", "--bootstrap-server", bs, "--create"}, create...)...); r.code != 0 {
+		if r := weir.Run(t, append([]string{"topics", "--bootstrap-server", bs, "--create"}, create...)...); r.Code != 0 {
 			t.Fatalf("create: %+v", r)
 		}
 	}
@@ -67,7 +68,7 @@ func TestConsoleCommands(t *testing.T) {
 	// A group commits what it printed: the second run goes on from there.
 	consume("--topic", "lines", "--group", "audit", "--from-beginning", "--max-messages", "2")
 	consume("--topic", "lines", "--group", "audit", "--max-messages", "2", "--consumer-property", "group.id=audit")
-	tr.run(t, "consumer-groups", "--bootstrap-server", bs, "--describe", "--group", "audit", "--offsets")
+	tr.Run(t, "consumer-groups", "--bootstrap-server", bs, "--describe", "--group", "audit", "--offsets")
 
 	// Bad input, producer.
 	produce("k1\tv1\nnokey\n", "--topic", "lines", "--property", "parse.key=true", "--sync")
@@ -80,9 +81,9 @@ func TestConsoleCommands(t *testing.T) {
 	produce("x\n", "--topic", "nope", "--max-block-ms", "300")
 	produce("x\n", "--topic", "nope", "--max-block-ms", "300", "--sync")
 	produce("x\n", "--topic", "lines", "--request-required-acks", "1", "--producer-property", "enable.idempotence=true")
-	tr.runIn(t, "x\n", "console-producer", "--topic", "lines")
+	tr.RunIn(t, "x\n", "console-producer", "--topic", "lines")
 	produce("x\n")
-	tr.runIn(t, "x\n", "console-producer", "--topic", "lines", "--bootstrap-server", "localhost")
+	tr.RunIn(t, "x\n", "console-producer", "--topic", "lines", "--bootstrap-server", "localhost")
 
 	// Bad input, consumer.
 	consume("--topic", "lines", "--offset", "3")
@@ -95,8 +96,8 @@ func TestConsoleCommands(t *testing.T) {
 	consume("--topic", "lines", "--isolation-level", "read_some")
 	consume("--topic", "lines", "--formatter", "kafka.tools.LoggingMessageFormatter")
 	consume("--topic", "lines", "--property", "value.deserializer=org.apache.kafka.common.serialization.LongDeserializer")
-	tr.run(t, "console-consumer", "--topic", "lines")
-	checkGolden(t, "console.golden", tr.String())
+	tr.Run(t, "console-consumer", "--topic", "lines")
+	clitest.CheckGolden(t, "console.golden", tr.String())
 }
 
 // The same tools against kfake.
@@ -107,10 +108,10 @@ func TestConsoleCommandsKfake(t *testing.T) {
 	}
 	defer c.Close()
 	bs := strings.Join(c.ListenAddrs(), ",")
-	var tr transcript
-	tr.runIn(t, "a:1\nb:2\n", "console-producer", "--bootstrap-server", bs, "--topic", "lines", "--property", "parse.key=true", "--property", "key.separator=:")
-	tr.run(t, "console-consumer", "--bootstrap-server", bs, "--topic", "lines", "--from-beginning", "--max-messages", "2",
+	tr := clitest.Transcript{Weir: weir}
+	tr.RunIn(t, "a:1\nb:2\n", "console-producer", "--bootstrap-server", bs, "--topic", "lines", "--property", "parse.key=true", "--property", "key.separator=:")
+	tr.Run(t, "console-consumer", "--bootstrap-server", bs, "--topic", "lines", "--from-beginning", "--max-messages", "2",
 		"--formatter-property", "print.key=true", "--formatter-property", "print.offset=true")
-	tr.run(t, "console-consumer", "--bootstrap-server", bs, "--topic", "lines", "--group", "g", "--from-beginning", "--max-messages", "2")
-	checkGolden(t, "console_kfake.golden", tr.String())
+	tr.Run(t, "console-consumer", "--bootstrap-server", bs, "--topic", "lines", "--group", "g", "--from-beginning", "--max-messages", "2")
+	clitest.CheckGolden(t, "console_kfake.golden", tr.String())
 }

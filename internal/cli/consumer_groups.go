@@ -7,13 +7,12 @@ import (
 	"io"
 	"slices"
 	"strings"
-	"weir/internal/cli/tool"
 
 	"github.com/spf13/cobra"
 	"github.com/twmb/franz-go/pkg/kadm"
-)
 
-func init() { subcommands = append(subcommands, newConsumerGroupsCommand) }
+	"weir/internal/cli/tool"
+)
 
 // noValue marks --state and --type given without a value.
 const noValue = "\x00"

@@ -11,10 +11,11 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"weir/internal/cli/tool"
 
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
+
+	"weir/internal/cli/tool"
 )
 
 // groupDesc is a consumer group as described by ConsumerGroupDescribe

@@ -14,10 +14,11 @@ import (
 	"strconv"
 	"strings"
 	"time"
-	"weir/internal/cli/tool"
 
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
+
+	"weir/internal/cli/tool"
 )
 
 // parseTopicPartitions parses "topic:0,1,2".

@@ -13,6 +13,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"weir/internal/cli/clitest"
 	"weir/internal/servertest"
 	"weir/internal/testwait"
 )
@@ -111,15 +112,15 @@ func TestConsumerGroupsCommand(t *testing.T) {
 	waitGroup(t, ctx, adm, "modern", map[string]map[int32]int64{"audit": {0: 3}})
 	produceTo(t, ctx, cl, "orders", 0, 2) // lag 2 for live, until it consumes
 
-	var tr transcript
-	tr.sub(strings.Split(n.Addr, ":")[1], "<port>")
+	tr := clitest.Transcript{Weir: weir}
+	tr.Sub(strings.Split(n.Addr, ":")[1], "<port>")
 	for _, c := range []*kgo.Client{live, modern} {
 		id, _ := c.GroupMetadata()
-		tr.sub(id, "<member id>")
+		tr.Sub(id, "<member id>")
 	}
-	run := func(args ...string) toolRun {
+	run := func(args ...string) clitest.Result {
 		t.Helper()
-		return tr.run(t, append([]string{"consumer-groups", "--bootstrap-server", n.Addr}, args...)...)
+		return tr.Run(t, append([]string{"consumer-groups", "--bootstrap-server", n.Addr}, args...)...)
 	}
 	run("--list")
 	run("--list", "--state", "--type")
@@ -142,7 +143,7 @@ func TestConsumerGroupsCommand(t *testing.T) {
 	run("--reset-offsets", "--group", "idle", "--topic", "audit", "--by-duration", "-PT1H", "--dry-run")
 	run("--reset-offsets", "--group", "idle", "--all-topics", "--to-current", "--dry-run", "--export")
 	plan := filepath.Join(t.TempDir(), "plan.csv")
-	tr.sub(plan, "plan.csv")
+	tr.Sub(plan, "plan.csv")
 	os.WriteFile(plan, []byte("orders,0,7\norders,1,1\n"), 0o644)
 	run("--reset-offsets", "--group", "idle", "--from-file", plan, "--execute")
 	run("--describe", "--group", "idle")
@@ -171,8 +172,8 @@ func TestConsumerGroupsCommand(t *testing.T) {
 	run("--list", "--members")
 	run("--list", "--state", "bogus")
 	run("--delete-offsets", "--group", "live")
-	tr.run(t, "consumer-groups", "--list")
-	checkGolden(t, "consumer_groups.golden", tr.String())
+	tr.Run(t, "consumer-groups", "--list")
+	clitest.CheckGolden(t, "consumer_groups.golden", tr.String())
 }
 
 // The same tool against kfake, with a group that has committed offsets.
@@ -195,11 +196,11 @@ func TestConsumerGroupsCommandKfake(t *testing.T) {
 	if err := adm.CommitAllOffsets(ctx, "idle", os); err != nil {
 		t.Fatal(err)
 	}
-	var tr transcript
-	tr.sub(strings.Split(bs, ":")[1], "<port>")
-	run := func(args ...string) toolRun {
+	tr := clitest.Transcript{Weir: weir}
+	tr.Sub(strings.Split(bs, ":")[1], "<port>")
+	run := func(args ...string) clitest.Result {
 		t.Helper()
-		return tr.run(t, append([]string{"consumer-groups", "--bootstrap-server", bs}, args...)...)
+		return tr.Run(t, append([]string{"consumer-groups", "--bootstrap-server", bs}, args...)...)
 	}
 	run("--list")
 	run("--describe", "--group", "idle")
@@ -210,5 +211,5 @@ func TestConsumerGroupsCommandKfake(t *testing.T) {
 	run("--delete-offsets", "--group", "idle", "--topic", "orders:1")
 	run("--delete", "--group", "idle")
 	run("--describe", "--group", "idle")
-	checkGolden(t, "consumer_groups_kfake.golden", tr.String())
+	clitest.CheckGolden(t, "consumer_groups_kfake.golden", tr.String())
 }

@@ -13,13 +13,12 @@ import (
 	"strconv"
 	"strings"
 	"time"
-	"weir/internal/cli/tool"
 
 	"github.com/spf13/cobra"
 	"github.com/twmb/franz-go/pkg/kadm"
-)
 
-func init() { subcommands = append(subcommands, newDoctorCommand) }
+	"weir/internal/cli/tool"
+)
 
 type doctorFlags struct {
 	conn               tool.ConnFlags

@@ -11,10 +11,11 @@ import (
 	"strconv"
 	"strings"
 	"time"
-	"weir/internal/cli/tool"
 
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"weir/internal/cli/tool"
 )
 
 // logOverhead is what message.max.bytes allows above max.request.size in

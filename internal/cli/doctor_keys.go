@@ -12,9 +12,10 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"weir/internal/cli/tool"
 
 	"github.com/twmb/franz-go/pkg/kgo"
+
+	"weir/internal/cli/tool"
 )
 
 const (

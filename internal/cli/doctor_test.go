@@ -16,21 +16,22 @@ import (
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"weir/internal/cli/clitest"
 	"weir/internal/clustertest"
 	"weir/internal/testwait"
 )
 
 // runDoctor runs weir doctor with --output json and returns its findings
 // and exit code.
-func runDoctor(t *testing.T, bs string, args ...string) ([]finding, toolRun) {
+func runDoctor(t *testing.T, bs string, args ...string) ([]finding, clitest.Result) {
 	t.Helper()
-	r := runTool(t, append([]string{"doctor", "--bootstrap-server", bs, "--output", "json"}, args...)...)
+	r := weir.Run(t, append([]string{"doctor", "--bootstrap-server", bs, "--output", "json"}, args...)...)
 	var out struct{ Findings []finding }
-	if err := json.Unmarshal([]byte(r.out), &out); err != nil {
+	if err := json.Unmarshal([]byte(r.Out), &out); err != nil {
 		t.Fatalf("doctor printed no JSON (%v): %+v", err, r)
 	}
-	if (r.code == 1) != (len(out.Findings) > 0) || r.code > 1 {
-		t.Fatalf("doctor exited %d with %d findings: %+v", r.code, len(out.Findings), r)
+	if (r.Code == 1) != (len(out.Findings) > 0) || r.Code > 1 {
+		t.Fatalf("doctor exited %d with %d findings: %+v", r.Code, len(out.Findings), r)
 	}
 	return out.Findings, r
 }
@@ -51,7 +52,7 @@ func runFix(t *testing.T, f finding) {
 	if args[0] != "weir" || strings.ContainsAny(f.Fix, "&|>(") {
 		t.Fatalf("fix of %s is not one command: %s", f.Check, f.Fix)
 	}
-	if r := runTool(t, args[1:]...); r.code != 0 {
+	if r := weir.Run(t, args[1:]...); r.Code != 0 {
 		t.Fatalf("fix %q: %+v", f.Fix, r)
 	}
 }
@@ -80,7 +81,7 @@ func TestDoctorFindsEachMisconfiguration(t *testing.T) {
 	adm := kadm.NewClient(cl)
 	create := func(topic string, args ...string) {
 		t.Helper()
-		if r := runTool(t, append([]string{"topics", "--bootstrap-server", bs, "--create", "--topic", topic}, args...)...); r.code != 0 {
+		if r := weir.Run(t, append([]string{"topics", "--bootstrap-server", bs, "--create", "--topic", topic}, args...)...); r.Code != 0 {
 			t.Fatalf("create %s: %+v", topic, r)
 		}
 	}
@@ -104,7 +105,7 @@ func TestDoctorFindsEachMisconfiguration(t *testing.T) {
 	if err := os.WriteFile(plan, []byte(`{"version":1,"partitions":[{"topic":"pref","partition":0,"replicas":[3,1]}]}`), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if r := runTool(t, "reassign-partitions", "--bootstrap-server", bs, "--execute", "--reassignment-json-file", plan); r.code != 0 {
+	if r := weir.Run(t, "reassign-partitions", "--bootstrap-server", bs, "--execute", "--reassignment-json-file", plan); r.Code != 0 {
 		t.Fatalf("reassign pref: %+v", r)
 	}
 	testwait.For(t, 30*time.Second, "pref reordered", func() error {
@@ -276,7 +277,7 @@ func TestDoctorCleanCluster(t *testing.T) {
 	defer cancel()
 	bs := c.Node(0).Addr
 	cl := c.Client(t)
-	if r := runTool(t, "topics", "--bootstrap-server", bs, "--create", "--topic", "orders", "--partitions", "3", "--replication-factor", "3", "--config", "min.insync.replicas=2"); r.code != 0 {
+	if r := weir.Run(t, "topics", "--bootstrap-server", bs, "--create", "--topic", "orders", "--partitions", "3", "--replication-factor", "3", "--config", "min.insync.replicas=2"); r.Code != 0 {
 		t.Fatalf("create: %+v", r)
 	}
 	settled(t, c)
@@ -298,7 +299,7 @@ func TestDoctorCleanCluster(t *testing.T) {
 	if len(findings) > 0 {
 		t.Fatalf("findings on a clean cluster: %+v", findings)
 	}
-	if r := runTool(t, "doctor", "--bootstrap-server", bs, "--lag-interval", "0"); r.code != 0 || r.out != "No findings.\n" {
+	if r := weir.Run(t, "doctor", "--bootstrap-server", bs, "--lag-interval", "0"); r.Code != 0 || r.Out != "No findings.\n" {
 		t.Fatalf("text output on a clean cluster: %+v", r)
 	}
 	// Bad input.
@@ -311,7 +312,7 @@ func TestDoctorCleanCluster(t *testing.T) {
 		{[]string{"doctor", "--bootstrap-server", bs, "--imbalance-ratio", "1"}, "--imbalance-ratio must be above 1"},
 		{[]string{"doctor", "--bootstrap-server", "127.0.0.1:1", "--command-config", "/nonexistent.properties"}, "Error: open /nonexistent.properties: no such file or directory"},
 	} {
-		if r := runTool(t, tc.args...); r.code != 2 || !strings.HasPrefix(r.err, tc.err+"\n") {
+		if r := weir.Run(t, tc.args...); r.Code != 2 || !strings.HasPrefix(r.Err, tc.err+"\n") {
 			t.Errorf("%v: %+v, want exit 2 and %q", tc.args, r, tc.err)
 		}
 	}
@@ -326,13 +327,13 @@ func TestDoctorKfake(t *testing.T) {
 	}
 	defer c.Close()
 	bs := strings.Join(c.ListenAddrs(), ",")
-	var tr transcript
-	tr.sub(bs, "<bootstrap>")
-	tr.run(t, "doctor", "--bootstrap-server", bs, "--lag-interval", "0")
-	tr.run(t, "configs", "--bootstrap-server", bs, "--entity-type", "brokers", "--entity-default", "--alter", "--add-config", "min.insync.replicas=2")
-	tr.run(t, "doctor", "--bootstrap-server", bs, "--lag-interval", "0")
-	tr.run(t, "doctor", "--bootstrap-server", bs, "--lag-interval", "0", "--output", "json")
-	checkGolden(t, "doctor_kfake.golden", tr.String())
+	tr := clitest.Transcript{Weir: weir}
+	tr.Sub(bs, "<bootstrap>")
+	tr.Run(t, "doctor", "--bootstrap-server", bs, "--lag-interval", "0")
+	tr.Run(t, "configs", "--bootstrap-server", bs, "--entity-type", "brokers", "--entity-default", "--alter", "--add-config", "min.insync.replicas=2")
+	tr.Run(t, "doctor", "--bootstrap-server", bs, "--lag-interval", "0")
+	tr.Run(t, "doctor", "--bootstrap-server", bs, "--lag-interval", "0", "--output", "json")
+	clitest.CheckGolden(t, "doctor_kfake.golden", tr.String())
 }
 
 // A cluster seeded with each risk of the seeds' incidents (and records
@@ -353,7 +354,7 @@ func TestDoctorSeededRisks(t *testing.T) {
 	bs := c.Node(0).Addr
 	create := func(topic string, args ...string) {
 		t.Helper()
-		if r := runTool(t, append([]string{"topics", "--bootstrap-server", bs, "--create", "--topic", topic}, args...)...); r.code != 0 {
+		if r := weir.Run(t, append([]string{"topics", "--bootstrap-server", bs, "--create", "--topic", topic}, args...)...); r.Code != 0 {
 			t.Fatalf("create %s: %+v", topic, r)
 		}
 	}
@@ -372,7 +373,7 @@ func TestDoctorSeededRisks(t *testing.T) {
 	cl := c.Client(t)
 	produceKeyed(t, ctx, cl, "orders", 60)
 	produceKeyed(t, ctx, cl, "stable", 60)
-	if r := runTool(t, "topics", "--bootstrap-server", bs, "--alter", "--topic", "orders", "--partitions", "6", "--force"); r.code != 0 {
+	if r := weir.Run(t, "topics", "--bootstrap-server", bs, "--alter", "--topic", "orders", "--partitions", "6", "--force"); r.Code != 0 {
 		t.Fatalf("alter orders: %+v", r)
 	}
 	settled(t, c)

@@ -31,8 +31,6 @@ import (
 	"weir/internal/record"
 )
 
-func init() { subcommands = append(subcommands, newDumpLogCommand) }
-
 type dumpLogFlags struct {
 	files                                  string
 	printDataLog, deepIteration            bool

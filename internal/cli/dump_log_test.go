@@ -9,6 +9,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"weir/internal/cli/clitest"
 	"weir/internal/group"
 	"weir/internal/log"
 	"weir/internal/metadata"
@@ -160,22 +161,22 @@ func writeDumpFiles(t *testing.T, dir string) {
 func TestDumpLogGolden(t *testing.T) {
 	dir := t.TempDir()
 	writeDumpFiles(t, dir)
-	var tr transcript
-	tr.sub(dir, "<dir>")
+	tr := clitest.Transcript{Weir: weir}
+	tr.Sub(dir, "<dir>")
 	seg := func(topic string, base int64, ext log.FileType) string {
 		return filepath.Join(dir, topic, log.MakeFilename(ext, base))
 	}
 	orders := func(ext log.FileType) string { return seg("orders-0", 0, ext) }
-	tr.run(t, "dump-log", "--files", orders(log.FileLog))
-	tr.run(t, "dump-log", "--deep-iteration", "--files", orders(log.FileLog))
-	tr.run(t, "dump-log", "--print-data-log", "--files", orders(log.FileLog))
-	tr.run(t, "dump-log", "--print-data-log", "--skip-record-metadata", "--files", orders(log.FileLog))
-	tr.run(t, "dump-log", "--files", strings.Join([]string{orders(log.FileIndex), orders(log.FileTimeIndex), orders(log.FileTxnIndex), seg("orders-0", 7, log.FileProducerSnapshot)}, ","))
-	tr.run(t, "dump-log", "--offsets-decoder", "--files", seg("__consumer_offsets-0", 0, log.FileLog))
-	tr.run(t, "dump-log", "--transaction-log-decoder", "--files", seg("__transaction_state-0", 0, log.FileLog))
-	tr.run(t, "dump-log", "--cluster-metadata-decoder", "--files", seg(metadata.LogTopic+"-0", 0, log.FileLog))
-	tr.run(t, "dump-log", "--cluster-metadata-decoder", "--files", filepath.Join(dir, metadata.LogTopic+"-0", "00000000000000000004-0000000002.checkpoint"))
-	tr.run(t, "dump-log", "--cluster-metadata-decoder", "--files", filepath.Join(dir, quorum.BootstrapFile))
+	tr.Run(t, "dump-log", "--files", orders(log.FileLog))
+	tr.Run(t, "dump-log", "--deep-iteration", "--files", orders(log.FileLog))
+	tr.Run(t, "dump-log", "--print-data-log", "--files", orders(log.FileLog))
+	tr.Run(t, "dump-log", "--print-data-log", "--skip-record-metadata", "--files", orders(log.FileLog))
+	tr.Run(t, "dump-log", "--files", strings.Join([]string{orders(log.FileIndex), orders(log.FileTimeIndex), orders(log.FileTxnIndex), seg("orders-0", 7, log.FileProducerSnapshot)}, ","))
+	tr.Run(t, "dump-log", "--offsets-decoder", "--files", seg("__consumer_offsets-0", 0, log.FileLog))
+	tr.Run(t, "dump-log", "--transaction-log-decoder", "--files", seg("__transaction_state-0", 0, log.FileLog))
+	tr.Run(t, "dump-log", "--cluster-metadata-decoder", "--files", seg(metadata.LogTopic+"-0", 0, log.FileLog))
+	tr.Run(t, "dump-log", "--cluster-metadata-decoder", "--files", filepath.Join(dir, metadata.LogTopic+"-0", "00000000000000000004-0000000002.checkpoint"))
+	tr.Run(t, "dump-log", "--cluster-metadata-decoder", "--files", filepath.Join(dir, quorum.BootstrapFile))
 
 	// Damage: an index entry that points at the wrong batch, and a torn
 	// tail on the segment.
@@ -188,7 +189,7 @@ func TestDumpLogGolden(t *testing.T) {
 	if err := os.WriteFile(idx, buf, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	tr.run(t, "dump-log", "--verify-index-only", "--files", idx)
+	tr.Run(t, "dump-log", "--verify-index-only", "--files", idx)
 	f, err := os.OpenFile(orders(log.FileLog), os.O_APPEND|os.O_WRONLY, 0)
 	if err != nil {
 		t.Fatal(err)
@@ -197,14 +198,14 @@ func TestDumpLogGolden(t *testing.T) {
 		t.Fatal(err)
 	}
 	f.Close()
-	tr.run(t, "dump-log", "--files", orders(log.FileLog))
+	tr.Run(t, "dump-log", "--files", orders(log.FileLog))
 
 	// Bad input.
-	tr.run(t, "dump-log")
-	tr.run(t, "dump-log", "--print-data-log")
-	tr.run(t, "dump-log", "--files", filepath.Join(dir, "orders-0", "leader-epoch-checkpoint"))
-	tr.run(t, "dump-log", "--files", filepath.Join(dir, "orders-0", "00000000000000000099.log"))
-	tr.run(t, "dump-log", "--value-decoder-class", "x", "--files", orders(log.FileLog))
+	tr.Run(t, "dump-log")
+	tr.Run(t, "dump-log", "--print-data-log")
+	tr.Run(t, "dump-log", "--files", filepath.Join(dir, "orders-0", "leader-epoch-checkpoint"))
+	tr.Run(t, "dump-log", "--files", filepath.Join(dir, "orders-0", "00000000000000000099.log"))
+	tr.Run(t, "dump-log", "--value-decoder-class", "x", "--files", orders(log.FileLog))
 
 	// Files that cannot be dumped fail the run (weir exits 1 for an unknown
 	// kind too, where Kafka's tool exits 0): a missing file whose suffix is
@@ -215,15 +216,15 @@ func TestDumpLogGolden(t *testing.T) {
 	if err := os.WriteFile(text, []byte("hello\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	tr.run(t, "dump-log", "--files", filepath.Join(dir, "nonexistent.log"))
-	tr.run(t, "dump-log", "--files", text+","+orders(log.FileTxnIndex))
-	tr.run(t, "dump-log", "--files", filepath.Join(dir, "orders-0"))
-	tr.run(t, "dump-log", "--files", filepath.Join(dir, "missing.txt"))
+	tr.Run(t, "dump-log", "--files", filepath.Join(dir, "nonexistent.log"))
+	tr.Run(t, "dump-log", "--files", text+","+orders(log.FileTxnIndex))
+	tr.Run(t, "dump-log", "--files", filepath.Join(dir, "orders-0"))
+	tr.Run(t, "dump-log", "--files", filepath.Join(dir, "missing.txt"))
 	segDir := filepath.Join(dir, "dir", log.MakeFilename(log.FileLog, 0))
 	if err := os.MkdirAll(segDir, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	tr.run(t, "dump-log", "--files", segDir)
+	tr.Run(t, "dump-log", "--files", segDir)
 
 	// A length field too small for a batch, with a whole header after it,
 	// is corruption: Kafka's tool fails on it.
@@ -234,6 +235,6 @@ func TestDumpLogGolden(t *testing.T) {
 	if err := os.WriteFile(corrupt, append([]byte{0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 5}, make([]byte, 20)...), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	tr.run(t, "dump-log", "--files", corrupt)
-	checkGolden(t, "dump_log.txt", tr.String())
+	tr.Run(t, "dump-log", "--files", corrupt)
+	clitest.CheckGolden(t, "dump_log.txt", tr.String())
 }

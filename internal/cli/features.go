@@ -16,8 +16,6 @@ import (
 	"weir/internal/controller"
 )
 
-func init() { subcommands = append(subcommands, newFeaturesCommand) }
-
 // metadataVersions are the names of metadata.version's feature levels, as
 // Kafka's MetadataVersion prints them (level 1 is the first).
 var metadataVersions = []string{"3.0-IV1", "3.1-IV0", "3.2-IV0", "3.3-IV0", "3.3-IV1", "3.3-IV2", "3.3-IV3",

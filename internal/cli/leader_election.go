@@ -9,14 +9,13 @@ import (
 	"os"
 	"slices"
 	"strings"
-	"weir/internal/cli/tool"
 
 	"github.com/spf13/cobra"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
-)
 
-func init() { subcommands = append(subcommands, newLeaderElectionCommand) }
+	"weir/internal/cli/tool"
+)
 
 type leaderElectionFlags struct {
 	conn                  tool.ConnFlags

@@ -13,6 +13,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kfake"
 
+	"weir/internal/cli/clitest"
 	"weir/internal/clustertest"
 	"weir/internal/testwait"
 )
@@ -44,12 +45,12 @@ func TestLeaderElectionCommand(t *testing.T) {
 	defer cancel()
 	adm := kadm.NewClient(c.Client(t))
 	bs := c.Node(1).Addr
-	var tr transcript
-	run := func(args ...string) toolRun {
+	tr := clitest.Transcript{Weir: weir}
+	run := func(args ...string) clitest.Result {
 		t.Helper()
-		return tr.run(t, append([]string{"leader-election", "--bootstrap-server", bs}, args...)...)
+		return tr.Run(t, append([]string{"leader-election", "--bootstrap-server", bs}, args...)...)
 	}
-	if r := runTool(t, "topics", "--bootstrap-server", bs, "--create", "--topic", "orders", "--replica-assignment", "1:2:3,2:3:1,3:1:2"); r.code != 0 {
+	if r := weir.Run(t, "topics", "--bootstrap-server", bs, "--create", "--topic", "orders", "--replica-assignment", "1:2:3,2:3:1,3:1:2"); r.Code != 0 {
 		t.Fatalf("create: %+v", r)
 	}
 	partitionState(t, ctx, adm, "orders", 0, 1, 1, 2, 3)
@@ -65,7 +66,7 @@ func TestLeaderElectionCommand(t *testing.T) {
 	partitionState(t, ctx, adm, "orders", 0, 2, 1, 2, 3)
 	partitionState(t, ctx, adm, "orders", 2, 3, 1, 2, 3)
 	dir := t.TempDir()
-	tr.sub(dir, "<dir>")
+	tr.Sub(dir, "<dir>")
 	file := filepath.Join(dir, "elect.json")
 	os.WriteFile(file, []byte(`{"partitions": [{"topic": "orders", "partition": 0}, {"topic": "orders", "partition": 1}, {"topic": "nope", "partition": 0}]}`), 0o644)
 	run("--election-type", "preferred", "--all-topic-partitions")
@@ -87,8 +88,8 @@ func TestLeaderElectionCommand(t *testing.T) {
 	run("--election-type", "preferred", "--topic", "orders", "--partition", "0", "--all-topic-partitions")
 	run("--election-type", "sideways", "--all-topic-partitions")
 	run("--topic", "orders", "--partition", "0")
-	tr.run(t, "leader-election", "--election-type", "preferred", "--all-topic-partitions")
-	checkGolden(t, "leader_election.golden", tr.String())
+	tr.Run(t, "leader-election", "--election-type", "preferred", "--all-topic-partitions")
+	clitest.CheckGolden(t, "leader_election.golden", tr.String())
 }
 
 // The same tool against kfake.
@@ -99,13 +100,13 @@ func TestLeaderElectionCommandKfake(t *testing.T) {
 	}
 	defer c.Close()
 	bs := strings.Join(c.ListenAddrs(), ",")
-	var tr transcript
-	run := func(args ...string) toolRun {
+	tr := clitest.Transcript{Weir: weir}
+	run := func(args ...string) clitest.Result {
 		t.Helper()
-		return tr.run(t, append([]string{"leader-election", "--bootstrap-server", bs}, args...)...)
+		return tr.Run(t, append([]string{"leader-election", "--bootstrap-server", bs}, args...)...)
 	}
 	run("--election-type", "preferred", "--topic", "orders", "--partition", "0")
 	run("--election-type", "unclean", "--topic", "orders", "--partition", "1")
 	run("--election-type", "preferred", "--topic", "nope", "--partition", "0")
-	checkGolden(t, "leader_election_kfake.golden", tr.String())
+	clitest.CheckGolden(t, "leader_election_kfake.golden", tr.String())
 }

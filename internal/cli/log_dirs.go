@@ -5,14 +5,13 @@ import (
 	"context"
 	"fmt"
 	"strconv"
-	"weir/internal/cli/tool"
 
 	"github.com/spf13/cobra"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
-)
 
-func init() { subcommands = append(subcommands, newLogDirsCommand) }
+	"weir/internal/cli/tool"
+)
 
 type logDirsFlags struct {
 	conn                  tool.ConnFlags

@@ -13,6 +13,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"weir/internal/cli/clitest"
 	"weir/internal/cli/tool"
 	"weir/internal/clustertest"
 	"weir/internal/testwait"
@@ -79,18 +80,18 @@ func TestLogDirsCommand(t *testing.T) {
 	bs := c.Node(0).Addr
 	cl := c.Client(t, kgo.ProducerBatchCompression(kgo.NoCompression()), kgo.RecordPartitioner(kgo.ManualPartitioner()))
 	adm := kadm.NewClient(cl)
-	var tr transcript
+	tr := clitest.Transcript{Weir: weir}
 	for i := 0; i < c.Size(); i++ {
-		tr.sub(filepath.Join(c.Node(i).Dir, "logs"), fmt.Sprintf("<logs of %d>", c.Node(i).ID))
+		tr.Sub(filepath.Join(c.Node(i).Dir, "logs"), fmt.Sprintf("<logs of %d>", c.Node(i).ID))
 	}
-	run := func(args ...string) toolRun {
+	run := func(args ...string) clitest.Result {
 		t.Helper()
-		return tr.run(t, append([]string{"log-dirs", "--bootstrap-server", bs}, args...)...)
+		return tr.Run(t, append([]string{"log-dirs", "--bootstrap-server", bs}, args...)...)
 	}
-	if r := runTool(t, "topics", "--bootstrap-server", bs, "--create", "--topic", "orders", "--replica-assignment", "1:2,2:3,3:1"); r.code != 0 {
+	if r := weir.Run(t, "topics", "--bootstrap-server", bs, "--create", "--topic", "orders", "--replica-assignment", "1:2,2:3,3:1"); r.Code != 0 {
 		t.Fatalf("create: %+v", r)
 	}
-	if r := runTool(t, "topics", "--bootstrap-server", bs, "--create", "--topic", "empty", "--replica-assignment", "2"); r.code != 0 {
+	if r := weir.Run(t, "topics", "--bootstrap-server", bs, "--create", "--topic", "empty", "--replica-assignment", "2"); r.Code != 0 {
 		t.Fatalf("create: %+v", r)
 	}
 	settled(t, c)
@@ -109,8 +110,8 @@ func TestLogDirsCommand(t *testing.T) {
 	run("--describe", "--broker-list", "1,7,9")
 	run("--describe", "--broker-list", "one")
 	run("--topic-list", "orders")
-	tr.run(t, "log-dirs", "--describe")
-	checkGolden(t, "log_dirs.golden", tr.String())
+	tr.Run(t, "log-dirs", "--describe")
+	clitest.CheckGolden(t, "log_dirs.golden", tr.String())
 }
 
 // The same tool against kfake.
@@ -121,8 +122,8 @@ func TestLogDirsCommandKfake(t *testing.T) {
 	}
 	defer c.Close()
 	bs := strings.Join(c.ListenAddrs(), ",")
-	var tr transcript
-	tr.run(t, "log-dirs", "--bootstrap-server", bs, "--describe", "--topic-list", "orders")
-	tr.run(t, "log-dirs", "--bootstrap-server", bs, "--describe", "--broker-list", "5")
-	checkGolden(t, "log_dirs_kfake.golden", tr.String())
+	tr := clitest.Transcript{Weir: weir}
+	tr.Run(t, "log-dirs", "--bootstrap-server", bs, "--describe", "--topic-list", "orders")
+	tr.Run(t, "log-dirs", "--bootstrap-server", bs, "--describe", "--broker-list", "5")
+	clitest.CheckGolden(t, "log_dirs_kfake.golden", tr.String())
 }

@@ -19,8 +19,6 @@ import (
 	"weir/internal/metadata"
 )
 
-func init() { subcommands = append(subcommands, newMetadataQuorumCommand) }
-
 // quorumClientOpts are added to the command's client (tests pin versions).
 var quorumClientOpts []kgo.Opt
 

@@ -15,6 +15,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 	"github.com/twmb/franz-go/pkg/kversion"
 
+	"weir/internal/cli/clitest"
+	"weir/internal/cli/help"
 	"weir/internal/server"
 	"weir/internal/servertest"
 )
@@ -22,7 +24,7 @@ import (
 // runWeirCmd runs `weir ARGS...` in process and returns stdout and stderr.
 func runWeirCmd(t *testing.T, args ...string) (string, string, error) {
 	t.Helper()
-	root := newRootCommand()
+	root := help.Root(commands...)
 	var out, errOut bytes.Buffer
 	root.SetOut(&out)
 	root.SetErr(&errOut)
@@ -427,12 +429,12 @@ func TestMetadataQuorumAddRemoveController(t *testing.T) {
 		}
 	}
 	write("node.id=4\nprocess.roles=controller\nmetadata.log.dir=" + metaDir + "\ncontroller.listener.names=CONTROLLER\nlisteners=CONTROLLER://:29094\nadvertised.listeners=CONTROLLER://c4:29094\n")
-	var tr transcript
-	tr.sub(mp.DirectoryID, "<directory id>")
-	tr.sub(props, "<props>")
-	tr.sub(n.Dir, "<dir>")
-	q := func(args ...string) toolRun {
-		return tr.run(t, append([]string{"metadata-quorum", "--bootstrap-server", n.Addr}, args...)...)
+	tr := clitest.Transcript{Weir: weir}
+	tr.Sub(mp.DirectoryID, "<directory id>")
+	tr.Sub(props, "<props>")
+	tr.Sub(n.Dir, "<dir>")
+	q := func(args ...string) clitest.Result {
+		return tr.Run(t, append([]string{"metadata-quorum", "--bootstrap-server", n.Addr}, args...)...)
 	}
 	q("--command-config", props, "add-controller", "--dry-run")
 	q("--command-config", props, "add-controller")
@@ -449,5 +451,5 @@ func TestMetadataQuorumAddRemoveController(t *testing.T) {
 	q("--command-config", props, "add-controller")
 	write("node.id=4\nprocess.roles=controller\nmetadata.log.dir=" + metaDir + "\ncontroller.listener.names=CONTROLLER\n")
 	q("--command-config", props, "add-controller")
-	checkGolden(t, "metadata_quorum_voters.txt", tr.String())
+	clitest.CheckGolden(t, "metadata_quorum_voters.txt", tr.String())
 }

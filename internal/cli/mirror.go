@@ -13,8 +13,6 @@ import (
 	"weir/internal/mirror"
 )
 
-func init() { subcommands = append(subcommands, newMirrorCommand) }
-
 func newMirrorCommand() *cobra.Command {
 	var configFile, logLevel string
 	cmd := &cobra.Command{

@@ -24,15 +24,15 @@ func TestMirrorRefusesConfig(t *testing.T) {
 		if err := os.WriteFile(file, []byte(head+extra), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		r := runTool(t, "mirror", "--config", file)
-		if r.code != 1 || !strings.Contains(r.err, want) {
-			t.Errorf("%q: exit %d, stderr %q, want %q", extra, r.code, r.err, want)
+		r := weir.Run(t, "mirror", "--config", file)
+		if r.Code != 1 || !strings.Contains(r.Err, want) {
+			t.Errorf("%q: exit %d, stderr %q, want %q", extra, r.Code, r.Err, want)
 		}
 	}
-	if r := runTool(t, "mirror", "status"); r.code != 1 || !strings.Contains(r.err, "Missing required option: --config") {
-		t.Errorf("status without --config: exit %d, stderr %q", r.code, r.err)
+	if r := weir.Run(t, "mirror", "status"); r.Code != 1 || !strings.Contains(r.Err, "Missing required option: --config") {
+		t.Errorf("status without --config: exit %d, stderr %q", r.Code, r.Err)
 	}
-	if r := runTool(t, "mirror"); r.code != 1 || !strings.Contains(r.err, "Missing required option: --config") {
-		t.Errorf("no --config: exit %d, stderr %q", r.code, r.err)
+	if r := weir.Run(t, "mirror"); r.Code != 1 || !strings.Contains(r.Err, "Missing required option: --config") {
+		t.Errorf("no --config: exit %d, stderr %q", r.Code, r.Err)
 	}
 }

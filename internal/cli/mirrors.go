@@ -16,8 +16,6 @@ import (
 	"weir/internal/link"
 )
 
-func init() { subcommands = append(subcommands, newMirrorsCommand) }
-
 type mirrorsOpts struct {
 	create, describe, pause, resume, promote, failover bool
 	mirrorTopic, sourceTopic, link, topics             string

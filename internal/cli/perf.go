@@ -16,8 +16,6 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 )
 
-func init() { subcommands = append(subcommands, newPerfCommand) }
-
 func newPerfCommand() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "perf",

@@ -12,12 +12,14 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
+
+	"weir/internal/cli/help"
 )
 
 // runPerf runs `weir perf ARGS...` and returns stdout and stderr.
 func runPerf(t *testing.T, args ...string) (string, string, error) {
 	t.Helper()
-	root := newRootCommand()
+	root := help.Root(commands...)
 	var out, errOut bytes.Buffer
 	root.SetOut(&out)
 	root.SetErr(&errOut)

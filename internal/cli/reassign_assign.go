@@ -8,6 +8,7 @@ package cli
 import (
 	"fmt"
 	"slices"
+
 	"weir/internal/cli/tool"
 )
 

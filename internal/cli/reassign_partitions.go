@@ -11,13 +11,12 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"weir/internal/cli/tool"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
-)
 
-func init() { subcommands = append(subcommands, newReassignPartitionsCommand) }
+	"weir/internal/cli/tool"
+)
 
 type reassignFlags struct {
 	conn                                     tool.ConnFlags

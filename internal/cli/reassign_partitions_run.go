@@ -10,11 +10,12 @@ import (
 	"slices"
 	"sort"
 	"strings"
-	"weir/internal/cli/tool"
 
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"weir/internal/cli/tool"
 )
 
 type reassigner struct {

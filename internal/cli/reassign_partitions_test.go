@@ -15,6 +15,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"weir/internal/cli/clitest"
 	"weir/internal/cli/tool"
 	"weir/internal/clustertest"
 	"weir/internal/testwait"
@@ -79,12 +80,12 @@ func TestReassignPartitionsCommand(t *testing.T) {
 	bs := c.Node(0).Addr
 	cl := c.Client(t)
 	adm := kadm.NewClient(cl)
-	var tr transcript
+	tr := clitest.Transcript{Weir: weir}
 	dir := t.TempDir()
-	tr.sub(dir, "<dir>")
-	run := func(args ...string) toolRun {
+	tr.Sub(dir, "<dir>")
+	run := func(args ...string) clitest.Result {
 		t.Helper()
-		r := tr.run(t, append([]string{"reassign-partitions", "--bootstrap-server", bs}, args...)...)
+		r := tr.Run(t, append([]string{"reassign-partitions", "--bootstrap-server", bs}, args...)...)
 		settled(t, c)
 		return r
 	}
@@ -95,7 +96,7 @@ func TestReassignPartitionsCommand(t *testing.T) {
 		}
 		return p
 	}
-	if r := runTool(t, "topics", "--bootstrap-server", bs, "--create", "--topic", "orders", "--replica-assignment", "1:2,2:3"); r.code != 0 {
+	if r := weir.Run(t, "topics", "--bootstrap-server", bs, "--create", "--topic", "orders", "--replica-assignment", "1:2,2:3"); r.Code != 0 {
 		t.Fatalf("create: %+v", r)
 	}
 	settled(t, c)
@@ -110,8 +111,8 @@ func TestReassignPartitionsCommand(t *testing.T) {
 	run("--list")
 	run("--execute", "--reassignment-json-file", plan, "--throttle", "100000000")
 	testwait.For(t, 30*time.Second, "reassignments done", func() error {
-		if r := runTool(t, "reassign-partitions", "--bootstrap-server", bs, "--list"); r.out != "No partition reassignments found.\n" {
-			return &cliError{msg: r.out}
+		if r := weir.Run(t, "reassign-partitions", "--bootstrap-server", bs, "--list"); r.Out != "No partition reassignments found.\n" {
+			return &cliError{msg: r.Out}
 		}
 		return nil
 	})
@@ -160,8 +161,8 @@ func TestReassignPartitionsCommand(t *testing.T) {
 	run("--verify", "--reassignment-json-file", plan, "--throttle", "5")
 	run("--list", "--execute")
 	run("--verify")
-	tr.run(t, "reassign-partitions", "--list")
-	checkGolden(t, "reassign_partitions.golden", tr.String())
+	tr.Run(t, "reassign-partitions", "--list")
+	clitest.CheckGolden(t, "reassign_partitions.golden", tr.String())
 }
 
 // The same tool against kfake.
@@ -172,14 +173,14 @@ func TestReassignPartitionsCommandKfake(t *testing.T) {
 	}
 	defer c.Close()
 	bs := strings.Join(c.ListenAddrs(), ",")
-	var tr transcript
+	tr := clitest.Transcript{Weir: weir}
 	dir := t.TempDir()
-	tr.sub(dir, "<dir>")
+	tr.Sub(dir, "<dir>")
 	plan := filepath.Join(dir, "plan.json")
 	os.WriteFile(plan, []byte(`{"version":1,"partitions":[{"topic":"orders","partition":0,"replicas":[0]}]}`), 0o644)
-	tr.run(t, "reassign-partitions", "--bootstrap-server", bs, "--list")
-	tr.run(t, "reassign-partitions", "--bootstrap-server", bs, "--execute", "--reassignment-json-file", plan)
-	checkGolden(t, "reassign_partitions_kfake.golden", tr.String())
+	tr.Run(t, "reassign-partitions", "--bootstrap-server", bs, "--list")
+	tr.Run(t, "reassign-partitions", "--bootstrap-server", bs, "--execute", "--reassignment-json-file", plan)
+	clitest.CheckGolden(t, "reassign_partitions_kfake.golden", tr.String())
 }
 
 // --execute --wait on a partition holding 200 MiB, moved under a throttle
@@ -192,7 +193,7 @@ func TestReassignPartitionsWait(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	bs := c.Node(0).Addr
-	if r := runTool(t, "topics", "--bootstrap-server", bs, "--create", "--topic", "big", "--replica-assignment", "1"); r.code != 0 {
+	if r := weir.Run(t, "topics", "--bootstrap-server", bs, "--create", "--topic", "big", "--replica-assignment", "1"); r.Code != 0 {
 		t.Fatalf("create: %+v", r)
 	}
 	settled(t, c)
@@ -209,18 +210,18 @@ func TestReassignPartitionsWait(t *testing.T) {
 	if err := os.WriteFile(plan, []byte(`{"version":1,"partitions":[{"topic":"big","partition":0,"replicas":[2]}]}`), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	r := runTool(t, "reassign-partitions", "--bootstrap-server", bs, "--execute", "--reassignment-json-file", plan, "--throttle", "50000000", "--wait")
-	if r.code != 0 {
+	r := weir.Run(t, "reassign-partitions", "--bootstrap-server", bs, "--execute", "--reassignment-json-file", plan, "--throttle", "50000000", "--wait")
+	if r.Code != 0 {
 		t.Fatalf("--execute --wait: %+v", r)
 	}
-	t.Logf("--execute --wait printed:\n%s", r.out)
+	t.Logf("--execute --wait printed:\n%s", r.Out)
 	// Progress lines of the one moving replica, between the start and the
 	// end.
 	line := regexp.MustCompile(`^big-0: broker 2 has [0-9.]+ [KMG]?i?B of 200\.0 MiB \(\d+%\)$`)
-	before, after, ok := strings.Cut(r.out, "Successfully started partition reassignment for big-0\n")
+	before, after, ok := strings.Cut(r.Out, "Successfully started partition reassignment for big-0\n")
 	progress, done, ok2 := strings.Cut(after, "Reassignment of 1 partition completed.\nRun --verify to remove the throttle.\n")
 	if !ok || !ok2 || done != "" || progress == "" || !strings.Contains(before, "The inter-broker throttle limit was set to 50000000 B/s") {
-		t.Fatalf("--execute --wait printed:\n%s", r.out)
+		t.Fatalf("--execute --wait printed:\n%s", r.Out)
 	}
 	for _, l := range strings.Split(strings.TrimSuffix(progress, "\n"), "\n") {
 		if !line.MatchString(l) {
@@ -243,8 +244,8 @@ func TestReassignPartitionsWait(t *testing.T) {
 	if got := throttle(); got != "50000000" {
 		t.Fatalf("throttle after --wait: %q", got)
 	}
-	r = runTool(t, "reassign-partitions", "--bootstrap-server", bs, "--verify", "--reassignment-json-file", plan)
-	if r.code != 0 || !strings.HasPrefix(r.out, "Status of partition reassignment:\nReassignment of partition big-0 is completed.\n") {
+	r = weir.Run(t, "reassign-partitions", "--bootstrap-server", bs, "--verify", "--reassignment-json-file", plan)
+	if r.Code != 0 || !strings.HasPrefix(r.Out, "Status of partition reassignment:\nReassignment of partition big-0 is completed.\n") {
 		t.Fatalf("--verify: %+v", r)
 	}
 	if got := throttle(); got != "" {

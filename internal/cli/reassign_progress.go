@@ -13,9 +13,10 @@ import (
 	"slices"
 	"strings"
 	"time"
-	"weir/internal/cli/tool"
 
 	"github.com/twmb/franz-go/pkg/kadm"
+
+	"weir/internal/cli/tool"
 )
 
 // waitIntervals are how often --wait redraws its bars on a terminal and

@@ -15,8 +15,6 @@ import (
 	"weir/internal/server"
 )
 
-func init() { subcommands = append(subcommands, newServerCommand) }
-
 func newServerCommand() *cobra.Command {
 	var (
 		configFile string

@@ -16,8 +16,6 @@ import (
 	"weir/internal/vfs"
 )
 
-func init() { subcommands = append(subcommands, newStorageCommand) }
-
 func newStorageCommand() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "storage",

@@ -22,8 +22,6 @@ import (
 	"weir/internal/config"
 )
 
-func init() { subcommands = append(subcommands, newTopicsCommand) }
-
 type topicsFlags struct {
 	conn                                             tool.ConnFlags
 	list, create, delete, alter, describe            bool

@@ -11,12 +11,13 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"weir/internal/cli/tool"
 
 	"github.com/spf13/cobra"
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"weir/internal/cli/tool"
 )
 
 // partitionInfo is one partition as --describe prints it.

@@ -15,20 +15,21 @@ import (
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"weir/internal/cli/clitest"
 	"weir/internal/cli/tool"
 	"weir/internal/clustertest"
 	"weir/internal/testwait"
 )
 
 // topicIDs names the ids of the topics in the transcript.
-func topicIDs(t *testing.T, ctx context.Context, adm *kadm.Client, tr *transcript) {
+func topicIDs(t *testing.T, ctx context.Context, adm *kadm.Client, tr *clitest.Transcript) {
 	t.Helper()
 	md, err := adm.Metadata(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
 	for name, td := range md.Topics {
-		tr.topicID(name, td.ID)
+		tr.TopicID(name, td.ID)
 	}
 }
 
@@ -74,10 +75,10 @@ func TestTopicsCommand(t *testing.T) {
 	bs := c.Node(0).Addr
 	cl := c.Client(t, kgo.RecordPartitioner(kgo.StickyKeyPartitioner(nil)))
 	adm := kadm.NewClient(cl)
-	var tr transcript
-	run := func(args ...string) toolRun {
+	tr := clitest.Transcript{Weir: weir}
+	run := func(args ...string) clitest.Result {
 		t.Helper()
-		r := tr.run(t, append([]string{"topics", "--bootstrap-server", bs}, args...)...)
+		r := tr.Run(t, append([]string{"topics", "--bootstrap-server", bs}, args...)...)
 		settled(t, c)
 		return r
 	}
@@ -88,7 +89,7 @@ func TestTopicsCommand(t *testing.T) {
 	run("--create", "--topic", "solo", "--replica-assignment", "3")
 	run("--create", "--topic", "pairs", "--replica-assignment", "1:2,2:3")
 	run("--create", "--topic", "tmp.one", "--partitions", "2", "--replication-factor", "1")
-	if r := run("--create", "--topic", "spread", "--partitions", "2", "--replication-factor", "3"); r.code != 0 {
+	if r := run("--create", "--topic", "spread", "--partitions", "2", "--replication-factor", "3"); r.Code != 0 {
 		t.Fatalf("create: %+v", r)
 	}
 	run("--list")
@@ -105,12 +106,12 @@ func TestTopicsCommand(t *testing.T) {
 	// terminal (as Kafka's tool, for scripts), asking on a terminal.
 	run("--alter", "--topic", "pairs", "--partitions", "3", "--replica-assignment", "1:2,2:3,3:1")
 	produceKeyed(t, ctx, cl, "orders", 5)
-	if r := run("--alter", "--topic", "orders", "--partitions", "4"); r.code != 0 || !strings.HasPrefix(r.out, keyedWarning+"\n") {
-		t.Fatalf("adding partitions to a keyed topic from a script: exit %d\n%s%s", r.code, r.out, r.err)
+	if r := run("--alter", "--topic", "orders", "--partitions", "4"); r.Code != 0 || !strings.HasPrefix(r.Out, keyedWarning+"\n") {
+		t.Fatalf("adding partitions to a keyed topic from a script: exit %d\n%s%s", r.Code, r.Out, r.Err)
 	}
 	tool.StdinIsTerminal = func(io.Reader) bool { return true }
-	tr.runIn(t, "n\n", "topics", "--bootstrap-server", bs, "--alter", "--topic", "orders", "--partitions", "5")
-	tr.runIn(t, "y\n", "topics", "--bootstrap-server", bs, "--alter", "--topic", "orders", "--partitions", "5")
+	tr.RunIn(t, "n\n", "topics", "--bootstrap-server", bs, "--alter", "--topic", "orders", "--partitions", "5")
+	tr.RunIn(t, "y\n", "topics", "--bootstrap-server", bs, "--alter", "--topic", "orders", "--partitions", "5")
 	settled(t, c)
 	tool.StdinIsTerminal = isTerminal
 	run("--describe", "--topic", "pairs")
@@ -170,7 +171,7 @@ func TestTopicsCommand(t *testing.T) {
 	run("--list", "--partitions", "3")
 	run("--describe", "--topics-with-overrides", "--under-replicated-partitions")
 	run("--delete", "--topic", "orders", "--exclude-internal")
-	tr.run(t, "topics", "--list")
+	tr.Run(t, "topics", "--list")
 
 	// --command-config: client settings are honoured, what weir's client
 	// does not do is refused.
@@ -179,13 +180,13 @@ func TestTopicsCommand(t *testing.T) {
 	os.WriteFile(good, []byte("# plain\nclient.id=ops\nsecurity.protocol=PLAINTEXT\nrequest.timeout.ms=20000\n"), 0o644)
 	os.WriteFile(bad, []byte("security.protocol=SSL\nssl.truststore.type=JKS\nssl.truststore.location=/x\n"), 0o644)
 	os.WriteFile(unknown, []byte("linger.ms=5\n"), 0o644)
-	tr.sub(dir, "<dir>")
+	tr.Sub(dir, "<dir>")
 	run("--list", "--topic", "orders", "--command-config", good)
 	run("--list", "--command-config", bad)
 	run("--list", "--command-config", unknown)
 	run("--list", "--command-config", filepath.Join(dir, "missing"))
 
-	checkGolden(t, "topics.golden", tr.String())
+	clitest.CheckGolden(t, "topics.golden", tr.String())
 }
 
 // The same commands against franz-go's kfake: the tool is a plain Kafka
@@ -205,10 +206,10 @@ func TestTopicsCommandKfake(t *testing.T) {
 	}
 	defer cl.Close()
 	adm := kadm.NewClient(cl)
-	var tr transcript
-	run := func(args ...string) toolRun {
+	tr := clitest.Transcript{Weir: weir}
+	run := func(args ...string) clitest.Result {
 		t.Helper()
-		return tr.run(t, append([]string{"topics", "--bootstrap-server", bs}, args...)...)
+		return tr.Run(t, append([]string{"topics", "--bootstrap-server", bs}, args...)...)
 	}
 	run("--create", "--topic", "orders", "--partitions", "3", "--replication-factor", "3", "--config", "cleanup.policy=compact")
 	run("--create", "--topic", "orders", "--partitions", "3")
@@ -217,8 +218,8 @@ func TestTopicsCommandKfake(t *testing.T) {
 	topicIDs(t, ctx, adm, &tr)
 	run("--describe", "--topic", "orders", "--topics-with-overrides")
 	// kfake places replicas at random: the layout is checked, not the ids.
-	r := runTool(t, "topics", "--bootstrap-server", bs, "--describe", "--topic", "orders|solo")
-	if r.code != 0 {
+	r := weir.Run(t, "topics", "--bootstrap-server", bs, "--describe", "--topic", "orders|solo")
+	if r.Code != 0 {
 		t.Fatalf("describe against kfake: %+v", r)
 	}
 	id := func(name string) string {
@@ -233,7 +234,7 @@ func TestTopicsCommandKfake(t *testing.T) {
 		ids := strings.TrimSuffix(strings.Repeat(`\d,`, rf), ",")
 		return fmt.Sprintf(`\tTopic: %s\tPartition: %d\tLeader: \d\tReplicas: %s\tIsr: %s\tElr: \tLastKnownElr: `, topic, p, ids, ids)
 	}
-	matchLines(t, r.out,
+	matchLines(t, r.Out,
 		`Topic: orders\tTopicId: `+id("orders")+`\tPartitionCount: 3\tReplicationFactor: 3\tConfigs: cleanup.policy=compact`,
 		part("orders", 0, 3), part("orders", 1, 3), part("orders", 2, 3),
 		`Topic: solo\tTopicId: `+id("solo")+`\tPartitionCount: 1\tReplicationFactor: 1\tConfigs: `,
@@ -243,5 +244,5 @@ func TestTopicsCommandKfake(t *testing.T) {
 	run("--delete", "--topic", "solo")
 	run("--list")
 	run("--describe", "--topic", "solo")
-	checkGolden(t, "topics_kfake.golden", tr.String())
+	clitest.CheckGolden(t, "topics_kfake.golden", tr.String())
 }

@@ -8,16 +8,15 @@ import (
 	"slices"
 	"strings"
 	"time"
-	"weir/internal/cli/tool"
 
 	"github.com/spf13/cobra"
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
-)
 
-func init() { subcommands = append(subcommands, newTransactionsCommand) }
+	"weir/internal/cli/tool"
+)
 
 // txnClientOpts are added to the command's client (tests).
 var txnClientOpts []kgo.Opt

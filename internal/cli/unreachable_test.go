@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"weir/internal/cli/help"
 	"weir/internal/cli/tool"
 	"weir/internal/testport"
 	"weir/internal/testwait"
@@ -64,13 +65,13 @@ func TestAdminToolsUnreachable(t *testing.T) {
 		{"weir-doctor", "describeCluster", []string{"doctor"}},
 	} {
 		start := time.Now()
-		r := runTool(t, append(c.args, "--bootstrap-server", addr, "--command-config", props)...)
+		r := weir.Run(t, append(c.args, "--bootstrap-server", addr, "--command-config", props)...)
 		took := time.Since(start)
-		if !unreachableWarning("[AdminClient clientId="+c.clientID+"] ", addr).MatchString(r.err) {
-			t.Errorf("%v: no warning of %s on stderr:\n%s", c.args, addr, r.err)
+		if !unreachableWarning("[AdminClient clientId="+c.clientID+"] ", addr).MatchString(r.Err) {
+			t.Errorf("%v: no warning of %s on stderr:\n%s", c.args, addr, r.Err)
 		}
-		if want := "Timed out waiting for a node assignment. Call: " + c.call; r.code == 0 || !strings.Contains(r.out+r.err, want) {
-			t.Errorf("%v: exit %d, want non-zero and %q:\n%s%s", c.args, r.code, want, r.out, r.err)
+		if want := "Timed out waiting for a node assignment. Call: " + c.call; r.Code == 0 || !strings.Contains(r.Out+r.Err, want) {
+			t.Errorf("%v: exit %d, want non-zero and %q:\n%s%s", c.args, r.Code, want, r.Out, r.Err)
 		}
 		if took < 400*time.Millisecond || took > 10*time.Second {
 			t.Errorf("%v took %v, want about default.api.timeout.ms (400ms)", c.args, took)
@@ -112,7 +113,7 @@ func TestRetryingToolsWarnUnreachable(t *testing.T) {
 		{regexp.MustCompile(`\[Producer clientId=perf-producer-client\] `), []string{"perf", "produce", "--topic", "t", "--num-records", "10", "--record-size", "10", "--throughput", "-1"}},
 		{regexp.MustCompile(`\[Consumer clientId=perf-consumer-client, groupId=null\] `), []string{"perf", "consume", "--topic", "t", "--messages", "10"}},
 	} {
-		root := newRootCommand()
+		root := help.Root(commands...)
 		var stdout, stderr syncBuffer
 		stdin, feed := net.Pipe() // a producer's stdin that stays open
 		root.SetOut(&stdout)

@@ -9,7 +9,7 @@ import (
 	"unicode/utf16"
 )
 
-// javaStringHash is Java's String.hashCode (over UTF-16 code units).
+// JavaStringHash is Java's String.hashCode (over UTF-16 code units).
 func JavaStringHash(s string) int32 {
 	var h int32
 	for _, u := range utf16.Encode([]rune(s)) {
@@ -18,7 +18,7 @@ func JavaStringHash(s string) int32 {
 	return h
 }
 
-// javaTopicPartitionHash is Kafka's TopicPartition.hashCode.
+// JavaTopicPartitionHash is Kafka's TopicPartition.hashCode.
 func JavaTopicPartitionHash(topic string, partition int32) int32 {
 	return 31*(31+partition) + JavaStringHash(topic)
 }
@@ -39,7 +39,7 @@ func javaBucket(h int32, c uint32) uint32 {
 	return (u ^ u>>16) & (c - 1)
 }
 
-// javaOrder sorts items, inserted in their present order, as a HashMap of
+// JavaOrder sorts items, inserted in their present order, as a HashMap of
 // them with these hash codes iterates.
 func JavaOrder[T any](items []T, hash func(T) int32) {
 	c := javaCapacity(len(items))

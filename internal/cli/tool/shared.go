@@ -15,7 +15,7 @@ import (
 // Small helpers several tools share: Kafka's ways of splitting, joining
 // and printing.
 
-// describeErr is an error as Kafka's tool prints an ExecutionException's
+// DescribeErr is an error as Kafka's tool prints an ExecutionException's
 // message: the cause's class and message.
 func DescribeErr(err error) string {
 	var je *JavaError
@@ -27,7 +27,7 @@ func DescribeErr(err error) string {
 
 func Itoa(n int64) string { return strconv.FormatInt(n, 10) }
 
-// padRight pads cells as Java's %-Ns does.
+// PadRight pads cells as Java's %-Ns does.
 func PadRight(s string, n int) string {
 	if len(s) >= n {
 		return s
@@ -35,7 +35,7 @@ func PadRight(s string, n int) string {
 	return s + strings.Repeat(" ", n-len(s))
 }
 
-// javaSplit splits s around re as Java's String.split: trailing empty
+// JavaSplit splits s around re as Java's String.split: trailing empty
 // strings are dropped.
 func JavaSplit(s string, re *regexp.Regexp) []string {
 	parts := re.Split(s, -1)
@@ -65,7 +65,7 @@ func JoinInts(ids []int32) string {
 	return strings.Join(s, ",")
 }
 
-// splitList splits at commas, dropping empty items, as Kafka's tools.
+// SplitList splits at commas, dropping empty items, as Kafka's tools.
 func SplitList(s string) []string {
 	var out []string
 	for _, x := range strings.Split(s, ",") {
@@ -76,7 +76,7 @@ func SplitList(s string) []string {
 	return out
 }
 
-// jsonObject is a JSON object whose keys print in the given order.
+// JSONObject is a JSON object whose keys print in the given order.
 type JSONObject []JSONField
 
 type JSONField struct {
@@ -84,7 +84,7 @@ type JSONField struct {
 	Val any
 }
 
-// javaHashMap orders an object's keys as Java's HashMap of them iterates.
+// JavaHashMap orders an object's keys as Java's HashMap of them iterates.
 func JavaHashMap(fields ...JSONField) JSONObject {
 	JavaOrder(fields, func(f JSONField) int32 { return JavaStringHash(f.Key) })
 	return fields
@@ -109,7 +109,7 @@ func (o JSONObject) MarshalJSON() ([]byte, error) {
 	return b.Bytes(), nil
 }
 
-// writeJSON encodes v as Jackson does: no HTML escaping, no newline.
+// WriteJSON encodes v as Jackson does: no HTML escaping, no newline.
 func WriteJSON(b *bytes.Buffer, v any) error {
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
@@ -121,7 +121,7 @@ func WriteJSON(b *bytes.Buffer, v any) error {
 	return nil
 }
 
-// javaIntSet joins ids in the order of Java's HashSet of them.
+// JavaIntSet joins ids in the order of Java's HashSet of them.
 func JavaIntSet(ids []int32) string {
 	JavaOrder(ids, func(i int32) int32 { return i })
 	s := make([]string, len(ids))

@@ -34,16 +34,16 @@ import (
 	"weir/internal/config"
 )
 
-// exitCode ends a command with a process exit code once the command has
+// ExitCode ends a command with a process exit code once the command has
 // printed its messages itself, each tool in its Kafka counterpart's form.
 type ExitCode int
 
 func (e ExitCode) Error() string { return "exit status " + strconv.Itoa(int(e)) }
 
-// toolClientOpts are added to every tool's client (tests).
+// ClientOpts are added to every tool's client (tests).
 var ClientOpts []kgo.Opt
 
-// connFlags are the connection flags of a Kafka-style tool.
+// ConnFlags are the connection flags of a Kafka-style tool.
 type ConnFlags struct {
 	BootstrapServer string
 	CommandConfig   string
@@ -54,7 +54,7 @@ func (c *ConnFlags) Add(fs *pflag.FlagSet) {
 	fs.StringVar(&c.CommandConfig, "command-config", "", "a client properties file (see --help for the properties honoured)")
 }
 
-// commandConfigHelp is the --help paragraph on --command-config.
+// CommandConfigHelp is the --help paragraph on --command-config.
 const CommandConfigHelp = `--command-config FILE reads client properties (Java .properties syntax), as
 Kafka's tools pass them to their admin client. weir's tools honour
 bootstrap.servers (--bootstrap-server wins), client.id, request.timeout.ms,
@@ -70,12 +70,12 @@ ssl.enabled.protocols; for SASL, sasl.mechanism (PLAIN, SCRAM-SHA-256,
 SCRAM-SHA-512) and sasl.jaas.config with username and password. Any other
 property is refused.`
 
-// toolClient is a connected tool: its client, admin client and the
+// Client is a connected tool: its client, admin client and the
 // deadline of the whole command.
 type Client struct {
 	Kgo   *kgo.Client
 	Admin *kadm.Client
-	// timeout bounds the command (default.api.timeout.ms); requestTimeout
+	// Timeout bounds the command (default.api.timeout.ms); requestTimeout
 	// is the timeout of requests that carry one (request.timeout.ms).
 	Timeout, RequestTimeout time.Duration
 	// versions are the API keys the brokers serve, once asked.
@@ -84,7 +84,7 @@ type Client struct {
 
 func (t *Client) Close() { t.Kgo.Close() }
 
-// context bounds the command as default.api.timeout.ms does Kafka's.
+// Context bounds the command as default.api.timeout.ms does Kafka's.
 func (t *Client) Context(cmd *cobra.Command) (context.Context, context.CancelFunc) {
 	parent := cmd.Context()
 	if parent == nil {
@@ -93,7 +93,7 @@ func (t *Client) Context(cmd *cobra.Command) (context.Context, context.CancelFun
 	return context.WithTimeout(parent, t.Timeout)
 }
 
-// clientProperty turns one supported client property into client options.
+// ClientProperty turns one supported client property into client options.
 type ClientProperty func(v string, t *Client) ([]kgo.Opt, error)
 
 func MillisProperty(apply func(time.Duration, *Client) []kgo.Opt) ClientProperty {
@@ -134,7 +134,7 @@ var clientProperties = map[string]ClientProperty{
 	}),
 }
 
-// loadProperties reads a Java properties file, as Kafka's Utils.loadProps.
+// LoadProperties reads a Java properties file, as Kafka's Utils.loadProps.
 func LoadProperties(path string) (map[string]string, error) {
 	f, err := os.Open(path)
 	if err != nil {
@@ -144,7 +144,7 @@ func LoadProperties(path string) (map[string]string, error) {
 	return config.ParseProperties(f)
 }
 
-// seedList splits --bootstrap-server's list.
+// SeedList splits --bootstrap-server's list.
 func SeedList(s string) []string {
 	var seeds []string
 	for _, a := range strings.Split(s, ",") {
@@ -155,7 +155,7 @@ func SeedList(s string) []string {
 	return seeds
 }
 
-// propertyOpts turns client properties into client options, in key
+// PropertyOpts turns client properties into client options, in key
 // order: own's properties first, then those every tool honours; any other
 // is refused.
 func PropertyOpts(props map[string]string, own map[string]ClientProperty, t *Client) ([]kgo.Opt, error) {
@@ -186,7 +186,7 @@ func PropertyOpts(props map[string]string, own map[string]ClientProperty, t *Cli
 	return opts, nil
 }
 
-// connect dials the cluster with the flags' settings and waits until a
+// Connect dials the cluster with the flags' settings and waits until a
 // broker answers (await: call is the Kafka admin call a timeout names),
 // warning on cmd's standard error of the brokers it cannot reach. clientID
 // is the default client.id; extra options come last (tests).
@@ -198,7 +198,7 @@ func (c *ConnFlags) Connect(cmd *cobra.Command, clientID, call string, extra ...
 	return c.ConnectWith(cmd, props, clientID, call, extra...)
 }
 
-// either is yes when cond holds, else no: a tool's first Kafka admin call
+// Either is yes when cond holds, else no: a tool's first Kafka admin call
 // by its action, for connect.
 func Either(cond bool, yes, no string) string {
 	if cond {
@@ -207,7 +207,7 @@ func Either(cond bool, yes, no string) string {
 	return no
 }
 
-// properties are the client properties of --command-config (none without).
+// Properties are the client properties of --command-config (none without).
 func (c *ConnFlags) Properties() (map[string]string, error) {
 	if c.CommandConfig == "" {
 		return map[string]string{}, nil
@@ -215,7 +215,7 @@ func (c *ConnFlags) Properties() (map[string]string, error) {
 	return LoadProperties(c.CommandConfig)
 }
 
-// connectWith is connect with the client properties props.
+// ConnectWith is connect with the client properties props.
 func (c *ConnFlags) ConnectWith(cmd *cobra.Command, props map[string]string, clientID, call string, extra ...kgo.Opt) (*Client, error) {
 	seeds := SeedList(c.BootstrapServer)
 	t := &Client{Timeout: 60 * time.Second, RequestTimeout: 30 * time.Second}
@@ -243,7 +243,7 @@ func (c *ConnFlags) ConnectWith(cmd *cobra.Command, props map[string]string, cli
 	return t, nil
 }
 
-// failTo returns the tools' way to fail with a message: the message on w
+// FailTo returns the tools' way to fail with a message: the message on w
 // (standard error), and exit code 1.
 func FailTo(w io.Writer) func(msg string) error {
 	return func(msg string) error {
@@ -252,7 +252,7 @@ func FailTo(w io.Writer) func(msg string) error {
 	}
 }
 
-// usageError prints msg and the command's usage on stderr and ends with
+// UsageError prints msg and the command's usage on stderr and ends with
 // exit code 1, as Kafka's CommandLineUtils.printUsageAndExit.
 func UsageError(cmd *cobra.Command, msg string) error {
 	fmt.Fprintln(cmd.ErrOrStderr(), msg)
@@ -260,11 +260,11 @@ func UsageError(cmd *cobra.Command, msg string) error {
 	return ExitCode(1)
 }
 
-// stdinIsTerminal reports whether r is a terminal (a prompt can be
+// StdinIsTerminal reports whether r is a terminal (a prompt can be
 // answered); tests replace it.
 var StdinIsTerminal = func(r io.Reader) bool { return IsTerminal(r) }
 
-// isTerminal reports whether the file f (stdin, stdout) is a terminal.
+// IsTerminal reports whether the file f (stdin, stdout) is a terminal.
 func IsTerminal(f any) bool {
 	file, ok := f.(*os.File)
 	if !ok {
@@ -274,7 +274,7 @@ func IsTerminal(f any) bool {
 	return err == nil
 }
 
-// javaError is a failed request's error as Kafka's admin client raises it:
+// JavaError is a failed request's error as Kafka's admin client raises it:
 // the exception class (simple name) and its message, the broker's when it
 // sent one, else the error's description.
 type JavaError struct{ Class, Msg string }
@@ -305,7 +305,7 @@ var javaClasses = map[string]string{
 	"KAFKA_STORAGE_ERROR":            "KafkaStorageException",
 }
 
-// kafkaError turns an error of a response into the exception Kafka's
+// KafkaError turns an error of a response into the exception Kafka's
 // admin client raises for it; msg is the response's error message, if any.
 func KafkaError(err error, msg *string) error {
 	var ke *kerr.Error
@@ -330,13 +330,13 @@ func KafkaError(err error, msg *string) error {
 	return je
 }
 
-// unsupported is the error of Kafka's admin client when no broker serves
+// Unsupported is the error of Kafka's admin client when no broker serves
 // an API.
 func Unsupported(api string) error {
 	return &JavaError{Class: "UnsupportedVersionException", Msg: "The node does not support " + api}
 }
 
-// supports reports whether the brokers serve the API key.
+// Supports reports whether the brokers serve the API key.
 func (t *Client) Supports(ctx context.Context, key int16) (bool, error) {
 	if t.versions == nil {
 		vs, err := t.Admin.ApiVersions(ctx)
@@ -353,7 +353,7 @@ func (t *Client) Supports(ctx context.Context, key int16) (bool, error) {
 	return t.versions[key], nil
 }
 
-// invocation is the command line after the program's name (Execute sets
+// Invocation is the command line after the program's name (Execute sets
 // it, and tests), for the messages that quote it, as Kafka's tools do.
 var Invocation []string
 

@@ -34,7 +34,7 @@ type UnreachableHook struct {
 	last map[string]time.Time
 }
 
-// newUnreachableHook returns the hook that warns on w as Kafka's tools log,
+// NewUnreachableHook returns the hook that warns on w as Kafka's tools log,
 // with the client's log prefix (Kafka's "[AdminClient clientId=x] ").
 func NewUnreachableHook(w io.Writer, prefix string) *UnreachableHook {
 	h := NewUnreachableWarner(nil)
@@ -44,7 +44,7 @@ func NewUnreachableHook(w io.Writer, prefix string) *UnreachableHook {
 	return h
 }
 
-// newUnreachableWarner returns the hook that gives its warnings to warn.
+// NewUnreachableWarner returns the hook that gives its warnings to warn.
 func NewUnreachableWarner(warn func(msg string)) *UnreachableHook {
 	return &UnreachableHook{warn: warn, now: time.Now, last: map[string]time.Time{}}
 }
@@ -128,7 +128,7 @@ func (t *Client) await(call string) error {
 	}
 }
 
-// consumerPrefix and producerPrefix are the log prefixes of Kafka's
+// ConsumerPrefix and producerPrefix are the log prefixes of Kafka's
 // consumer and producer.
 func ConsumerPrefix(clientID, group string) string {
 	if group == "" {

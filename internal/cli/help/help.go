@@ -1,36 +1,25 @@
-// Package cli holds weir's subcommands, one file per noun.
-package cli
+// Package help makes the root of weir's command tree: its name and
+// --version, the help's flag rendering, and suggestions for mistyped flags
+// and subcommands.
+package help
 
 import (
 	"errors"
 	"fmt"
-	"os"
 	"strings"
 	"unicode"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
-	"weir/internal/cli/tool"
 	"weir/internal/version"
 )
 
-// Execute runs the command line and returns the process exit code.
-func Execute() int {
-	root := newRootCommand()
-	tool.Invocation = os.Args[1:]
-	if err := root.Execute(); err != nil {
-		var code tool.ExitCode
-		if errors.As(err, &code) {
-			return int(code)
-		}
-		fmt.Fprintln(os.Stderr, "Error:", err)
-		return 1
-	}
-	return 0
-}
-
-func newRootCommand() *cobra.Command {
+// Root is weir's root command over the commands cmds make: --version,
+// the help's rendering of flags, and suggestions for mistyped flags and
+// subcommands at every level. The command line (internal/cli) and the
+// commands' tests (internal/cli/clitest) build the same root with it.
+func Root(cmds ...func() *cobra.Command) *cobra.Command {
 	root := &cobra.Command{
 		Use:   "weir",
 		Short: "weir is a Kafka-compatible streaming platform in one binary",
@@ -41,7 +30,7 @@ the operator tools.`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	for _, add := range subcommands {
+	for _, add := range cmds {
 		root.AddCommand(add())
 	}
 	root.SetFlagErrorFunc(suggestFlag)
@@ -50,10 +39,6 @@ the operator tools.`,
 	suggestSubcommands(root)
 	return root
 }
-
-// subcommands is filled by each noun's file in its init function, so adding a
-// command never touches this file.
-var subcommands []func() *cobra.Command
 
 func init() { cobra.AddTemplateFunc("flagUsages", flagUsages) }
 

@@ -1,0 +1,54 @@
+// Package cli is weir's command line: Execute, and the list of its
+// commands, each made by the package of its noun.
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"os"
+
+	"github.com/spf13/cobra"
+
+	"weir/internal/cli/help"
+	"weir/internal/cli/tool"
+)
+
+// Execute runs the command line and returns the process exit code.
+func Execute() int {
+	root := help.Root(commands...)
+	tool.Invocation = os.Args[1:]
+	if err := root.Execute(); err != nil {
+		var code tool.ExitCode
+		if errors.As(err, &code) {
+			return int(code)
+		}
+		fmt.Fprintln(os.Stderr, "Error:", err)
+		return 1
+	}
+	return 0
+}
+
+// commands make weir's subcommands, in the order of their names.
+var commands = []func() *cobra.Command{
+	newACLsCommand,
+	newClusterCommand,
+	newClusterLinksCommand,
+	newConfigsCommand,
+	newConsoleConsumerCommand,
+	newConsoleProducerCommand,
+	newConsumerGroupsCommand,
+	newDoctorCommand,
+	newDumpLogCommand,
+	newFeaturesCommand,
+	newLeaderElectionCommand,
+	newLogDirsCommand,
+	newMetadataQuorumCommand,
+	newMirrorCommand,
+	newMirrorsCommand,
+	newPerfCommand,
+	newReassignPartitionsCommand,
+	newServerCommand,
+	newStorageCommand,
+	newTopicsCommand,
+	newTransactionsCommand,
+}
