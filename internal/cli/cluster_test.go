@@ -40,7 +40,7 @@ func TestClusterAndFeaturesCommands(t *testing.T) {
 	features := func(args ...string) clitest.Result {
 		t.Helper()
 		r := tr.Run(t, append([]string{"features", "--bootstrap-server", bs}, args...)...)
-		settled(t, c)
+		clitest.Settled(t, c)
 		return r
 	}
 	cluster("cluster-id", "--bootstrap-server", bs)
@@ -159,7 +159,7 @@ func TestClusterUnregisterStoppedBroker(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	settled(t, c)
+	clitest.Settled(t, c)
 
 	c.Stop(2) // node id 3
 	r := weir.Run(t, "cluster", "unregister", "--bootstrap-server", bs, "--id", "3")
@@ -170,7 +170,7 @@ func TestClusterUnregisterStoppedBroker(t *testing.T) {
 	if ids, err := describeClusterIDs(ctx, cl); err != nil || !slices.Equal(ids, []int32{1, 2}) {
 		t.Fatalf("brokers after unregistering 3: %v (%v)", ids, err)
 	}
-	settled(t, c)
+	clitest.Settled(t, c)
 	img := c.Node(0).Server.Image()
 	if img.Brokers[3] != nil {
 		t.Fatal("broker 3 still registered in the image")

@@ -28,12 +28,12 @@ func TestConfigsCommand(t *testing.T) {
 	if _, err := adm.CreateTopic(ctx, 1, 3, nil, "orders"); err != nil {
 		t.Fatal(err)
 	}
-	settled(t, c)
+	clitest.Settled(t, c)
 	tr := clitest.Transcript{Weir: weir}
 	run := func(args ...string) clitest.Result {
 		t.Helper()
 		r := tr.Run(t, append([]string{"configs", "--bootstrap-server", bs}, args...)...)
-		settled(t, c)
+		clitest.Settled(t, c)
 		return r
 	}
 	tr.Sub(bs, "<bootstrap>")

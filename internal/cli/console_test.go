@@ -37,7 +37,7 @@ func TestConsoleCommands(t *testing.T) {
 			t.Fatalf("create: %+v", r)
 		}
 	}
-	settled(t, c)
+	clitest.Settled(t, c)
 
 	produce("k1\tv1\nk2\tv2\n", "--topic", "lines", "--property", "parse.key=true", "--sync")
 	produce("trace:abc,src:web|k3|v3\nsrc:cli|k4|v4\n", "--topic", "lines", "--property", "parse.headers=true", "--property", "headers.delimiter=|",

@@ -88,7 +88,7 @@ func TestConsumerGroupsCommand(t *testing.T) {
 	n := servertest.Start(t, servertest.Options{Overrides: map[string]string{"group.initial.rebalance.delay.ms": "0"}})
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	cl := txnTestClient(t, n.Addr, kgo.RecordPartitioner(kgo.ManualPartitioner()))
+	cl := clitest.TxnTestClient(t, n.Addr, kgo.RecordPartitioner(kgo.ManualPartitioner()))
 	adm := kadm.NewClient(cl)
 	for topic, parts := range map[string]int32{"orders": 2, "audit": 1} {
 		if _, err := adm.CreateTopic(ctx, parts, 1, nil, topic); err != nil {
@@ -186,7 +186,7 @@ func TestConsumerGroupsCommandKfake(t *testing.T) {
 	bs := c.ListenAddrs()[0]
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	cl := txnTestClient(t, bs, kgo.RecordPartitioner(kgo.ManualPartitioner()))
+	cl := clitest.TxnTestClient(t, bs, kgo.RecordPartitioner(kgo.ManualPartitioner()))
 	adm := kadm.NewClient(cl)
 	produceTo(t, ctx, cl, "orders", 0, 4)
 	produceTo(t, ctx, cl, "orders", 1, 6)

@@ -97,7 +97,7 @@ func TestDoctorFindsEachMisconfiguration(t *testing.T) {
 	create("hang", "--replica-assignment", "1:2:3")
 	create("urp", "--replica-assignment", "1:2:3")
 	create("offline", "--replica-assignment", "3")
-	settled(t, c)
+	clitest.Settled(t, c)
 
 	// pref: the same replicas in another order, so that 3 is preferred
 	// while 1 keeps leading.
@@ -128,7 +128,7 @@ func TestDoctorFindsEachMisconfiguration(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	openHangingTxnVia(t, ctx, cl, cl.Broker(1), "h", "hang")
+	clitest.OpenHangingTxnVia(t, ctx, cl, cl.Broker(1), "h", "hang")
 
 	// stuck: a group whose committed offset stays while events grow;
 	// nocommit: a group with a member that commits nothing.
@@ -226,7 +226,7 @@ func TestDoctorFindsEachMisconfiguration(t *testing.T) {
 	if t.Failed() {
 		return
 	}
-	settled(t, c)
+	clitest.Settled(t, c)
 	testwait.For(t, 30*time.Second, "fixed findings gone", func() error {
 		findings, _ := runDoctor(t, bs, "--lag-interval", "0", "--max-transaction-timeout", "0", "--imbalance-min-bytes", "1048576")
 		for _, e := range expected {
@@ -280,8 +280,8 @@ func TestDoctorCleanCluster(t *testing.T) {
 	if r := weir.Run(t, "topics", "--bootstrap-server", bs, "--create", "--topic", "orders", "--partitions", "3", "--replication-factor", "3", "--config", "min.insync.replicas=2"); r.Code != 0 {
 		t.Fatalf("create: %+v", r)
 	}
-	settled(t, c)
-	produceKeyed(t, ctx, cl, "orders", 30) // where the default partitioner puts them
+	clitest.Settled(t, c)
+	clitest.ProduceKeyed(t, ctx, cl, "orders", 30) // where the default partitioner puts them
 	adm := kadm.NewClient(cl)
 	ends, err := adm.ListEndOffsets(ctx, "orders")
 	if err != nil {
@@ -294,7 +294,7 @@ func TestDoctorCleanCluster(t *testing.T) {
 	if _, err := adm.CommitOffsets(ctx, "billing", offs); err != nil {
 		t.Fatal(err)
 	}
-	settled(t, c)
+	clitest.Settled(t, c)
 	findings, _ := runDoctor(t, bs, "--lag-interval", "500ms")
 	if len(findings) > 0 {
 		t.Fatalf("findings on a clean cluster: %+v", findings)
@@ -366,19 +366,19 @@ func TestDoctorSeededRisks(t *testing.T) {
 	create("blobs", "--partitions", "1", "--replication-factor", "3", "--config", "min.insync.replicas=2", "--config", "max.message.bytes=8388608")
 	create("scratch", "--partitions", "1", "--replication-factor", "1")
 	create("manual", "--partitions", "4", "--replication-factor", "3", "--config", "min.insync.replicas=2", "--config", own)
-	settled(t, c)
+	clitest.Settled(t, c)
 
 	// orders: keyed writes over 3 partitions, 3 more partitions, keyed
 	// writes over 6 (a client that sees the 6).
 	cl := c.Client(t)
-	produceKeyed(t, ctx, cl, "orders", 60)
-	produceKeyed(t, ctx, cl, "stable", 60)
+	clitest.ProduceKeyed(t, ctx, cl, "orders", 60)
+	clitest.ProduceKeyed(t, ctx, cl, "stable", 60)
 	if r := weir.Run(t, "topics", "--bootstrap-server", bs, "--alter", "--topic", "orders", "--partitions", "6", "--force"); r.Code != 0 {
 		t.Fatalf("alter orders: %+v", r)
 	}
-	settled(t, c)
+	clitest.Settled(t, c)
 	after := c.Client(t)
-	produceKeyed(t, ctx, after, "orders", 60)
+	clitest.ProduceKeyed(t, ctx, after, "orders", 60)
 	// manual: keyed records each to the next partition, as a producer with
 	// its own partitioner would: no smaller count explains them.
 	manual := c.Client(t, kgo.RecordPartitioner(kgo.ManualPartitioner()))
@@ -395,7 +395,7 @@ func TestDoctorSeededRisks(t *testing.T) {
 	if _, err := adm.CommitOffsets(ctx, "billing", offs); err != nil {
 		t.Fatal(err)
 	}
-	settled(t, c)
+	clitest.Settled(t, c)
 
 	type want struct {
 		check, subject string
@@ -461,7 +461,7 @@ func TestDoctorSeededRisks(t *testing.T) {
 			}
 		}
 	}
-	settled(t, c)
+	clitest.Settled(t, c)
 	testwait.For(t, 30*time.Second, "the broker settings' findings gone", func() error {
 		findings, _ := runDoctor(t, bs, "--lag-interval", "0")
 		if len(findings) != len(expected)-2 {

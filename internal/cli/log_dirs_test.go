@@ -94,7 +94,7 @@ func TestLogDirsCommand(t *testing.T) {
 	if r := weir.Run(t, "topics", "--bootstrap-server", bs, "--create", "--topic", "empty", "--replica-assignment", "2"); r.Code != 0 {
 		t.Fatalf("create: %+v", r)
 	}
-	settled(t, c)
+	clitest.Settled(t, c)
 	for i := 0; i < 6; i++ {
 		r := &kgo.Record{Topic: "orders", Partition: int32(i % 2), Value: []byte("value")}
 		if err := cl.ProduceSync(ctx, r).FirstErr(); err != nil {

@@ -16,22 +16,9 @@ import (
 	"github.com/twmb/franz-go/pkg/kversion"
 
 	"weir/internal/cli/clitest"
-	"weir/internal/cli/help"
 	"weir/internal/server"
 	"weir/internal/servertest"
 )
-
-// runWeirCmd runs `weir ARGS...` in process and returns stdout and stderr.
-func runWeirCmd(t *testing.T, args ...string) (string, string, error) {
-	t.Helper()
-	root := help.Root(commands...)
-	var out, errOut bytes.Buffer
-	root.SetOut(&out)
-	root.SetErr(&errOut)
-	root.SetArgs(args)
-	err := root.Execute()
-	return out.String(), errOut.String(), err
-}
 
 // quorumNode is a single-voter node whose voter entry names
 // CONTROLLER://localhost:29093.
@@ -65,28 +52,6 @@ func directQuorum(t *testing.T, addr string) kmsg.DescribeQuorumResponseTopicPar
 	return resp.Topics[0].Partitions[0]
 }
 
-// matchLines checks out line by line against patterns (anchored regular
-// expressions) and returns each line's submatches.
-func matchLines(t *testing.T, out string, patterns ...string) [][]string {
-	t.Helper()
-	if !strings.HasSuffix(out, "\n") {
-		t.Fatalf("output does not end with a newline:\n%q", out)
-	}
-	ls := strings.Split(strings.TrimSuffix(out, "\n"), "\n")
-	if len(ls) != len(patterns) {
-		t.Fatalf("%d lines, want %d:\n%s", len(ls), len(patterns), out)
-	}
-	var subs [][]string
-	for i, p := range patterns {
-		m := regexp.MustCompile("^" + p + "$").FindStringSubmatch(ls[i])
-		if m == nil {
-			t.Fatalf("line %d = %q, want %q\nfull output:\n%s", i+1, ls[i], p, out)
-		}
-		subs = append(subs, m)
-	}
-	return subs
-}
-
 func atoi(t *testing.T, s string) int64 {
 	t.Helper()
 	n, err := strconv.ParseInt(s, 10, 64)
@@ -108,11 +73,11 @@ func TestMetadataQuorumStatus(t *testing.T) {
 		{"metadata-quorum", "describe", "--status", "--bootstrap-server", n.Addr},
 		{"metadata-quorum", "--bootstrap-controller", ctrl, "describe", "--status"},
 	} {
-		out, errOut, err := runWeirCmd(t, args...)
+		out, errOut, err := weir.Execute(t, args...)
 		if err != nil {
 			t.Fatalf("%v: %v\n%s", args, err, errOut)
 		}
-		m := matchLines(t, out,
+		m := clitest.MatchLines(t, out,
 			`ClusterId:              `+regexp.QuoteMeta(n.Server.ClusterID()),
 			`LeaderId:               1`,
 			`LeaderEpoch:            (\d+)`,
@@ -139,12 +104,12 @@ func TestMetadataQuorumReplication(t *testing.T) {
 	header := "NodeId\tDirectoryId           \tLogEndOffset\tLag\tLastFetchTimestamp\tLastCaughtUpTimestamp\tStatus\t"
 
 	before := time.Now().UnixMilli()
-	out, errOut, err := runWeirCmd(t, "metadata-quorum", "--bootstrap-server", n.Addr, "describe", "--replication")
+	out, errOut, err := weir.Execute(t, "metadata-quorum", "--bootstrap-server", n.Addr, "describe", "--replication")
 	if err != nil {
 		t.Fatalf("%v\n%s", err, errOut)
 	}
 	after := time.Now().UnixMilli()
-	m := matchLines(t, out, regexp.QuoteMeta(header),
+	m := clitest.MatchLines(t, out, regexp.QuoteMeta(header),
 		`1     \tAAAAAAAAAAAAAAAAAAAAAA\t((\d+) *)\t0  \t(\d{13})     \t(\d{13})        \tLeader\t`)
 	if len(m[1][1]) != len("LogEndOffset") {
 		t.Errorf("LogEndOffset cell %q is not padded to the header's width", m[1][1])
@@ -158,11 +123,11 @@ func TestMetadataQuorumReplication(t *testing.T) {
 		}
 	}
 
-	out, errOut, err = runWeirCmd(t, "metadata-quorum", "--bootstrap-server", n.Addr, "describe", "--replication", "--human-readable")
+	out, errOut, err = weir.Execute(t, "metadata-quorum", "--bootstrap-server", n.Addr, "describe", "--replication", "--human-readable")
 	if err != nil {
 		t.Fatalf("%v\n%s", err, errOut)
 	}
-	m = matchLines(t, out, regexp.QuoteMeta(header),
+	m = clitest.MatchLines(t, out, regexp.QuoteMeta(header),
 		`1     \tAAAAAAAAAAAAAAAAAAAAAA\t\d+ *\t0  \t((\d+) ms ago *)\t((\d+) ms ago *)\tLeader\t`)
 	if len(m[1][1]) != len("LastFetchTimestamp") || len(m[1][3]) != len("LastCaughtUpTimestamp") {
 		t.Errorf("relative times %q %q are not padded to the headers' widths", m[1][1], m[1][3])
@@ -189,16 +154,16 @@ func TestMetadataQuorumOlderVersions(t *testing.T) {
 		vs := kversion.Stable()
 		vs.SetMaxKeyVersion(55, c.version)
 		quorumClientOpts = []kgo.Opt{kgo.MaxVersions(vs)}
-		status, errOut, err := runWeirCmd(t, "metadata-quorum", "--bootstrap-server", n.Addr, "describe", "--status")
+		status, errOut, err := weir.Execute(t, "metadata-quorum", "--bootstrap-server", n.Addr, "describe", "--status")
 		if err != nil {
 			t.Fatalf("v%d: %v\n%s", c.version, err, errOut)
 		}
-		repl, errOut, err := runWeirCmd(t, "metadata-quorum", "--bootstrap-server", n.Addr, "describe", "--replication")
+		repl, errOut, err := weir.Execute(t, "metadata-quorum", "--bootstrap-server", n.Addr, "describe", "--replication")
 		quorumClientOpts = nil
 		if err != nil {
 			t.Fatalf("v%d: %v\n%s", c.version, err, errOut)
 		}
-		matchLines(t, status,
+		clitest.MatchLines(t, status,
 			`ClusterId:              `+regexp.QuoteMeta(n.Server.ClusterID()),
 			`LeaderId:               1`,
 			`LeaderEpoch:            \d+`,
@@ -208,7 +173,7 @@ func TestMetadataQuorumOlderVersions(t *testing.T) {
 			regexp.QuoteMeta(`CurrentVoters:          [{"id": 1}]`),
 			regexp.QuoteMeta(`CurrentObservers:       []`),
 		)
-		matchLines(t, repl,
+		clitest.MatchLines(t, repl,
 			regexp.QuoteMeta("NodeId\tDirectoryId           \tLogEndOffset\tLag\tLastFetchTimestamp\tLastCaughtUpTimestamp\tStatus\t"),
 			`1     \tAAAAAAAAAAAAAAAAAAAAAA\t\d+ *\t0  \t`+c.times+`\tLeader\t`)
 	}
@@ -226,7 +191,7 @@ func TestMetadataQuorumUsageErrors(t *testing.T) {
 		{[]string{"--bootstrap-server", "a:1", "describe", "--status", "--human-readable"}, "The option --human-readable is only supported along with --replication"},
 		{[]string{"--bootstrap-server", "a:1", "describe", "--status", "extra"}, `unknown command "extra"`},
 	} {
-		_, _, err := runWeirCmd(t, append([]string{"metadata-quorum"}, c.args...)...)
+		_, _, err := weir.Execute(t, append([]string{"metadata-quorum"}, c.args...)...)
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%v: error %v, want %q", c.args, err, c.want)
 		}
@@ -234,7 +199,7 @@ func TestMetadataQuorumUsageErrors(t *testing.T) {
 }
 
 func TestMetadataQuorumHelp(t *testing.T) {
-	out, _, err := runWeirCmd(t, "metadata-quorum", "--help")
+	out, _, err := weir.Execute(t, "metadata-quorum", "--help")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -244,7 +209,7 @@ func TestMetadataQuorumHelp(t *testing.T) {
 			t.Errorf("--help does not mention %q:\n%s", want, out)
 		}
 	}
-	out, _, err = runWeirCmd(t, "metadata-quorum", "describe", "--help")
+	out, _, err = weir.Execute(t, "metadata-quorum", "describe", "--help")
 	if err != nil || !strings.Contains(out, "--status") || !strings.Contains(out, "--human-readable") || !strings.Contains(out, "Examples:") {
 		t.Errorf("describe --help: %v\n%s", err, out)
 	}

@@ -86,7 +86,7 @@ func TestReassignPartitionsCommand(t *testing.T) {
 	run := func(args ...string) clitest.Result {
 		t.Helper()
 		r := tr.Run(t, append([]string{"reassign-partitions", "--bootstrap-server", bs}, args...)...)
-		settled(t, c)
+		clitest.Settled(t, c)
 		return r
 	}
 	file := func(name, body string) string {
@@ -99,7 +99,7 @@ func TestReassignPartitionsCommand(t *testing.T) {
 	if r := weir.Run(t, "topics", "--bootstrap-server", bs, "--create", "--topic", "orders", "--replica-assignment", "1:2,2:3"); r.Code != 0 {
 		t.Fatalf("create: %+v", r)
 	}
-	settled(t, c)
+	clitest.Settled(t, c)
 	for i := 0; i < 20; i++ {
 		if err := cl.ProduceSync(ctx, &kgo.Record{Topic: "orders", Value: []byte("record")}).FirstErr(); err != nil {
 			t.Fatal(err)
@@ -116,7 +116,7 @@ func TestReassignPartitionsCommand(t *testing.T) {
 		}
 		return nil
 	})
-	settled(t, c)
+	clitest.Settled(t, c)
 	throttles := func() string {
 		t.Helper()
 		rc, err := adm.DescribeTopicConfigs(ctx, "orders")
@@ -196,7 +196,7 @@ func TestReassignPartitionsWait(t *testing.T) {
 	if r := weir.Run(t, "topics", "--bootstrap-server", bs, "--create", "--topic", "big", "--replica-assignment", "1"); r.Code != 0 {
 		t.Fatalf("create: %+v", r)
 	}
-	settled(t, c)
+	clitest.Settled(t, c)
 	cl := c.Client(t, kgo.ProducerBatchCompression(kgo.NoCompression()), kgo.ProducerBatchMaxBytes(1<<20))
 	value := make([]byte, 256<<10)
 	recs := make([]*kgo.Record, 800) // 200 MiB

@@ -33,36 +33,6 @@ func topicIDs(t *testing.T, ctx context.Context, adm *kadm.Client, tr *clitest.T
 	}
 }
 
-// settled waits until every live node has applied the same metadata, so
-// that a command's next request sees an earlier one's change whichever
-// broker it goes to (each answers once its own metadata has the change).
-func settled(t *testing.T, c *clustertest.Cluster) {
-	t.Helper()
-	testwait.For(t, 30*time.Second, "metadata applied on every node", func() error {
-		var offsets []int64
-		for _, i := range c.Live() {
-			offsets = append(offsets, c.Node(i).Server.Image().Offset)
-		}
-		for _, o := range offsets {
-			if o != offsets[0] {
-				return fmt.Errorf("metadata offsets %v", offsets)
-			}
-		}
-		return nil
-	})
-}
-
-// produceKeyed writes records with keys to a topic.
-func produceKeyed(t *testing.T, ctx context.Context, cl *kgo.Client, topic string, n int) {
-	t.Helper()
-	for i := 0; i < n; i++ {
-		r := &kgo.Record{Topic: topic, Key: []byte(fmt.Sprintf("k%d", i)), Value: []byte("v")}
-		if err := cl.ProduceSync(ctx, r).FirstErr(); err != nil {
-			t.Fatal(err)
-		}
-	}
-}
-
 // The topics tool against a three-node weir cluster: every action, the
 // replication reports with a node down, and Kafka's messages for bad
 // input, compared with testdata/topics.golden.
@@ -79,7 +49,7 @@ func TestTopicsCommand(t *testing.T) {
 	run := func(args ...string) clitest.Result {
 		t.Helper()
 		r := tr.Run(t, append([]string{"topics", "--bootstrap-server", bs}, args...)...)
-		settled(t, c)
+		clitest.Settled(t, c)
 		return r
 	}
 
@@ -105,14 +75,14 @@ func TestTopicsCommand(t *testing.T) {
 	// records carry keys with a warning, going ahead when stdin is no
 	// terminal (as Kafka's tool, for scripts), asking on a terminal.
 	run("--alter", "--topic", "pairs", "--partitions", "3", "--replica-assignment", "1:2,2:3,3:1")
-	produceKeyed(t, ctx, cl, "orders", 5)
+	clitest.ProduceKeyed(t, ctx, cl, "orders", 5)
 	if r := run("--alter", "--topic", "orders", "--partitions", "4"); r.Code != 0 || !strings.HasPrefix(r.Out, keyedWarning+"\n") {
 		t.Fatalf("adding partitions to a keyed topic from a script: exit %d\n%s%s", r.Code, r.Out, r.Err)
 	}
 	tool.StdinIsTerminal = func(io.Reader) bool { return true }
 	tr.RunIn(t, "n\n", "topics", "--bootstrap-server", bs, "--alter", "--topic", "orders", "--partitions", "5")
 	tr.RunIn(t, "y\n", "topics", "--bootstrap-server", bs, "--alter", "--topic", "orders", "--partitions", "5")
-	settled(t, c)
+	clitest.Settled(t, c)
 	tool.StdinIsTerminal = isTerminal
 	run("--describe", "--topic", "pairs")
 	run("--alter", "--topic", "pairs", "--partitions", "2")
@@ -234,7 +204,7 @@ func TestTopicsCommandKfake(t *testing.T) {
 		ids := strings.TrimSuffix(strings.Repeat(`\d,`, rf), ",")
 		return fmt.Sprintf(`\tTopic: %s\tPartition: %d\tLeader: \d\tReplicas: %s\tIsr: %s\tElr: \tLastKnownElr: `, topic, p, ids, ids)
 	}
-	matchLines(t, r.Out,
+	clitest.MatchLines(t, r.Out,
 		`Topic: orders\tTopicId: `+id("orders")+`\tPartitionCount: 3\tReplicationFactor: 3\tConfigs: cleanup.policy=compact`,
 		part("orders", 0, 3), part("orders", 1, 3), part("orders", 2, 3),
 		`Topic: solo\tTopicId: `+id("solo")+`\tPartitionCount: 1\tReplicationFactor: 1\tConfigs: `,

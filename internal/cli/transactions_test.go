@@ -8,25 +8,12 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
-	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
-	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"weir/internal/cli/clitest"
 	"weir/internal/cli/tool"
-	"weir/internal/record"
 	"weir/internal/servertest"
 )
-
-// txnTestClient is a plain client of the node, closed with the test.
-func txnTestClient(t *testing.T, addr string, opts ...kgo.Opt) *kgo.Client {
-	t.Helper()
-	cl, err := kgo.NewClient(append([]kgo.Opt{kgo.SeedBrokers(addr)}, opts...)...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(cl.Close)
-	return cl
-}
 
 // tableRows splits a table printed by printTable into its cells.
 func tableRows(out string) [][]string {
@@ -47,68 +34,21 @@ func tableRows(out string) [][]string {
 // does not verify), as a client of before KIP-890 could after a timeout.
 func openHangingTxn(t *testing.T, ctx context.Context, cl *kgo.Client, txnID, topic string) (int64, int16) {
 	t.Helper()
-	return openHangingTxnVia(t, ctx, cl, cl, txnID, topic)
-}
-
-// openHangingTxnVia is openHangingTxn with the transactional batch sent
-// through leader (topic-0's leader, in a cluster).
-func openHangingTxnVia(t *testing.T, ctx context.Context, cl *kgo.Client, leader kmsg.Requestor, txnID, topic string) (int64, int16) {
-	t.Helper()
-	ip := kmsg.NewPtrInitProducerIDRequest()
-	ip.TransactionalID, ip.TransactionTimeoutMillis = &txnID, 60000
-	var resp *kmsg.InitProducerIDResponse
-	for {
-		r, err := ip.RequestWith(ctx, cl)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := kerr.ErrorForCode(r.ErrorCode); err == nil {
-			resp = r
-			break
-		} else if !kerr.IsRetriable(err) || ctx.Err() != nil {
-			t.Fatalf("InitProducerId: %v", err)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	h := record.NewBatchHeader()
-	now := time.Now().UnixMilli()
-	h.BaseTimestamp, h.MaxTimestamp = now, now
-	h.Attributes |= record.TransactionalAttributes
-	h.ProducerID, h.ProducerEpoch, h.BaseSequence = resp.ProducerID, resp.ProducerEpoch, 0
-	b, err := record.Build(h, []record.Record{{Value: []byte("hanging")}}, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	pr := kmsg.NewPtrProduceRequest()
-	pr.Version, pr.Acks, pr.TimeoutMillis, pr.TransactionID = 11, -1, 10000, &txnID
-	pt := kmsg.NewProduceRequestTopic()
-	pt.Topic = topic
-	pp := kmsg.NewProduceRequestTopicPartition()
-	pp.Records = b
-	pt.Partitions = append(pt.Partitions, pp)
-	pr.Topics = append(pr.Topics, pt)
-	presp, err := pr.RequestWith(ctx, leader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := kerr.ErrorForCode(presp.Topics[0].Partitions[0].ErrorCode); err != nil {
-		t.Fatalf("transactional produce: %v", err)
-	}
-	return resp.ProducerID, resp.ProducerEpoch
+	return clitest.OpenHangingTxnVia(t, ctx, cl, cl, txnID, topic)
 }
 
 func TestTransactionsCommand(t *testing.T) {
 	n := servertest.Start(t, servertest.Options{Overrides: map[string]string{"transaction.partition.verification.enable": "false"}})
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	cl := txnTestClient(t, n.Addr)
+	cl := clitest.TxnTestClient(t, n.Addr)
 	adm := kadm.NewClient(cl)
 	for _, topic := range []string{"normal", "hang"} {
 		if _, err := adm.CreateTopic(ctx, 1, 1, nil, topic); err != nil {
 			t.Fatal(err)
 		}
 	}
-	p := txnTestClient(t, n.Addr, kgo.TransactionalID("ok-txn"), kgo.DefaultProduceTopic("normal"))
+	p := clitest.TxnTestClient(t, n.Addr, kgo.TransactionalID("ok-txn"), kgo.DefaultProduceTopic("normal"))
 	if err := p.BeginTransaction(); err != nil {
 		t.Fatal(err)
 	}
@@ -125,7 +65,7 @@ func TestTransactionsCommand(t *testing.T) {
 	var rows [][]string
 	var err error
 	for deadline := time.Now().Add(10 * time.Second); ; {
-		if out, _, err = runWeirCmd(t, "transactions", "--bootstrap-server", n.Addr, "list"); err != nil {
+		if out, _, err = weir.Execute(t, "transactions", "--bootstrap-server", n.Addr, "list"); err != nil {
 			t.Fatal(err)
 		}
 		rows = tableRows(out)
@@ -142,7 +82,7 @@ func TestTransactionsCommand(t *testing.T) {
 		t.Fatalf("list header not padded as Kafka's: %q", out)
 	}
 
-	out, _, err = runWeirCmd(t, "transactions", "--bootstrap-server", n.Addr, "describe", "--transactional-id", "ok-txn")
+	out, _, err = weir.Execute(t, "transactions", "--bootstrap-server", n.Addr, "describe", "--transactional-id", "ok-txn")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -151,7 +91,7 @@ func TestTransactionsCommand(t *testing.T) {
 		rows[1][4] != "CompleteCommit" || rows[1][5] != "40000" || !regexp.MustCompile(`^\d+$`).MatchString(rows[1][6]) || rows[1][8] != "" {
 		t.Fatalf("describe printed:\n%s", out)
 	}
-	_, _, err = runWeirCmd(t, "transactions", "--bootstrap-server", n.Addr, "describe", "--transactional-id", "nope")
+	_, _, err = weir.Execute(t, "transactions", "--bootstrap-server", n.Addr, "describe", "--transactional-id", "nope")
 	if err == nil || !strings.Contains(err.Error(), "Failed to describe transaction state of transactional-id `nope`") ||
 		!strings.Contains(err.Error(), "TRANSACTIONAL_ID_NOT_FOUND") {
 		t.Fatalf("describe of an unknown id: %v", err)
@@ -159,7 +99,7 @@ func TestTransactionsCommand(t *testing.T) {
 
 	// A hanging transaction: found, then aborted by its start offset.
 	pid, epoch := openHangingTxn(t, ctx, cl, "h", "hang")
-	out, _, err = runWeirCmd(t, "transactions", "--bootstrap-server", n.Addr, "describe-producers", "--topic", "hang", "--partition", "0")
+	out, _, err = weir.Execute(t, "transactions", "--bootstrap-server", n.Addr, "describe-producers", "--topic", "hang", "--partition", "0")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -168,7 +108,7 @@ func TestTransactionsCommand(t *testing.T) {
 		t.Fatalf("describe-producers printed:\n%s", out)
 	}
 	time.Sleep(10 * time.Millisecond)
-	out, _, err = runWeirCmd(t, "transactions", "--bootstrap-server", n.Addr, "find-hanging", "--topic", "hang", "--max-transaction-timeout", "0")
+	out, _, err = weir.Execute(t, "transactions", "--bootstrap-server", n.Addr, "find-hanging", "--topic", "hang", "--max-transaction-timeout", "0")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -177,7 +117,7 @@ func TestTransactionsCommand(t *testing.T) {
 		rows[1][0] != "hang" || rows[1][2] != tool.Itoa(pid) || rows[1][5] != "0" {
 		t.Fatalf("find-hanging printed:\n%s", out)
 	}
-	out, _, err = runWeirCmd(t, "transactions", "--bootstrap-server", n.Addr, "find-hanging", "--topic", "normal", "--max-transaction-timeout", "0")
+	out, _, err = weir.Execute(t, "transactions", "--bootstrap-server", n.Addr, "find-hanging", "--topic", "normal", "--max-transaction-timeout", "0")
 	if err != nil || len(tableRows(out)) != 1 {
 		t.Fatalf("find-hanging of a topic without hanging transactions: %v\n%s", err, out)
 	}
@@ -193,14 +133,14 @@ func TestTransactionsCommand(t *testing.T) {
 	if got := lso(); got != 0 {
 		t.Fatalf("last stable offset %d under the hanging transaction, want 0", got)
 	}
-	if _, _, err := runWeirCmd(t, "transactions", "--bootstrap-server", n.Addr, "abort", "--topic", "hang", "--partition", "0", "--start-offset", "5"); err == nil ||
+	if _, _, err := weir.Execute(t, "transactions", "--bootstrap-server", n.Addr, "abort", "--topic", "hang", "--partition", "0", "--start-offset", "5"); err == nil ||
 		!strings.Contains(err.Error(), "Could not find any open transactions starting at offset 5 on partition hang-0") {
 		t.Fatalf("abort at a wrong offset: %v", err)
 	}
-	if _, _, err := runWeirCmd(t, "transactions", "--bootstrap-server", n.Addr, "abort", "--topic", "hang", "--partition", "0", "--start-offset", "0"); err != nil {
+	if _, _, err := weir.Execute(t, "transactions", "--bootstrap-server", n.Addr, "abort", "--topic", "hang", "--partition", "0", "--start-offset", "0"); err != nil {
 		t.Fatal(err)
 	}
-	out, _, err = runWeirCmd(t, "transactions", "--bootstrap-server", n.Addr, "describe-producers", "--topic", "hang", "--partition", "0")
+	out, _, err = weir.Execute(t, "transactions", "--bootstrap-server", n.Addr, "describe-producers", "--topic", "hang", "--partition", "0")
 	if err != nil || len(tableRows(out)) != 2 || tableRows(out)[1][5] != "None" {
 		t.Fatalf("describe-producers after the abort: %v\n%s", err, out)
 	}
@@ -221,7 +161,7 @@ func TestTransactionsCommand(t *testing.T) {
 		{[]string{"find-hanging", "--broker-id", "1", "--partition", "0"}, "The --partition argument requires --topic"},
 		{[]string{"describe"}, "Missing required argument --transactional-id"},
 	} {
-		_, _, err := runWeirCmd(t, append([]string{"transactions", "--bootstrap-server", n.Addr}, c.args...)...)
+		_, _, err := weir.Execute(t, append([]string{"transactions", "--bootstrap-server", n.Addr}, c.args...)...)
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%v: %v, want %q", c.args, err, c.want)
 		}

@@ -42,15 +42,8 @@ func (w Weir) Run(t *testing.T, args ...string) Result {
 // RunIn is run with stdin.
 func (w Weir) RunIn(t *testing.T, stdin string, args ...string) Result {
 	t.Helper()
-	root := help.Root(w...)
-	var outBuf, errBuf bytes.Buffer
-	root.SetOut(&outBuf)
-	root.SetErr(&errBuf)
-	root.SetIn(strings.NewReader(stdin))
-	root.SetArgs(args)
-	tool.Invocation = args
-	err := root.Execute()
-	r := Result{Out: outBuf.String(), Err: errBuf.String()}
+	out, errOut, err := w.execute(stdin, args)
+	r := Result{Out: out, Err: errOut}
 	var code tool.ExitCode
 	switch {
 	case err == nil:
@@ -60,6 +53,25 @@ func (w Weir) RunIn(t *testing.T, stdin string, args ...string) Result {
 		r.Code, r.Err = 1, r.Err+"Error: "+err.Error()+"\n"
 	}
 	return r
+}
+
+// Execute runs `weir ARGS...` and returns its stdout, its stderr and the
+// command's error.
+func (w Weir) Execute(t *testing.T, args ...string) (stdout, stderr string, err error) {
+	t.Helper()
+	return w.execute("", args)
+}
+
+func (w Weir) execute(stdin string, args []string) (stdout, stderr string, err error) {
+	root := help.Root(w...)
+	var outBuf, errBuf bytes.Buffer
+	root.SetOut(&outBuf)
+	root.SetErr(&errBuf)
+	root.SetIn(strings.NewReader(stdin))
+	root.SetArgs(args)
+	tool.Invocation = args
+	err = root.Execute()
+	return outBuf.String(), errBuf.String(), err
 }
 
 // Transcript records commands and what they printed, for a golden file.
