@@ -11,6 +11,7 @@ import (
 
 	"weir/internal/cli/help"
 	"weir/internal/cli/tool"
+	"weir/internal/cli/topics"
 )
 
 // Execute runs the command line and returns the process exit code.
@@ -49,6 +50,6 @@ var commands = []func() *cobra.Command{
 	newReassignPartitionsCommand,
 	newServerCommand,
 	newStorageCommand,
-	newTopicsCommand,
+	topics.NewCommand,
 	newTransactionsCommand,
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"weir/internal/cli/tool"
+	"weir/internal/cli/topics"
 )
 
 const (
@@ -105,7 +106,7 @@ func (d *doctor) keyChecks(ctx context.Context) error {
 		sampled++
 		var records []keyedRecord
 		tctx, cancel := context.WithTimeout(ctx, d.f.sampleTimeout)
-		err := sampleRecords(tctx, d.tc, t, d.f.sampleRecords, d.f.sampleBytes, func(r *kgo.Record) bool {
+		err := topics.SampleRecords(tctx, d.tc, t, d.f.sampleRecords, d.f.sampleBytes, func(r *kgo.Record) bool {
 			if r.Key != nil {
 				records = append(records, keyedRecord{string(r.Key), r.Partition})
 			}

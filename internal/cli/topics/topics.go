@@ -1,4 +1,4 @@
-package cli
+package topics
 
 import (
 	"bufio"
@@ -36,7 +36,7 @@ type topicsFlags struct {
 	force                                            bool
 }
 
-func newTopicsCommand() *cobra.Command {
+func NewCommand() *cobra.Command {
 	f := &topicsFlags{}
 	cmd := &cobra.Command{
 		Use:   "topics (--list | --describe | --create | --alter | --delete) --bootstrap-server HOST:PORT [flags]",
@@ -542,21 +542,21 @@ const keyedSample = 16
 // partitions carries a key.
 func hasKeyedRecords(ctx context.Context, tc *tool.Client, td kadm.TopicDetail) (bool, error) {
 	keyed := false
-	err := sampleRecords(ctx, tc, td, keyedSample, 1<<20, func(r *kgo.Record) bool {
+	err := SampleRecords(ctx, tc, td, keyedSample, 1<<20, func(r *kgo.Record) bool {
 		keyed = r.Key != nil
 		return keyed
 	})
 	return keyed, err
 }
 
-// sampleRecords hands visit the latest records of each partition of td,
+// SampleRecords hands visit the latest records of each partition of td,
 // at most perPartition of each (from the high watermark back, or from the
 // log start if that is nearer) and about maxBytes of record batches in
 // all (a broker returns a first batch larger than that whole), until visit
 // returns true. Each leader is asked for its partitions' records with one
 // Fetch per round, a round reading on where the last one stopped, each
 // partition's share of the bytes left being equal.
-func sampleRecords(ctx context.Context, tc *tool.Client, td kadm.TopicDetail, perPartition int64, maxBytes int32, visit func(*kgo.Record) bool) error {
+func SampleRecords(ctx context.Context, tc *tool.Client, td kadm.TopicDetail, perPartition int64, maxBytes int32, visit func(*kgo.Record) bool) error {
 	starts, err := tc.Admin.ListStartOffsets(ctx, td.Topic)
 	if err != nil {
 		return err

@@ -1,4 +1,4 @@
-package cli
+package topics
 
 // weir topics --describe.
 

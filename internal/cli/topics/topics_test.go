@@ -1,4 +1,4 @@
-package cli
+package topics
 
 import (
 	"context"
@@ -216,3 +216,6 @@ func TestTopicsCommandKfake(t *testing.T) {
 	run("--describe", "--topic", "solo")
 	clitest.CheckGolden(t, "topics_kfake.golden", tr.String())
 }
+
+// weir is the command line these tests run.
+var weir = clitest.Weir{NewCommand}
