@@ -12,6 +12,7 @@ import (
 	"weir/internal/cli/help"
 	"weir/internal/cli/tool"
 	"weir/internal/cli/topics"
+	"weir/internal/cli/txns"
 )
 
 // Execute runs the command line and returns the process exit code.
@@ -51,5 +52,5 @@ var commands = []func() *cobra.Command{
 	newServerCommand,
 	newStorageCommand,
 	topics.NewCommand,
-	newTransactionsCommand,
+	txns.NewCommand,
 }

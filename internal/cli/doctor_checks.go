@@ -16,6 +16,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"weir/internal/cli/tool"
+	"weir/internal/cli/txns"
 )
 
 // logOverhead is what message.max.bytes allows above max.request.size in
@@ -546,7 +547,7 @@ func (d *doctor) transactionChecks(ctx context.Context) error {
 	if len(d.topics()) == 0 {
 		return nil
 	}
-	hanging, err := findHanging(ctx, d.tc.Kgo, d.tc.Admin, "", false, 0, -1, time.Duration(d.f.maxTxnTimeoutMin)*time.Minute, true)
+	hanging, err := txns.FindHanging(ctx, d.tc.Kgo, d.tc.Admin, "", false, 0, -1, time.Duration(d.f.maxTxnTimeoutMin)*time.Minute, true)
 	if err != nil {
 		return fmt.Errorf("looking for hanging transactions: %w", err)
 	}

@@ -1,4 +1,4 @@
-package cli
+package txns
 
 import (
 	"context"
@@ -167,3 +167,6 @@ func TestTransactionsCommand(t *testing.T) {
 		}
 	}
 }
+
+// weir is the command line these tests run.
+var weir = clitest.Weir{NewCommand}

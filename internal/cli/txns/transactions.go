@@ -1,4 +1,4 @@
-package cli
+package txns
 
 import (
 	"context"
@@ -25,7 +25,7 @@ type transactionsFlags struct {
 	conn tool.ConnFlags
 }
 
-func newTransactionsCommand() *cobra.Command {
+func NewCommand() *cobra.Command {
 	var f transactionsFlags
 	cmd := &cobra.Command{
 		Use:   "transactions",
@@ -387,7 +387,7 @@ aborted (see abort).`,
 				broker = -1
 			}
 			return txnRun(cmd, f, func(ctx context.Context, cl *kgo.Client, adm *kadm.Client, out io.Writer) error {
-				hanging, err := findHanging(ctx, cl, adm, topic, fl.Changed("partition"), partition, broker,
+				hanging, err := FindHanging(ctx, cl, adm, topic, fl.Changed("partition"), partition, broker,
 					time.Duration(maxTimeoutMin)*time.Minute, false)
 				if err != nil {
 					return err
@@ -412,11 +412,11 @@ aborted (see abort).`,
 	return cmd
 }
 
-// findHanging is kafka-transactions.sh's search: candidate open
+// FindHanging is kafka-transactions.sh's search: candidate open
 // transactions older than maxTimeout, then those no coordinator will end.
 // skipOffline leaves out partitions without a leader (which Kafka's tool
 // fails on).
-func findHanging(ctx context.Context, cl *kgo.Client, adm *kadm.Client, topic string, onePartition bool, partition, broker int32,
+func FindHanging(ctx context.Context, cl *kgo.Client, adm *kadm.Client, topic string, onePartition bool, partition, broker int32,
 	maxTimeout time.Duration, skipOffline bool) ([]kadm.DescribedProducer, error) {
 	var topics []string
 	if topic != "" {
