@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"weir/internal/cli/groups"
 	"weir/internal/cli/help"
 	"weir/internal/cli/tool"
 	"weir/internal/cli/topics"
@@ -38,7 +39,7 @@ var commands = []func() *cobra.Command{
 	newConfigsCommand,
 	newConsoleConsumerCommand,
 	newConsoleProducerCommand,
-	newConsumerGroupsCommand,
+	groups.NewCommand,
 	newDoctorCommand,
 	newDumpLogCommand,
 	newFeaturesCommand,

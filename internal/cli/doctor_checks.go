@@ -15,6 +15,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"weir/internal/cli/groups"
 	"weir/internal/cli/tool"
 	"weir/internal/cli/txns"
 )
@@ -492,20 +493,20 @@ func (d *doctor) groupChecks(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("listing groups: %w", err)
 	}
-	var groups []string
+	var ids []string
 	for _, g := range listed.Sorted() {
 		if g.ProtocolType == "consumer" || g.ProtocolType == "" {
-			groups = append(groups, g.Group)
+			ids = append(ids, g.Group)
 		}
 	}
-	if len(groups) == 0 {
+	if len(ids) == 0 {
 		return nil
 	}
-	descs, err := describeConsumerGroups(ctx, d.tc, groups)
+	descs, err := groups.DescribeConsumerGroups(ctx, d.tc, ids)
 	if err != nil {
 		return fmt.Errorf("describing groups: %w", err)
 	}
-	first, err := d.sampleGroups(ctx, groups)
+	first, err := d.sampleGroups(ctx, ids)
 	if err != nil {
 		return err
 	}
@@ -516,15 +517,15 @@ func (d *doctor) groupChecks(ctx context.Context) error {
 		case <-ctx.Done():
 			return ctx.Err()
 		}
-		if second, err = d.sampleGroups(ctx, groups); err != nil {
+		if second, err = d.sampleGroups(ctx, ids); err != nil {
 			return err
 		}
 	}
-	for _, g := range groups {
+	for _, g := range ids {
 		desc := descs[g]
-		if len(desc.members) > 0 && len(first[g].committed) == 0 && (second == nil || len(second[g].committed) == 0) {
+		if len(desc.Members) > 0 && len(first[g].committed) == 0 && (second == nil || len(second[g].committed) == 0) {
 			d.add("group-no-commits", "group "+g,
-				fmt.Sprintf("%d member%s and no committed offset: after a restart or rebalance its consumers start over from auto.offset.reset", len(desc.members), tool.Plural(len(desc.members))),
+				fmt.Sprintf("%d member%s and no committed offset: after a restart or rebalance its consumers start over from auto.offset.reset", len(desc.Members), tool.Plural(len(desc.Members))),
 				"make the consumers commit (enable.auto.commit, or commitSync after processing); see what they consume with "+d.tool("consumer-groups")+" --describe --group "+g+" --members --verbose")
 		}
 		if second == nil {
@@ -533,7 +534,7 @@ func (d *doctor) groupChecks(ctx context.Context) error {
 		a, b := first[g], second[g]
 		if b.lag > a.lag && maps.Equal(a.committed, b.committed) {
 			fix := "its consumers are stuck: see them with " + d.tool("consumer-groups") + " --describe --group " + g + " --members --verbose, and restart them"
-			if len(desc.members) == 0 {
+			if len(desc.Members) == 0 {
 				fix = "no consumer of the group is running: start its consumers, or delete the group if it is no longer used: " + d.tool("consumer-groups") + " --delete --group " + g
 			}
 			d.add("group-lag-growing", "group "+g,

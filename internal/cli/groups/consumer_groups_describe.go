@@ -1,4 +1,4 @@
-package cli
+package groups
 
 // weir consumer-groups --describe and --delete.
 
@@ -25,7 +25,7 @@ type groupDesc struct {
 	coordinator                 kadm.BrokerDetail
 	consumer                    bool // a KIP-848 group
 	groupEpoch, assignmentEpoch int32
-	members                     []memberDesc
+	Members                     []memberDesc
 }
 
 type memberDesc struct {
@@ -35,10 +35,10 @@ type memberDesc struct {
 	classic                        bool // a classic member of a KIP-848 group
 }
 
-// describeConsumerGroups describes groups as Kafka's admin client does:
+// DescribeConsumerGroups describes groups as Kafka's admin client does:
 // ConsumerGroupDescribe first, DescribeGroups for the groups it does not
 // know (classic groups); a dead group is GroupIdNotFoundException.
-func describeConsumerGroups(ctx context.Context, tc *tool.Client, names []string) (map[string]groupDesc, error) {
+func DescribeConsumerGroups(ctx context.Context, tc *tool.Client, names []string) (map[string]groupDesc, error) {
 	out := map[string]groupDesc{}
 	classic := slices.Clone(names)
 	if ok, err := tc.Supports(ctx, 69); err != nil {
@@ -66,7 +66,7 @@ func describeConsumerGroups(ctx context.Context, tc *tool.Client, names []string
 				if m.InstanceID != nil {
 					md.instanceID = *m.InstanceID
 				}
-				g.members = append(g.members, md)
+				g.Members = append(g.Members, md)
 			}
 			out[name] = g
 		}
@@ -100,7 +100,7 @@ func describeConsumerGroups(ctx context.Context, tc *tool.Client, names []string
 					md.assignment.Add(t.Topic, t.Partitions...)
 				}
 			}
-			g.members = append(g.members, md)
+			g.Members = append(g.Members, md)
 		}
 		out[name] = g
 	}
@@ -172,7 +172,7 @@ func describeGroups(ctx context.Context, tc *tool.Client, out io.Writer, f *cons
 	if err != nil {
 		return err
 	}
-	descs, err := describeConsumerGroups(ctx, tc, names)
+	descs, err := DescribeConsumerGroups(ctx, tc, names)
 	if err != nil {
 		return err
 	}
@@ -205,7 +205,7 @@ func describeGroups(ctx context.Context, tc *tool.Client, out io.Writer, f *cons
 				cells = append(cells, [2]string{"GROUP-EPOCH", epoch}, [2]string{"TARGET-ASSIGNMENT-EPOCH", target})
 				widths = append(widths, 15, 25)
 			}
-			cells = append(cells, [2]string{"#MEMBERS", tool.Itoa(int64(len(g.members)))})
+			cells = append(cells, [2]string{"#MEMBERS", tool.Itoa(int64(len(g.Members)))})
 			for row := 0; row < 2; row++ {
 				b.WriteString("\n")
 				for i, c := range cells {
@@ -246,7 +246,7 @@ func printOffsets(ctx context.Context, tc *tool.Client, b *strings.Builder, stde
 		m *memberDesc
 	}
 	var parts []assigned
-	members := slices.Clone(g.members)
+	members := slices.Clone(g.Members)
 	slices.SortStableFunc(members, func(a, b memberDesc) int {
 		return len(sortedPartitions(b.assignment)) - len(sortedPartitions(a.assignment))
 	})
@@ -359,13 +359,13 @@ func assignmentString(s kadm.TopicsSet) string {
 // printMembers prints a group's members as Kafka's tool: the header even
 // when there is no member to show (with the default widths then).
 func printMembers(b *strings.Builder, stderr io.Writer, g groupDesc, verbose bool) {
-	printable := printableState(b, stderr, g, len(g.members))
+	printable := printableState(b, stderr, g, len(g.Members))
 	gw, cw, iw, hw, clw := 15, 15, 17, 15, 15
 	aw, tw := 20, 20
 	withInstance, hasClassic, hasConsumer := false, false, false
 	if printable {
 		gw = max(gw, len(g.group))
-		for _, m := range g.members {
+		for _, m := range g.Members {
 			cw, iw, hw, clw = max(cw, len(m.id)), max(iw, len(m.instanceID)), max(hw, len(m.host)), max(clw, len(m.clientID))
 			withInstance = withInstance || m.instanceID != ""
 			hasClassic = hasClassic || (g.consumer && m.classic)
@@ -409,7 +409,7 @@ func printMembers(b *strings.Builder, stderr io.Writer, g groupDesc, verbose boo
 	if !printable {
 		return
 	}
-	for _, m := range g.members {
+	for _, m := range g.Members {
 		cells := []string{g.group, m.id}
 		if withInstance {
 			cells = append(cells, m.instanceID)

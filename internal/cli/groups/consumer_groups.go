@@ -1,4 +1,4 @@
-package cli
+package groups
 
 import (
 	"context"
@@ -33,7 +33,7 @@ type consumerGroupsFlags struct {
 	changed                                             func(string) bool
 }
 
-func newConsumerGroupsCommand() *cobra.Command {
+func NewCommand() *cobra.Command {
 	f := &consumerGroupsFlags{}
 	cmd := &cobra.Command{
 		Use:   "consumer-groups (--list | --describe | --delete | --reset-offsets | --delete-offsets) --bootstrap-server HOST:PORT [flags]",

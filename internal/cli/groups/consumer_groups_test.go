@@ -1,4 +1,4 @@
-package cli
+package groups
 
 import (
 	"context"
@@ -213,3 +213,6 @@ func TestConsumerGroupsCommandKfake(t *testing.T) {
 	run("--describe", "--group", "idle")
 	clitest.CheckGolden(t, "consumer_groups_kfake.golden", tr.String())
 }
+
+// weir is the command line these tests run.
+var weir = clitest.Weir{NewCommand}

@@ -1,4 +1,4 @@
-package cli
+package groups
 
 // weir consumer-groups --reset-offsets and --delete-offsets.
 
@@ -374,7 +374,7 @@ func resetOffsets(ctx context.Context, tc *tool.Client, out io.Writer, f *consum
 	failed := false
 	for _, group := range slices.Sorted(slices.Values(slices.Compact(slices.Sorted(slices.Values(names))))) {
 		state := "Dead"
-		descs, err := describeConsumerGroups(ctx, tc, []string{group})
+		descs, err := DescribeConsumerGroups(ctx, tc, []string{group})
 		var je *tool.JavaError
 		switch {
 		case err == nil:
