@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"weir/internal/cli/configs"
 	"weir/internal/cli/groups"
 	"weir/internal/cli/help"
 	"weir/internal/cli/tool"
@@ -36,7 +37,7 @@ var commands = []func() *cobra.Command{
 	newACLsCommand,
 	newClusterCommand,
 	newClusterLinksCommand,
-	newConfigsCommand,
+	configs.NewCommand,
 	newConsoleConsumerCommand,
 	newConsoleProducerCommand,
 	groups.NewCommand,

@@ -1,4 +1,4 @@
-package cli
+package configs
 
 import (
 	"context"
@@ -72,7 +72,7 @@ type configsFlags struct {
 	clientDefaults, userDefaults, brokerDefaults, ipDefaults      bool
 }
 
-func newConfigsCommand() *cobra.Command {
+func NewCommand() *cobra.Command {
 	f := &configsFlags{}
 	cmd := &cobra.Command{
 		Use:   "configs (--describe | --alter) --bootstrap-server HOST:PORT --entity-type TYPE (--entity-name NAME | --entity-default) [flags]",

@@ -1,4 +1,4 @@
-package cli
+package configs
 
 import (
 	"context"
@@ -12,6 +12,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kfake"
 
 	"weir/internal/cli/clitest"
+	"weir/internal/cli/topics"
 	"weir/internal/clustertest"
 )
 
@@ -147,3 +148,6 @@ func TestConfigsCommandKfake(t *testing.T) {
 	run("--ip", "10.0.0.1", "--describe")
 	clitest.CheckGolden(t, "configs_kfake.golden", tr.String())
 }
+
+// weir is the command line these tests run.
+var weir = clitest.Weir{NewCommand, topics.NewCommand}
