@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"weir/internal/cli/configs"
+	"weir/internal/cli/election"
 	"weir/internal/cli/groups"
 	"weir/internal/cli/help"
 	"weir/internal/cli/tool"
@@ -44,7 +45,7 @@ var commands = []func() *cobra.Command{
 	newDoctorCommand,
 	newDumpLogCommand,
 	newFeaturesCommand,
-	newLeaderElectionCommand,
+	election.NewCommand,
 	newLogDirsCommand,
 	newMetadataQuorumCommand,
 	newMirrorCommand,

@@ -1,4 +1,4 @@
-package cli
+package election
 
 import (
 	"context"
@@ -26,7 +26,7 @@ type leaderElectionFlags struct {
 	all                   bool
 }
 
-func newLeaderElectionCommand() *cobra.Command {
+func NewCommand() *cobra.Command {
 	f := &leaderElectionFlags{}
 	cmd := &cobra.Command{
 		Use:   "leader-election --bootstrap-server HOST:PORT --election-type (preferred | unclean) (--topic T --partition P | --all-topic-partitions | --path-to-json-file F)",

@@ -1,4 +1,4 @@
-package cli
+package election
 
 import (
 	"context"
@@ -14,6 +14,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kfake"
 
 	"weir/internal/cli/clitest"
+	"weir/internal/cli/topics"
 	"weir/internal/clustertest"
 	"weir/internal/testwait"
 )
@@ -110,3 +111,6 @@ func TestLeaderElectionCommandKfake(t *testing.T) {
 	run("--election-type", "preferred", "--topic", "nope", "--partition", "0")
 	clitest.CheckGolden(t, "leader_election_kfake.golden", tr.String())
 }
+
+// weir is the command line these tests run.
+var weir = clitest.Weir{NewCommand, topics.NewCommand}
