@@ -13,6 +13,7 @@ import (
 	"weir/internal/cli/election"
 	"weir/internal/cli/groups"
 	"weir/internal/cli/help"
+	"weir/internal/cli/logdirs"
 	"weir/internal/cli/tool"
 	"weir/internal/cli/topics"
 	"weir/internal/cli/txns"
@@ -46,7 +47,7 @@ var commands = []func() *cobra.Command{
 	newDumpLogCommand,
 	newFeaturesCommand,
 	election.NewCommand,
-	newLogDirsCommand,
+	logdirs.NewCommand,
 	newMetadataQuorumCommand,
 	newMirrorCommand,
 	newMirrorsCommand,

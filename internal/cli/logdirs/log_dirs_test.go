@@ -1,4 +1,4 @@
-package cli
+package logdirs
 
 import (
 	"context"
@@ -15,6 +15,7 @@ import (
 
 	"weir/internal/cli/clitest"
 	"weir/internal/cli/tool"
+	"weir/internal/cli/topics"
 	"weir/internal/clustertest"
 	"weir/internal/testwait"
 )
@@ -127,3 +128,6 @@ func TestLogDirsCommandKfake(t *testing.T) {
 	tr.Run(t, "log-dirs", "--bootstrap-server", bs, "--describe", "--broker-list", "5")
 	clitest.CheckGolden(t, "log_dirs_kfake.golden", tr.String())
 }
+
+// weir is the command line these tests run.
+var weir = clitest.Weir{NewCommand, topics.NewCommand}

@@ -1,4 +1,4 @@
-package cli
+package logdirs
 
 import (
 	"bytes"
@@ -19,7 +19,7 @@ type logDirsFlags struct {
 	topicList, brokerList string
 }
 
-func newLogDirsCommand() *cobra.Command {
+func NewCommand() *cobra.Command {
 	f := &logDirsFlags{}
 	cmd := &cobra.Command{
 		Use:   "log-dirs --bootstrap-server HOST:PORT --describe [--broker-list 1,2] [--topic-list t1,t2]",
