@@ -14,6 +14,7 @@ import (
 	"weir/internal/cli/groups"
 	"weir/internal/cli/help"
 	"weir/internal/cli/logdirs"
+	"weir/internal/cli/reassign"
 	"weir/internal/cli/tool"
 	"weir/internal/cli/topics"
 	"weir/internal/cli/txns"
@@ -52,7 +53,7 @@ var commands = []func() *cobra.Command{
 	newMirrorCommand,
 	newMirrorsCommand,
 	newPerfCommand,
-	newReassignPartitionsCommand,
+	reassign.NewCommand,
 	newServerCommand,
 	newStorageCommand,
 	topics.NewCommand,

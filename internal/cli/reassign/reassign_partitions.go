@@ -1,4 +1,4 @@
-package cli
+package reassign
 
 import (
 	"context"
@@ -38,7 +38,7 @@ var (
 // (tests fix it).
 var reassignRandom = func(n int) int { return rand.IntN(n) }
 
-func newReassignPartitionsCommand() *cobra.Command {
+func NewCommand() *cobra.Command {
 	f := &reassignFlags{}
 	cmd := &cobra.Command{
 		Use:   "reassign-partitions --bootstrap-server HOST:PORT (--generate | --execute | --verify | --cancel | --list) ...",

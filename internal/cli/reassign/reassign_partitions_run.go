@@ -1,4 +1,4 @@
-package cli
+package reassign
 
 // The actions of reassign-partitions against the cluster.
 

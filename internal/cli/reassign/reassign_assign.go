@@ -1,4 +1,4 @@
-package cli
+package reassign
 
 // Kafka's replica assignment (AdminUtils.assignReplicasToBrokers), which
 // reassign-partitions --generate proposes: partitions' first replicas

@@ -1,4 +1,4 @@
-package cli
+package reassign
 
 import (
 	"context"
@@ -17,6 +17,7 @@ import (
 
 	"weir/internal/cli/clitest"
 	"weir/internal/cli/tool"
+	"weir/internal/cli/topics"
 	"weir/internal/clustertest"
 	"weir/internal/testwait"
 )
@@ -276,3 +277,6 @@ func TestReassignProgressBars(t *testing.T) {
 		t.Errorf("bars:\n%q\nwant\n%q", b.String(), want)
 	}
 }
+
+// weir is the command line these tests run.
+var weir = clitest.Weir{NewCommand, topics.NewCommand}

@@ -1,4 +1,4 @@
-package cli
+package reassign
 
 // reassign-partitions --execute --wait (a weir addition: Kafka's tool
 // returns at once): the bytes each moving replica has caught up, as
