@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"weir/internal/cli/configs"
+	"weir/internal/cli/consoletool"
 	"weir/internal/cli/election"
 	"weir/internal/cli/groups"
 	"weir/internal/cli/help"
@@ -41,8 +42,8 @@ var commands = []func() *cobra.Command{
 	newClusterCommand,
 	newClusterLinksCommand,
 	configs.NewCommand,
-	newConsoleConsumerCommand,
-	newConsoleProducerCommand,
+	consoletool.NewConsumerCommand,
+	consoletool.NewProducerCommand,
 	groups.NewCommand,
 	newDoctorCommand,
 	newDumpLogCommand,

@@ -1,4 +1,4 @@
-package cli
+package consoletool
 
 import (
 	"bufio"
@@ -33,7 +33,7 @@ type consoleConsumerFlags struct {
 // defaultFormatterClass is the one formatter weir has, Kafka's default.
 const defaultFormatterClass = "org.apache.kafka.tools.consumer.DefaultMessageFormatter"
 
-func newConsoleConsumerCommand() *cobra.Command {
+func NewConsumerCommand() *cobra.Command {
 	f := &consoleConsumerFlags{}
 	cmd := &cobra.Command{
 		Use:   "console-consumer --bootstrap-server HOST:PORT (--topic T | --include REGEX) [--from-beginning] ...",

@@ -1,4 +1,4 @@
-package cli
+package consoletool
 
 import (
 	"context"
@@ -10,7 +10,9 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"weir/internal/cli/clitest"
+	"weir/internal/cli/groups"
 	"weir/internal/cli/tool"
+	"weir/internal/cli/topics"
 	"weir/internal/clustertest"
 )
 
@@ -115,3 +117,6 @@ func TestConsoleCommandsKfake(t *testing.T) {
 	tr.Run(t, "console-consumer", "--bootstrap-server", bs, "--topic", "lines", "--group", "g", "--from-beginning", "--max-messages", "2")
 	clitest.CheckGolden(t, "console_kfake.golden", tr.String())
 }
+
+// weir is the command line these tests run.
+var weir = clitest.Weir{NewConsumerCommand, NewProducerCommand, topics.NewCommand, groups.NewCommand}

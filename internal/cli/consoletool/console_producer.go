@@ -1,4 +1,4 @@
-package cli
+package consoletool
 
 import (
 	"bufio"
@@ -36,7 +36,7 @@ type consoleProducerFlags struct {
 // lineReaderClass is the one record reader weir has, Kafka's default.
 const lineReaderClass = "org.apache.kafka.tools.LineMessageReader"
 
-func newConsoleProducerCommand() *cobra.Command {
+func NewProducerCommand() *cobra.Command {
 	f := &consoleProducerFlags{}
 	cmd := &cobra.Command{
 		Use:   "console-producer --bootstrap-server HOST:PORT --topic T [--property parse.key=true] ...",
