@@ -15,6 +15,7 @@ import (
 	"weir/internal/cli/groups"
 	"weir/internal/cli/help"
 	"weir/internal/cli/logdirs"
+	"weir/internal/cli/quorum"
 	"weir/internal/cli/reassign"
 	"weir/internal/cli/tool"
 	"weir/internal/cli/topics"
@@ -50,7 +51,7 @@ var commands = []func() *cobra.Command{
 	newFeaturesCommand,
 	election.NewCommand,
 	logdirs.NewCommand,
-	newMetadataQuorumCommand,
+	quorum.NewCommand,
 	newMirrorCommand,
 	newMirrorsCommand,
 	newPerfCommand,

@@ -1,4 +1,4 @@
-package cli
+package quorum
 
 import (
 	"bytes"
@@ -418,3 +418,6 @@ func TestMetadataQuorumAddRemoveController(t *testing.T) {
 	q("--command-config", props, "add-controller")
 	clitest.CheckGolden(t, "metadata_quorum_voters.txt", tr.String())
 }
+
+// weir is the command line these tests run.
+var weir = clitest.Weir{NewCommand}

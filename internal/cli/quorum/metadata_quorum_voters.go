@@ -1,4 +1,4 @@
-package cli
+package quorum
 
 // metadata-quorum add-controller and remove-controller (KIP-853): the
 // AddRaftVoter and RemoveRaftVoter requests of kafka-metadata-quorum.sh.

@@ -1,4 +1,4 @@
-package cli
+package quorum
 
 import (
 	"context"
@@ -26,7 +26,7 @@ type metadataQuorumFlags struct {
 	bootstrapServer, bootstrapController, commandConfig string
 }
 
-func newMetadataQuorumCommand() *cobra.Command {
+func NewCommand() *cobra.Command {
 	var f metadataQuorumFlags
 	cmd := &cobra.Command{
 		Use:   "metadata-quorum",
