@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"weir/internal/cli/cluster"
 	"weir/internal/cli/configs"
 	"weir/internal/cli/consoletool"
 	"weir/internal/cli/election"
@@ -40,7 +41,7 @@ func Execute() int {
 // commands make weir's subcommands, in the order of their names.
 var commands = []func() *cobra.Command{
 	newACLsCommand,
-	newClusterCommand,
+	cluster.NewCommand,
 	newClusterLinksCommand,
 	configs.NewCommand,
 	consoletool.NewConsumerCommand,
@@ -48,7 +49,7 @@ var commands = []func() *cobra.Command{
 	groups.NewCommand,
 	newDoctorCommand,
 	newDumpLogCommand,
-	newFeaturesCommand,
+	cluster.NewFeaturesCommand,
 	election.NewCommand,
 	logdirs.NewCommand,
 	quorum.NewCommand,

@@ -1,4 +1,4 @@
-package cli
+package cluster
 
 import (
 	"errors"
@@ -34,7 +34,7 @@ type featuresFlags struct {
 	dryRun, unsafe      bool
 }
 
-func newFeaturesCommand() *cobra.Command {
+func NewFeaturesCommand() *cobra.Command {
 	f := &featuresFlags{}
 	cmd := &cobra.Command{
 		Use:   "features (--bootstrap-server HOST:PORT | --bootstrap-controller HOST:PORT) (describe | upgrade | downgrade | disable)",

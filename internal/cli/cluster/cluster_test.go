@@ -1,4 +1,4 @@
-package cli
+package cluster
 
 import (
 	"context"
@@ -213,3 +213,6 @@ func describeClusterIDs(ctx context.Context, cl *kgo.Client) ([]int32, error) {
 	slices.Sort(ids)
 	return ids, nil
 }
+
+// weir is the command line these tests run.
+var weir = clitest.Weir{NewCommand, NewFeaturesCommand}

@@ -1,4 +1,4 @@
-package cli
+package cluster
 
 import (
 	"context"
@@ -25,7 +25,7 @@ type clusterFlags struct {
 	includeFenced                        bool
 }
 
-func newClusterCommand() *cobra.Command {
+func NewCommand() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "cluster (cluster-id | unregister --id N | list-endpoints) (--bootstrap-server | --bootstrap-controller) HOST:PORT",
 		Short: "The cluster's id, its endpoints and broker unregistration, like kafka-cluster.sh",
