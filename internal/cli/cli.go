@@ -12,6 +12,7 @@ import (
 	"weir/internal/cli/cluster"
 	"weir/internal/cli/configs"
 	"weir/internal/cli/consoletool"
+	"weir/internal/cli/dumplog"
 	"weir/internal/cli/election"
 	"weir/internal/cli/groups"
 	"weir/internal/cli/help"
@@ -48,7 +49,7 @@ var commands = []func() *cobra.Command{
 	consoletool.NewProducerCommand,
 	groups.NewCommand,
 	newDoctorCommand,
-	newDumpLogCommand,
+	dumplog.NewCommand,
 	cluster.NewFeaturesCommand,
 	election.NewCommand,
 	logdirs.NewCommand,

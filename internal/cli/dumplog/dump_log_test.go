@@ -1,4 +1,4 @@
-package cli
+package dumplog
 
 import (
 	"os"
@@ -238,3 +238,6 @@ func TestDumpLogGolden(t *testing.T) {
 	tr.Run(t, "dump-log", "--files", corrupt)
 	clitest.CheckGolden(t, "dump_log.txt", tr.String())
 }
+
+// weir is the command line these tests run.
+var weir = clitest.Weir{NewCommand}

@@ -1,4 +1,4 @@
-package cli
+package dumplog
 
 // weir dump-log: kafka-dump-log.sh (Kafka's DumpLogSegments). It decodes a
 // partition directory's files offline, with weir's own decoders: segments
@@ -39,7 +39,7 @@ type dumpLogFlags struct {
 	maxBytes                               int32
 }
 
-func newDumpLogCommand() *cobra.Command {
+func NewCommand() *cobra.Command {
 	var f dumpLogFlags
 	cmd := &cobra.Command{
 		Use:   "dump-log --files FILE[,FILE...] [options]",

@@ -1,4 +1,4 @@
-package cli
+package dumplog
 
 // dump-log's record decoders (--offsets-decoder, --transaction-log-decoder,
 // --cluster-metadata-decoder) and its dumps of indexes and snapshots.
