@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"weir/internal/cli/acls"
 	"weir/internal/cli/cluster"
 	"weir/internal/cli/configs"
 	"weir/internal/cli/consoletool"
@@ -41,7 +42,7 @@ func Execute() int {
 
 // commands make weir's subcommands, in the order of their names.
 var commands = []func() *cobra.Command{
-	newACLsCommand,
+	acls.NewCommand,
 	cluster.NewCommand,
 	newClusterLinksCommand,
 	configs.NewCommand,

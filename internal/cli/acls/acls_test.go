@@ -1,4 +1,4 @@
-package cli
+package acls
 
 import (
 	"strings"
@@ -108,3 +108,6 @@ func firstLine(s string) string {
 	line, _, _ := strings.Cut(s, "\n")
 	return line
 }
+
+// weir is the command line these tests run.
+var weir = clitest.Weir{NewCommand}

@@ -1,4 +1,4 @@
-package cli
+package acls
 
 // weir acls: kafka-acls.sh's flags, output and exit codes (AclCommand),
 // over CreateAcls, DescribeAcls and DeleteAcls.
@@ -30,7 +30,7 @@ type aclsFlags struct {
 	producer, consumer, force             bool
 }
 
-func newACLsCommand() *cobra.Command {
+func NewCommand() *cobra.Command {
 	f := &aclsFlags{}
 	cmd := &cobra.Command{
 		Use:   "acls (--bootstrap-server HOST:PORT | --bootstrap-controller HOST:PORT) (--add | --remove | --list) [resource and ACL flags]",
