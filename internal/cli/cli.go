@@ -18,6 +18,7 @@ import (
 	"weir/internal/cli/groups"
 	"weir/internal/cli/help"
 	"weir/internal/cli/logdirs"
+	"weir/internal/cli/perftool"
 	"weir/internal/cli/quorum"
 	"weir/internal/cli/reassign"
 	"weir/internal/cli/tool"
@@ -57,7 +58,7 @@ var commands = []func() *cobra.Command{
 	quorum.NewCommand,
 	newMirrorCommand,
 	newMirrorsCommand,
-	newPerfCommand,
+	perftool.NewCommand,
 	reassign.NewCommand,
 	newServerCommand,
 	newStorageCommand,

@@ -1,4 +1,4 @@
-package cli
+package perftool
 
 import (
 	"context"
@@ -16,7 +16,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 )
 
-func newPerfCommand() *cobra.Command {
+func NewCommand() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "perf",
 		Short: "Measure produce and consume throughput and latency against any Kafka-compatible cluster",

@@ -1,4 +1,4 @@
-package cli
+package perftool
 
 import (
 	"bytes"
@@ -19,7 +19,7 @@ import (
 // runPerf runs `weir perf ARGS...` and returns stdout and stderr.
 func runPerf(t *testing.T, args ...string) (string, string, error) {
 	t.Helper()
-	root := help.Root(commands...)
+	root := help.Root(NewCommand)
 	var out, errOut bytes.Buffer
 	root.SetOut(&out)
 	root.SetErr(&errOut)
