@@ -17,6 +17,7 @@ import (
 	"weir/internal/cli/election"
 	"weir/internal/cli/groups"
 	"weir/internal/cli/help"
+	"weir/internal/cli/links"
 	"weir/internal/cli/logdirs"
 	"weir/internal/cli/perftool"
 	"weir/internal/cli/quorum"
@@ -45,7 +46,7 @@ func Execute() int {
 var commands = []func() *cobra.Command{
 	acls.NewCommand,
 	cluster.NewCommand,
-	newClusterLinksCommand,
+	links.NewClusterLinksCommand,
 	configs.NewCommand,
 	consoletool.NewConsumerCommand,
 	consoletool.NewProducerCommand,
@@ -57,7 +58,7 @@ var commands = []func() *cobra.Command{
 	logdirs.NewCommand,
 	quorum.NewCommand,
 	newMirrorCommand,
-	newMirrorsCommand,
+	links.NewMirrorsCommand,
 	perftool.NewCommand,
 	reassign.NewCommand,
 	newServerCommand,

@@ -1,4 +1,4 @@
-package cli
+package links
 
 import (
 	"context"
@@ -13,6 +13,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"weir/internal/cli/clitest"
 	"weir/internal/clustertest"
 	"weir/internal/testwait"
 )
@@ -117,3 +118,6 @@ func TestClusterLinkFromApacheKafka(t *testing.T) {
 		}
 	}
 }
+
+// weir is the command line these tests run.
+var weir = clitest.Weir{NewClusterLinksCommand, NewMirrorsCommand}

@@ -1,4 +1,4 @@
-package cli
+package links
 
 import (
 	"context"
@@ -21,7 +21,7 @@ import (
 	"weir/internal/nodeclient"
 )
 
-func newClusterLinksCommand() *cobra.Command {
+func NewClusterLinksCommand() *cobra.Command {
 	var conn tool.ConnFlags
 	var o struct {
 		create, list, describe, del, validateOnly bool

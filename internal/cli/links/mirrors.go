@@ -1,4 +1,4 @@
-package cli
+package links
 
 import (
 	"context"
@@ -22,7 +22,7 @@ type mirrorsOpts struct {
 	replicationFactor                                  int16
 }
 
-func newMirrorsCommand() *cobra.Command {
+func NewMirrorsCommand() *cobra.Command {
 	var conn tool.ConnFlags
 	var o mirrorsOpts
 	cmd := &cobra.Command{
