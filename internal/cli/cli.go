@@ -19,6 +19,7 @@ import (
 	"weir/internal/cli/help"
 	"weir/internal/cli/links"
 	"weir/internal/cli/logdirs"
+	"weir/internal/cli/mirror"
 	"weir/internal/cli/perftool"
 	"weir/internal/cli/quorum"
 	"weir/internal/cli/reassign"
@@ -57,7 +58,7 @@ var commands = []func() *cobra.Command{
 	election.NewCommand,
 	logdirs.NewCommand,
 	quorum.NewCommand,
-	newMirrorCommand,
+	mirror.NewCommand,
 	links.NewMirrorsCommand,
 	perftool.NewCommand,
 	reassign.NewCommand,

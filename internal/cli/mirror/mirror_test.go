@@ -1,10 +1,12 @@
-package cli
+package mirror
 
 import (
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"weir/internal/cli/clitest"
 )
 
 // weir mirror stops before connecting on a file it cannot honour, naming
@@ -36,3 +38,6 @@ func TestMirrorRefusesConfig(t *testing.T) {
 		t.Errorf("no --config: exit %d, stderr %q", r.Code, r.Err)
 	}
 }
+
+// weir is the command line these tests run.
+var weir = clitest.Weir{NewCommand}

@@ -1,4 +1,4 @@
-package cli
+package mirror
 
 import (
 	"context"
@@ -13,7 +13,7 @@ import (
 	"weir/internal/mirror"
 )
 
-func newMirrorCommand() *cobra.Command {
+func NewCommand() *cobra.Command {
 	var configFile, logLevel string
 	cmd := &cobra.Command{
 		Use:   "mirror",
