@@ -20,6 +20,7 @@ import (
 	"weir/internal/cli/links"
 	"weir/internal/cli/logdirs"
 	"weir/internal/cli/mirror"
+	"weir/internal/cli/node"
 	"weir/internal/cli/perftool"
 	"weir/internal/cli/quorum"
 	"weir/internal/cli/reassign"
@@ -62,8 +63,8 @@ var commands = []func() *cobra.Command{
 	links.NewMirrorsCommand,
 	perftool.NewCommand,
 	reassign.NewCommand,
-	newServerCommand,
-	newStorageCommand,
+	node.NewServerCommand,
+	node.NewStorageCommand,
 	topics.NewCommand,
 	txns.NewCommand,
 }

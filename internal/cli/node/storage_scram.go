@@ -1,4 +1,4 @@
-package cli
+package node
 
 import (
 	"encoding/base64"

@@ -1,4 +1,4 @@
-package cli
+package node
 
 import (
 	"fmt"
@@ -16,7 +16,7 @@ import (
 	"weir/internal/vfs"
 )
 
-func newStorageCommand() *cobra.Command {
+func NewStorageCommand() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "storage",
 		Short: "Format and inspect log directories, like kafka-storage.sh",

@@ -1,4 +1,4 @@
-package cli
+package node
 
 import (
 	"fmt"
@@ -15,7 +15,7 @@ import (
 	"weir/internal/server"
 )
 
-func newServerCommand() *cobra.Command {
+func NewServerCommand() *cobra.Command {
 	var (
 		configFile string
 		overrides  []string
