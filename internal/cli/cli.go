@@ -13,6 +13,7 @@ import (
 	"weir/internal/cli/cluster"
 	"weir/internal/cli/configs"
 	"weir/internal/cli/consoletool"
+	"weir/internal/cli/doctor"
 	"weir/internal/cli/dumplog"
 	"weir/internal/cli/election"
 	"weir/internal/cli/groups"
@@ -53,7 +54,7 @@ var commands = []func() *cobra.Command{
 	consoletool.NewConsumerCommand,
 	consoletool.NewProducerCommand,
 	groups.NewCommand,
-	newDoctorCommand,
+	doctor.NewCommand,
 	dumplog.NewCommand,
 	cluster.NewFeaturesCommand,
 	election.NewCommand,

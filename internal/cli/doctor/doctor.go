@@ -1,4 +1,4 @@
-package cli
+package doctor
 
 // weir doctor (no Kafka equivalent): the risky settings and states that
 // the seeds' incidents came from, each found with the command that fixes
@@ -43,7 +43,7 @@ type finding struct {
 	Fix     string `json:"fix"`
 }
 
-func newDoctorCommand() *cobra.Command {
+func NewCommand() *cobra.Command {
 	var f doctorFlags
 	cmd := &cobra.Command{
 		Use:   "doctor --bootstrap-server HOST:PORT [options]",

@@ -1,4 +1,4 @@
-package cli
+package doctor
 
 // weir doctor's checks: topic settings, partitions, brokers' balance,
 // consumer groups and transactions.

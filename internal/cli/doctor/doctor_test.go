@@ -1,4 +1,4 @@
-package cli
+package doctor
 
 import (
 	"context"
@@ -17,6 +17,9 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"weir/internal/cli/clitest"
+	"weir/internal/cli/configs"
+	"weir/internal/cli/reassign"
+	"weir/internal/cli/topics"
 	"weir/internal/clustertest"
 	"weir/internal/testwait"
 )
@@ -536,3 +539,6 @@ func TestDoctorEarlierCounts(t *testing.T) {
 		}
 	}
 }
+
+// weir is the command line these tests run.
+var weir = clitest.Weir{NewCommand, topics.NewCommand, configs.NewCommand, reassign.NewCommand}

@@ -1,4 +1,4 @@
-package cli
+package doctor
 
 // weir doctor's partitions-grown check: keyed records that sit where
 // Kafka's default partitioner puts their keys over fewer partitions than
