@@ -18,8 +18,11 @@ import (
 
 	"weir/internal/cli/clitest"
 	"weir/internal/cli/configs"
+	"weir/internal/cli/election"
+	"weir/internal/cli/groups"
 	"weir/internal/cli/reassign"
 	"weir/internal/cli/topics"
+	"weir/internal/cli/txns"
 	"weir/internal/clustertest"
 	"weir/internal/testwait"
 )
@@ -541,4 +544,4 @@ func TestDoctorEarlierCounts(t *testing.T) {
 }
 
 // weir is the command line these tests run.
-var weir = clitest.Weir{NewCommand, topics.NewCommand, configs.NewCommand, reassign.NewCommand}
+var weir = clitest.Weir{NewCommand, topics.NewCommand, configs.NewCommand, reassign.NewCommand, election.NewCommand, groups.NewCommand, txns.NewCommand}
