@@ -1,3 +1,4 @@
+// Package acls is weir acls, like kafka-acls.sh.
 package acls
 
 // weir acls: kafka-acls.sh's flags, output and exit codes (AclCommand),

@@ -1,3 +1,5 @@
+// Package cluster is weir cluster and weir features, like kafka-cluster.sh and
+// kafka-features.sh.
 package cluster
 
 import (

@@ -1,3 +1,4 @@
+// Package configs is weir configs, like kafka-configs.sh.
 package configs
 
 import (

@@ -1,3 +1,6 @@
+// Package consoletool is weir console-producer and console-consumer, like
+// kafka-console-producer.sh and kafka-console-consumer.sh (Kafka's
+// LineMessageReader and DefaultMessageFormatter).
 package consoletool
 
 import (

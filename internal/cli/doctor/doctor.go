@@ -1,3 +1,5 @@
+// Package doctor is weir doctor (no Kafka equivalent): risky settings and
+// unhealthy state, each with the command that fixes it.
 package doctor
 
 // weir doctor (no Kafka equivalent): the risky settings and states that

@@ -1,3 +1,4 @@
+// Package dumplog is weir dump-log, like kafka-dump-log.sh (offline).
 package dumplog
 
 // weir dump-log: kafka-dump-log.sh (Kafka's DumpLogSegments). It decodes a

@@ -1,3 +1,4 @@
+// Package election is weir leader-election, like kafka-leader-election.sh.
 package election
 
 import (

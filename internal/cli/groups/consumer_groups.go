@@ -1,3 +1,4 @@
+// Package groups is weir consumer-groups, like kafka-consumer-groups.sh.
 package groups
 
 import (

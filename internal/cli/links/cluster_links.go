@@ -1,3 +1,5 @@
+// Package links is weir cluster-links and weir mirrors (Confluent's tools'
+// flags, over weir's cluster link admin API).
 package links
 
 import (

@@ -1,3 +1,4 @@
+// Package logdirs is weir log-dirs, like kafka-log-dirs.sh.
 package logdirs
 
 import (

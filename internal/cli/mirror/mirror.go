@@ -1,3 +1,5 @@
+// Package mirror is weir mirror: MirrorMaker 2 (internal/mirror) run from
+// its mm2.properties, and its status.
 package mirror
 
 import (

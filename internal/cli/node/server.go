@@ -1,3 +1,5 @@
+// Package node is weir server and weir storage: running a node and
+// formatting its directories.
 package node
 
 import (

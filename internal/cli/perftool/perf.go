@@ -1,3 +1,5 @@
+// Package perftool is weir perf: the load generators of internal/perf as
+// commands.
 package perftool
 
 import (

@@ -1,7 +1,6 @@
 package perftool
 
 import (
-	"bytes"
 	"context"
 	"os"
 	"path/filepath"
@@ -13,19 +12,13 @@ import (
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
 
-	"weir/internal/cli/help"
+	"weir/internal/cli/clitest"
 )
 
 // runPerf runs `weir perf ARGS...` and returns stdout and stderr.
 func runPerf(t *testing.T, args ...string) (string, string, error) {
 	t.Helper()
-	root := help.Root(NewCommand)
-	var out, errOut bytes.Buffer
-	root.SetOut(&out)
-	root.SetErr(&errOut)
-	root.SetArgs(append([]string{"perf"}, args...))
-	err := root.Execute()
-	return out.String(), errOut.String(), err
+	return clitest.Weir{NewCommand}.Execute(t, append([]string{"perf"}, args...)...)
 }
 
 func startKfake(t *testing.T) string {

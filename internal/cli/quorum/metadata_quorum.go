@@ -1,3 +1,4 @@
+// Package quorum is weir metadata-quorum, like kafka-metadata-quorum.sh.
 package quorum
 
 import (

@@ -1,3 +1,5 @@
+// Package reassign is weir reassign-partitions, like
+// kafka-reassign-partitions.sh.
 package reassign
 
 import (

@@ -1,3 +1,4 @@
+// Package topics is weir topics, like kafka-topics.sh.
 package topics
 
 import (

@@ -1,3 +1,4 @@
+// Package txns is weir transactions, like kafka-transactions.sh.
 package txns
 
 import (
