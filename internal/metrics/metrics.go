@@ -172,6 +172,9 @@ type Source interface {
 	Raft() RaftStatus
 	// Ready is what /readyz answers: true for 200.
 	Ready() bool
+	// Coordinators are the group and transaction coordinators' metrics
+	// and the consumer lag of the groups coordinated here.
+	Coordinators() CoordinatorStatus
 }
 
 // ClientQuotaStatus is one client quota sensor: its type ("produce",
@@ -378,6 +381,7 @@ func New(src Source, opts Options) *Metrics {
 		logCollector{src: src, byTopic: opts.ByTopic},
 		m.flush,
 		raftCollector{src},
+		coordinatorCollector{src: src, byTopic: opts.ByTopic},
 		m.commit, m.election, m.appended,
 	)
 	return m

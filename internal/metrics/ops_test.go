@@ -28,6 +28,9 @@ func exportedFamilies(t *testing.T) map[string]bool {
 		quotas: []ClientQuotaStatus{{Type: "produce"}, {Type: "fetch"}, {Type: "request"}, {Type: "controller_mutation"}},
 		logs:   []LogStatus{{Topic: "a"}},
 		raft:   RaftStatus{Voter: true, ControllerApplied: 1, BrokerApplied: 1},
+		coord: CoordinatorStatus{Transactions: map[string]int64{"Ongoing": 1}, OffsetCommits: 1, OffsetExpirations: 1,
+			OffsetDeletions: 1, ClassicRebalances: 1, ConsumerRebalances: 1, ProducerIDBlocks: 1, ProducerIDs: 1,
+			Lag: []ConsumerLag{{Group: "g", Topic: "a", Partition: 0, Lag: 1}}},
 	}
 	m := New(src, Options{})
 	m.LogFlushed(time.Millisecond)
