@@ -125,4 +125,20 @@ func TestGroupCoordinatorMetricsAndConsumerLag(t *testing.T) {
 		"kafka_coordinator_group_groupmetadatamanager_numgroupsstable": "0",
 		"kafka_coordinator_group_groupmetadatamanager_numgroupsempty":  "2",
 	})
+
+	// A KIP-848 consumer: a consumer protocol group, Stable, then Empty.
+	next, err := kgo.NewClient(kgo.SeedBrokers(n.Addr), kgo.ConsumerGroup("n"), kgo.ConsumeTopics("lagged"),
+		kgo.DisableAutoCommit(), kgo.Balancers(kgo.RangeBalancer()), kgo.ServerSideBalancer())
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitSamples(t, addr, map[string]string{
+		`kafka_server_group_coordinator_metrics_consumer_group_count{state="Stable"}`: "1",
+		`kafka_server_group_coordinator_metrics_group_count{protocol="consumer"}`:     "1",
+	})
+	next.Close()
+	waitSamples(t, addr, map[string]string{
+		`kafka_server_group_coordinator_metrics_consumer_group_count{state="Stable"}`: "0",
+		`kafka_server_group_coordinator_metrics_consumer_group_count{state="Empty"}`:  "1",
+	})
 }
