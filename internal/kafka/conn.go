@@ -114,6 +114,7 @@ type conn struct {
 	// belong to the reader goroutine (see sasl.go).
 	principal     string
 	host          string // the client's address, as ACLs name hosts
+	remote        string // the client's host:port (Request.RemoteAddr)
 	sasl          saslState
 	saslMechanism string
 	saslServer    sasl.Server
@@ -164,7 +165,8 @@ const maxInFlight = 100
 
 func (c *conn) serve() {
 	defer c.close()
-	c.principal, c.host = acl.Anonymous, acl.Host(c.nc.RemoteAddr().String())
+	c.remote = c.nc.RemoteAddr().String()
+	c.principal, c.host = acl.Anonymous, acl.Host(c.remote)
 	if tc, ok := c.nc.(*tls.Conn); ok {
 		if err := tc.HandshakeContext(c.ctx); err != nil {
 			level := slog.LevelInfo
@@ -350,7 +352,7 @@ func (c *conn) decode(frame []byte) (*Request, error) {
 	if err != nil {
 		return nil, err
 	}
-	req.Listener, req.RemoteAddr, req.Ctx, req.conn = c.srv.cfg.ListenerName, c.nc.RemoteAddr().String(), c.ctx, c
+	req.Listener, req.RemoteAddr, req.Ctx, req.conn = c.srv.cfg.ListenerName, c.remote, c.ctx, c
 	req.Principal, req.Host = c.principal, c.host
 	return req, nil
 }
