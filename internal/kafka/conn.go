@@ -204,7 +204,7 @@ func (c *conn) serve() {
 	}()
 	r := bufio.NewReaderSize(activeReader{c}, 64<<10)
 	for {
-		frame, err := c.readFrame(r)
+		frame, pooled, err := c.readFrame(r)
 		read := time.Now()
 		if err != nil {
 			if !errors.Is(err, io.EOF) && !errors.Is(err, net.ErrClosed) {
@@ -264,13 +264,13 @@ func (c *conn) serve() {
 			rep.obs = metrics.Request{Key: req.Key, Version: req.Version, Follower: isFollowerFetch(req), Bytes: len(frame) + 4,
 				Read: read, Handled: handled, Returned: time.Now()}
 		}
-		if req.Key == produceKey {
+		if pooled != nil {
 			// Produce is the one API whose request bytes (the batches)
 			// are large and never outlive the handler: the log has
 			// written them by now. Other requests' bytes may be kept
 			// (group metadata, assignments), so their frames are not
 			// reused.
-			releaseFrame(frame)
+			releaseFrame(pooled)
 		}
 		select {
 		case c.replies <- rep:
@@ -283,10 +283,13 @@ func (c *conn) serve() {
 	}
 }
 
-func (c *conn) readFrame(r *bufio.Reader) ([]byte, error) {
+// readFrame reads one request frame (without its size). A Produce
+// request's frame is read into a pooled buffer, returned as buf for serve
+// to give back (see there); others are allocated at their size.
+func (c *conn) readFrame(r *bufio.Reader) (frame []byte, buf *frameBuf, err error) {
 	var sz [4]byte
 	if _, err := io.ReadFull(r, sz[:]); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	n := int32(binary.BigEndian.Uint32(sz[:]))
 	lo := int32(8)
@@ -294,21 +297,40 @@ func (c *conn) readFrame(r *bufio.Reader) ([]byte, error) {
 		lo = 0 // a bare SASL token has no header
 	}
 	if n < lo || n > c.srv.cfg.MaxRequestSize {
-		return nil, fmt.Errorf("request size %d outside [%d, socket.request.max.bytes=%d]", n, lo, c.srv.cfg.MaxRequestSize)
+		return nil, nil, fmt.Errorf("request size %d outside [%d, socket.request.max.bytes=%d]", n, lo, c.srv.cfg.MaxRequestSize)
 	}
 	if c.srv.cfg.SASL != nil && c.sasl != saslDone && n > c.srv.cfg.SASL.MaxReceive {
-		return nil, fmt.Errorf("request size %d before SASL authentication exceeds sasl.server.max.receive.size=%d", n, c.srv.cfg.SASL.MaxReceive)
+		return nil, nil, fmt.Errorf("request size %d before SASL authentication exceeds sasl.server.max.receive.size=%d", n, c.srv.cfg.SASL.MaxReceive)
+	}
+	if lo > 0 {
+		key, err := r.Peek(2)
+		if err != nil {
+			return nil, nil, err
+		}
+		if int16(binary.BigEndian.Uint16(key)) == produceKey {
+			buf = getFrame()
+		}
 	}
 	// The buffer grows as the bytes arrive, so a connection holds about
 	// what it has sent, never the size it announced (at most
 	// socket.request.max.bytes).
-	frame := getFrame(min(int(n), frameChunk))
+	if buf != nil {
+		frame = buf.b[:0]
+	}
+	if first := min(int(n), frameChunk); cap(frame) >= first {
+		frame = frame[:first]
+	} else {
+		frame = make([]byte, first)
+	}
 	for have := 0; ; {
 		if _, err := io.ReadFull(r, frame[have:]); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		if have = len(frame); have == int(n) {
-			return frame, nil
+			if buf != nil {
+				buf.b = frame
+			}
+			return frame, buf, nil
 		}
 		next := min(int(n), 2*have)
 		if cap(frame) >= next {
@@ -319,8 +341,10 @@ func (c *conn) readFrame(r *bufio.Reader) ([]byte, error) {
 	}
 }
 
-// framePool recycles the buffers of produce requests; see serve.
-var framePool sync.Pool
+// frameBuf is a pooled buffer of Produce frames; see serve.
+type frameBuf struct{ b []byte }
+
+var framePool = sync.Pool{New: func() any { return &frameBuf{b: make([]byte, 0, minPooledFrame)} }}
 
 // frameChunk is the most of a frame allocated before its bytes arrive.
 const frameChunk = 1 << 20
@@ -330,19 +354,13 @@ const (
 	maxPooledFrame = 16 << 20
 )
 
-func getFrame(n int) []byte {
-	if bp, ok := framePool.Get().(*[]byte); ok {
-		if cap(*bp) >= n {
-			return (*bp)[:n]
-		}
-		framePool.Put(bp)
-	}
-	return make([]byte, n, max(n, minPooledFrame))
-}
+func getFrame() *frameBuf { return framePool.Get().(*frameBuf) }
 
-func releaseFrame(b []byte) {
-	if cap(b) >= minPooledFrame && cap(b) <= maxPooledFrame {
-		framePool.Put(&b)
+// releaseFrame returns a buffer to the pool, unless a frame grew it past
+// what the pool keeps.
+func releaseFrame(f *frameBuf) {
+	if cap(f.b) <= maxPooledFrame {
+		framePool.Put(f)
 	}
 }
 
