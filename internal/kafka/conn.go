@@ -103,9 +103,19 @@ type conn struct {
 	srv     *Server
 	nc      net.Conn
 	replies chan *Reply
-	ctx     context.Context
-	cancel  context.CancelFunc
-	closeMu sync.Once
+	// inFlight counts the replies handed to the writer goroutine and not
+	// yet written. While it is 0 the reader owns bw, wbuf and broken, and
+	// writes a reply that is ready itself: a request answered at once
+	// (most are) costs no hand-off between goroutines. The writer owns
+	// them from a hand-off until inFlight is back to 0, so replies go out
+	// in request order either way.
+	inFlight atomic.Int32
+	bw       *bufio.Writer
+	wbuf     []byte // encoding scratch
+	broken   bool   // a write failed: nothing more is written
+	ctx      context.Context
+	cancel   context.CancelFunc
+	closeMu  sync.Once
 	// heartbeats is the broker whose heartbeats the controller accepted
 	// on this connection, if any (see Deps.BrokerConnLost).
 	heartbeats atomic.Pointer[brokerPeer]
@@ -193,6 +203,7 @@ func (c *conn) serve() {
 	if c.srv.cfg.SASL == nil {
 		c.sasl = saslDone
 	}
+	c.bw = bufio.NewWriterSize(c.nc, 64<<10)
 	writerDone := make(chan struct{})
 	go func() {
 		defer close(writerDone)
@@ -201,6 +212,7 @@ func (c *conn) serve() {
 	defer func() {
 		close(c.replies)
 		<-writerDone
+		c.flush() // what the reader left for a pipelined request
 	}()
 	r := bufio.NewReaderSize(activeReader{c}, 64<<10)
 	for {
@@ -218,9 +230,7 @@ func (c *conn) serve() {
 		}
 		if c.sasl == saslAwaitBareToken {
 			rep := c.srv.saslBareToken(c, frame)
-			select {
-			case c.replies <- rep:
-			case <-c.ctx.Done():
+			if !c.reply(rep, r) {
 				return
 			}
 			if rep.closeConn {
@@ -272,9 +282,7 @@ func (c *conn) serve() {
 			// reused.
 			releaseFrame(pooled)
 		}
-		select {
-		case c.replies <- rep:
-		case <-c.ctx.Done():
+		if !c.reply(rep, r) {
 			return
 		}
 		if rep.closeConn {
@@ -429,44 +437,97 @@ func skipTags(rd *kbin.Reader) {
 	}
 }
 
+// reply sends rep, from the reader goroutine: written at once when it is
+// ready and nothing is in flight (left in the buffer while the next
+// request is already read, so pipelined requests' replies go out in one
+// write), else handed to the writer. It returns false once the
+// connection is closing.
+func (c *conn) reply(rep *Reply, r *bufio.Reader) bool {
+	if c.inFlight.Load() == 0 {
+		select {
+		case <-rep.ready:
+			c.send(rep, !nextFrameBuffered(r))
+			return c.ctx.Err() == nil
+		default:
+		}
+		c.flush() // the writer now owns the buffer
+	}
+	c.inFlight.Add(1)
+	select {
+	case c.replies <- rep:
+		return true
+	case <-c.ctx.Done():
+		return false
+	}
+}
+
+// nextFrameBuffered reports whether r holds the whole of the next frame.
+func nextFrameBuffered(r *bufio.Reader) bool {
+	if r.Buffered() < 4 {
+		return false
+	}
+	sz, _ := r.Peek(4)
+	return r.Buffered()-4 >= int(binary.BigEndian.Uint32(sz))
+}
+
+// writeLoop writes the replies handed over by reply, in order, each once
+// it is complete.
 func (c *conn) writeLoop() {
-	bw := bufio.NewWriterSize(c.nc, 64<<10)
-	var buf []byte
-	broken := false
 	for rep := range c.replies {
 		select {
 		case <-rep.ready:
 		case <-c.ctx.Done():
 		}
-		writing := time.Now()
-		if broken || c.ctx.Err() != nil || rep.none {
-			if rep.none && !broken && c.ctx.Err() == nil {
-				c.srv.observe(rep, writing, writing)
+		c.send(rep, len(c.replies) == 0)
+		c.inFlight.Add(-1)
+	}
+}
+
+// send writes a complete reply (flushing the buffer if flush), counts it
+// and releases what it held. Only the owner of bw calls it (see inFlight).
+func (c *conn) send(rep *Reply, flush bool) {
+	writing := time.Now()
+	if c.broken || c.ctx.Err() != nil || rep.none {
+		if rep.none && !c.broken && c.ctx.Err() == nil {
+			c.srv.observe(rep, writing, writing)
+			if flush {
+				c.flush()
 			}
-			if rep.release != nil {
-				rep.release()
-			}
-			if rep.closeConn {
-				c.close()
-			}
-			continue
 		}
-		var err error
-		buf, err = c.writeReply(bw, rep, buf[:0])
-		if err == nil && len(c.replies) == 0 {
-			err = bw.Flush()
-		}
-		if err == nil {
-			c.srv.observe(rep, writing, time.Now())
-		}
-		c.touch()
 		if rep.release != nil {
 			rep.release()
 		}
-		if err != nil {
-			broken = true
+		if rep.closeConn {
 			c.close()
 		}
+		return
+	}
+	var err error
+	c.wbuf, err = c.writeReply(c.bw, rep, c.wbuf[:0])
+	if err == nil && flush {
+		err = c.bw.Flush()
+	}
+	if err == nil {
+		c.srv.observe(rep, writing, time.Now())
+	}
+	c.touch()
+	if rep.release != nil {
+		rep.release()
+	}
+	if err != nil {
+		c.broken = true
+		c.close()
+	}
+}
+
+// flush writes what the buffer holds, if anything (the owner of bw only).
+func (c *conn) flush() {
+	if c.broken || c.bw.Buffered() == 0 {
+		return
+	}
+	if err := c.bw.Flush(); err != nil {
+		c.broken = true
+		c.close()
 	}
 }
 
