@@ -19,7 +19,9 @@ import (
 	"io"
 	"net"
 	"os"
+	"runtime"
 	"testing"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -27,6 +29,7 @@ import (
 	"weir/internal/clustertest"
 	"weir/internal/record"
 	"weir/internal/servertest"
+	"weir/internal/testwait"
 )
 
 // rawClient sends pre-encoded requests and reads responses into one
@@ -253,4 +256,196 @@ func BenchmarkRequestCostFollowerFetch(b *testing.B) {
 			c.roundTrip(frame)
 		}
 	})
+}
+
+// The most allocations a small request may cost the broker (issue 33):
+// a Produce of one small batch (acks=1) and a consumer's Fetch of one,
+// each on its own connection, one at a time. They are exact counts of
+// what the request path allocates today; raise them only with a reason.
+const (
+	maxProduceAllocs = 14
+	maxFetchAllocs   = 20
+)
+
+// requestAllocs is the allocations per round trip of frame on c. The
+// count covers the whole process, so background work of the node (Raft
+// ticks, heartbeats) can only add to it: the least of several trials is
+// the request's own.
+func requestAllocs(c *rawClient, frame []byte) float64 {
+	least := -1.0
+	for range 7 {
+		n := testing.AllocsPerRun(200, func() { c.roundTrip(frame) })
+		if least < 0 || n < least {
+			least = n
+		}
+	}
+	return least
+}
+
+func TestRequestAllocs(t *testing.T) {
+	addr, batch := costNode(t, true)
+	c := newRawClient(t, addr)
+	req, frame := produceFrame(1, batch)
+	if resp := c.decode(req, c.roundTrip(frame)).(*kmsg.ProduceResponse); resp.Topics[0].Partitions[0].ErrorCode != 0 {
+		t.Fatal(kerr.ErrorForCode(resp.Topics[0].Partitions[0].ErrorCode))
+	}
+	if n := requestAllocs(c, frame); n > maxProduceAllocs {
+		t.Errorf("a produce of one small batch allocates %v times, more than %d", n, maxProduceAllocs)
+	} else {
+		t.Logf("produce: %v allocations", n)
+	}
+	freq, fframe := fetchFrame(0)
+	if p := c.decode(freq, c.roundTrip(fframe)).(*kmsg.FetchResponse).Topics[0].Partitions[0]; p.ErrorCode != 0 || len(p.RecordBatches) == 0 {
+		t.Fatalf("fetch: %v, %d bytes", kerr.ErrorForCode(p.ErrorCode), len(p.RecordBatches))
+	}
+	if n := requestAllocs(c, fframe); n > maxFetchAllocs {
+		t.Errorf("a fetch of one small batch allocates %v times, more than %d", n, maxFetchAllocs)
+	} else {
+		t.Logf("fetch: %v allocations", n)
+	}
+}
+
+// TestManyConnections runs 1,000 client connections at once against one
+// broker: 500 producers sending a record at a time at a low rate, and 500
+// consumers long-polling (fetch.min.bytes 1, 500 ms max wait) the
+// partition they follow. Every consumer must get every record of its
+// partition, and the broker must hold at most two goroutines per
+// connection (its reader and writer) and one per waiting long poll.
+func TestManyConnections(t *testing.T) {
+	const (
+		partitions = 10
+		producers  = 500
+		consumers  = 500
+		batches    = 3 // per producer
+		perPart    = producers / partitions * batches
+	)
+	n := servertest.Start(t, servertest.Options{Overrides: map[string]string{"auto.create.topics.enable": "false"}})
+	dial(t, n.Addr).createTopic("many", partitions, nil)
+	batch := smallBatch(t)
+	base := runtime.NumGoroutine()
+
+	stop := make(chan struct{})
+	peak := make(chan int)
+	go func() {
+		tick := time.NewTicker(10 * time.Millisecond)
+		defer tick.Stop()
+		most := 0
+		for {
+			most = max(most, runtime.NumGoroutine())
+			select {
+			case <-tick.C:
+			case <-stop:
+				peak <- most
+				return
+			}
+		}
+	}()
+	deadline := time.Now().Add(45 * time.Second)
+	errs := make(chan error, producers+consumers)
+	for i := range producers {
+		go func() { errs <- manyProduce(n.Addr, int32(i%partitions), batch, batches, deadline) }()
+	}
+	for i := range consumers {
+		go func() { errs <- manyConsume(n.Addr, int32(i%partitions), perPart, deadline) }()
+	}
+	for range producers + consumers {
+		if err := <-errs; err != nil {
+			t.Error(err)
+		}
+	}
+	close(stop)
+	most := <-peak
+	// The clients' goroutines: one per connection and the sampler's.
+	clients := producers + consumers + 1
+	bound := 2*(producers+consumers) + consumers
+	if broker := most - base - clients; broker > bound {
+		t.Errorf("the broker ran up to %d goroutines for %d connections, more than %d", broker, producers+consumers, bound)
+	} else {
+		t.Logf("peak goroutines of the broker's connections: %d (bound %d)", broker, bound)
+	}
+	testwait.Until(t, 30*time.Second, "the connections' goroutines to end", func() bool { return runtime.NumGoroutine() <= base+5 })
+}
+
+// manyProduce sends count produce requests (acks=1) of batch to a
+// partition, one every 20 ms, each answered before the next.
+func manyProduce(addr string, part int32, batch []byte, count int, deadline time.Time) error {
+	nc, err := net.Dial("tcp", addr)
+	if err != nil {
+		return err
+	}
+	defer nc.Close()
+	nc.SetDeadline(deadline)
+	br := bufio.NewReader(nc)
+	req := produceRequest(produceVersion, 1, partData{"many", part, batch})
+	tick := time.NewTicker(20 * time.Millisecond)
+	defer tick.Stop()
+	for i := range count {
+		if _, err := nc.Write(encodeRequest(nil, req, int32(i))); err != nil {
+			return err
+		}
+		resp, err := readResponse(br, req, int32(i))
+		if err != nil {
+			return err
+		}
+		if code := resp.(*kmsg.ProduceResponse).Topics[0].Partitions[0].ErrorCode; code != 0 {
+			return fmt.Errorf("produce to many-%d: %v", part, kerr.ErrorForCode(code))
+		}
+		<-tick.C
+	}
+	return nil
+}
+
+// manyConsume long-polls a partition from offset 0 until it has read want
+// records, which must be at offsets 0 to want-1.
+func manyConsume(addr string, part int32, want int, deadline time.Time) error {
+	nc, err := net.Dial("tcp", addr)
+	if err != nil {
+		return err
+	}
+	defer nc.Close()
+	nc.SetDeadline(deadline)
+	br := bufio.NewReader(nc)
+	next := int64(0)
+	for corr := int32(0); next < int64(want); corr++ {
+		req := fetchRequest(500, 1, 1<<20, fetchPart{"many", part, next, 1 << 20})
+		if _, err := nc.Write(encodeRequest(nil, req, corr)); err != nil {
+			return err
+		}
+		resp, err := readResponse(br, req, corr)
+		if err != nil {
+			return err
+		}
+		p := resp.(*kmsg.FetchResponse).Topics[0].Partitions[0]
+		if p.ErrorCode != 0 {
+			return fmt.Errorf("fetch of many-%d: %v", part, kerr.ErrorForCode(p.ErrorCode))
+		}
+		for data := p.RecordBatches; len(data) > 0; {
+			b, rest, err := record.Next(data)
+			if err != nil {
+				return fmt.Errorf("fetch of many-%d at %d: %v", part, next, err)
+			}
+			if b.BaseOffset() != next {
+				return fmt.Errorf("fetch of many-%d: a batch at %d, want %d", part, b.BaseOffset(), next)
+			}
+			next = b.LastOffset() + 1
+			data = rest
+		}
+	}
+	if next != int64(want) {
+		return fmt.Errorf("many-%d: read to offset %d, want %d", part, next, want)
+	}
+	return nil
+}
+
+// readResponse reads and decodes the response to req with id corr.
+func readResponse(br *bufio.Reader, req kmsg.Request, corr int32) (kmsg.Response, error) {
+	var sz [4]byte
+	if _, err := io.ReadFull(br, sz[:]); err != nil {
+		return nil, err
+	}
+	frame := make([]byte, binary.BigEndian.Uint32(sz[:]))
+	if _, err := io.ReadFull(br, frame); err != nil {
+		return nil, err
+	}
+	return decodeResponse(frame, req.Key(), req.GetVersion(), corr)
 }
