@@ -1,18 +1,20 @@
 package mirror
 
 // MM2's metrics in Prometheus form, served on /metrics at
-// weir.metrics.listener. Each is named after MM2's MBean as
-// weir_mirror_<type>_<name> in snake case, with MM2's windows (two samples
-// of 30 s: rates per second over them, min/max/avg of what they saw, NaN
-// when they saw nothing, as Kafka's metrics report):
+// weir.metrics.listener. Each is named as the Prometheus JMX exporter's
+// default rules name MM2's MBean (kafka.connect.mirror:type=<Type>, the
+// attribute in snake case), with MM2's windows (two samples of 30 s: rates
+// per second over them, min/max/avg of what they saw, NaN when they saw
+// nothing, as Kafka's metrics report); the lag, which MM2 does not have,
+// is weir's:
 //
-//	weir_mirror_source_connector_record_count{source,target,topic,partition}       records copied (acknowledged)
-//	weir_mirror_source_connector_record_rate{...}                                  the same per second
-//	weir_mirror_source_connector_byte_count{...}, _byte_rate{...}                  value bytes copied, and per second
-//	weir_mirror_source_connector_record_age_ms_{min,max,avg}{...}                  age of a record when polled
-//	weir_mirror_source_connector_replication_latency_ms_{min,max,avg}{...}         age of a record when its batch is acknowledged
-//	weir_mirror_source_connector_lag_records{...}                                  source high watermark minus the next offset to copy
-//	weir_mirror_checkpoint_connector_checkpoint_latency_ms_{min,max,avg}{source,target,group,topic,partition}
+//	kafka_connect_mirror_mirrorsourceconnector_record_count{source,target,topic,partition}  records copied (acknowledged)
+//	kafka_connect_mirror_mirrorsourceconnector_record_rate{...}                             the same per second
+//	kafka_connect_mirror_mirrorsourceconnector_byte_count{...}, _byte_rate{...}             value bytes copied, and per second
+//	kafka_connect_mirror_mirrorsourceconnector_record_age_ms_{min,max,avg}{...}             age of a record when polled
+//	kafka_connect_mirror_mirrorsourceconnector_replication_latency_ms_{min,max,avg}{...}    age of a record when its batch is acknowledged
+//	weir_mirror_source_connector_lag_records{...}                                           source high watermark minus the next offset to copy
+//	kafka_connect_mirror_mirrorcheckpointconnector_checkpoint_latency_ms_{min,max,avg}{source,target,group,topic,partition}
 //
 // topic is the remote topic. A process reports the partitions it holds;
 // a partition given up is no longer reported.
@@ -228,14 +230,18 @@ func (c *metrics) flow(source, target string) *flowMetrics {
 var (
 	partLabels = []string{"source", "target", "topic", "partition"}
 	cpLabels   = []string{"source", "target", "group", "topic", "partition"}
-	src        = "weir_mirror_source_connector_"
-	cpt        = "weir_mirror_checkpoint_connector_"
+	// MM2's MBeans kafka.connect.mirror:type=MirrorSourceConnector and
+	// type=MirrorCheckpointConnector, named as the Prometheus JMX
+	// exporter's default rules name them; the lag has no MBean.
+	src     = "kafka_connect_mirror_mirrorsourceconnector_"
+	cpt     = "kafka_connect_mirror_mirrorcheckpointconnector_"
+	weirSrc = "weir_mirror_source_connector_"
 
 	descRecordCount = prometheus.NewDesc(src+"record_count", "Records copied to the remote partition and acknowledged (MM2 record-count).", partLabels, nil)
 	descRecordRate  = prometheus.NewDesc(src+"record_rate", "Records copied per second (MM2 record-rate).", partLabels, nil)
 	descByteCount   = prometheus.NewDesc(src+"byte_count", "Value bytes of the records polled (MM2 byte-count).", partLabels, nil)
 	descByteRate    = prometheus.NewDesc(src+"byte_rate", "Value bytes polled per second (MM2 byte-rate).", partLabels, nil)
-	descLag         = prometheus.NewDesc(src+"lag_records", "Records of the source partition not copied yet: its high watermark minus the next offset to copy, at the last fetch.", partLabels, nil)
+	descLag         = prometheus.NewDesc(weirSrc+"lag_records", "Records of the source partition not copied yet: its high watermark minus the next offset to copy, at the last fetch.", partLabels, nil)
 	descAge         = statDescs(src+"record_age_ms", "Age of a record when polled from the source (MM2 record-age-ms)", partLabels)
 	descLatency     = statDescs(src+"replication_latency_ms", "Age of a record when its batch is acknowledged by the target (MM2 replication-latency-ms)", partLabels)
 	descCheckpoint  = statDescs(cpt+"checkpoint_latency_ms", "Time from a checkpoint's translation to its acknowledgement (MM2 checkpoint-latency-ms)", cpLabels)

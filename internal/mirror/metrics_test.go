@@ -46,7 +46,7 @@ func TestSampled(t *testing.T) {
 }
 
 // scrape returns the lines of /metrics starting with prefix.
-func scrape(t *testing.T, addr, prefix string) []string {
+func scrape(t *testing.T, addr string, prefixes ...string) []string {
 	t.Helper()
 	resp, err := http.Get("http://" + addr + "/metrics")
 	if err != nil {
@@ -59,8 +59,10 @@ func scrape(t *testing.T, addr, prefix string) []string {
 	}
 	var out []string
 	for _, l := range strings.Split(string(b), "\n") {
-		if strings.HasPrefix(l, prefix) {
-			out = append(out, l)
+		for _, p := range prefixes {
+			if strings.HasPrefix(l, p) {
+				out = append(out, l)
+			}
 		}
 	}
 	return out
@@ -86,18 +88,18 @@ func TestMetrics(t *testing.T) {
 	b.waitCheckpoints(t, "A.checkpoints.internal", "app", "A.orders", 2, 20)
 
 	want := []string{
-		`weir_mirror_source_connector_record_count{partition="0",source="A",target="B",topic="A.orders"} 20`,
-		`weir_mirror_source_connector_record_count{partition="1",source="A",target="B",topic="A.orders"} 20`,
+		`kafka_connect_mirror_mirrorsourceconnector_record_count{partition="0",source="A",target="B",topic="A.orders"} 20`,
+		`kafka_connect_mirror_mirrorsourceconnector_record_count{partition="1",source="A",target="B",topic="A.orders"} 20`,
 		`weir_mirror_source_connector_lag_records{partition="0",source="A",target="B",topic="A.orders"} 0`,
-		`weir_mirror_source_connector_byte_count{partition="1",source="A",target="B",topic="A.orders"} 210`,
-		`weir_mirror_checkpoint_connector_checkpoint_latency_ms_max{group="app",partition="1",source="A",target="B",topic="A.orders"}`,
-		`weir_mirror_source_connector_record_age_ms_avg{partition="0",source="A",target="B",topic="A.orders"}`,
-		`weir_mirror_source_connector_replication_latency_ms_min{partition="1",source="A",target="B",topic="A.orders"}`,
-		`weir_mirror_source_connector_record_rate{partition="0",source="A",target="B",topic="A.orders"}`,
-		`weir_mirror_source_connector_byte_rate{partition="0",source="A",target="B",topic="A.orders"}`,
+		`kafka_connect_mirror_mirrorsourceconnector_byte_count{partition="1",source="A",target="B",topic="A.orders"} 210`,
+		`kafka_connect_mirror_mirrorcheckpointconnector_checkpoint_latency_ms_max{group="app",partition="1",source="A",target="B",topic="A.orders"}`,
+		`kafka_connect_mirror_mirrorsourceconnector_record_age_ms_avg{partition="0",source="A",target="B",topic="A.orders"}`,
+		`kafka_connect_mirror_mirrorsourceconnector_replication_latency_ms_min{partition="1",source="A",target="B",topic="A.orders"}`,
+		`kafka_connect_mirror_mirrorsourceconnector_record_rate{partition="0",source="A",target="B",topic="A.orders"}`,
+		`kafka_connect_mirror_mirrorsourceconnector_byte_rate{partition="0",source="A",target="B",topic="A.orders"}`,
 	}
 	testwait.For(t, 60*time.Second, "the mirror's metrics", func() error {
-		got := strings.Join(scrape(t, addr, "weir_mirror_"), "\n")
+		got := strings.Join(scrape(t, addr, "weir_mirror_", "kafka_connect_mirror_"), "\n")
 		for _, w := range want {
 			if !strings.Contains(got, w) {
 				return fmt.Errorf("no %s in\n%s", w, got)
