@@ -91,7 +91,7 @@ func (gm *groupManager) describeGroups(req Request, r *kmsg.DescribeGroupsReques
 		}
 		resp.Groups = append(resp.Groups, dg)
 	}
-	gm.respond(req.Token, resp)
+	gm.out.Respond(req.Token, resp)
 }
 
 func nonNil(b []byte) []byte {
@@ -104,7 +104,7 @@ func nonNil(b []byte) []byte {
 func (gm *groupManager) listGroups(req Request, r *kmsg.ListGroupsRequest) {
 	resp := r.ResponseKind().(*kmsg.ListGroupsResponse)
 	resp.Version = r.Version
-	defer gm.respond(req.Token, resp)
+	defer gm.out.Respond(req.Token, resp)
 	for _, ps := range gm.parts {
 		if ps.loading {
 			resp.ErrorCode = errLoadInProgress
@@ -163,7 +163,7 @@ func (c *Coordinator) deleteGroups(req Request, r *kmsg.DeleteGroupsRequest) {
 		resp.Groups[i].ErrorCode = code
 	}
 	if len(parts) == 0 {
-		c.respond(req.Token, resp)
+		c.out.Respond(req.Token, resp)
 		return
 	}
 	sort.Slice(parts, func(i, j int) bool { return parts[i] < parts[j] })
@@ -175,7 +175,7 @@ func (c *Coordinator) deleteGroups(req Request, r *kmsg.DeleteGroupsRequest) {
 				resp.Groups[i].ErrorCode = groupErrorCode(code)
 			}
 			if waiting--; waiting == 0 {
-				c.respond(req.Token, resp)
+				c.out.Respond(req.Token, resp)
 			}
 		})
 	}

@@ -77,7 +77,7 @@ func (gm *groupManager) consumerGroupDescribe(req Request, r *kmsg.ConsumerGroup
 		}
 		resp.Groups = append(resp.Groups, dg)
 	}
-	gm.respond(req.Token, resp)
+	gm.out.Respond(req.Token, resp)
 }
 
 func (gm *groupManager) describeConsumerGroup(dg *kmsg.ConsumerGroupDescribeResponseGroup, g *group, version int16) {
@@ -179,7 +179,7 @@ func (gm *groupManager) leaveConsumerGroup(req Request, g *group, resp *kmsg.Lea
 		if code != 0 {
 			resp.ErrorCode, resp.Members = groupErrorCode(code), nil
 		}
-		gm.respond(req.Token, resp)
+		gm.out.Respond(req.Token, resp)
 	})
 }
 

@@ -145,7 +145,7 @@ func (om *offsetManager) offsetCommit(req Request, r *kmsg.OffsetCommitRequest) 
 			}
 			resp.Topics = append(resp.Topics, rt)
 		}
-		om.respond(req.Token, resp)
+		om.out.Respond(req.Token, resp)
 	}
 	failAll := func(code int16) {
 		for i := range codes {
@@ -182,7 +182,7 @@ func (om *offsetManager) offsetCommit(req Request, r *kmsg.OffsetCommitRequest) 
 		om.groups.scheduleSession(g, m, ms(int64(m.sessionTimeoutMs)))
 	}
 
-	nowMs := om.nowMs()
+	nowMs := om.out.NowMs()
 	expire := int64(-1)
 	if r.RetentionTimeMillis != -1 {
 		expire = nowMs + r.RetentionTimeMillis
@@ -223,7 +223,7 @@ func (om *offsetManager) offsetCommit(req Request, r *kmsg.OffsetCommitRequest) 
 	}
 	offs.commitWrites++
 	om.cfg.Stats.count(offsetCommits, len(recs))
-	om.emit(Write{Partition: g.partition, Records: recs}, func(code int16, base int64) {
+	om.out.Emit(Write{Partition: g.partition, Records: recs}, func(code int16, base int64) {
 		for i, s := range stage {
 			// A deletion since the commit removed its pending count; the
 			// log has the tombstone after this record, so it stays deleted.
@@ -301,7 +301,7 @@ func (g *group) validateOffsetCommit(r *kmsg.OffsetCommitRequest) int16 {
 func (om *offsetManager) offsetFetch(req Request, r *kmsg.OffsetFetchRequest) {
 	resp := r.ResponseKind().(*kmsg.OffsetFetchResponse)
 	resp.Version = r.Version
-	defer om.respond(req.Token, resp)
+	defer om.out.Respond(req.Token, resp)
 	if r.Version >= 8 {
 		for _, rg := range r.Groups {
 			fg := kmsg.NewOffsetFetchResponseGroup()
@@ -474,7 +474,7 @@ func (om *offsetManager) offsetDelete(req Request, r *kmsg.OffsetDeleteRequest) 
 	resp.Version = r.Version
 	if code := om.offsetDeleteGroupError(r.Group); code != 0 {
 		resp.ErrorCode = code
-		om.respond(req.Token, resp)
+		om.out.Respond(req.Token, resp)
 		return
 	}
 	g := om.groups.byID[r.Group]
@@ -498,7 +498,7 @@ func (om *offsetManager) offsetDelete(req Request, r *kmsg.OffsetDeleteRequest) 
 		resp.Topics = append(resp.Topics, rt)
 	}
 	if len(recs) == 0 {
-		om.respond(req.Token, resp)
+		om.out.Respond(req.Token, resp)
 		return
 	}
 	om.cfg.Stats.count(offsetDeletions, len(recs))
@@ -506,7 +506,7 @@ func (om *offsetManager) offsetDelete(req Request, r *kmsg.OffsetDeleteRequest) 
 		if code != 0 {
 			resp.ErrorCode, resp.Topics = groupErrorCode(code), nil
 		}
-		om.respond(req.Token, resp)
+		om.out.Respond(req.Token, resp)
 	})
 }
 
@@ -597,7 +597,7 @@ func (c *Coordinator) cleanupGroupMetadata() {
 // allExpired reports that none is left.
 func (om *offsetManager) expire(g *group) (recs []Record, allExpired bool) {
 	offs := om.byGroup[g.id]
-	nowMs := om.nowMs()
+	nowMs := om.out.NowMs()
 	retentionMs := om.cfg.OffsetsRetention.Milliseconds()
 	allExpired = true
 	if base, ok := g.expiryBase(); ok {

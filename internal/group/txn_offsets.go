@@ -74,7 +74,7 @@ type txnMarker struct {
 // before it. A marker of a partition not led here is ignored; one of a
 // loading partition is kept for the end of the load.
 func (c *Coordinator) TxnMarker(now time.Time, p int32, producerID int64, commit bool, offset int64) Ready {
-	c.begin(now)
+	c.out.Begin(now)
 	m := txnMarker{producerID: producerID, offset: offset, commit: commit}
 	switch ps := c.parts[p]; {
 	case ps == nil:
@@ -83,7 +83,7 @@ func (c *Coordinator) TxnMarker(now time.Time, p int32, producerID int64, commit
 	default:
 		c.offsets.endTxn(p, m)
 	}
-	return c.end()
+	return c.out.End()
 }
 
 // endTxn applies marker m to the groups of partition p.
@@ -201,7 +201,7 @@ func (om *offsetManager) txnOffsetCommit(req Request, r *kmsg.TxnOffsetCommitReq
 			}
 			resp.Topics = append(resp.Topics, rt)
 		}
-		om.respond(req.Token, resp)
+		om.out.Respond(req.Token, resp)
 	}
 	failAll := func(code int16) {
 		for i := range codes {
@@ -235,7 +235,7 @@ func (om *offsetManager) txnOffsetCommit(req Request, r *kmsg.TxnOffsetCommitReq
 	}
 
 	pid := r.ProducerID
-	nowMs := om.nowMs()
+	nowMs := om.out.NowMs()
 	type staged struct {
 		tp  topicPartition
 		o   offset
@@ -269,7 +269,7 @@ func (om *offsetManager) txnOffsetCommit(req Request, r *kmsg.TxnOffsetCommitReq
 		VerifyTxn: req.VerifyTxn, Guard: req.Guard}
 	offs.commitWrites++
 	om.cfg.Stats.count(offsetCommits, len(recs))
-	om.emit(w, func(code int16, base int64) {
+	om.out.Emit(w, func(code int16, base int64) {
 		for i, s := range stage {
 			s.o.recordOffset = base + int64(i)
 			om.txnPersisted(g, offs, pid, s.tp, s.seq, s.o, code == 0)
