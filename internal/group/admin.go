@@ -39,15 +39,24 @@ import (
 // reports for a group when no authorizer is configured.
 const groupOperations = 1<<3 | 1<<6 | 1<<8
 
+// distinct is ids in order of first mention, each once: a describe
+// answers a group named twice once.
+func distinct(ids []string) []string {
+	seen := make(map[string]bool, len(ids))
+	var out []string
+	for _, id := range ids {
+		if !seen[id] {
+			seen[id] = true
+			out = append(out, id)
+		}
+	}
+	return out
+}
+
 func (gm *groupManager) describeGroups(req Request, r *kmsg.DescribeGroupsRequest) {
 	resp := r.ResponseKind().(*kmsg.DescribeGroupsResponse)
 	resp.Version = r.Version
-	seen := map[string]bool{}
-	for _, id := range r.Groups {
-		if seen[id] {
-			continue
-		}
-		seen[id] = true
+	for _, id := range distinct(r.Groups) {
 		dg := kmsg.NewDescribeGroupsResponseGroup()
 		dg.Group = id
 		if r.IncludeAuthorizedOperations {

@@ -46,12 +46,7 @@ import (
 func (gm *groupManager) consumerGroupDescribe(req Request, r *kmsg.ConsumerGroupDescribeRequest) {
 	resp := r.ResponseKind().(*kmsg.ConsumerGroupDescribeResponse)
 	resp.Version = r.Version
-	seen := map[string]bool{}
-	for _, id := range r.Groups {
-		if seen[id] {
-			continue
-		}
-		seen[id] = true
+	for _, id := range distinct(r.Groups) {
 		dg := kmsg.NewConsumerGroupDescribeResponseGroup()
 		dg.Group = id
 		fail := func(code int16, msg string) {

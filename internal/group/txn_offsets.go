@@ -186,10 +186,7 @@ func (offs *groupOffsets) txnPartitions() []topicPartition {
 func (om *offsetManager) txnOffsetCommit(req Request, r *kmsg.TxnOffsetCommitRequest) {
 	resp := r.ResponseKind().(*kmsg.TxnOffsetCommitResponse)
 	resp.Version = r.Version
-	codes := make([][]int16, len(r.Topics))
-	for i, t := range r.Topics {
-		codes[i] = make([]int16, len(t.Partitions))
-	}
+	codes := newPartitionCodes(r.Topics, func(t kmsg.TxnOffsetCommitRequestTopic) int { return len(t.Partitions) })
 	answer := func() {
 		for i, t := range r.Topics {
 			rt := kmsg.NewTxnOffsetCommitResponseTopic()
@@ -204,11 +201,7 @@ func (om *offsetManager) txnOffsetCommit(req Request, r *kmsg.TxnOffsetCommitReq
 		om.out.Respond(req.Token, resp)
 	}
 	failAll := func(code int16) {
-		for i := range codes {
-			for j := range codes[i] {
-				codes[i][j] = code
-			}
-		}
+		codes.fill(code)
 		answer()
 	}
 
@@ -236,12 +229,7 @@ func (om *offsetManager) txnOffsetCommit(req Request, r *kmsg.TxnOffsetCommitReq
 
 	pid := r.ProducerID
 	nowMs := om.out.NowMs()
-	type staged struct {
-		tp  topicPartition
-		o   offset
-		seq uint64
-	}
-	var stage []staged
+	var stage []stagedOffset
 	var recs []Record
 	for i, t := range r.Topics {
 		for j, pt := range t.Partitions {
@@ -251,7 +239,7 @@ func (om *offsetManager) txnOffsetCommit(req Request, r *kmsg.TxnOffsetCommitReq
 				continue
 			}
 			tp := topicPartition{t.Topic, pt.Partition}
-			stage = append(stage, staged{tp, o, om.nextSeq()})
+			stage = append(stage, stagedOffset{tp, o, om.nextSeq()})
 			recs = append(recs, offsetCommitRecord(g.id, tp, o))
 		}
 	}
@@ -275,16 +263,7 @@ func (om *offsetManager) txnOffsetCommit(req Request, r *kmsg.TxnOffsetCommitReq
 			om.txnPersisted(g, offs, pid, s.tp, s.seq, s.o, code == 0)
 		}
 		om.commitSettled(g, offs, code)
-		if code != 0 {
-			code = commitErrorCode(code)
-			for i, t := range r.Topics {
-				for j := range t.Partitions {
-					if codes[i][j] == 0 {
-						codes[i][j] = code
-					}
-				}
-			}
-		}
+		codes.failRest(commitErrorCode(code))
 		answer()
 	})
 }
