@@ -9,6 +9,8 @@
 // PartitionLog), reports their outcome back, and completes the responses
 // the shard gives.
 //
-// The package also holds what the shards share: Timers, the heap of their
-// wake-ups, and PartitionFor, Kafka's mapping of a key to its partition.
+// The package also holds what the shards share: Output, the plumbing of
+// each input (its time, the Ready being built, the writes in flight and
+// their outcomes), Timers, the heap of their wake-ups, and PartitionFor,
+// Kafka's mapping of a key to its partition.
 package coordinator

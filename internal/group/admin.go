@@ -39,15 +39,24 @@ import (
 // reports for a group when no authorizer is configured.
 const groupOperations = 1<<3 | 1<<6 | 1<<8
 
+// distinct is ids in order of first mention, each once: a describe
+// answers a group named twice once.
+func distinct(ids []string) []string {
+	seen := make(map[string]bool, len(ids))
+	var out []string
+	for _, id := range ids {
+		if !seen[id] {
+			seen[id] = true
+			out = append(out, id)
+		}
+	}
+	return out
+}
+
 func (gm *groupManager) describeGroups(req Request, r *kmsg.DescribeGroupsRequest) {
 	resp := r.ResponseKind().(*kmsg.DescribeGroupsResponse)
 	resp.Version = r.Version
-	seen := map[string]bool{}
-	for _, id := range r.Groups {
-		if seen[id] {
-			continue
-		}
-		seen[id] = true
+	for _, id := range distinct(r.Groups) {
 		dg := kmsg.NewDescribeGroupsResponseGroup()
 		dg.Group = id
 		if r.IncludeAuthorizedOperations {
@@ -91,7 +100,7 @@ func (gm *groupManager) describeGroups(req Request, r *kmsg.DescribeGroupsReques
 		}
 		resp.Groups = append(resp.Groups, dg)
 	}
-	gm.respond(req.Token, resp)
+	gm.out.Respond(req.Token, resp)
 }
 
 func nonNil(b []byte) []byte {
@@ -104,7 +113,7 @@ func nonNil(b []byte) []byte {
 func (gm *groupManager) listGroups(req Request, r *kmsg.ListGroupsRequest) {
 	resp := r.ResponseKind().(*kmsg.ListGroupsResponse)
 	resp.Version = r.Version
-	defer gm.respond(req.Token, resp)
+	defer gm.out.Respond(req.Token, resp)
 	for _, ps := range gm.parts {
 		if ps.loading {
 			resp.ErrorCode = errLoadInProgress
@@ -163,7 +172,7 @@ func (c *Coordinator) deleteGroups(req Request, r *kmsg.DeleteGroupsRequest) {
 		resp.Groups[i].ErrorCode = code
 	}
 	if len(parts) == 0 {
-		c.respond(req.Token, resp)
+		c.out.Respond(req.Token, resp)
 		return
 	}
 	sort.Slice(parts, func(i, j int) bool { return parts[i] < parts[j] })
@@ -175,7 +184,7 @@ func (c *Coordinator) deleteGroups(req Request, r *kmsg.DeleteGroupsRequest) {
 				resp.Groups[i].ErrorCode = groupErrorCode(code)
 			}
 			if waiting--; waiting == 0 {
-				c.respond(req.Token, resp)
+				c.out.Respond(req.Token, resp)
 			}
 		})
 	}

@@ -46,12 +46,7 @@ import (
 func (gm *groupManager) consumerGroupDescribe(req Request, r *kmsg.ConsumerGroupDescribeRequest) {
 	resp := r.ResponseKind().(*kmsg.ConsumerGroupDescribeResponse)
 	resp.Version = r.Version
-	seen := map[string]bool{}
-	for _, id := range r.Groups {
-		if seen[id] {
-			continue
-		}
-		seen[id] = true
+	for _, id := range distinct(r.Groups) {
 		dg := kmsg.NewConsumerGroupDescribeResponseGroup()
 		dg.Group = id
 		fail := func(code int16, msg string) {
@@ -77,7 +72,7 @@ func (gm *groupManager) consumerGroupDescribe(req Request, r *kmsg.ConsumerGroup
 		}
 		resp.Groups = append(resp.Groups, dg)
 	}
-	gm.respond(req.Token, resp)
+	gm.out.Respond(req.Token, resp)
 }
 
 func (gm *groupManager) describeConsumerGroup(dg *kmsg.ConsumerGroupDescribeResponseGroup, g *group, version int16) {
@@ -179,7 +174,7 @@ func (gm *groupManager) leaveConsumerGroup(req Request, g *group, resp *kmsg.Lea
 		if code != 0 {
 			resp.ErrorCode, resp.Members = groupErrorCode(code), nil
 		}
-		gm.respond(req.Token, resp)
+		gm.out.Respond(req.Token, resp)
 	})
 }
 

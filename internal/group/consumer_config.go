@@ -118,7 +118,7 @@ func (t *topicImage) sortedNames() []string {
 // group epoch and recomputes the assignment (regex subscriptions are
 // resolved again).
 func (c *Coordinator) SetTopics(now time.Time, topics map[string]TopicInfo) Ready {
-	c.begin(now)
+	c.out.Begin(now)
 	var removed []string
 	for name := range c.groups.topics.byName {
 		if _, ok := topics[name]; !ok {
@@ -126,7 +126,7 @@ func (c *Coordinator) SetTopics(now time.Time, topics map[string]TopicInfo) Read
 		}
 	}
 	c.groups.updateTopics(topics, removed)
-	return c.end()
+	return c.out.End()
 }
 
 // UpdateTopics tells the coordinator what a metadata change did to the
@@ -134,9 +134,9 @@ func (c *Coordinator) SetTopics(now time.Time, topics map[string]TopicInfo) Read
 // partition count), removed those deleted. Its cost follows the change,
 // not the number of topics; groups are marked as by SetTopics.
 func (c *Coordinator) UpdateTopics(now time.Time, changed map[string]TopicInfo, removed []string) Ready {
-	c.begin(now)
+	c.out.Begin(now)
 	c.groups.updateTopics(changed, removed)
-	return c.end()
+	return c.out.End()
 }
 
 func (gm *groupManager) updateTopics(changed map[string]TopicInfo, removed []string) {

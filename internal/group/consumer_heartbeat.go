@@ -108,7 +108,7 @@ func (gm *groupManager) validateConsumerHeartbeat(r *kmsg.ConsumerGroupHeartbeat
 }
 
 func (gm *groupManager) consumerGroupHeartbeat(req Request, r *kmsg.ConsumerGroupHeartbeatRequest) {
-	fail := func(code int16, msg string) { gm.respond(req.Token, cgHeartbeatError(r.Version, code, msg)) }
+	fail := func(code int16, msg string) { gm.out.Respond(req.Token, cgHeartbeatError(r.Version, code, msg)) }
 	if code, msg := gm.validateConsumerHeartbeat(r); code != 0 {
 		fail(code, msg)
 		return
@@ -215,7 +215,7 @@ func (gm *groupManager) consumerGroupHeartbeat(req Request, r *kmsg.ConsumerGrou
 			fail(groupErrorCode(code), "")
 			return
 		}
-		gm.respond(req.Token, resp)
+		gm.out.Respond(req.Token, resp)
 	})
 }
 
@@ -287,7 +287,7 @@ func heartbeatAssignment(a assignment) *kmsg.ConsumerGroupHeartbeatResponseAssig
 
 // consumerGroupLeave handles epochs -1 and -2.
 func (gm *groupManager) consumerGroupLeave(req Request, r *kmsg.ConsumerGroupHeartbeatRequest) {
-	fail := func(code int16, msg string) { gm.respond(req.Token, cgHeartbeatError(r.Version, code, msg)) }
+	fail := func(code int16, msg string) { gm.out.Respond(req.Token, cgHeartbeatError(r.Version, code, msg)) }
 	g := gm.byID[r.Group]
 	switch {
 	case g == nil:
@@ -335,7 +335,7 @@ func (gm *groupManager) consumerGroupLeave(req Request, r *kmsg.ConsumerGroupHea
 			fail(groupErrorCode(code), "")
 			return
 		}
-		gm.respond(req.Token, resp)
+		gm.out.Respond(req.Token, resp)
 	})
 }
 

@@ -247,7 +247,7 @@ func compileRegex(re string) (*regexp.Regexp, error) {
 
 // resolveRegex lists the topics a regular expression matches now.
 func (gm *groupManager) resolveRegex(re string) resolvedRegex {
-	x := resolvedRegex{topics: []string{}, version: gm.topics.version, timestamp: gm.nowMs()}
+	x := resolvedRegex{topics: []string{}, version: gm.topics.version, timestamp: gm.out.NowMs()}
 	if rx, err := compileRegex(re); err == nil {
 		for _, name := range gm.topics.sortedNames() {
 			if rx.MatchString(name) {

@@ -106,7 +106,7 @@ func (gm *groupManager) cgPersisted(g *group, cg *consumerGroup, w *cgWrite, cod
 
 // createConsumerGroup makes id a new, empty consumer group as part of tx.
 func (gm *groupManager) createConsumerGroup(tx *cgTxn, id string, p int32) *group {
-	g := newGroup(id, p, gm.nowMs())
+	g := newGroup(id, p, gm.out.NowMs())
 	g.consumer = newConsumerGroup()
 	g.protocolType = consumerProtocolType
 	gm.byID[id] = g
@@ -156,7 +156,7 @@ func (gm *groupManager) convertToClassicGroup(g *group) {
 // offsets stay). The group keeps its identity, so that callbacks holding it
 // stay valid.
 func (gm *groupManager) resetClassic(g *group) {
-	*g = *newGroup(g.id, g.partition, gm.nowMs())
+	*g = *newGroup(g.id, g.partition, gm.out.NowMs())
 	gm.touch(g.id)
 }
 

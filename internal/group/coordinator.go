@@ -1,7 +1,6 @@
 package group
 
 import (
-	"errors"
 	"fmt"
 	"time"
 
@@ -61,6 +60,9 @@ type Write struct {
 // Target is the write's id and partition, for the runtime.
 func (w Write) Target() (id uint64, partition int32) { return w.ID, w.Partition }
 
+// WithID is w numbered id, for the shard's coordinator.Output.
+func (w Write) WithID(id uint64) Write { w.ID = id; return w }
+
 // Ready is what one input produced. See the package comment.
 type Ready = coordinator.Ready[Write]
 
@@ -70,8 +72,8 @@ type Ready = coordinator.Ready[Write]
 // and consumer protocol, groupManager) and offsets (plain and
 // transactional, offsetManager). The shard routes each input to them,
 // runs what spans both (loading and unloading a partition, deleting
-// groups, retention), and shares with them the partitions, the writes in
-// flight, the timers and the Ready being built (base).
+// groups, retention), and shares with them the partitions, the timers and
+// the output being built, with the writes in flight (base).
 type Coordinator struct {
 	*base
 	groups  *groupManager
@@ -85,18 +87,15 @@ type base struct {
 	// parts are the partitions led here; loading ones are not yet served.
 	parts map[int32]*offsetsPartition
 
-	// writes are the Writes not yet reported by Persisted.
-	writes    map[uint64]*pendingWrite
-	lastWrite uint64
-
 	timers  coordinator.Timers[*timer]
 	lastSeq uint64 // timer and waiter identities; never reused
 	// nextCleanup is when offsets retention runs next; zero while no
 	// partition is led.
 	nextCleanup time.Time
 
-	now time.Time
-	out Ready
+	// out holds the input's time, the Ready being built and the writes
+	// not yet reported by Persisted.
+	out *coordinator.Output[Write]
 
 	// dirty are the groups whose gauges the input being handled may have
 	// changed, counted what each group last added to them (stats.go);
@@ -116,14 +115,6 @@ type offsetsPartition struct {
 	earlyMarkers []txnMarker
 }
 
-type pendingWrite struct {
-	partition int32
-	// done is called once with the outcome: 0 and the log offset of the
-	// write's first record, or the Kafka error code of the failed append
-	// (before translation into a group error) and -1.
-	done func(code int16, offset int64)
-}
-
 // New returns a Coordinator that leads no partition yet.
 func New(cfg Config) *Coordinator {
 	if cfg.OffsetsTopicPartitions < 1 {
@@ -133,12 +124,14 @@ func New(cfg Config) *Coordinator {
 		cfg.NewUUID = randomUUID
 	}
 	cfg.Consumer = cfg.Consumer.withDefaults()
-	b := &base{cfg: cfg, parts: make(map[int32]*offsetsPartition), writes: make(map[uint64]*pendingWrite),
+	b := &base{cfg: cfg, parts: make(map[int32]*offsetsPartition),
 		dirty: make(map[string]struct{}), counted: make(map[string]groupCount)}
 	groups := newGroupManager(b)
 	offsets := newOffsetManager(b, groups)
 	groups.offsets = offsets
-	return &Coordinator{base: b, groups: groups, offsets: offsets}
+	c := &Coordinator{base: b, groups: groups, offsets: offsets}
+	b.out = coordinator.NewOutput[Write](coordinator.OutputHooks{Serves: b.serves, Settle: c.recount, Deadline: c.deadline})
+	return c
 }
 
 // PartitionFor is the __consumer_offsets partition of groupID under this
@@ -150,7 +143,7 @@ func (b *base) PartitionFor(groupID string) int32 {
 // Handle processes one request. It panics if Body is not one of the
 // thirteen group APIs served here.
 func (c *Coordinator) Handle(now time.Time, req Request) Ready {
-	c.begin(now)
+	c.out.Begin(now)
 	switch r := req.Body.(type) {
 	case *kmsg.JoinGroupRequest:
 		c.groups.joinGroup(req, r)
@@ -181,13 +174,13 @@ func (c *Coordinator) Handle(now time.Time, req Request) Ready {
 	default:
 		panic(fmt.Sprintf("group: Handle of %T", req.Body))
 	}
-	return c.end()
+	return c.out.End()
 }
 
 // Tick fires every timer due at now. Timers that firing schedules for now or
 // earlier wait for the next Tick, so a call always returns.
 func (c *Coordinator) Tick(now time.Time) Ready {
-	c.begin(now)
+	c.out.Begin(now)
 	last := c.lastSeq
 	for t, ok := c.timers.PopDue(now, last); ok; t, ok = c.timers.PopDue(now, last) {
 		c.groups.fire(t)
@@ -196,7 +189,7 @@ func (c *Coordinator) Tick(now time.Time) Ready {
 		c.cleanupGroupMetadata()
 		c.nextCleanup = now.Add(c.cfg.OffsetsRetentionCheckInterval)
 	}
-	return c.end()
+	return c.out.End()
 }
 
 // Persisted reports the outcome of the Write with this id: nil once its
@@ -205,35 +198,9 @@ func (c *Coordinator) Tick(now time.Time) Ready {
 // *kerr.Error; offset is then unused). Unknown ids, such as writes of an
 // unloaded partition, are ignored.
 func (c *Coordinator) Persisted(now time.Time, id uint64, offset int64, err error) Ready {
-	c.begin(now)
-	if w, ok := c.writes[id]; ok {
-		delete(c.writes, id)
-		if code := appendErrorCode(err); code != 0 {
-			w.done(code, -1)
-		} else {
-			w.done(0, offset)
-		}
-	}
-	return c.end()
-}
-
-func (c *Coordinator) begin(now time.Time) {
-	c.now = now
-	c.out = Ready{}
-}
-
-func (c *Coordinator) end() Ready {
-	c.recount()
-	out := c.out
-	c.out = Ready{}
-	out.Deadline = c.deadline()
-	return out
-}
-
-func (b *base) nowMs() int64 { return b.now.UnixMilli() }
-
-func (b *base) respond(token uint64, body kmsg.Response) {
-	b.out.Responses = append(b.out.Responses, Response{Token: token, Body: body})
+	c.out.Begin(now)
+	c.out.Persisted(id, offset, err)
+	return c.out.End()
 }
 
 // write emits records for partition p; done runs when Persisted reports
@@ -243,20 +210,13 @@ func (b *base) write(p int32, recs []Record, done func(code int16)) {
 	if done == nil {
 		done = func(int16) {}
 	}
-	b.emit(Write{Partition: p, Records: recs}, func(code int16, _ int64) { done(code) })
+	b.out.Emit(Write{Partition: p, Records: recs}, func(code int16, _ int64) { done(code) })
 }
 
-// emit is write for a Write with its batch fields set; done also learns
-// the log offset of the first record.
-func (b *base) emit(w Write, done func(code int16, offset int64)) {
-	if ps, ok := b.parts[w.Partition]; !ok || ps.loading {
-		done(kerr.NotCoordinator.Code, -1)
-		return
-	}
-	b.lastWrite++
-	w.ID = b.lastWrite
-	b.writes[w.ID] = &pendingWrite{partition: w.Partition, done: done}
-	b.out.Writes = append(b.out.Writes, w)
+// serves reports whether partition p is led here and loaded.
+func (b *base) serves(p int32) bool {
+	ps, ok := b.parts[p]
+	return ok && !ps.loading
 }
 
 // route returns the partition of a group and the error to answer if this
@@ -271,18 +231,6 @@ func (b *base) route(groupID string) (int32, int16) {
 		return p, kerr.CoordinatorLoadInProgress.Code
 	}
 	return p, 0
-}
-
-// appendErrorCode is the Kafka code of an append failure.
-func appendErrorCode(err error) int16 {
-	if err == nil {
-		return 0
-	}
-	var ke *kerr.Error
-	if errors.As(err, &ke) {
-		return ke.Code
-	}
-	return kerr.UnknownServerError.Code
 }
 
 // CommitErrorCode translates an append failure of offset commit records,

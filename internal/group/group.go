@@ -208,7 +208,7 @@ func newGroup(id string, partition int32, nowMs int64) *group {
 func (gm *groupManager) transition(g *group, to State) {
 	gm.touch(g.id)
 	g.prevState, g.state = g.state, to
-	g.stateTimestamp = gm.nowMs()
+	g.stateTimestamp = gm.out.NowMs()
 }
 
 func (g *group) canRebalance() bool {

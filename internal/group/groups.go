@@ -34,7 +34,7 @@ func newGroupManager(b *base) *groupManager {
 // offset commit does (a "simple" group that uses Kafka only for offsets);
 // it stays unlogged until one of the commit's records persists.
 func (gm *groupManager) createSimple(id string, p int32) *group {
-	g := newGroup(id, p, gm.nowMs())
+	g := newGroup(id, p, gm.out.NowMs())
 	g.unlogged = true
 	gm.byID[id] = g
 	gm.touch(id)
@@ -88,11 +88,11 @@ func (gm *groupManager) dropped(gs []*group, code int16) {
 		for _, m := range g.members {
 			if w := m.join; w != nil {
 				m.join = nil
-				gm.respond(w.token, joinError(w.version, code, m.id))
+				gm.out.Respond(w.token, joinError(w.version, code, m.id))
 			}
 			if w := m.sync; w != nil {
 				m.sync = nil
-				gm.respond(w.token, syncError(w.version, code))
+				gm.out.Respond(w.token, syncError(w.version, code))
 			}
 		}
 	}

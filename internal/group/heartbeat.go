@@ -29,7 +29,7 @@ func (gm *groupManager) heartbeat(req Request, r *kmsg.HeartbeatRequest) {
 		resp := kmsg.NewPtrHeartbeatResponse()
 		resp.Version = r.Version
 		resp.ErrorCode = code
-		gm.respond(req.Token, resp)
+		gm.out.Respond(req.Token, resp)
 	}
 	if r.Group == "" {
 		answer(errInvalidGroupID)

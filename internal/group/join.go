@@ -74,7 +74,7 @@ func (g *group) joinResult(w *waiter, memberID, leader string, withMembers, skip
 
 func (gm *groupManager) joinGroup(req Request, r *kmsg.JoinGroupRequest) {
 	w := &waiter{token: req.Token, version: r.Version}
-	fail := func(code int16, memberID string) { gm.respond(w.token, joinError(r.Version, code, memberID)) }
+	fail := func(code int16, memberID string) { gm.out.Respond(w.token, joinError(r.Version, code, memberID)) }
 
 	if r.Group == "" {
 		fail(errInvalidGroupID, r.MemberID)
@@ -114,7 +114,7 @@ func (gm *groupManager) joinGroup(req Request, r *kmsg.JoinGroupRequest) {
 			fail(errUnknownMemberID, r.MemberID)
 			return
 		}
-		g = newGroup(r.Group, p, gm.nowMs())
+		g = newGroup(r.Group, p, gm.out.NowMs())
 		gm.byID[g.id] = g
 		gm.touch(g.id)
 	}
@@ -147,7 +147,7 @@ func (gm *groupManager) acceptJoiningMember(g *group, memberID string) bool {
 
 func (gm *groupManager) joinNewMember(req Request, r *kmsg.JoinGroupRequest, g *group, w *waiter) {
 	if !g.supportsProtocols(r.ProtocolType, r.Protocols) {
-		gm.respond(w.token, joinError(r.Version, errInconsistentGroupProtocol, ""))
+		gm.out.Respond(w.token, joinError(r.Version, errInconsistentGroupProtocol, ""))
 		return
 	}
 	prefix := req.ClientID
@@ -164,14 +164,14 @@ func (gm *groupManager) joinNewMember(req Request, r *kmsg.JoinGroupRequest, g *
 		gm.addMemberAndRebalance(req, r, g, w, newID)
 	case r.Version >= 4:
 		g.pendingJoin[newID] = gm.schedule(timerSession, ms(int64(r.SessionTimeoutMillis)), g.id, newID)
-		gm.respond(w.token, joinError(r.Version, errMemberIDRequired, newID))
+		gm.out.Respond(w.token, joinError(r.Version, errMemberIDRequired, newID))
 	default:
 		gm.addMemberAndRebalance(req, r, g, w, newID)
 	}
 }
 
 func (gm *groupManager) joinExistingMember(req Request, r *kmsg.JoinGroupRequest, g *group, w *waiter) {
-	fail := func(code int16) { gm.respond(w.token, joinError(r.Version, code, r.MemberID)) }
+	fail := func(code int16) { gm.out.Respond(w.token, joinError(r.Version, code, r.MemberID)) }
 	if !g.supportsProtocols(r.ProtocolType, r.Protocols) {
 		fail(errInconsistentGroupProtocol)
 		return
@@ -192,7 +192,7 @@ func (gm *groupManager) joinExistingMember(req Request, r *kmsg.JoinGroupRequest
 		if m.matches(r.Protocols) {
 			// A retry of a JoinGroup whose response was lost: answer
 			// with the current generation.
-			gm.respond(w.token, g.joinResult(w, m.id, g.leader, m.id == g.leader, false))
+			gm.out.Respond(w.token, g.joinResult(w, m.id, g.leader, m.id == g.leader, false))
 			return
 		}
 		gm.updateMemberAndRebalance(g, m, r, w)
@@ -204,7 +204,7 @@ func (gm *groupManager) joinExistingMember(req Request, r *kmsg.JoinGroupRequest
 			gm.updateMemberAndRebalance(g, m, r, w)
 			return
 		}
-		gm.respond(w.token, g.joinResult(w, m.id, g.leader, false, false))
+		gm.out.Respond(w.token, g.joinResult(w, m.id, g.leader, false, false))
 	default:
 		fail(errUnknownMemberID)
 	}
@@ -245,7 +245,7 @@ func (gm *groupManager) updateMemberAndRebalance(g *group, m *member, r *kmsg.Jo
 // behind it, and a client still waiting simply rejoins.
 func (gm *groupManager) supersedeJoin(m *member) {
 	if m.join != nil {
-		gm.respond(m.join.token, joinError(m.join.version, errRebalanceInProgress, m.id))
+		gm.out.Respond(m.join.token, joinError(m.join.version, errRebalanceInProgress, m.id))
 	}
 }
 
@@ -289,15 +289,15 @@ func (gm *groupManager) replaceStaticMember(r *kmsg.JoinGroupRequest, g *group, 
 				}
 				resp := g.joinResult(w, "", currentLeader, false, false)
 				resp.ErrorCode = groupErrorCode(code)
-				gm.respond(w.token, resp)
+				gm.out.Respond(w.token, resp)
 				return
 			}
 			if w.version >= 9 {
 				isLeader := g.leader == m.id
-				gm.respond(w.token, g.joinResult(w, m.id, g.leader, isLeader, isLeader))
+				gm.out.Respond(w.token, g.joinResult(w, m.id, g.leader, isLeader, isLeader))
 				return
 			}
-			gm.respond(w.token, g.joinResult(w, m.id, currentLeader, false, false))
+			gm.out.Respond(w.token, g.joinResult(w, m.id, currentLeader, false, false))
 		})
 	case CompletingRebalance:
 		// The leader may already be assigning to the old member id.
@@ -311,12 +311,12 @@ func (gm *groupManager) replaceStaticMember(r *kmsg.JoinGroupRequest, g *group, 
 // the old id are fenced.
 func (gm *groupManager) renameStaticMember(g *group, m *member, instanceID, newID string) {
 	if m.join != nil {
-		gm.respond(m.join.token, joinError(m.join.version, errFencedInstanceID, m.id))
+		gm.out.Respond(m.join.token, joinError(m.join.version, errFencedInstanceID, m.id))
 		m.join = nil
 		g.awaitingJoin--
 	}
 	if m.sync != nil {
-		gm.respond(m.sync.token, syncError(m.sync.version, errFencedInstanceID))
+		gm.out.Respond(m.sync.token, syncError(m.sync.version, errFencedInstanceID))
 		m.sync = nil
 	}
 	delete(g.byID, m.id)
@@ -432,7 +432,7 @@ func (gm *groupManager) completeJoin(g *group) {
 		if w := m.join; w != nil {
 			m.join = nil
 			g.awaitingJoin--
-			gm.respond(w.token, g.joinResult(w, m.id, g.leader, m.id == g.leader, false))
+			gm.out.Respond(w.token, g.joinResult(w, m.id, g.leader, m.id == g.leader, false))
 		}
 		gm.scheduleSession(g, m, ms(int64(m.sessionTimeoutMs)))
 		m.isNew = false
@@ -466,10 +466,10 @@ func (gm *groupManager) electJoinedLeader(g *group) bool {
 // removeMemberAndUpdateGroup.
 func (gm *groupManager) dropMember(g *group, m *member, code int16) {
 	if w := m.join; w != nil {
-		gm.respond(w.token, joinError(w.version, code, ""))
+		gm.out.Respond(w.token, joinError(w.version, code, ""))
 	}
 	if w := m.sync; w != nil {
-		gm.respond(w.token, syncError(w.version, code))
+		gm.out.Respond(w.token, syncError(w.version, code))
 		m.sync = nil
 	}
 	g.remove(m)

@@ -19,12 +19,12 @@ func (gm *groupManager) leaveGroup(req Request, r *kmsg.LeaveGroupRequest) {
 	resp.Version = r.Version
 	if r.Group == "" {
 		resp.ErrorCode = errInvalidGroupID
-		gm.respond(req.Token, resp)
+		gm.out.Respond(req.Token, resp)
 		return
 	}
 	if _, code := gm.route(r.Group); code != 0 {
 		resp.ErrorCode = code
-		gm.respond(req.Token, resp)
+		gm.out.Respond(req.Token, resp)
 		return
 	}
 	leaving := r.Members
@@ -36,7 +36,7 @@ func (gm *groupManager) leaveGroup(req Request, r *kmsg.LeaveGroupRequest) {
 		gm.leaveConsumerGroup(req, g, resp, leaving, r.Version >= 3)
 		return
 	}
-	defer gm.respond(req.Token, resp)
+	defer gm.out.Respond(req.Token, resp)
 	for _, l := range leaving {
 		lm := kmsg.NewLeaveGroupResponseMember()
 		lm.MemberID, lm.InstanceID = l.MemberID, l.InstanceID

@@ -130,10 +130,7 @@ func (om *offsetManager) forget(groupID string) {
 func (om *offsetManager) offsetCommit(req Request, r *kmsg.OffsetCommitRequest) {
 	resp := r.ResponseKind().(*kmsg.OffsetCommitResponse)
 	resp.Version = r.Version
-	codes := make([][]int16, len(r.Topics))
-	for i, t := range r.Topics {
-		codes[i] = make([]int16, len(t.Partitions))
-	}
+	codes := newPartitionCodes(r.Topics, func(t kmsg.OffsetCommitRequestTopic) int { return len(t.Partitions) })
 	answer := func() {
 		for i, t := range r.Topics {
 			rt := kmsg.NewOffsetCommitResponseTopic()
@@ -145,14 +142,10 @@ func (om *offsetManager) offsetCommit(req Request, r *kmsg.OffsetCommitRequest) 
 			}
 			resp.Topics = append(resp.Topics, rt)
 		}
-		om.respond(req.Token, resp)
+		om.out.Respond(req.Token, resp)
 	}
 	failAll := func(code int16) {
-		for i := range codes {
-			for j := range codes[i] {
-				codes[i][j] = code
-			}
-		}
+		codes.fill(code)
 		answer()
 	}
 
@@ -182,17 +175,12 @@ func (om *offsetManager) offsetCommit(req Request, r *kmsg.OffsetCommitRequest) 
 		om.groups.scheduleSession(g, m, ms(int64(m.sessionTimeoutMs)))
 	}
 
-	nowMs := om.nowMs()
+	nowMs := om.out.NowMs()
 	expire := int64(-1)
 	if r.RetentionTimeMillis != -1 {
 		expire = nowMs + r.RetentionTimeMillis
 	}
-	type staged struct {
-		tp  topicPartition
-		o   offset
-		seq uint64
-	}
-	var stage []staged
+	var stage []stagedOffset
 	var recs []Record
 	offs := om.of(g.id)
 	for i, t := range r.Topics {
@@ -213,7 +201,7 @@ func (om *offsetManager) offsetCommit(req Request, r *kmsg.OffsetCommitRequest) 
 			}
 			pc.n++
 			offs.pendingCommits[tp] = pc
-			stage = append(stage, staged{tp, o, seq})
+			stage = append(stage, stagedOffset{tp, o, seq})
 			recs = append(recs, offsetCommitRecord(g.id, tp, o))
 		}
 	}
@@ -223,7 +211,7 @@ func (om *offsetManager) offsetCommit(req Request, r *kmsg.OffsetCommitRequest) 
 	}
 	offs.commitWrites++
 	om.cfg.Stats.count(offsetCommits, len(recs))
-	om.emit(Write{Partition: g.partition, Records: recs}, func(code int16, base int64) {
+	om.out.Emit(Write{Partition: g.partition, Records: recs}, func(code int16, base int64) {
 		for i, s := range stage {
 			// A deletion since the commit removed its pending count; the
 			// log has the tombstone after this record, so it stays deleted.
@@ -245,18 +233,52 @@ func (om *offsetManager) offsetCommit(req Request, r *kmsg.OffsetCommitRequest) 
 			}
 		}
 		om.commitSettled(g, offs, code)
-		if code != 0 {
-			code = commitErrorCode(code)
-			for i, t := range r.Topics {
-				for j := range t.Partitions {
-					if codes[i][j] == 0 {
-						codes[i][j] = code
-					}
-				}
-			}
-		}
+		codes.failRest(commitErrorCode(code))
 		answer()
 	})
+}
+
+// partitionCodes are the error codes of the partitions of an offset
+// commit, by topic and partition index in the request.
+type partitionCodes [][]int16
+
+// newPartitionCodes returns zero codes for topics, whose partitions
+// counts.
+func newPartitionCodes[T any](topics []T, partitions func(T) int) partitionCodes {
+	codes := make(partitionCodes, len(topics))
+	for i, t := range topics {
+		codes[i] = make([]int16, partitions(t))
+	}
+	return codes
+}
+
+// fill sets every code to code.
+func (pc partitionCodes) fill(code int16) {
+	for i := range pc {
+		for j := range pc[i] {
+			pc[i][j] = code
+		}
+	}
+}
+
+// failRest sets the codes still 0 to code: the partitions written answer
+// their write's failure (nothing changes if code is 0).
+func (pc partitionCodes) failRest(code int16) {
+	for i := range pc {
+		for j := range pc[i] {
+			if pc[i][j] == 0 {
+				pc[i][j] = code
+			}
+		}
+	}
+}
+
+// stagedOffset is a partition's offset of a commit whose write is in
+// flight, with the sequence number of the commit.
+type stagedOffset struct {
+	tp  topicPartition
+	o   offset
+	seq uint64
 }
 
 // commitSettled notes the outcome of a commit's write. A group that
@@ -301,7 +323,7 @@ func (g *group) validateOffsetCommit(r *kmsg.OffsetCommitRequest) int16 {
 func (om *offsetManager) offsetFetch(req Request, r *kmsg.OffsetFetchRequest) {
 	resp := r.ResponseKind().(*kmsg.OffsetFetchResponse)
 	resp.Version = r.Version
-	defer om.respond(req.Token, resp)
+	defer om.out.Respond(req.Token, resp)
 	if r.Version >= 8 {
 		for _, rg := range r.Groups {
 			fg := kmsg.NewOffsetFetchResponseGroup()
@@ -474,7 +496,7 @@ func (om *offsetManager) offsetDelete(req Request, r *kmsg.OffsetDeleteRequest) 
 	resp.Version = r.Version
 	if code := om.offsetDeleteGroupError(r.Group); code != 0 {
 		resp.ErrorCode = code
-		om.respond(req.Token, resp)
+		om.out.Respond(req.Token, resp)
 		return
 	}
 	g := om.groups.byID[r.Group]
@@ -498,7 +520,7 @@ func (om *offsetManager) offsetDelete(req Request, r *kmsg.OffsetDeleteRequest) 
 		resp.Topics = append(resp.Topics, rt)
 	}
 	if len(recs) == 0 {
-		om.respond(req.Token, resp)
+		om.out.Respond(req.Token, resp)
 		return
 	}
 	om.cfg.Stats.count(offsetDeletions, len(recs))
@@ -506,7 +528,7 @@ func (om *offsetManager) offsetDelete(req Request, r *kmsg.OffsetDeleteRequest) 
 		if code != 0 {
 			resp.ErrorCode, resp.Topics = groupErrorCode(code), nil
 		}
-		om.respond(req.Token, resp)
+		om.out.Respond(req.Token, resp)
 	})
 }
 
@@ -597,7 +619,7 @@ func (c *Coordinator) cleanupGroupMetadata() {
 // allExpired reports that none is left.
 func (om *offsetManager) expire(g *group) (recs []Record, allExpired bool) {
 	offs := om.byGroup[g.id]
-	nowMs := om.nowMs()
+	nowMs := om.out.NowMs()
 	retentionMs := om.cfg.OffsetsRetention.Milliseconds()
 	allExpired = true
 	if base, ok := g.expiryBase(); ok {

@@ -143,7 +143,7 @@ type LogRecord struct {
 // that cannot be decoded is skipped: skipped has one error (wrapping
 // ErrBadRecord) for each, for the caller to report.
 func (c *Coordinator) LoadPartition(now time.Time, p int32, records []LogRecord) (r Ready, skipped []error) {
-	c.begin(now)
+	c.out.Begin(now)
 	var early []txnMarker
 	if ps := c.parts[p]; ps != nil && ps.loading {
 		early = ps.earlyMarkers
@@ -151,7 +151,7 @@ func (c *Coordinator) LoadPartition(now time.Time, p int32, records []LogRecord)
 	c.dropPartition(p, errNotCoordinator)
 	ps := &offsetsPartition{loading: true, earlyMarkers: early}
 	c.parts[p] = ps
-	groups, offsets, last, skipped := replay(p, records, c.nowMs())
+	groups, offsets, last, skipped := replay(p, records, c.out.NowMs())
 	ps.loading, ps.earlyMarkers = false, nil
 	if c.nextCleanup.IsZero() {
 		c.nextCleanup = now.Add(c.cfg.OffsetsRetentionCheckInterval)
@@ -167,20 +167,20 @@ func (c *Coordinator) LoadPartition(now time.Time, p int32, records []LogRecord)
 			c.offsets.endTxn(p, m)
 		}
 	}
-	return c.end(), skipped
+	return c.out.End(), skipped
 }
 
 // UnloadPartition gives up __consumer_offsets-p: every waiting request of its
 // groups and every unfinished write gets NOT_COORDINATOR, and the groups are
 // forgotten.
 func (c *Coordinator) UnloadPartition(now time.Time, p int32) Ready {
-	c.begin(now)
+	c.out.Begin(now)
 	c.dropPartition(p, errNotCoordinator)
 	delete(c.parts, p)
 	if len(c.parts) == 0 {
 		c.nextCleanup = time.Time{}
 	}
-	return c.end()
+	return c.out.End()
 }
 
 func (c *Coordinator) dropPartition(p int32, code int16) {
@@ -189,18 +189,7 @@ func (c *Coordinator) dropPartition(p int32, code int16) {
 		c.groups.forget(g)
 	}
 	// Then the writes fail: their callbacks find the groups gone.
-	var ids []uint64
-	for id, w := range c.writes {
-		if w.partition == p {
-			ids = append(ids, id)
-		}
-	}
-	sort.Slice(ids, func(i, j int) bool { return ids[i] < ids[j] })
-	for _, id := range ids {
-		w := c.writes[id]
-		delete(c.writes, id)
-		w.done(code, -1)
-	}
+	c.out.FailWrites(p, code)
 	c.groups.dropped(dropped, code)
 }
 

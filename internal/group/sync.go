@@ -35,7 +35,7 @@ func syncError(version, code int16) *kmsg.SyncGroupResponse {
 
 func (gm *groupManager) syncGroup(req Request, r *kmsg.SyncGroupRequest) {
 	w := &waiter{token: req.Token, version: r.Version}
-	fail := func(code int16) { gm.respond(w.token, syncError(r.Version, code)) }
+	fail := func(code int16) { gm.out.Respond(w.token, syncError(r.Version, code)) }
 	if r.Group == "" {
 		fail(errInvalidGroupID)
 		return
@@ -76,11 +76,11 @@ func (gm *groupManager) syncGroup(req Request, r *kmsg.SyncGroupRequest) {
 		if len(g.pendingSync) == 0 {
 			g.syncTimer = 0
 		}
-		gm.respond(w.token, g.syncResult(w, m))
+		gm.out.Respond(w.token, g.syncResult(w, m))
 	case CompletingRebalance:
 		if old := m.sync; old != nil {
 			// Kafka replaces the waiting request silently; answer it.
-			gm.respond(old.token, syncError(old.version, errRebalanceInProgress))
+			gm.out.Respond(old.token, syncError(old.version, errRebalanceInProgress))
 		}
 		m.sync = w
 		delete(g.pendingSync, m.id)
@@ -155,9 +155,9 @@ func (gm *groupManager) propagateAssignment(g *group, code int16) {
 		}
 		m.sync = nil
 		if code != 0 {
-			gm.respond(w.token, syncError(w.version, code))
+			gm.out.Respond(w.token, syncError(w.version, code))
 		} else {
-			gm.respond(w.token, g.syncResult(w, m))
+			gm.out.Respond(w.token, g.syncResult(w, m))
 		}
 		gm.scheduleSession(g, m, ms(int64(m.sessionTimeoutMs)))
 	}

@@ -43,7 +43,7 @@ func (b *base) nextSeq() uint64 {
 
 // schedule sets a timer d from now and returns its seq.
 func (b *base) schedule(kind timerKind, d time.Duration, groupID, memberID string) uint64 {
-	t := &timer{at: b.now.Add(d), seq: b.nextSeq(), kind: kind, group: groupID, member: memberID}
+	t := &timer{at: b.out.Now().Add(d), seq: b.nextSeq(), kind: kind, group: groupID, member: memberID}
 	b.timers.Push(t)
 	return t.seq
 }

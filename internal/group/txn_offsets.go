@@ -74,7 +74,7 @@ type txnMarker struct {
 // before it. A marker of a partition not led here is ignored; one of a
 // loading partition is kept for the end of the load.
 func (c *Coordinator) TxnMarker(now time.Time, p int32, producerID int64, commit bool, offset int64) Ready {
-	c.begin(now)
+	c.out.Begin(now)
 	m := txnMarker{producerID: producerID, offset: offset, commit: commit}
 	switch ps := c.parts[p]; {
 	case ps == nil:
@@ -83,7 +83,7 @@ func (c *Coordinator) TxnMarker(now time.Time, p int32, producerID int64, commit
 	default:
 		c.offsets.endTxn(p, m)
 	}
-	return c.end()
+	return c.out.End()
 }
 
 // endTxn applies marker m to the groups of partition p.
@@ -186,10 +186,7 @@ func (offs *groupOffsets) txnPartitions() []topicPartition {
 func (om *offsetManager) txnOffsetCommit(req Request, r *kmsg.TxnOffsetCommitRequest) {
 	resp := r.ResponseKind().(*kmsg.TxnOffsetCommitResponse)
 	resp.Version = r.Version
-	codes := make([][]int16, len(r.Topics))
-	for i, t := range r.Topics {
-		codes[i] = make([]int16, len(t.Partitions))
-	}
+	codes := newPartitionCodes(r.Topics, func(t kmsg.TxnOffsetCommitRequestTopic) int { return len(t.Partitions) })
 	answer := func() {
 		for i, t := range r.Topics {
 			rt := kmsg.NewTxnOffsetCommitResponseTopic()
@@ -201,14 +198,10 @@ func (om *offsetManager) txnOffsetCommit(req Request, r *kmsg.TxnOffsetCommitReq
 			}
 			resp.Topics = append(resp.Topics, rt)
 		}
-		om.respond(req.Token, resp)
+		om.out.Respond(req.Token, resp)
 	}
 	failAll := func(code int16) {
-		for i := range codes {
-			for j := range codes[i] {
-				codes[i][j] = code
-			}
-		}
+		codes.fill(code)
 		answer()
 	}
 
@@ -235,13 +228,8 @@ func (om *offsetManager) txnOffsetCommit(req Request, r *kmsg.TxnOffsetCommitReq
 	}
 
 	pid := r.ProducerID
-	nowMs := om.nowMs()
-	type staged struct {
-		tp  topicPartition
-		o   offset
-		seq uint64
-	}
-	var stage []staged
+	nowMs := om.out.NowMs()
+	var stage []stagedOffset
 	var recs []Record
 	for i, t := range r.Topics {
 		for j, pt := range t.Partitions {
@@ -251,7 +239,7 @@ func (om *offsetManager) txnOffsetCommit(req Request, r *kmsg.TxnOffsetCommitReq
 				continue
 			}
 			tp := topicPartition{t.Topic, pt.Partition}
-			stage = append(stage, staged{tp, o, om.nextSeq()})
+			stage = append(stage, stagedOffset{tp, o, om.nextSeq()})
 			recs = append(recs, offsetCommitRecord(g.id, tp, o))
 		}
 	}
@@ -269,22 +257,13 @@ func (om *offsetManager) txnOffsetCommit(req Request, r *kmsg.TxnOffsetCommitReq
 		VerifyTxn: req.VerifyTxn, Guard: req.Guard}
 	offs.commitWrites++
 	om.cfg.Stats.count(offsetCommits, len(recs))
-	om.emit(w, func(code int16, base int64) {
+	om.out.Emit(w, func(code int16, base int64) {
 		for i, s := range stage {
 			s.o.recordOffset = base + int64(i)
 			om.txnPersisted(g, offs, pid, s.tp, s.seq, s.o, code == 0)
 		}
 		om.commitSettled(g, offs, code)
-		if code != 0 {
-			code = commitErrorCode(code)
-			for i, t := range r.Topics {
-				for j := range t.Partitions {
-					if codes[i][j] == 0 {
-						codes[i][j] = code
-					}
-				}
-			}
-		}
+		codes.failRest(commitErrorCode(code))
 		answer()
 	})
 }

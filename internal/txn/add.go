@@ -85,11 +85,11 @@ func (c *Coordinator) addPartitionsToTxn(req Request, r *kmsg.AddPartitionsToTxn
 	finish := func(i int, codes []int16) {
 		results[i] = codes
 		if remaining--; remaining == 0 {
-			c.respond(req.Token, addPartitionsResponse(r.Version, txns, results))
+			c.out.Respond(req.Token, addPartitionsResponse(r.Version, txns, results))
 		}
 	}
 	if remaining == 0 {
-		c.respond(req.Token, addPartitionsResponse(r.Version, nil, nil))
+		c.out.Respond(req.Token, addPartitionsResponse(r.Version, nil, nil))
 		return
 	}
 	for i, t := range txns {
@@ -201,7 +201,7 @@ func (c *Coordinator) addPartitions(id string, pid int64, epoch int16, tps []Top
 		done(0)
 		return
 	}
-	t := m.prepareAddPartitions(tps, c.nowMs())
+	t := m.prepareAddPartitions(tps, c.out.NowMs())
 	if t == nil {
 		done(codeUnknownServerError)
 		return
@@ -247,6 +247,6 @@ func (c *Coordinator) addOffsetsToTxn(req Request, r *kmsg.AddOffsetsToTxnReques
 		resp := kmsg.NewPtrAddOffsetsToTxnResponse()
 		resp.Version = r.Version
 		resp.ErrorCode = fencedCode(code, r.Version, 2)
-		c.respond(req.Token, resp)
+		c.out.Respond(req.Token, resp)
 	})
 }

@@ -52,13 +52,13 @@ func (c *Coordinator) describeTransactions(req Request, r *kmsg.DescribeTransact
 		}
 		resp.TransactionStates = append(resp.TransactionStates, s)
 	}
-	c.respond(req.Token, resp)
+	c.out.Respond(req.Token, resp)
 }
 
 func (c *Coordinator) listTransactions(req Request, r *kmsg.ListTransactionsRequest) {
 	resp := kmsg.NewPtrListTransactionsResponse()
 	resp.Version = r.Version
-	defer c.respond(req.Token, resp)
+	defer c.out.Respond(req.Token, resp)
 	for _, ps := range c.parts {
 		if ps.loading {
 			resp.ErrorCode = codeLoadInProgress
@@ -73,7 +73,7 @@ func (c *Coordinator) listTransactions(req Request, r *kmsg.ListTransactionsRequ
 			resp.UnknownStateFilters = append(resp.UnknownStateFilters, name)
 		}
 	}
-	now := c.nowMs()
+	now := c.out.NowMs()
 	for _, id := range sortedIDs(c.txns) {
 		m := c.txns[id]
 		switch {

@@ -1,9 +1,7 @@
 package txn
 
 import (
-	"errors"
 	"fmt"
-	"sort"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -35,6 +33,9 @@ type Write struct {
 // Target is the write's id and partition, for the runtime.
 func (w Write) Target() (id uint64, partition int32) { return w.ID, w.Partition }
 
+// WithID is w numbered id, for the coordinator's coordinator.Output.
+func (w Write) WithID(id uint64) Write { w.ID = id; return w }
+
 // MarkerRequest asks the driver to write a transaction marker (COMMIT if
 // Commit, else ABORT) of ProducerID at ProducerEpoch to each of
 // Partitions, with WriteTxnMarkers to each partition's leader, and to
@@ -61,16 +62,15 @@ type MarkerResult struct {
 	Gone      bool
 }
 
-// Ready is what one input produced. See the package comment.
+// Ready is what one input produced: the runtime's part (responses, writes
+// and the deadline) and the service's. See the package comment.
 type Ready struct {
-	Responses []Response
-	Writes    []Write
-	Markers   []MarkerRequest
+	coordinator.Ready[Write]
+	Markers []MarkerRequest
 	// NeedProducerIDs asks the driver for a block of producer ids, to be
 	// given with SupplyProducerIDs (or ProducerIDsFailed). It is set once
 	// until one of those is called.
 	NeedProducerIDs bool
-	Deadline        time.Time
 }
 
 // Coordinator holds the transactions of the __transaction_state
@@ -81,9 +81,6 @@ type Coordinator struct {
 	parts  map[int32]*statePartition
 	txns   map[string]*txnMeta
 	topics map[string]int32 // topic -> partition count, as SetTopics gave them
-
-	writes    map[uint64]*pendingWrite
-	lastWrite uint64
 
 	markerReqs map[uint64]*markerReq
 	lastMarker uint64
@@ -97,8 +94,12 @@ type Coordinator struct {
 	nextAbort  time.Time // timed-out transactions are aborted; zero while no partition is led
 	nextExpire time.Time // expired transactional ids are removed
 
-	now time.Time
-	out Ready
+	// out holds the input's time, the runtime's part of the Ready being
+	// built and the writes not yet reported by Persisted; markers and
+	// needPIDs are the rest of that Ready.
+	out      *coordinator.Output[Write]
+	markers  []MarkerRequest
+	needPIDs bool
 
 	// dirty are the transactional ids the input being handled may have
 	// changed, counted the state each adds to cfg.Stats (stats.go); both
@@ -113,13 +114,6 @@ type statePartition struct {
 	epoch   int32 // its leader epoch: the coordinator epoch of its markers
 }
 
-type pendingWrite struct {
-	partition int32
-	// done is called once with the outcome, translated into the error a
-	// transaction request answers (0: durable).
-	done func(code int16)
-}
-
 type pidBlock struct{ next, end, size int64 }
 
 // New returns a Coordinator that leads no partition yet.
@@ -127,16 +121,17 @@ func New(cfg Config) *Coordinator {
 	if cfg.StatePartitions < 1 || cfg.OffsetsPartitions < 1 {
 		panic("txn: StatePartitions and OffsetsPartitions must be positive")
 	}
-	return &Coordinator{
+	c := &Coordinator{
 		cfg:        cfg,
 		parts:      map[int32]*statePartition{},
 		txns:       map[string]*txnMeta{},
 		topics:     map[string]int32{},
-		writes:     map[uint64]*pendingWrite{},
 		markerReqs: map[uint64]*markerReq{},
 		dirty:      map[string]struct{}{},
 		counted:    map[string]State{},
 	}
+	c.out = coordinator.NewOutput[Write](coordinator.OutputHooks{Serves: c.serves, Settle: c.recount, Deadline: c.deadline})
+	return c
 }
 
 // PartitionFor is the __transaction_state partition of a transactional
@@ -186,10 +181,7 @@ func (c *Coordinator) SetTopics(topics map[string]int32) {
 // ignored.
 func (c *Coordinator) Persisted(now time.Time, id uint64, err error) Ready {
 	c.begin(now)
-	if w, ok := c.writes[id]; ok {
-		delete(c.writes, id)
-		w.done(appendToTxnCode(appendErrorCode(err)))
-	}
+	c.out.Persisted(id, -1, err)
 	return c.end()
 }
 
@@ -221,7 +213,7 @@ func (c *Coordinator) ProducerIDsFailed(now time.Time) Ready {
 	c.parked = nil
 	for _, req := range parked {
 		r := req.Body.(*kmsg.InitProducerIDRequest)
-		c.respond(req.Token, initProducerIDResponse(r.Version, codeLoadInProgress, -1, -1))
+		c.out.Respond(req.Token, initProducerIDResponse(r.Version, codeLoadInProgress, -1, -1))
 	}
 	return c.end()
 }
@@ -250,7 +242,7 @@ func (c *Coordinator) takePID() (int64, bool) {
 func (c *Coordinator) askPIDs() {
 	if !c.pidRequested {
 		c.pidRequested = true
-		c.out.NeedProducerIDs = true
+		c.needPIDs = true
 	}
 }
 
@@ -261,36 +253,30 @@ func (c *Coordinator) park(req Request) {
 	c.askPIDs()
 }
 
+// begin starts an input at now; end returns what it produced.
 func (c *Coordinator) begin(now time.Time) {
-	c.now = now
-	c.out = Ready{}
+	c.out.Begin(now)
+	c.markers, c.needPIDs = nil, false
 }
 
 func (c *Coordinator) end() Ready {
-	c.recount()
-	out := c.out
-	c.out = Ready{}
-	out.Deadline = c.deadline()
-	return out
+	r := Ready{Ready: c.out.End(), Markers: c.markers, NeedProducerIDs: c.needPIDs}
+	c.markers, c.needPIDs = nil, false
+	return r
 }
 
-func (c *Coordinator) nowMs() int64 { return c.now.UnixMilli() }
-
-func (c *Coordinator) respond(token uint64, body kmsg.Response) {
-	c.out.Responses = append(c.out.Responses, Response{Token: token, Body: body})
-}
-
-// emitWrite emits records for partition p; done runs with the translated
-// outcome when Persisted reports them. Writes for a partition not served
-// here fail at once with NOT_COORDINATOR.
+// emitWrite emits records for partition p; done runs with the outcome,
+// translated into the error a transaction request answers (0: durable),
+// when Persisted reports them. Writes for a partition not served here
+// fail at once with NOT_COORDINATOR.
 func (c *Coordinator) emitWrite(p int32, recs []Record, done func(code int16)) {
-	if ps, ok := c.parts[p]; !ok || ps.loading {
-		done(codeNotCoordinator)
-		return
-	}
-	c.lastWrite++
-	c.writes[c.lastWrite] = &pendingWrite{partition: p, done: done}
-	c.out.Writes = append(c.out.Writes, Write{ID: c.lastWrite, Partition: p, Records: recs})
+	c.out.Emit(Write{Partition: p, Records: recs}, func(code int16, _ int64) { done(appendToTxnCode(code)) })
+}
+
+// serves reports whether partition p is led here and loaded.
+func (c *Coordinator) serves(p int32) bool {
+	ps, ok := c.parts[p]
+	return ok && !ps.loading
 }
 
 // persist writes the transition t of m (pending on m) and applies it once
@@ -381,7 +367,7 @@ func (c *Coordinator) LoadPartition(now time.Time, p, epoch int32, records []Rec
 		c.txns[id] = m
 		c.touch(id)
 		if m.state == PrepareCommit || m.state == PrepareAbort {
-			c.startMarkers(m, m.prepareComplete(c.nowMs()))
+			c.startMarkers(m, m.prepareComplete(c.out.NowMs()))
 		}
 	}
 	return c.end(), skipped
@@ -413,18 +399,7 @@ func (c *Coordinator) dropPartition(p int32) {
 			delete(c.markerReqs, id)
 		}
 	}
-	var ids []uint64
-	for id, w := range c.writes {
-		if w.partition == p {
-			ids = append(ids, id)
-		}
-	}
-	sort.Slice(ids, func(i, j int) bool { return ids[i] < ids[j] })
-	for _, id := range ids {
-		w := c.writes[id]
-		delete(c.writes, id)
-		w.done(codeNotCoordinator)
-	}
+	c.out.FailWrites(p, codeNotCoordinator)
 }
 
 // Codes used here.
@@ -441,18 +416,6 @@ var (
 	codeInvalidTimeout       = kerr.InvalidTransactionTimeout.Code
 	codeUnknownServerError   = kerr.UnknownServerError.Code
 )
-
-// appendErrorCode is the Kafka code of an append failure.
-func appendErrorCode(err error) int16 {
-	if err == nil {
-		return 0
-	}
-	var ke *kerr.Error
-	if errors.As(err, &ke) {
-		return ke.Code
-	}
-	return codeUnknownServerError
-}
 
 // appendToTxnCode translates an append failure of __transaction_state into
 // the error a transaction request answers, as Kafka's

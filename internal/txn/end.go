@@ -27,7 +27,7 @@ func (c *Coordinator) endTxn(req Request, r *kmsg.EndTxnRequest) {
 		resp.Version = r.Version
 		resp.ErrorCode = fencedCode(code, r.Version, 2)
 		resp.ProducerID, resp.ProducerEpoch = -1, -1
-		c.respond(req.Token, resp)
+		c.out.Respond(req.Token, resp)
 	}
 	if r.TransactionalID == "" {
 		answer(codeInvalidRequest)
@@ -106,7 +106,7 @@ func (c *Coordinator) endTransaction(m *txnMeta, pid int64, epoch int16, commit,
 		m.pending = nil
 		m.epoch, m.lastEpoch = epoch, noEpoch
 	}
-	t := m.prepareEnd(want, c.nowMs())
+	t := m.prepareEnd(want, c.out.NowMs())
 	if t == nil {
 		fail(codeUnknownServerError)
 		return
@@ -129,7 +129,7 @@ func (c *Coordinator) endTransaction(m *txnMeta, pid int64, epoch int16, commit,
 		case m.state != want:
 			done(codeInvalidTxnState)
 		default:
-			ct := m.prepareComplete(c.nowMs())
+			ct := m.prepareComplete(c.out.NowMs())
 			done(0)
 			c.startMarkers(m, ct)
 		}

@@ -40,7 +40,7 @@ func initProducerIDResponse(version int16, code int16, pid int64, epoch int16) *
 
 func (c *Coordinator) initProducerID(req Request, r *kmsg.InitProducerIDRequest) {
 	answer := func(code int16, pid int64, epoch int16) {
-		c.respond(req.Token, initProducerIDResponse(r.Version, code, pid, epoch))
+		c.out.Respond(req.Token, initProducerIDResponse(r.Version, code, pid, epoch))
 	}
 	var expectPID int64 = noProducerID
 	var expectEpoch *int16
@@ -86,7 +86,7 @@ func (c *Coordinator) initProducerID(req Request, r *kmsg.InitProducerIDRequest)
 		}
 		m = &txnMeta{id: id, partition: p, producerID: pid, prevProducerID: noProducerID, epoch: noEpoch,
 			lastEpoch: noEpoch, timeoutMs: r.TransactionTimeoutMillis, state: Empty, partitions: partitionSet{},
-			startMs: -1, updateMs: c.nowMs()}
+			startMs: -1, updateMs: c.out.NowMs()}
 		c.txns[id] = m
 		c.touch(id)
 	}
@@ -110,10 +110,10 @@ func (c *Coordinator) initProducerID(req Request, r *kmsg.InitProducerIDRequest)
 				c.park(req)
 				return
 			}
-			t = m.prepareRotate(pid, r.TransactionTimeoutMillis, c.nowMs(), expectEpoch != nil)
+			t = m.prepareRotate(pid, r.TransactionTimeoutMillis, c.out.NowMs(), expectEpoch != nil)
 		} else {
 			var code int16
-			if t, code = m.prepareIncrementEpoch(r.TransactionTimeoutMillis, expectEpoch, c.nowMs()); code != 0 {
+			if t, code = m.prepareIncrementEpoch(r.TransactionTimeoutMillis, expectEpoch, c.out.NowMs()); code != 0 {
 				answer(code, 0, 0)
 				return
 			}

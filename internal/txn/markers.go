@@ -74,7 +74,7 @@ func (c *Coordinator) sendMarkers(m *txnMeta, tps []TopicPartition) {
 		out[tp] = struct{}{}
 	}
 	c.markerReqs[c.lastMarker] = &markerReq{txn: m, round: round, outstanding: out}
-	c.out.Markers = append(c.out.Markers, MarkerRequest{ID: c.lastMarker, TransactionalID: m.id,
+	c.markers = append(c.markers, MarkerRequest{ID: c.lastMarker, TransactionalID: m.id,
 		ProducerID: m.producerID, ProducerEpoch: m.epoch, Commit: round.commit,
 		CoordinatorEpoch: round.epoch, Partitions: tps})
 }

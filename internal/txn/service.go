@@ -168,7 +168,7 @@ func (s *Service) carry(r Ready) coordinator.Ready[Write] {
 			})
 		}()
 	}
-	return coordinator.Ready[Write]{Responses: r.Responses, Writes: r.Writes, Deadline: r.Deadline}
+	return r.Ready
 }
 
 // sendMarkers routes each marker request's partitions to their leaders'

@@ -26,7 +26,7 @@ func (t *timer) Due() (time.Time, uint64) { return t.at, t.seq }
 
 func (c *Coordinator) schedule(kind timerKind, d time.Duration, id string) uint64 {
 	c.lastSeq++
-	c.timers.Push(&timer{at: c.now.Add(d), seq: c.lastSeq, kind: kind, id: id})
+	c.timers.Push(&timer{at: c.out.Now().Add(d), seq: c.lastSeq, kind: kind, id: id})
 	return c.lastSeq
 }
 
@@ -81,7 +81,7 @@ func (c *Coordinator) Tick(now time.Time) Ready {
 // at a bumped epoch (Kafka's abortTimedOutTransactions): the producer is
 // fenced, and learns it at its next request.
 func (c *Coordinator) abortTimedOut() {
-	now := c.nowMs()
+	now := c.out.NowMs()
 	for _, id := range sortedIDs(c.txns) {
 		m := c.txns[id]
 		if m.pending != nil || m.state != Ongoing || m.startMs+int64(m.timeoutMs) >= now {
@@ -99,7 +99,7 @@ func (c *Coordinator) abortTimedOut() {
 // transaction in progress that were last used longer than IDExpiration
 // ago, one write per partition, and forgets them once written.
 func (c *Coordinator) removeExpired() {
-	cutoff := c.nowMs() - c.cfg.IDExpiration.Milliseconds()
+	cutoff := c.out.NowMs() - c.cfg.IDExpiration.Milliseconds()
 	type expiring struct {
 		m *txnMeta
 		t *transit
