@@ -14,6 +14,8 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"weir/internal/txnadmin"
 )
 
 // logOverhead is what message.max.bytes allows above max.request.size in
@@ -544,7 +546,8 @@ func (d *doctor) transactionChecks(ctx context.Context) error {
 	if len(d.topics()) == 0 {
 		return nil
 	}
-	hanging, err := findHanging(ctx, d.tc.cl, d.tc.adm, "", false, 0, -1, time.Duration(d.f.maxTxnTimeoutMin)*time.Minute, true)
+	hanging, err := txnadmin.FindHanging(ctx, d.tc.cl, d.tc.adm, txnadmin.Scope{Broker: -1, SkipOffline: true},
+		time.Duration(d.f.maxTxnTimeoutMin)*time.Minute, time.Now())
 	if err != nil {
 		return fmt.Errorf("looking for hanging transactions: %w", err)
 	}
