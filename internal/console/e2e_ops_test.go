@@ -56,7 +56,7 @@ func TestBrowserOperations(t *testing.T) {
 	}
 	run(t, ctx, "filter", chromedp.SetValue(chromedp.CSS("#state"), "CompleteCommit"), chromedp.Click(chromedp.CSS(`#txn-filter button`)))
 	waitFor(t, ctx, `location.search.includes("state=CompleteCommit") && document.readyState === "complete" && document.querySelector('tr[data-txn="ledger-writer"]') === null`)
-	run(t, ctx, "unfilter", chromedp.Navigate(base+"/transactions"), chromedp.WaitVisible(chromedp.CSS(`tr[data-txn="ledger-writer"]`)))
+	run(t, ctx, "unfilter", chromedp.Navigate(base+"/transactions?hanging=1"), chromedp.WaitVisible(chromedp.CSS(`tr[data-txn="ledger-writer"]`)))
 	checkAccessible(t, ctx, "transactions")
 	shot(t, ctx, dir, "transactions")
 

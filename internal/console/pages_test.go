@@ -104,7 +104,7 @@ func TestTransactionsPage(t *testing.T) {
 	must(t, err == nil && ds["tx-open"].Err == nil, "DescribeTransactions: %v %v", err, ds)
 	open := ds["tx-open"]
 	b := newBrowser(t, "http://"+n.Server.ConsoleAddr().String())
-	code, page := b.get("/transactions?max-timeout=0")
+	code, page := b.get("/transactions?max-timeout=0&hanging=1")
 	must(t, code == 200 && !strings.Contains(page, `class="error"`), "transactions: %d\n%s", code, page)
 	row := fmt.Sprintf(`<tr data-txn="tx-open"><th scope="row">tx-open</th><td data-state>Ongoing</td><td class="num">%d</td><td class="num" data-pid>%d</td><td class="num" data-epoch>%d</td><td class="num" data-timeout>%d</td>`,
 		open.Coordinator, open.ProducerID, open.ProducerEpoch, open.TimeoutMillis)
@@ -116,12 +116,13 @@ func TestTransactionsPage(t *testing.T) {
 	must(t, !strings.Contains(page, `data-hanging="orders-0"`), "tx-open's partition shown hanging:\n%s", page)
 
 	// Filtered by state on the broker, and by id.
-	_, page = b.get("/transactions?state=Ongoing")
+	_, page = b.get("/transactions?state=Ongoing&hanging=1")
 	must(t, strings.Contains(page, `data-txn="tx-open"`) && !strings.Contains(page, `data-txn="tx-hang"`), "state=Ongoing:\n%s", page)
 	must(t, strings.Contains(page, `<option value="Ongoing" selected>`), "the filter's state is not selected")
 	// With the default 15 minutes, nothing hangs yet.
 	must(t, strings.Contains(page, `<td colspan="7" class="ok">None.</td>`), "hanging within 15 minutes:\n%s", page)
 	_, page = b.get("/transactions?q=HANG")
+	must(t, strings.Contains(page, `id="hanging-off"`) && !strings.Contains(page, `id="hanging"`), "the hanging search ran unasked:\n%s", page)
 	must(t, !strings.Contains(page, `data-txn="tx-open"`) && strings.Contains(page, `data-txn="tx-hang"`), "q=HANG:\n%s", page)
 	code, _ = b.get("/transactions?state=Bogus")
 	must(t, code == 400, "state=Bogus: %d", code)

@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"weir/internal/txnadmin"
+
+	"github.com/twmb/franz-go/pkg/kadm"
 )
 
 // txnStates are Kafka's transaction states, the filter's choices.
@@ -45,7 +47,8 @@ type txnsData struct {
 	Rows       []txnRow
 	Listed     int // listed before the substring filter
 	Cut        bool
-	MaxTimeout int // find-hanging's --max-transaction-timeout, minutes
+	MaxTimeout int  // find-hanging's --max-transaction-timeout, minutes
+	Searched   bool // the hanging search ran (hanging=1)
 	Hanging    []hangingRow
 	HangingErr string
 }
@@ -71,10 +74,14 @@ func (c *Console) transactions(w http.ResponseWriter, r *http.Request, s *sessio
 		states = []string{d.State}
 	}
 	now := c.cfg.Now()
-	hanging, herr := txnadmin.FindHanging(ctx, s.cl.kgo, s.cl.adm, txnadmin.Scope{Broker: -1, SkipOffline: true},
-		time.Duration(d.MaxTimeout)*time.Minute, now)
-	if herr != nil {
-		d.HangingErr = errText(herr)
+	var hanging []kadm.DescribedProducer
+	if d.Searched = q.Get("hanging") == "1"; d.Searched {
+		var herr error
+		hanging, herr = txnadmin.FindHanging(ctx, s.cl.kgo, s.cl.adm, txnadmin.Scope{Broker: -1, SkipOffline: true},
+			time.Duration(d.MaxTimeout)*time.Minute, now)
+		if herr != nil {
+			d.HangingErr = errText(herr)
+		}
 	}
 	for _, h := range hanging {
 		d.Hanging = append(d.Hanging, hangingRow{Topic: h.Topic, Partition: h.Partition, ProducerID: h.ProducerID,
