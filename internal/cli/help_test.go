@@ -8,6 +8,8 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"weir/internal/cli/clitest"
+	"weir/internal/cli/help"
 	"weir/internal/version"
 )
 
@@ -37,7 +39,7 @@ func TestHelpRendersEveryFlagCleanly(t *testing.T) {
 			walk(s)
 		}
 	}
-	walk(newRootCommand())
+	walk(help.Root(commands...))
 	if n < 40 {
 		t.Fatalf("walked %d commands only", n)
 	}
@@ -53,8 +55,8 @@ func TestHelpRenderings(t *testing.T) {
 		{[]string{"consumer-groups", "--help"}, regexp.MustCompile(`(?m)^      --type \[string\] +with --list`)},
 		{[]string{"storage", "format", "--help"}, regexp.MustCompile(`(?m)^  -t, --cluster-id string +the cluster id \(from "weir storage random-uuid"\)`)},
 	} {
-		if r := runTool(t, c.args...); r.code != 0 || !c.want.MatchString(r.out) {
-			t.Errorf("%v: exit %d, want %s in:\n%s%s", c.args, r.code, c.want, r.out, r.err)
+		if r := weir.Run(t, c.args...); r.Code != 0 || !c.want.MatchString(r.Out) {
+			t.Errorf("%v: exit %d, want %s in:\n%s%s", c.args, r.Code, c.want, r.Out, r.Err)
 		}
 	}
 }
@@ -75,20 +77,23 @@ func TestSuggestions(t *testing.T) {
 		{[]string{"transactions", "--bootstrap-server", "h:1", "lst"}, "Error: unknown command \"lst\" for \"weir transactions\"\n\nDid you mean this?\n\tlist\n"},
 		{[]string{"metadata-quorum", "--bootstrap-server", "h:1", "describ"}, "Did you mean this?\n\tdescribe\n"},
 	} {
-		if r := runTool(t, c.args...); r.code != 1 || !strings.Contains(r.err, c.want) {
-			t.Errorf("%v: exit %d, stderr %q, want %q", c.args, r.code, r.err, c.want)
+		if r := weir.Run(t, c.args...); r.Code != 1 || !strings.Contains(r.Err, c.want) {
+			t.Errorf("%v: exit %d, stderr %q, want %q", c.args, r.Code, r.Err, c.want)
 		}
 	}
-	if r := runTool(t, "topics", "--zzzzzzzz"); r.err != "Error: unknown flag: --zzzzzzzz\n" {
-		t.Errorf("a flag like none: stderr %q", r.err)
+	if r := weir.Run(t, "topics", "--zzzzzzzz"); r.Err != "Error: unknown flag: --zzzzzzzz\n" {
+		t.Errorf("a flag like none: stderr %q", r.Err)
 	}
-	if r := runTool(t, "storage"); r.code != 0 || !strings.Contains(r.out, "Available Commands:") {
-		t.Errorf("storage alone: exit %d, want its help:\n%s%s", r.code, r.out, r.err)
+	if r := weir.Run(t, "storage"); r.Code != 0 || !strings.Contains(r.Out, "Available Commands:") {
+		t.Errorf("storage alone: exit %d, want its help:\n%s%s", r.Code, r.Out, r.Err)
 	}
 }
 
 func TestVersionFlag(t *testing.T) {
-	if r := runTool(t, "--version"); r.code != 0 || r.out != "weir version "+version.String()+"\n" || !strings.HasPrefix(version.String(), version.Release) {
-		t.Errorf("--version: exit %d, %q", r.code, r.out)
+	if r := weir.Run(t, "--version"); r.Code != 0 || r.Out != "weir version "+version.String()+"\n" || !strings.HasPrefix(version.String(), version.Release) {
+		t.Errorf("--version: exit %d, %q", r.Code, r.Out)
 	}
 }
+
+// weir is the whole command line, for the tests of this package.
+var weir = clitest.Weir(commands)

@@ -5,6 +5,8 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"weir/internal/cli/help"
 )
 
 // TestReadmeToolsTable keeps README.md's table of tools equal to the
@@ -21,7 +23,7 @@ func TestReadmeToolsTable(t *testing.T) {
 		rows[m[1]] = m[2]
 	}
 	like := regexp.MustCompile(`like (Confluent's )?(\S+)$`)
-	for _, c := range newRootCommand().Commands() {
+	for _, c := range help.Root(commands...).Commands() {
 		m := like.FindStringSubmatch(c.Short)
 		cell, listed := rows[c.Name()]
 		delete(rows, c.Name())

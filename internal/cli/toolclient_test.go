@@ -38,9 +38,9 @@ func TestCommandConfigRefusesSecurity(t *testing.T) {
 		{"mirrors", "--bootstrap-server", bs, "--describe"},
 	} {
 		for file, want := range files {
-			r := runTool(t, append(args, "--command-config", file)...)
-			if r.code == 0 || !strings.Contains(r.err, want) {
-				t.Errorf("%v with %s: exit %d, stderr %q, want %q", args, filepath.Base(file), r.code, r.err, want)
+			r := weir.Run(t, append(args, "--command-config", file)...)
+			if r.Code == 0 || !strings.Contains(r.Err, want) {
+				t.Errorf("%v with %s: exit %d, stderr %q, want %q", args, filepath.Base(file), r.Code, r.Err, want)
 			}
 		}
 	}
@@ -69,26 +69,26 @@ func TestCommandConfigTLSAndSASL(t *testing.T) {
 		return tlstest.WriteFile(t, dir, password+".properties", []byte("security.protocol=SASL_SSL\nssl.truststore.type=PEM\nssl.truststore.location="+caFile+
 			"\nsasl.mechanism=PLAIN\nsasl.jaas.config=org.apache.kafka.common.security.plain.PlainLoginModule required username=\"admin\" password=\""+password+"\";\n"))
 	}
-	if r := runTool(t, "topics", "--bootstrap-server", addr, "--command-config", conf("admin-secret"), "--create", "--topic", "secured",
-		"--partitions", "1", "--replication-factor", "1"); r.code != 0 || !strings.Contains(r.out, "Created topic secured.") {
-		t.Fatalf("create over SASL_SSL: exit %d\n%s%s", r.code, r.out, r.err)
+	if r := weir.Run(t, "topics", "--bootstrap-server", addr, "--command-config", conf("admin-secret"), "--create", "--topic", "secured",
+		"--partitions", "1", "--replication-factor", "1"); r.Code != 0 || !strings.Contains(r.Out, "Created topic secured.") {
+		t.Fatalf("create over SASL_SSL: exit %d\n%s%s", r.Code, r.Out, r.Err)
 	}
-	if r := runTool(t, "topics", "--bootstrap-server", addr, "--command-config", conf("admin-secret"), "--list"); r.code != 0 || r.out != "secured\n" {
-		t.Fatalf("list over SASL_SSL: exit %d\n%s%s", r.code, r.out, r.err)
+	if r := weir.Run(t, "topics", "--bootstrap-server", addr, "--command-config", conf("admin-secret"), "--list"); r.Code != 0 || r.Out != "secured\n" {
+		t.Fatalf("list over SASL_SSL: exit %d\n%s%s", r.Code, r.Out, r.Err)
 	}
-	if r := runTool(t, "topics", "--bootstrap-server", addr, "--command-config", conf("wrong"), "--list"); r.code == 0 || !strings.Contains(r.out+r.err, "SASL_AUTHENTICATION_FAILED") {
-		t.Fatalf("a wrong password: exit %d\n%s%s", r.code, r.out, r.err)
+	if r := weir.Run(t, "topics", "--bootstrap-server", addr, "--command-config", conf("wrong"), "--list"); r.Code == 0 || !strings.Contains(r.Out+r.Err, "SASL_AUTHENTICATION_FAILED") {
+		t.Fatalf("a wrong password: exit %d\n%s%s", r.Code, r.Out, r.Err)
 	}
 	// Mutual TLS: the tool presents the certificate of its key store.
 	mtls := n.Server.Addr("MTLS").String()
 	withCert := tlstest.WriteFile(t, dir, "mtls.properties", []byte("security.protocol=SSL\nssl.truststore.type=PEM\nssl.truststore.location="+caFile+
 		"\nssl.keystore.type=PEM\nssl.keystore.location="+ca.Issue("ops", "").KeystoreFile(t, dir, "ops.pem")+"\n"))
-	if r := runTool(t, "topics", "--bootstrap-server", mtls, "--command-config", withCert, "--list"); r.code != 0 || r.out != "secured\n" {
-		t.Fatalf("list over mutual TLS: exit %d\n%s%s", r.code, r.out, r.err)
+	if r := weir.Run(t, "topics", "--bootstrap-server", mtls, "--command-config", withCert, "--list"); r.Code != 0 || r.Out != "secured\n" {
+		t.Fatalf("list over mutual TLS: exit %d\n%s%s", r.Code, r.Out, r.Err)
 	}
 	noCert := tlstest.WriteFile(t, dir, "nocert.properties", []byte("security.protocol=SSL\nssl.truststore.type=PEM\nssl.truststore.location="+caFile+"\n"))
-	if r := runTool(t, "topics", "--bootstrap-server", mtls, "--command-config", noCert, "--list"); r.code == 0 {
-		t.Fatalf("listed over mutual TLS without a certificate:\n%s%s", r.out, r.err)
+	if r := weir.Run(t, "topics", "--bootstrap-server", mtls, "--command-config", noCert, "--list"); r.Code == 0 {
+		t.Fatalf("listed over mutual TLS without a certificate:\n%s%s", r.Out, r.Err)
 	}
 }
 
@@ -106,18 +106,18 @@ func TestConfigsScramUsers(t *testing.T) {
 	secure := n.Server.Addr("SECURE").String()
 	conf := tlstest.WriteFile(t, t.TempDir(), "alice.properties", []byte("security.protocol=SASL_PLAINTEXT\nsasl.mechanism=SCRAM-SHA-512\n"+
 		"sasl.jaas.config=org.apache.kafka.common.security.scram.ScramLoginModule required username=\"alice\" password=\"alice-secret\";\n"))
-	if r := runTool(t, "configs", "--bootstrap-server", n.Addr, "--alter", "--entity-type", "users", "--entity-name", "alice",
-		"--add-config", "SCRAM-SHA-512=[iterations=8192,password=alice-secret]"); r.code != 0 || !strings.Contains(r.out, "Completed updating config for user alice.") {
-		t.Fatalf("adding alice: exit %d\n%s%s", r.code, r.out, r.err)
+	if r := weir.Run(t, "configs", "--bootstrap-server", n.Addr, "--alter", "--entity-type", "users", "--entity-name", "alice",
+		"--add-config", "SCRAM-SHA-512=[iterations=8192,password=alice-secret]"); r.Code != 0 || !strings.Contains(r.Out, "Completed updating config for user alice.") {
+		t.Fatalf("adding alice: exit %d\n%s%s", r.Code, r.Out, r.Err)
 	}
-	if r := runTool(t, "topics", "--bootstrap-server", secure, "--command-config", conf, "--list"); r.code != 0 {
-		t.Fatalf("alice's login: exit %d\n%s%s", r.code, r.out, r.err)
+	if r := weir.Run(t, "topics", "--bootstrap-server", secure, "--command-config", conf, "--list"); r.Code != 0 {
+		t.Fatalf("alice's login: exit %d\n%s%s", r.Code, r.Out, r.Err)
 	}
-	if r := runTool(t, "configs", "--bootstrap-server", n.Addr, "--alter", "--entity-type", "users", "--entity-name", "alice",
-		"--delete-config", "SCRAM-SHA-512"); r.code != 0 {
-		t.Fatalf("deleting alice: exit %d\n%s%s", r.code, r.out, r.err)
+	if r := weir.Run(t, "configs", "--bootstrap-server", n.Addr, "--alter", "--entity-type", "users", "--entity-name", "alice",
+		"--delete-config", "SCRAM-SHA-512"); r.Code != 0 {
+		t.Fatalf("deleting alice: exit %d\n%s%s", r.Code, r.Out, r.Err)
 	}
-	if r := runTool(t, "topics", "--bootstrap-server", secure, "--command-config", conf, "--list"); r.code == 0 || !strings.Contains(r.out+r.err, "SASL_AUTHENTICATION_FAILED") {
-		t.Fatalf("alice's login after the deletion: exit %d\n%s%s", r.code, r.out, r.err)
+	if r := weir.Run(t, "topics", "--bootstrap-server", secure, "--command-config", conf, "--list"); r.Code == 0 || !strings.Contains(r.Out+r.Err, "SASL_AUTHENTICATION_FAILED") {
+		t.Fatalf("alice's login after the deletion: exit %d\n%s%s", r.Code, r.Out, r.Err)
 	}
 }

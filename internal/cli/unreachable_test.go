@@ -3,9 +3,7 @@ package cli
 import (
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
-	"math"
 	"net"
 	"os"
 	"path/filepath"
@@ -15,8 +13,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/twmb/franz-go/pkg/kgo"
-
+	"weir/internal/cli/help"
+	"weir/internal/cli/tool"
 	"weir/internal/testport"
 	"weir/internal/testwait"
 )
@@ -67,13 +65,13 @@ func TestAdminToolsUnreachable(t *testing.T) {
 		{"weir-doctor", "describeCluster", []string{"doctor"}},
 	} {
 		start := time.Now()
-		r := runTool(t, append(c.args, "--bootstrap-server", addr, "--command-config", props)...)
+		r := weir.Run(t, append(c.args, "--bootstrap-server", addr, "--command-config", props)...)
 		took := time.Since(start)
-		if !unreachableWarning("[AdminClient clientId="+c.clientID+"] ", addr).MatchString(r.err) {
-			t.Errorf("%v: no warning of %s on stderr:\n%s", c.args, addr, r.err)
+		if !unreachableWarning("[AdminClient clientId="+c.clientID+"] ", addr).MatchString(r.Err) {
+			t.Errorf("%v: no warning of %s on stderr:\n%s", c.args, addr, r.Err)
 		}
-		if want := "Timed out waiting for a node assignment. Call: " + c.call; r.code == 0 || !strings.Contains(r.out+r.err, want) {
-			t.Errorf("%v: exit %d, want non-zero and %q:\n%s%s", c.args, r.code, want, r.out, r.err)
+		if want := "Timed out waiting for a node assignment. Call: " + c.call; r.Code == 0 || !strings.Contains(r.Out+r.Err, want) {
+			t.Errorf("%v: exit %d, want non-zero and %q:\n%s%s", c.args, r.Code, want, r.Out, r.Err)
 		}
 		if took < 400*time.Millisecond || took > 10*time.Second {
 			t.Errorf("%v took %v, want about default.api.timeout.ms (400ms)", c.args, took)
@@ -115,7 +113,7 @@ func TestRetryingToolsWarnUnreachable(t *testing.T) {
 		{regexp.MustCompile(`\[Producer clientId=perf-producer-client\] `), []string{"perf", "produce", "--topic", "t", "--num-records", "10", "--record-size", "10", "--throughput", "-1"}},
 		{regexp.MustCompile(`\[Consumer clientId=perf-consumer-client, groupId=null\] `), []string{"perf", "consume", "--topic", "t", "--messages", "10"}},
 	} {
-		root := newRootCommand()
+		root := help.Root(commands...)
 		var stdout, stderr syncBuffer
 		stdin, feed := net.Pipe() // a producer's stdin that stays open
 		root.SetOut(&stdout)
@@ -123,7 +121,7 @@ func TestRetryingToolsWarnUnreachable(t *testing.T) {
 		root.SetIn(stdin)
 		args := append(c.args, "--bootstrap-server", addr)
 		root.SetArgs(args)
-		invocation = args
+		tool.Invocation = args
 		ctx, cancel := context.WithCancel(context.Background())
 		done := make(chan error, 1)
 		go func() { done <- root.ExecuteContext(ctx) }()
@@ -148,40 +146,5 @@ func TestRetryingToolsWarnUnreachable(t *testing.T) {
 			}
 		})
 		stdin.Close()
-	}
-}
-
-// The warning names the node as Kafka's client does (bootstrap servers -1,
-// -2, ...; brokers by id) and its address as Java prints a socket address,
-// and comes at most once per address per unreachableEvery.
-func TestUnreachableHookRateLimit(t *testing.T) {
-	var got []string
-	h := newUnreachableWarner(func(msg string) { got = append(got, msg) })
-	now := time.Unix(1000, 0)
-	h.now = func() time.Time { return now }
-	refused := func(ip string, port int) error {
-		return fmt.Errorf("unable to dial: %w", &net.OpError{Op: "dial", Net: "tcp", Addr: &net.TCPAddr{IP: net.ParseIP(ip), Port: port}, Err: errors.New("connect: connection refused")})
-	}
-	seed0 := kgo.BrokerMetadata{NodeID: math.MinInt32, Host: "127.0.0.1", Port: 9092}
-	seed1 := kgo.BrokerMetadata{NodeID: math.MinInt32 + 1, Host: "localhost", Port: 9093}
-	broker := kgo.BrokerMetadata{NodeID: 4, Host: "b4.example", Port: 9094}
-	h.OnBrokerConnect(seed0, 0, nil, refused("127.0.0.1", 9092))
-	h.OnBrokerConnect(seed1, 0, nil, refused("127.0.0.1", 9093))
-	h.OnBrokerConnect(broker, 0, nil, fmt.Errorf("unable to dial: %w", &net.OpError{Op: "dial", Net: "tcp", Err: errors.New("lookup b4.example: no such host")}))
-	h.OnBrokerConnect(seed0, 0, nil, nil)              // connected: nothing to say
-	h.OnBrokerConnect(seed0, 0, nil, context.Canceled) // the command ended
-	now = now.Add(unreachableEvery - time.Millisecond)
-	h.OnBrokerConnect(seed0, 0, nil, refused("127.0.0.1", 9092)) // too soon
-	now = now.Add(time.Millisecond)
-	h.OnBrokerConnect(seed0, 0, nil, refused("127.0.0.1", 9092))
-	const tail = " could not be established. Node may not be available."
-	want := []string{
-		"Connection to node -1 (/127.0.0.1:9092)" + tail,
-		"Connection to node -2 (localhost/127.0.0.1:9093)" + tail,
-		"Connection to node 4 (b4.example/<unresolved>:9094)" + tail,
-		"Connection to node -1 (/127.0.0.1:9092)" + tail,
-	}
-	if strings.Join(got, "\n") != strings.Join(want, "\n") {
-		t.Errorf("warnings:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 }

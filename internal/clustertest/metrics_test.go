@@ -153,3 +153,58 @@ func TestReplicationMetrics(t *testing.T) {
 		return nil
 	})
 }
+
+// The coordinator of a group exports its consumer lag also for a
+// partition another broker leads, whose high watermark it asks that
+// leader for; no other broker exports the group's lag.
+func TestConsumerLagOfAPartitionLedElsewhere(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	c := New(t, Options{Nodes: 3, Overrides: map[string]string{"weir.metrics.listener": "http://127.0.0.1:0"}})
+	cl := c.Client(t, kgo.RecordPartitioner(kgo.ManualPartitioner()))
+	adm := kadm.NewClient(cl)
+	var coord int32
+	testwait.For(t, 20*time.Second, "the group's coordinator", func() error {
+		rs := adm.FindGroupCoordinators(ctx, "far-group")
+		if err := rs.Error(); err != nil {
+			return err
+		}
+		coord = rs["far-group"].NodeID
+		return nil
+	})
+	leader := coord%3 + 1 // another broker
+	createAssigned(t, c, "far", [][]int32{{leader}}, nil)
+	for range 6 {
+		if err := cl.ProduceSync(ctx, &kgo.Record{Topic: "far", Partition: 0, Value: []byte("v")}).FirstErr(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	offs := kadm.Offsets{}
+	offs.Add(kadm.Offset{Topic: "far", Partition: 0, At: 2, LeaderEpoch: -1})
+	if resp, err := adm.CommitOffsets(ctx, "far-group", offs); err != nil || resp.Error() != nil {
+		t.Fatalf("commit: %v %v", err, resp.Error())
+	}
+	const lag = `weir_group_consumer_lag{group="far-group",partition="0",topic="far"}`
+	testwait.For(t, 20*time.Second, "the coordinator's lag", func() error {
+		s, err := samples(c, int(coord-1))
+		if err != nil {
+			return err
+		}
+		if s[lag] != 4 || s[`weir_group_consumer_lag_sum{group="far-group"}`] != 4 {
+			return fmt.Errorf("lag %v, sum %v; want 4", s[lag], s[`weir_group_consumer_lag_sum{group="far-group"}`])
+		}
+		return nil
+	})
+	for _, i := range c.Live() {
+		if int32(i+1) == coord {
+			continue
+		}
+		s, err := samples(c, i)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, ok := s[lag]; ok {
+			t.Errorf("node %d, not the coordinator, exports the group's lag", i+1)
+		}
+	}
+}

@@ -141,7 +141,7 @@ var brokerExercisedBy = map[string][]string{
 	"ssl.truststore.type":                                         {"internal/config.TestSSLSettings", "internal/clustertest.TestTLSCluster"},
 	"transaction.abort.timed.out.transaction.cleanup.interval.ms": {"internal/kafka.TestTxnFranzTimeout", "internal/txn.TestTimeoutAbort"},
 	"transaction.max.timeout.ms":                                  {"internal/txn.TestInitProducerIDErrors"},
-	"transaction.partition.verification.enable":                   {"internal/kafka.TestTransactionalProduceRefused", "internal/cli.TestTransactionsCommand"},
+	"transaction.partition.verification.enable":                   {"internal/kafka.TestTransactionalProduceRefused", "internal/cli/txns.TestTransactionsCommand"},
 	"transaction.remove.expired.transaction.cleanup.interval.ms":  {"internal/txn.TestExpiration"},
 	"transaction.state.log.min.isr":                               {"internal/clustertest.TestTxnCoordinatorFailoverMidCommit"},
 	"transaction.state.log.num.partitions":                        {"internal/txn.TestPartitionFor", "internal/clustertest.TestTxnCoordinatorFailoverMidCommit"},

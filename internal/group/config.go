@@ -39,6 +39,8 @@ type Config struct {
 	// Consumer holds the group.consumer.* settings of consumer groups
 	// (KIP-848); zero fields take Kafka's defaults.
 	Consumer ConsumerConfig
+	// Stats, when set, receives the coordinator's metrics (stats.go).
+	Stats *Stats
 }
 
 // DefaultConfig returns Kafka's defaults.

@@ -266,7 +266,9 @@ func sortedMeta(m map[string]topicMeta) string {
 // that it rebuilds the consumer groups exactly.
 func (h *harness) reload() *Coordinator {
 	h.t.Helper()
-	c := New(h.c.cfg)
+	cfg := h.c.cfg
+	cfg.Stats = &Stats{}
+	c := New(cfg)
 	c.groups.topics = h.c.groups.topics
 	for p := int32(0); p < h.c.cfg.OffsetsTopicPartitions; p++ {
 		if _, err := c.LoadPartition(h.now, p, h.log[p]); err != nil {

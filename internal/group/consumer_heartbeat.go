@@ -367,6 +367,7 @@ func (gm *groupManager) cgFence(tx *cgTxn, members []*cMember) {
 		tx.emit(cgRecord{kind: cgPartitionMetadataKey, value: meta})
 	}
 	tx.emit(cgRecord{kind: cgMetadataKey, value: cg.epoch + 1})
+	gm.cfg.Stats.count(consumerRebalances, 1)
 }
 
 // cgTimers returns a member's timer identities.

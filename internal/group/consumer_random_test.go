@@ -335,6 +335,7 @@ func handleCGResponse(t *testing.T, h *harness, s *cgClient) {
 // must cover); and the derived indexes match the members.
 func checkConsumerInvariants(t *testing.T, h *harness, clients []*cgClient) {
 	t.Helper()
+	checkStats(t, h.c)
 	for id, g := range h.c.groups.byID {
 		cg := g.consumer
 		if cg == nil {

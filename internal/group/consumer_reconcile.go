@@ -55,6 +55,7 @@ func (gm *groupManager) cgMaybeBump(tx *cgTxn, bump bool) {
 	}
 	if bump {
 		tx.emit(cgRecord{kind: cgMetadataKey, value: cg.epoch + 1})
+		gm.cfg.Stats.count(consumerRebalances, 1)
 	}
 }
 

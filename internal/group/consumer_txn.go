@@ -52,6 +52,7 @@ type cgWrite struct {
 // append error.
 func (gm *groupManager) cgCommit(tx *cgTxn, waiter func(code int16)) {
 	g, cg := tx.g, tx.g.consumer
+	gm.touch(g.id)
 	if len(tx.recs) == 0 {
 		if n := len(cg.pending); n > 0 {
 			cg.pending[n-1].waiters = append(cg.pending[n-1].waiters, waiter)
@@ -85,6 +86,7 @@ func (gm *groupManager) cgPersisted(g *group, cg *consumerGroup, w *cgWrite, cod
 	}
 	failed := cg.pending[i:]
 	cg.pending = cg.pending[:i:i]
+	gm.touch(g.id)
 	for j := len(failed) - 1; j >= 0; j-- {
 		for k := len(failed[j].undo) - 1; k >= 0; k-- {
 			failed[j].undo[k]()
@@ -108,6 +110,7 @@ func (gm *groupManager) createConsumerGroup(tx *cgTxn, id string, p int32) *grou
 	g.consumer = newConsumerGroup()
 	g.protocolType = consumerProtocolType
 	gm.byID[id] = g
+	gm.touch(id)
 	tx.g = g
 	tx.undo = append(tx.undo, func() {
 		if gm.byID[id] != g {
@@ -135,6 +138,7 @@ func (gm *groupManager) convertToConsumerGroup(tx *cgTxn, g *group) {
 	tx.undo = append(tx.undo, func() {
 		if gm.byID[g.id] == g {
 			*g = saved
+			gm.touch(g.id)
 		}
 	})
 }
@@ -153,6 +157,7 @@ func (gm *groupManager) convertToClassicGroup(g *group) {
 // stay valid.
 func (gm *groupManager) resetClassic(g *group) {
 	*g = *newGroup(g.id, g.partition, gm.nowMs())
+	gm.touch(g.id)
 }
 
 // isEmpty reports whether a group has no members: Kafka's condition for

@@ -97,6 +97,12 @@ type base struct {
 
 	now time.Time
 	out Ready
+
+	// dirty are the groups whose gauges the input being handled may have
+	// changed, counted what each group last added to them (stats.go);
+	// both empty without cfg.Stats.
+	dirty   map[string]struct{}
+	counted map[string]groupCount
 }
 
 type offsetsPartition struct {
@@ -127,7 +133,8 @@ func New(cfg Config) *Coordinator {
 		cfg.NewUUID = randomUUID
 	}
 	cfg.Consumer = cfg.Consumer.withDefaults()
-	b := &base{cfg: cfg, parts: make(map[int32]*offsetsPartition), writes: make(map[uint64]*pendingWrite)}
+	b := &base{cfg: cfg, parts: make(map[int32]*offsetsPartition), writes: make(map[uint64]*pendingWrite),
+		dirty: make(map[string]struct{}), counted: make(map[string]groupCount)}
 	groups := newGroupManager(b)
 	offsets := newOffsetManager(b, groups)
 	groups.offsets = offsets
@@ -216,6 +223,7 @@ func (c *Coordinator) begin(now time.Time) {
 }
 
 func (c *Coordinator) end() Ready {
+	c.recount()
 	out := c.out
 	c.out = Ready{}
 	out.Deadline = c.deadline()

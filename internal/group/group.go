@@ -206,9 +206,7 @@ func newGroup(id string, partition int32, nowMs int64) *group {
 }
 
 func (gm *groupManager) transition(g *group, to State) {
-	if gm.transitions != nil {
-		*gm.transitions = append(*gm.transitions, transition{g.id, g.state, to, g.generation})
-	}
+	gm.touch(g.id)
 	g.prevState, g.state = g.state, to
 	g.stateTimestamp = gm.nowMs()
 }

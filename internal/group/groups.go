@@ -15,9 +15,6 @@ type groupManager struct {
 
 	// offsets are the groups' offsets (the offsetManager).
 	offsets offsetHolder
-
-	// transitions, when non-nil, records every state change (tests).
-	transitions *[]transition
 }
 
 // offsetHolder is what the groupManager knows of offsets: whether a
@@ -40,6 +37,7 @@ func (gm *groupManager) createSimple(id string, p int32) *group {
 	g := newGroup(id, p, gm.nowMs())
 	g.unlogged = true
 	gm.byID[id] = g
+	gm.touch(id)
 	return g
 }
 
@@ -47,13 +45,7 @@ func (gm *groupManager) createSimple(id string, p int32) *group {
 func (gm *groupManager) forget(g *group) {
 	delete(gm.byID, g.id)
 	gm.offsets.forget(g.id)
-}
-
-// transition is one state change of one group, kept for tests.
-type transition struct {
-	group      string
-	from, to   State
-	generation int32
+	gm.touch(g.id)
 }
 
 // sortedGroups returns the groups in id order, for deterministic sweeps.
@@ -77,6 +69,7 @@ func (gm *groupManager) live(g *group) bool { return gm.byID[g.id] == g }
 // group.max.size rebalances.
 func (gm *groupManager) loaded(g *group) {
 	gm.byID[g.id] = g
+	gm.touch(g.id)
 	if g.consumer != nil {
 		gm.cgRestoreTimers(g)
 	}

@@ -36,10 +36,16 @@ type harness struct {
 	log         map[int32][]LogRecord
 	deadline    time.Time
 	autoPersist bool
-	transitions []transition
+	// requests are the requests sent, by token; answers the tokens in the
+	// order they were answered.
+	requests map[uint64]kmsg.Request
+	answers  []uint64
 }
 
 func newHarness(t testing.TB, cfg Config) *harness {
+	if cfg.Stats == nil {
+		cfg.Stats = &Stats{}
+	}
 	h := &harness{
 		t:           t,
 		c:           New(cfg),
@@ -47,8 +53,8 @@ func newHarness(t testing.TB, cfg Config) *harness {
 		responses:   make(map[uint64]kmsg.Response),
 		log:         make(map[int32][]LogRecord),
 		autoPersist: true,
+		requests:    make(map[uint64]kmsg.Request),
 	}
-	h.c.groups.transitions = &h.transitions
 	for p := int32(0); p < cfg.OffsetsTopicPartitions; p++ {
 		rd, err := h.c.LoadPartition(h.now, p, nil)
 		if err != nil {
@@ -70,6 +76,7 @@ func (h *harness) apply(rd Ready) {
 			h.t.Fatalf("response to unknown request %d", r.Token)
 		}
 		h.responses[r.Token] = r.Body
+		h.answers = append(h.answers, r.Token)
 	}
 	h.pending = append(h.pending, rd.Writes...)
 	h.deadline = rd.Deadline
@@ -127,6 +134,7 @@ func (h *harness) send(clientID string, body kmsg.Request) uint64 {
 	h.t.Helper()
 	h.lastToken++
 	tok := h.lastToken
+	h.requests[tok] = body
 	h.apply(h.c.Handle(h.now, Request{Token: tok, ClientID: clientID, ClientHost: "/127.0.0.1", Body: body}))
 	return tok
 }

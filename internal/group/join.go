@@ -116,6 +116,7 @@ func (gm *groupManager) joinGroup(req Request, r *kmsg.JoinGroupRequest) {
 		}
 		g = newGroup(r.Group, p, gm.nowMs())
 		gm.byID[g.id] = g
+		gm.touch(g.id)
 	}
 	if !gm.acceptJoiningMember(g, r.MemberID) {
 		if m := g.byID[r.MemberID]; m != nil {

@@ -115,13 +115,17 @@ func (o *groupOffsets) holds() bool {
 // loaded serves the offsets of a group rebuilt by a load of partition ps.
 func (om *offsetManager) loaded(ps *offsetsPartition, groupID string, o *groupOffsets) {
 	om.byGroup[groupID] = o
+	om.touch(groupID)
 	for pid := range o.txn {
 		ps.indexTxn(pid, groupID)
 	}
 }
 
 // forget drops a group's offsets, with no tombstone: its group is gone.
-func (om *offsetManager) forget(groupID string) { delete(om.byGroup, groupID) }
+func (om *offsetManager) forget(groupID string) {
+	delete(om.byGroup, groupID)
+	om.touch(groupID)
+}
 
 func (om *offsetManager) offsetCommit(req Request, r *kmsg.OffsetCommitRequest) {
 	resp := r.ResponseKind().(*kmsg.OffsetCommitResponse)
@@ -218,6 +222,7 @@ func (om *offsetManager) offsetCommit(req Request, r *kmsg.OffsetCommitRequest) 
 		return
 	}
 	offs.commitWrites++
+	om.cfg.Stats.count(offsetCommits, len(recs))
 	om.emit(Write{Partition: g.partition, Records: recs}, func(code int16, base int64) {
 		for i, s := range stage {
 			// A deletion since the commit removed its pending count; the
@@ -236,6 +241,7 @@ func (om *offsetManager) offsetCommit(req Request, r *kmsg.OffsetCommitRequest) 
 			if code == 0 {
 				s.o.recordOffset = base + int64(i)
 				offs.put(s.tp, s.o)
+				om.touch(g.id)
 			}
 		}
 		om.commitSettled(g, offs, code)
@@ -485,6 +491,7 @@ func (om *offsetManager) offsetDelete(req Request, r *kmsg.OffsetDeleteRequest) 
 				rp.ErrorCode = errGroupSubscribedToTopic
 			} else if rec, ok := offs.delete(g.id, topicPartition{t.Topic, p.Partition}); ok {
 				recs = append(recs, rec)
+				om.touch(g.id)
 			}
 			rt.Partitions = append(rt.Partitions, rp)
 		}
@@ -494,6 +501,7 @@ func (om *offsetManager) offsetDelete(req Request, r *kmsg.OffsetDeleteRequest) 
 		om.respond(req.Token, resp)
 		return
 	}
+	om.cfg.Stats.count(offsetDeletions, len(recs))
 	om.write(g.partition, recs, func(code int16) {
 		if code != 0 {
 			resp.ErrorCode, resp.Topics = groupErrorCode(code), nil
@@ -568,6 +576,7 @@ func (c *Coordinator) cleanupGroupMetadata() {
 			continue
 		}
 		recs, allExpired := c.offsets.expire(g)
+		c.cfg.Stats.count(offsetExpirations, len(recs))
 		if allExpired && !c.offsets.committing(g.id) && g.isEmpty() {
 			recs = append(recs, c.deleteGroup(g)...)
 		}
@@ -605,6 +614,7 @@ func (om *offsetManager) expire(g *group) (recs []Record, allExpired bool) {
 			}
 			rec, _ := offs.delete(g.id, tp)
 			recs = append(recs, rec)
+			om.touch(g.id)
 		}
 	} else if offs != nil && len(offs.committed) > 0 {
 		allExpired = false
@@ -642,6 +652,7 @@ func (om *offsetManager) deleteAll(groupID string) []Record {
 		return nil
 	}
 	var recs []Record
+	om.touch(groupID)
 	for _, tp := range offs.sorted() {
 		rec, _ := offs.delete(groupID, tp)
 		recs = append(recs, rec)
@@ -686,4 +697,20 @@ func javaUTF16Len(s string) int {
 		}
 	}
 	return n
+}
+
+// committedOffsets lists the committed offsets of the groups served, in
+// group, topic and partition order.
+func (c *Coordinator) committedOffsets() []CommittedOffset {
+	var out []CommittedOffset
+	for _, g := range c.groups.sortedGroups(nil) {
+		o := c.offsets.byGroup[g.id]
+		if o == nil {
+			continue
+		}
+		for _, tp := range o.sorted() {
+			out = append(out, CommittedOffset{Group: g.id, Topic: tp.topic, Partition: tp.partition, Offset: o.committed[tp].offset})
+		}
+	}
+	return out
 }

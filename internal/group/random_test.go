@@ -2,6 +2,7 @@ package group
 
 import (
 	"fmt"
+	"maps"
 	"math/rand"
 	"strings"
 	"testing"
@@ -152,10 +153,6 @@ func runRandom(t *testing.T, seed int64, steps int) {
 		}
 	}
 	inv.check(h, believers)
-	counts := make(map[string]int)
-	for _, tr := range h.transitions {
-		counts[tr.to.String()]++
-	}
 	codes := make(map[string]int)
 	for _, r := range h.responses {
 		var code int16
@@ -171,7 +168,7 @@ func runRandom(t *testing.T, seed int64, steps int) {
 		}
 		codes[fmt.Sprintf("%T/%v", r, kerr.ErrorForCode(code))]++
 	}
-	t.Logf("transitions %v; answers %v", counts, codes)
+	t.Logf("stats %+v; answers %v", h.c.cfg.Stats.Snapshot(), codes)
 }
 
 func handleSimResponse(t *testing.T, h *harness, s *simClient, believers map[string]map[int32]map[string]bool) {
@@ -241,22 +238,24 @@ type invariants struct {
 func (inv *invariants) check(h *harness, believers map[string]map[int32]map[string]bool) {
 	t := inv.t
 	t.Helper()
-	// Generation moves by one per completed join phase, and only then.
-	for _, tr := range h.transitions[inv.seen:] {
-		last, known := inv.lastGen[tr.group]
-		if tr.from == PreparingRebalance && (tr.to == CompletingRebalance || tr.to == Empty) {
-			if known && tr.generation != last+1 {
-				t.Fatalf("%s: generation %d -> %d on %v->%v", tr.group, last, tr.generation, tr.from, tr.to)
-			}
-		} else if known && tr.generation != last {
-			t.Fatalf("%s: generation %d -> %d on %v->%v", tr.group, last, tr.generation, tr.from, tr.to)
+	// A group's join phases answer with generations that only go up, and
+	// never above the group's current one.
+	for _, tok := range h.answers[inv.seen:] {
+		jr, ok := h.responses[tok].(*kmsg.JoinGroupResponse)
+		if !ok || jr.ErrorCode != 0 {
+			continue
 		}
-		inv.lastGen[tr.group] = tr.generation
-		if tr.to == Dead {
-			delete(inv.lastGen, tr.group)
+		id := h.requests[tok].(*kmsg.JoinGroupRequest).Group
+		if last, known := inv.lastGen[id]; known && jr.Generation < last {
+			t.Fatalf("%s: a join answered generation %d after %d", id, jr.Generation, last)
 		}
+		if g := h.c.groups.byID[id]; g == nil || jr.Generation > g.generation {
+			t.Fatalf("%s: a join answered generation %d beyond the group's", id, jr.Generation)
+		}
+		inv.lastGen[id] = jr.Generation
 	}
-	inv.seen = len(h.transitions)
+	inv.seen = len(h.answers)
+	checkStats(t, h.c)
 
 	for id, gens := range believers {
 		for gen, ids := range gens {
@@ -320,5 +319,33 @@ func (inv *invariants) check(h *harness, believers map[string]map[int32]map[stri
 				t.Fatalf("%s: pending sync of non-member %s", id, m)
 			}
 		}
+	}
+}
+
+// checkStats fails unless the gauges the coordinator keeps incrementally
+// equal a count of the groups and offsets it serves.
+func checkStats(t *testing.T, c *Coordinator) {
+	t.Helper()
+	want := StatsSnapshot{Classic: map[string]int64{}, Consumer: map[string]int64{}}
+	for _, name := range stateNames[:Dead] {
+		want.Classic[name] = 0
+	}
+	for _, name := range consumerStates {
+		want.Consumer[name] = 0
+	}
+	for id, g := range c.groups.byID {
+		if g.consumer != nil {
+			want.Consumer[g.consumer.state()]++
+		} else {
+			want.Classic[g.state.String()]++
+		}
+		if o := c.offsets.byGroup[id]; o != nil {
+			want.Offsets += int64(len(o.committed))
+		}
+	}
+	got := c.cfg.Stats.Snapshot()
+	if !maps.Equal(got.Classic, want.Classic) || !maps.Equal(got.Consumer, want.Consumer) || got.Offsets != want.Offsets {
+		t.Fatalf("gauges %v %v %d offsets, the groups served have %v %v %d", got.Classic, got.Consumer, got.Offsets,
+			want.Classic, want.Consumer, want.Offsets)
 	}
 }

@@ -172,3 +172,27 @@ func (s *Service) queueTopics(fold func(*topicChanges)) {
 func (s *Service) TxnMarker(p int32, producerID int64, commit bool, offset int64) {
 	s.rt.Do(func(now time.Time) Ready { return s.coord.TxnMarker(now, p, producerID, commit, offset) })
 }
+
+// CommittedOffset is one committed offset of a group served here.
+type CommittedOffset struct {
+	Group, Topic string
+	Partition    int32
+	Offset       int64
+}
+
+// CommittedOffsets reads, through the runtime, the committed offsets of
+// every group this broker coordinates, in group, topic and partition order.
+// It waits for the loop until ctx ends.
+func (s *Service) CommittedOffsets(ctx context.Context) ([]CommittedOffset, error) {
+	ch := make(chan []CommittedOffset, 1)
+	s.rt.Do(func(time.Time) Ready {
+		ch <- s.coord.committedOffsets()
+		return Ready{Deadline: s.coord.deadline()}
+	})
+	select {
+	case out := <-ch:
+		return out, nil
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}

@@ -140,6 +140,7 @@ func (gm *groupManager) storeAssignment(g *group, given []kmsg.SyncGroupRequestG
 		}
 		gm.propagateAssignment(g, 0)
 		gm.transition(g, Stable)
+		gm.cfg.Stats.count(classicRebalances, 1)
 	})
 }
 

@@ -2,6 +2,8 @@ package group
 
 import (
 	"fmt"
+	"maps"
+	"math"
 	"reflect"
 	"slices"
 	"strconv"
@@ -62,8 +64,10 @@ type script struct {
 	hold     bool
 	pending  []Write
 	log      map[int32][]LogRecord
-	trans    []transition
-	out      strings.Builder
+	// states are the classic groups' states as ListGroups last showed
+	// them; flush prints what changed.
+	states map[string]string
+	out    strings.Builder
 }
 
 func (s *script) init(d *datadriven.TestData) {
@@ -79,7 +83,7 @@ func (s *script) init(d *datadriven.TestData) {
 		}
 	}
 	s.c, s.now, s.log = New(s.cfg), t0, map[int32][]LogRecord{}
-	s.c.groups.transitions = &s.trans
+	s.states = map[string]string{}
 	for p := range s.cfg.OffsetsTopicPartitions {
 		rd, err := s.c.LoadPartition(s.now, p, nil)
 		if err != nil {
@@ -162,14 +166,42 @@ func (s *script) run(t *testing.T, d *datadriven.TestData) string {
 }
 
 func (s *script) flush() string {
-	for _, tr := range s.trans {
-		fmt.Fprintf(&s.out, "%s: %v -> %v (generation %d)\n", tr.group, tr.from, tr.to, tr.generation)
-	}
-	s.trans = s.trans[:0]
+	s.printStates()
 	if s.out.Len() == 0 {
 		return "ok\n"
 	}
 	return s.out.String()
+}
+
+// printStates prints the classic groups whose state ListGroups shows
+// changed since the last call: a group not listed before counts as Empty,
+// one no longer listed as Dead.
+func (s *script) printStates() {
+	req := kmsg.NewPtrListGroupsRequest()
+	req.Version = 5
+	req.TypesFilter = []string{"classic"}
+	rd := s.c.Handle(s.now, Request{Token: math.MaxUint64, Body: req})
+	now := map[string]string{}
+	for _, r := range rd.Responses {
+		for _, g := range r.Body.(*kmsg.ListGroupsResponse).Groups {
+			now[g.Group] = g.GroupState
+		}
+	}
+	for _, id := range slices.Sorted(maps.Keys(now)) {
+		was, ok := s.states[id]
+		if !ok {
+			was = "Empty"
+		}
+		if was != now[id] {
+			fmt.Fprintf(&s.out, "%s: %s -> %s\n", id, was, now[id])
+		}
+	}
+	for _, id := range slices.Sorted(maps.Keys(s.states)) {
+		if _, ok := now[id]; !ok {
+			fmt.Fprintf(&s.out, "%s: %s -> Dead\n", id, s.states[id])
+		}
+	}
+	s.states = now
 }
 
 func (s *script) send(d *datadriven.TestData, body kmsg.Request) {

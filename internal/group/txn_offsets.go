@@ -100,6 +100,7 @@ func (om *offsetManager) endTxn(p int32, m txnMarker) {
 			if t.durable != nil && t.durable.recordOffset < m.offset {
 				if m.commit {
 					offs.put(tp, *t.durable)
+					om.touch(id)
 				}
 				t.durable = nil
 			}
@@ -267,6 +268,7 @@ func (om *offsetManager) txnOffsetCommit(req Request, r *kmsg.TxnOffsetCommitReq
 	w := Write{Partition: p, Records: recs, Transactional: true, ProducerID: pid, ProducerEpoch: r.ProducerEpoch,
 		VerifyTxn: req.VerifyTxn, Guard: req.Guard}
 	offs.commitWrites++
+	om.cfg.Stats.count(offsetCommits, len(recs))
 	om.emit(w, func(code int16, base int64) {
 		for i, s := range stage {
 			s.o.recordOffset = base + int64(i)
@@ -328,6 +330,7 @@ func (om *offsetManager) txnPersisted(g *group, offs *groupOffsets, producerID i
 			// Its transaction already ended.
 			if t.ended[j].commit {
 				offs.put(tp, o)
+				om.touch(g.id)
 			}
 		case t.durable == nil || t.durable.recordOffset < o.recordOffset:
 			t.durable = &o

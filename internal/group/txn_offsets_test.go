@@ -537,7 +537,9 @@ func (h *harness) checkReplay() *Coordinator {
 	if len(h.pending) != 0 {
 		h.t.Fatal("writes pending")
 	}
-	fresh := New(h.c.cfg)
+	cfg := h.c.cfg
+	cfg.Stats = &Stats{}
+	fresh := New(cfg)
 	for p := int32(0); p < h.c.cfg.OffsetsTopicPartitions; p++ {
 		fresh.BeginLoad(p)
 		rd, err := fresh.LoadPartition(h.now, p, h.log[p])

@@ -113,6 +113,7 @@ func txnRandom(t *testing.T, seed int64, steps int) {
 			drain()
 			h.checkReplay()
 		}
+		checkStats(t, h.c)
 		if len(h.pending)+len(appended) > 0 && h.c.parts[p] == nil {
 			t.Fatalf("seed %d: partition lost", seed)
 		}

@@ -87,6 +87,24 @@
 //	                                                              partitions created or deleted per second
 //	weir_server_quota_throttle_time_ms_total{resource,user,clientId}
 //	                                                              throttle time given to the sensor's clients
+//	kafka_coordinator_group_groupmetadatamanager_numgroups        coordinators.go: classic groups coordinated here,
+//	                                                              and numgroups<state> (preparingrebalance,
+//	                                                              completingrebalance, stable, dead, empty); numoffsets
+//	kafka_server_group_coordinator_metrics_group_count{protocol}  groups by protocol ("classic", "consumer")
+//	kafka_server_group_coordinator_metrics_consumer_group_count{state}
+//	                                                              consumer protocol groups by state
+//	kafka_server_group_coordinator_metrics_<count>                counters: offset_commit_count,
+//	                                                              offset_expiration_count, offset_deletion_count,
+//	                                                              group_completed_rebalance_count,
+//	                                                              consumer_group_rebalance_count
+//	weir_group_consumer_lag{group,topic,partition}                high watermark minus committed offset of the
+//	                                                              groups coordinated here (kafka-lag-exporter's
+//	                                                              labels); {group,topic} with aggregation=topic
+//	weir_group_consumer_lag_sum{group}                            the group's sum
+//	weir_transaction_coordinator_transactions{state}              transactional ids coordinated here by state
+//	weir_transaction_coordinator_markers_queued                   marker partitions waiting for their sender
+//	weir_transaction_coordinator_producer_id_blocks_total         producer id blocks fetched, and
+//	weir_transaction_coordinator_producer_ids_total               the ids in them
 //	weir_server_ready                                             1 while /readyz answers 200
 //	weir_log_open_segment_files                                   segment files open (log.open.files.max)
 //	weir_coordinator_loader_skipped_records_total{coordinator}    unreadable records of __consumer_offsets
@@ -122,8 +140,8 @@
 // charged on the active controller only.
 //
 // With weir.metrics.aggregation=topic ([Options.ByTopic]) the families
-// with a partition label (the Log gauges and the follower lag) have one
-// series per topic instead, without that label,
+// with a partition label (the Log gauges, the follower lag and the
+// consumer lag) have one series per topic instead, without that label,
 // whose value is the sum over the topic's partitions: what
 // sum without (partition) gives of the per-partition series.
 //
@@ -172,6 +190,9 @@ type Source interface {
 	Raft() RaftStatus
 	// Ready is what /readyz answers: true for 200.
 	Ready() bool
+	// Coordinators are the group and transaction coordinators' metrics
+	// and the consumer lag of the groups coordinated here.
+	Coordinators() CoordinatorStatus
 }
 
 // ClientQuotaStatus is one client quota sensor: its type ("produce",
@@ -378,6 +399,7 @@ func New(src Source, opts Options) *Metrics {
 		logCollector{src: src, byTopic: opts.ByTopic},
 		m.flush,
 		raftCollector{src},
+		coordinatorCollector{src: src, byTopic: opts.ByTopic},
 		m.commit, m.election, m.appended,
 	)
 	return m

@@ -21,9 +21,16 @@ type fakeSource struct {
 	logs   []LogStatus
 	clean  CleanerStatus
 	raft   RaftStatus
+	coord  CoordinatorStatus
 }
 
 func (f *fakeSource) Ready() bool { return true }
+
+func (f *fakeSource) Coordinators() CoordinatorStatus {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.coord
+}
 
 func (f *fakeSource) Raft() RaftStatus {
 	f.mu.Lock()

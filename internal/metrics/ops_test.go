@@ -28,6 +28,9 @@ func exportedFamilies(t *testing.T) map[string]bool {
 		quotas: []ClientQuotaStatus{{Type: "produce"}, {Type: "fetch"}, {Type: "request"}, {Type: "controller_mutation"}},
 		logs:   []LogStatus{{Topic: "a"}},
 		raft:   RaftStatus{Voter: true, ControllerApplied: 1, BrokerApplied: 1},
+		coord: CoordinatorStatus{Transactions: map[string]int64{"Ongoing": 1}, OffsetCommits: 1, OffsetExpirations: 1,
+			OffsetDeletions: 1, ClassicRebalances: 1, ConsumerRebalances: 1, ProducerIDBlocks: 1, ProducerIDs: 1,
+			Lag: []ConsumerLag{{Group: "g", Topic: "a", Partition: 0, Lag: 1}}},
 	}
 	m := New(src, Options{})
 	m.LogFlushed(time.Millisecond)
@@ -150,6 +153,7 @@ func TestDashboardAndAlertsUseExportedMetrics(t *testing.T) {
 		t.Error("the dashboard has no datasource variable")
 	}
 	queries := 0
+	var read []string // the metrics the panels read
 	for _, p := range dash.Panels {
 		if p.Type == "row" {
 			continue
@@ -162,6 +166,7 @@ func TestDashboardAndAlertsUseExportedMetrics(t *testing.T) {
 		}
 		for _, q := range p.Targets {
 			checkExpr(t, "panel "+p.Title, q.Expr, families)
+			read = append(read, promMetrics(q.Expr)...)
 			queries++
 		}
 	}
@@ -203,9 +208,15 @@ func TestDashboardAndAlertsUseExportedMetrics(t *testing.T) {
 		}
 	}
 	sort.Strings(alerts)
-	for _, want := range []string{"WeirUnderReplicatedPartitions", "WeirUnderMinIsrPartitions", "WeirOfflinePartitions", "WeirNoActiveController", "WeirRaftWithoutLeader", "WeirBrokerNotReady", "WeirMirrorLagGrowing"} {
+	for _, want := range []string{"WeirUnderReplicatedPartitions", "WeirUnderMinIsrPartitions", "WeirOfflinePartitions", "WeirNoActiveController", "WeirRaftWithoutLeader", "WeirBrokerNotReady", "WeirMirrorLagGrowing", "WeirConsumerLagGrowing"} {
 		if !slices.Contains(alerts, want) {
 			t.Errorf("no alert %s (have %v)", want, alerts)
+		}
+	}
+	// The consumer lag has panels, per group and per group and topic.
+	for _, want := range []string{"weir_group_consumer_lag", "weir_group_consumer_lag_sum"} {
+		if !slices.Contains(read, want) {
+			t.Errorf("no panel reads %s", want)
 		}
 	}
 	t.Logf("%d dashboard queries and %d alerts checked against %d metric names", queries, len(alerts), len(families))

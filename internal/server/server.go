@@ -90,7 +90,13 @@ type Server struct {
 	connQuotas *kafka.ConnQuotas
 	groups     *group.Service
 	txns       *txn.Service
-	txnNet     *txnCluster  // the coordinator's connections for markers
+	txnNet     *txnCluster // the coordinator's connections for markers
+	// groupStats and txnStats are the coordinators' metrics, lag the
+	// consumer lag of the groups coordinated here; all nil without
+	// weir.metrics.listener.
+	groupStats *group.Stats
+	txnStats   *txn.Stats
+	lag        *consumerLag
 	txnVerify  *txnVerifier // KIP-890 checks with transaction coordinators
 	fastFence  *fastFencer  // the active controller's probes of brokers that look dead
 	listeners  map[string]net.Listener
@@ -382,6 +388,13 @@ func (s *Server) Start() (err error) {
 		defer s.wg.Done()
 		s.groups.Run(ctx)
 	}()
+	if s.lag != nil {
+		s.wg.Add(1)
+		go func() {
+			defer s.wg.Done()
+			s.lag.run(ctx)
+		}()
+	}
 	s.wg.Add(1)
 	go func() {
 		defer s.wg.Done()
@@ -415,13 +428,18 @@ func (s *Server) openBroker() {
 		SkipDirs:                     []string{quorum.DirName},
 	}, s.logOptions())
 	s.partitions = partition.NewManager(s.cfg.NodeID, s.logs, s.cfg, s.lg, time.Now)
+	gcfg := groupConfig(s.cfg)
 	if s.cfg.MetricsListener != "" {
-		// Without an endpoint the BrokerTopicMetrics are not counted.
+		// Without an endpoint the BrokerTopicMetrics and the coordinators'
+		// metrics are not counted, nor the consumer lag computed.
 		s.partitions.SetTopicStats(s.metrics.Topics)
+		s.groupStats, s.txnStats = &group.Stats{}, &txn.Stats{}
+		gcfg.Stats = s.groupStats
+		s.lag = newConsumerLag(s)
 	}
 	s.openReplication()
 	s.publisher = newPublisher(s.partitions, s.lg.With("component", "publisher"))
-	s.groups = group.NewService(groupConfig(s.cfg),
+	s.groups = group.NewService(gcfg,
 		&offsetsLog{parts: s.partitions, commitTimeout: s.cfg.OffsetsCommitTimeout, now: time.Now},
 		s.lg.With("component", "group-coordinator"), time.Now, s.metrics.Counters.GroupRecordsSkipped)
 	s.partitions.OnLeadership(func(tp log.TopicPartition, leader bool, epoch int32) {

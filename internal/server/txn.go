@@ -31,7 +31,9 @@ func (s *Server) openTxn() {
 		timeout = 30 * time.Second
 	}
 	s.txnNet = &txnCluster{s: s, conns: map[int32]*txnConn{}}
-	s.txns = txn.NewService(txnConfig(s.cfg),
+	cfg := txnConfig(s.cfg)
+	cfg.Stats = s.txnStats
+	s.txns = txn.NewService(cfg,
 		&txnStateLog{parts: s.partitions, timeout: timeout, now: time.Now}, s.txnNet,
 		s.lg.With("component", "transaction-coordinator"), time.Now, timeout, s.metrics.Counters.TxnRecordsSkipped)
 	s.partitions.OnLeadership(func(tp log.TopicPartition, leader bool, epoch int32) {

@@ -32,6 +32,8 @@ type Config struct {
 	// is sent again (Kafka's sender retries on its next poll; 100 ms is
 	// retry.backoff.ms).
 	RetryBackoff time.Duration
+	// Stats, when set, receives the coordinator's metrics (stats.go).
+	Stats *Stats
 }
 
 // DefaultConfig returns Kafka's defaults.

@@ -99,6 +99,12 @@ type Coordinator struct {
 
 	now time.Time
 	out Ready
+
+	// dirty are the transactional ids the input being handled may have
+	// changed, counted the state each adds to cfg.Stats (stats.go); both
+	// empty without it.
+	dirty   map[string]struct{}
+	counted map[string]State
 }
 
 // statePartition is a __transaction_state partition led here.
@@ -128,6 +134,8 @@ func New(cfg Config) *Coordinator {
 		topics:     map[string]int32{},
 		writes:     map[uint64]*pendingWrite{},
 		markerReqs: map[uint64]*markerReq{},
+		dirty:      map[string]struct{}{},
+		counted:    map[string]State{},
 	}
 }
 
@@ -259,6 +267,7 @@ func (c *Coordinator) begin(now time.Time) {
 }
 
 func (c *Coordinator) end() Ready {
+	c.recount()
 	out := c.out
 	c.out = Ready{}
 	out.Deadline = c.deadline()
@@ -296,6 +305,7 @@ func (c *Coordinator) persist(m *txnMeta, t *transit, done func(code int16)) {
 		if m.pending == t {
 			if code == 0 {
 				m.complete(t)
+				c.touch(m.id)
 			} else {
 				m.pending = nil
 			}
@@ -369,6 +379,7 @@ func (c *Coordinator) LoadPartition(now time.Time, p, epoch int32, records []Rec
 	for _, id := range sortedIDs(loaded) {
 		m := loaded[id]
 		c.txns[id] = m
+		c.touch(id)
 		if m.state == PrepareCommit || m.state == PrepareAbort {
 			c.startMarkers(m, m.prepareComplete(c.nowMs()))
 		}
@@ -393,6 +404,7 @@ func (c *Coordinator) dropPartition(p int32) {
 	for _, id := range sortedIDs(c.txns) {
 		if m := c.txns[id]; m.partition == p {
 			delete(c.txns, id)
+			c.touch(id)
 			m.markers = nil
 		}
 	}

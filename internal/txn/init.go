@@ -88,6 +88,7 @@ func (c *Coordinator) initProducerID(req Request, r *kmsg.InitProducerIDRequest)
 			lastEpoch: noEpoch, timeoutMs: r.TransactionTimeoutMillis, state: Empty, partitions: partitionSet{},
 			startMs: -1, updateMs: c.nowMs()}
 		c.txns[id] = m
+		c.touch(id)
 	}
 	switch {
 	case m.pending != nil:

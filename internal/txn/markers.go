@@ -156,6 +156,7 @@ func (c *Coordinator) maybeComplete(m *txnMeta) {
 		}
 		if code == 0 && m.pending == ct {
 			m.complete(ct)
+			c.touch(m.id)
 			m.markers = nil
 			return
 		}

@@ -95,6 +95,7 @@ func runRandom(t *testing.T, seed uint64, steps int) {
 	r.cfg.StatePartitions = 1
 	r.cfg.AbortTimedOutInterval = time.Second
 	r.cfg.RetryBackoff = 50 * time.Millisecond
+	r.cfg.Stats = &Stats{}
 	for _, tp := range randTopics {
 		r.parts[tp] = &randPartition{open: map[int64]int{}, epoch: map[int64]int16{}, cEpoch: map[int64]int32{}}
 	}
@@ -454,8 +455,11 @@ func (r *randRun) checkEnd() {
 			}
 		}
 	}
+	checkStats(r.t, r.coord)
 	// A coordinator loaded from the log agrees with the live one.
-	fresh := New(r.cfg)
+	cfg := r.cfg
+	cfg.Stats = nil
+	fresh := New(cfg)
 	fresh.BeginLoad(0)
 	if _, err := fresh.LoadPartition(r.now, 0, r.cEpoch+1, r.log); err != nil {
 		r.t.Fatal(err)
@@ -475,6 +479,21 @@ func (r *randRun) checkEnd() {
 			len(live.partitions) != len(loaded.partitions) {
 			r.t.Errorf("%s: live %s %d/%d %v, loaded %s %d/%d %v", c.id, live.state, live.producerID, live.epoch,
 				live.partitions.sorted(), loaded.state, loaded.producerID, loaded.epoch, loaded.partitions.sorted())
+		}
+	}
+}
+
+// checkStats fails unless the state gauges, kept incrementally, count the
+// transactional ids c serves.
+func checkStats(t *testing.T, c *Coordinator) {
+	t.Helper()
+	want := map[string]int64{}
+	for _, m := range c.txns {
+		want[m.state.String()]++
+	}
+	for name, n := range c.cfg.Stats.Snapshot().States {
+		if n != want[name] {
+			t.Fatalf("transactions by state %v, the coordinator has %v", c.cfg.Stats.Snapshot().States, want)
 		}
 	}
 }

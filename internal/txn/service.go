@@ -163,6 +163,7 @@ func (s *Service) carry(r Ready) coordinator.Ready[Write] {
 					s.lg.Warn("allocating producer ids failed", "err", err)
 					return s.coord.ProducerIDsFailed(now)
 				}
+				s.coord.cfg.Stats.pidBlock(n)
 				return s.coord.SupplyProducerIDs(now, first, n)
 			})
 		}()
@@ -240,6 +241,7 @@ func (ms *markerSender) enqueue(e markerEntry) {
 	ms.mu.Lock()
 	ms.queue = append(ms.queue, e)
 	ms.mu.Unlock()
+	ms.s.coord.cfg.Stats.queued(len(e.partitions))
 	select {
 	case ms.signal <- struct{}{}:
 	default:
@@ -257,6 +259,9 @@ func (ms *markerSender) run(ctx context.Context) {
 		batch := ms.queue
 		ms.queue = nil
 		ms.mu.Unlock()
+		for _, e := range batch {
+			ms.s.coord.cfg.Stats.queued(-len(e.partitions))
+		}
 		if len(batch) > 0 {
 			ms.send(ctx, batch)
 		}

@@ -142,6 +142,7 @@ func (c *Coordinator) removeExpired() {
 				}
 				e.m.complete(e.t)
 				delete(c.txns, e.m.id)
+				c.touch(e.m.id)
 			}
 		})
 	}
