@@ -103,9 +103,19 @@ type conn struct {
 	srv     *Server
 	nc      net.Conn
 	replies chan *Reply
-	ctx     context.Context
-	cancel  context.CancelFunc
-	closeMu sync.Once
+	// inFlight counts the replies handed to the writer goroutine and not
+	// yet written. While it is 0 the reader owns bw, wbuf and broken, and
+	// writes a reply that is ready itself: a request answered at once
+	// (most are) costs no hand-off between goroutines. The writer owns
+	// them from a hand-off until inFlight is back to 0, so replies go out
+	// in request order either way.
+	inFlight atomic.Int32
+	bw       *bufio.Writer
+	wbuf     []byte // encoding scratch
+	broken   bool   // a write failed: nothing more is written
+	ctx      context.Context
+	cancel   context.CancelFunc
+	closeMu  sync.Once
 	// heartbeats is the broker whose heartbeats the controller accepted
 	// on this connection, if any (see Deps.BrokerConnLost).
 	heartbeats atomic.Pointer[brokerPeer]
@@ -114,6 +124,7 @@ type conn struct {
 	// belong to the reader goroutine (see sasl.go).
 	principal     string
 	host          string // the client's address, as ACLs name hosts
+	remote        string // the client's host:port (Request.RemoteAddr)
 	sasl          saslState
 	saslMechanism string
 	saslServer    sasl.Server
@@ -164,7 +175,8 @@ const maxInFlight = 100
 
 func (c *conn) serve() {
 	defer c.close()
-	c.principal, c.host = acl.Anonymous, acl.Host(c.nc.RemoteAddr().String())
+	c.remote = c.nc.RemoteAddr().String()
+	c.principal, c.host = acl.Anonymous, acl.Host(c.remote)
 	if tc, ok := c.nc.(*tls.Conn); ok {
 		if err := tc.HandshakeContext(c.ctx); err != nil {
 			level := slog.LevelInfo
@@ -191,6 +203,7 @@ func (c *conn) serve() {
 	if c.srv.cfg.SASL == nil {
 		c.sasl = saslDone
 	}
+	c.bw = bufio.NewWriterSize(c.nc, 64<<10)
 	writerDone := make(chan struct{})
 	go func() {
 		defer close(writerDone)
@@ -199,10 +212,11 @@ func (c *conn) serve() {
 	defer func() {
 		close(c.replies)
 		<-writerDone
+		c.flush() // what the reader left for a pipelined request
 	}()
 	r := bufio.NewReaderSize(activeReader{c}, 64<<10)
 	for {
-		frame, err := c.readFrame(r)
+		frame, pooled, err := c.readFrame(r)
 		read := time.Now()
 		if err != nil {
 			if !errors.Is(err, io.EOF) && !errors.Is(err, net.ErrClosed) {
@@ -216,9 +230,7 @@ func (c *conn) serve() {
 		}
 		if c.sasl == saslAwaitBareToken {
 			rep := c.srv.saslBareToken(c, frame)
-			select {
-			case c.replies <- rep:
-			case <-c.ctx.Done():
+			if !c.reply(rep, r) {
 				return
 			}
 			if rep.closeConn {
@@ -262,17 +274,15 @@ func (c *conn) serve() {
 			rep.obs = metrics.Request{Key: req.Key, Version: req.Version, Follower: isFollowerFetch(req), Bytes: len(frame) + 4,
 				Read: read, Handled: handled, Returned: time.Now()}
 		}
-		if req.Key == produceKey {
+		if pooled != nil {
 			// Produce is the one API whose request bytes (the batches)
 			// are large and never outlive the handler: the log has
 			// written them by now. Other requests' bytes may be kept
 			// (group metadata, assignments), so their frames are not
 			// reused.
-			releaseFrame(frame)
+			releaseFrame(pooled)
 		}
-		select {
-		case c.replies <- rep:
-		case <-c.ctx.Done():
+		if !c.reply(rep, r) {
 			return
 		}
 		if rep.closeConn {
@@ -281,10 +291,13 @@ func (c *conn) serve() {
 	}
 }
 
-func (c *conn) readFrame(r *bufio.Reader) ([]byte, error) {
+// readFrame reads one request frame (without its size). A Produce
+// request's frame is read into a pooled buffer, returned as buf for serve
+// to give back (see there); others are allocated at their size.
+func (c *conn) readFrame(r *bufio.Reader) (frame []byte, buf *frameBuf, err error) {
 	var sz [4]byte
 	if _, err := io.ReadFull(r, sz[:]); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	n := int32(binary.BigEndian.Uint32(sz[:]))
 	lo := int32(8)
@@ -292,21 +305,40 @@ func (c *conn) readFrame(r *bufio.Reader) ([]byte, error) {
 		lo = 0 // a bare SASL token has no header
 	}
 	if n < lo || n > c.srv.cfg.MaxRequestSize {
-		return nil, fmt.Errorf("request size %d outside [%d, socket.request.max.bytes=%d]", n, lo, c.srv.cfg.MaxRequestSize)
+		return nil, nil, fmt.Errorf("request size %d outside [%d, socket.request.max.bytes=%d]", n, lo, c.srv.cfg.MaxRequestSize)
 	}
 	if c.srv.cfg.SASL != nil && c.sasl != saslDone && n > c.srv.cfg.SASL.MaxReceive {
-		return nil, fmt.Errorf("request size %d before SASL authentication exceeds sasl.server.max.receive.size=%d", n, c.srv.cfg.SASL.MaxReceive)
+		return nil, nil, fmt.Errorf("request size %d before SASL authentication exceeds sasl.server.max.receive.size=%d", n, c.srv.cfg.SASL.MaxReceive)
+	}
+	if lo > 0 {
+		key, err := r.Peek(2)
+		if err != nil {
+			return nil, nil, err
+		}
+		if int16(binary.BigEndian.Uint16(key)) == produceKey {
+			buf = getFrame()
+		}
 	}
 	// The buffer grows as the bytes arrive, so a connection holds about
 	// what it has sent, never the size it announced (at most
 	// socket.request.max.bytes).
-	frame := getFrame(min(int(n), frameChunk))
+	if buf != nil {
+		frame = buf.b[:0]
+	}
+	if first := min(int(n), frameChunk); cap(frame) >= first {
+		frame = frame[:first]
+	} else {
+		frame = make([]byte, first)
+	}
 	for have := 0; ; {
 		if _, err := io.ReadFull(r, frame[have:]); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		if have = len(frame); have == int(n) {
-			return frame, nil
+			if buf != nil {
+				buf.b = frame
+			}
+			return frame, buf, nil
 		}
 		next := min(int(n), 2*have)
 		if cap(frame) >= next {
@@ -317,8 +349,10 @@ func (c *conn) readFrame(r *bufio.Reader) ([]byte, error) {
 	}
 }
 
-// framePool recycles the buffers of produce requests; see serve.
-var framePool sync.Pool
+// frameBuf is a pooled buffer of Produce frames; see serve.
+type frameBuf struct{ b []byte }
+
+var framePool = sync.Pool{New: func() any { return &frameBuf{b: make([]byte, 0, minPooledFrame)} }}
 
 // frameChunk is the most of a frame allocated before its bytes arrive.
 const frameChunk = 1 << 20
@@ -328,19 +362,13 @@ const (
 	maxPooledFrame = 16 << 20
 )
 
-func getFrame(n int) []byte {
-	if bp, ok := framePool.Get().(*[]byte); ok {
-		if cap(*bp) >= n {
-			return (*bp)[:n]
-		}
-		framePool.Put(bp)
-	}
-	return make([]byte, n, max(n, minPooledFrame))
-}
+func getFrame() *frameBuf { return framePool.Get().(*frameBuf) }
 
-func releaseFrame(b []byte) {
-	if cap(b) >= minPooledFrame && cap(b) <= maxPooledFrame {
-		framePool.Put(&b)
+// releaseFrame returns a buffer to the pool, unless a frame grew it past
+// what the pool keeps.
+func releaseFrame(f *frameBuf) {
+	if cap(f.b) <= maxPooledFrame {
+		framePool.Put(f)
 	}
 }
 
@@ -350,7 +378,7 @@ func (c *conn) decode(frame []byte) (*Request, error) {
 	if err != nil {
 		return nil, err
 	}
-	req.Listener, req.RemoteAddr, req.Ctx, req.conn = c.srv.cfg.ListenerName, c.nc.RemoteAddr().String(), c.ctx, c
+	req.Listener, req.RemoteAddr, req.Ctx, req.conn = c.srv.cfg.ListenerName, c.remote, c.ctx, c
 	req.Principal, req.Host = c.principal, c.host
 	return req, nil
 }
@@ -409,44 +437,97 @@ func skipTags(rd *kbin.Reader) {
 	}
 }
 
+// reply sends rep, from the reader goroutine: written at once when it is
+// ready and nothing is in flight (left in the buffer while the next
+// request is already read, so pipelined requests' replies go out in one
+// write), else handed to the writer. It returns false once the
+// connection is closing.
+func (c *conn) reply(rep *Reply, r *bufio.Reader) bool {
+	if c.inFlight.Load() == 0 {
+		select {
+		case <-rep.ready:
+			c.send(rep, !nextFrameBuffered(r))
+			return c.ctx.Err() == nil
+		default:
+		}
+		c.flush() // the writer now owns the buffer
+	}
+	c.inFlight.Add(1)
+	select {
+	case c.replies <- rep:
+		return true
+	case <-c.ctx.Done():
+		return false
+	}
+}
+
+// nextFrameBuffered reports whether r holds the whole of the next frame.
+func nextFrameBuffered(r *bufio.Reader) bool {
+	if r.Buffered() < 4 {
+		return false
+	}
+	sz, _ := r.Peek(4)
+	return r.Buffered()-4 >= int(binary.BigEndian.Uint32(sz))
+}
+
+// writeLoop writes the replies handed over by reply, in order, each once
+// it is complete.
 func (c *conn) writeLoop() {
-	bw := bufio.NewWriterSize(c.nc, 64<<10)
-	var buf []byte
-	broken := false
 	for rep := range c.replies {
 		select {
 		case <-rep.ready:
 		case <-c.ctx.Done():
 		}
-		writing := time.Now()
-		if broken || c.ctx.Err() != nil || rep.none {
-			if rep.none && !broken && c.ctx.Err() == nil {
-				c.srv.observe(rep, writing, writing)
+		c.send(rep, len(c.replies) == 0)
+		c.inFlight.Add(-1)
+	}
+}
+
+// send writes a complete reply (flushing the buffer if flush), counts it
+// and releases what it held. Only the owner of bw calls it (see inFlight).
+func (c *conn) send(rep *Reply, flush bool) {
+	writing := time.Now()
+	if c.broken || c.ctx.Err() != nil || rep.none {
+		if rep.none && !c.broken && c.ctx.Err() == nil {
+			c.srv.observe(rep, writing, writing)
+			if flush {
+				c.flush()
 			}
-			if rep.release != nil {
-				rep.release()
-			}
-			if rep.closeConn {
-				c.close()
-			}
-			continue
 		}
-		var err error
-		buf, err = c.writeReply(bw, rep, buf[:0])
-		if err == nil && len(c.replies) == 0 {
-			err = bw.Flush()
-		}
-		if err == nil {
-			c.srv.observe(rep, writing, time.Now())
-		}
-		c.touch()
 		if rep.release != nil {
 			rep.release()
 		}
-		if err != nil {
-			broken = true
+		if rep.closeConn {
 			c.close()
 		}
+		return
+	}
+	var err error
+	c.wbuf, err = c.writeReply(c.bw, rep, c.wbuf[:0])
+	if err == nil && flush {
+		err = c.bw.Flush()
+	}
+	if err == nil {
+		c.srv.observe(rep, writing, time.Now())
+	}
+	c.touch()
+	if rep.release != nil {
+		rep.release()
+	}
+	if err != nil {
+		c.broken = true
+		c.close()
+	}
+}
+
+// flush writes what the buffer holds, if anything (the owner of bw only).
+func (c *conn) flush() {
+	if c.broken || c.bw.Buffered() == 0 {
+		return
+	}
+	if err := c.bw.Flush(); err != nil {
+		c.broken = true
+		c.close()
 	}
 }
 

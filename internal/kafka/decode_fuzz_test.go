@@ -112,7 +112,7 @@ func FuzzDecodeRequest(f *testing.F) {
 		c := &conn{srv: s}
 		r := bufio.NewReader(bytes.NewReader(data))
 		for {
-			frame, err := c.readFrame(r)
+			frame, _, err := c.readFrame(r)
 			if err != nil {
 				if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
 					return

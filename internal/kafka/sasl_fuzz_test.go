@@ -61,7 +61,7 @@ func FuzzSASLListener(f *testing.F) {
 		c := &conn{srv: s, nc: nc, principal: "User:ANONYMOUS"}
 		r := bufio.NewReader(bytes.NewReader(data))
 		for {
-			frame, err := c.readFrame(r)
+			frame, _, err := c.readFrame(r)
 			if err != nil {
 				return
 			}

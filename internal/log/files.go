@@ -1,7 +1,6 @@
 package log
 
 import (
-	"container/list"
 	"errors"
 	"fmt"
 	"io"
@@ -29,8 +28,36 @@ type FileCache struct {
 	max int // 0: no bound
 
 	mu   sync.Mutex
-	idle list.List // of *SegmentFile: open, unused; least recently used first
-	open int       // files open (in use or idle)
+	idle idleList // open, unused files; least recently used first
+	open int      // files open (in use or idle)
+}
+
+// idleList is a list of idle files linked through the files themselves,
+// so that a file's use and release allocate nothing.
+type idleList struct{ front, back *SegmentFile }
+
+func (l *idleList) pushBack(h *SegmentFile) {
+	h.prev, h.next, h.idle = l.back, nil, true
+	if l.back != nil {
+		l.back.next = h
+	} else {
+		l.front = h
+	}
+	l.back = h
+}
+
+func (l *idleList) remove(h *SegmentFile) {
+	if h.prev != nil {
+		h.prev.next = h.next
+	} else {
+		l.front = h.next
+	}
+	if h.next != nil {
+		h.next.prev = h.prev
+	} else {
+		l.back = h.prev
+	}
+	h.prev, h.next, h.idle = nil, nil, false
 }
 
 // NewFileCache returns a cache keeping at most max files open (0: no bound).
@@ -89,10 +116,11 @@ type SegmentFile struct {
 	createFlag int
 
 	// Guarded by c.mu.
-	f      vfs.File      // nil when not open
-	refs   int           // operations using f
-	elem   *list.Element // in c.idle when open and unused
-	closed bool
+	f          vfs.File     // nil when not open
+	refs       int          // operations using f
+	idle       bool         // in c.idle: open and unused
+	prev, next *SegmentFile // c.idle's links
+	closed     bool
 }
 
 // create opens (creating it if needed) the file at path.
@@ -110,7 +138,7 @@ func (c *FileCache) adopt(path string, f vfs.File) *SegmentFile {
 	c.mu.Lock()
 	h.f = f
 	c.open++
-	h.elem = c.idle.PushBack(h)
+	c.idle.pushBack(h)
 	victims := c.evictLocked()
 	c.mu.Unlock()
 	closeFiles(victims)
@@ -171,7 +199,7 @@ func (h *SegmentFile) materialize() (created bool, err error) {
 	}
 	h.f = f
 	c.open++
-	h.elem = c.idle.PushBack(h)
+	c.idle.pushBack(h)
 	victims := c.evictLocked()
 	c.mu.Unlock()
 	h.pending.Store(false)
@@ -191,9 +219,8 @@ func (h *SegmentFile) unmaterialize() error {
 	c.mu.Lock()
 	var f vfs.File
 	if h.f != nil {
-		if h.elem != nil {
-			c.idle.Remove(h.elem)
-			h.elem = nil
+		if h.idle {
+			c.idle.remove(h)
 		}
 		f, h.f = h.f, nil
 		c.open--
@@ -247,14 +274,13 @@ func (c *FileCache) openFile(path string, flag int, perm fs.FileMode) (vfs.File,
 func (c *FileCache) evictIdleLocked(n int) []vfs.File {
 	var victims []vfs.File
 	for ; n > 0; n-- {
-		e := c.idle.Front()
-		if e == nil {
+		h := c.idle.front
+		if h == nil {
 			break
 		}
-		h := e.Value.(*SegmentFile)
-		c.idle.Remove(e)
+		c.idle.remove(h)
 		victims = append(victims, h.f)
-		h.f, h.elem = nil, nil
+		h.f = nil
 		c.open--
 	}
 	return victims
@@ -315,9 +341,8 @@ func (h *SegmentFile) take() (vfs.File, bool, error) {
 	if h.f == nil {
 		return nil, false, nil
 	}
-	if h.elem != nil {
-		c.idle.Remove(h.elem)
-		h.elem = nil
+	if h.idle {
+		c.idle.remove(h)
 	}
 	h.refs++
 	return h.f, true, nil
@@ -335,7 +360,7 @@ func (h *SegmentFile) release() {
 		h.f = nil
 		c.open--
 	default:
-		h.elem = c.idle.PushBack(h)
+		c.idle.pushBack(h)
 		victims = c.evictLocked()
 	}
 	c.mu.Unlock()
@@ -461,9 +486,8 @@ func (h *SegmentFile) Close() error {
 	h.closed = true
 	var f vfs.File
 	if h.f != nil && h.refs == 0 {
-		if h.elem != nil {
-			c.idle.Remove(h.elem)
-			h.elem = nil
+		if h.idle {
+			c.idle.remove(h)
 		}
 		f, h.f = h.f, nil
 		c.open--
