@@ -6,8 +6,11 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"strconv"
 	"time"
 
+	"weir/internal/clusterhealth"
+	"weir/internal/config"
 	"weir/internal/log"
 	"weir/internal/metadata"
 	"weir/internal/metrics"
@@ -238,6 +241,11 @@ func (s *Server) startMetrics() {
 		reason, ok := s.readiness()
 		health(w, ok, reason)
 	})
+	mux.HandleFunc("GET /v1/cluster/health", func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.Header().Set("Cache-Control", "no-store")
+		json.NewEncoder(w).Encode(s.clusterHealth())
+	})
 	s.metricsHTTP = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 	s.wg.Add(1)
 	go func() {
@@ -315,3 +323,31 @@ func (s *Server) MetricsAddr() net.Addr { return s.metricsAddr }
 // Metrics is the node's metrics registry; the replication code bumps its
 // Counters.
 func (s *Server) Metrics() *metrics.Metrics { return s.metrics }
+
+// clusterHealth is the cluster's health as this node's metadata image
+// has it: what /v1/cluster/health answers, and `weir cluster health`
+// prints from a client's view.
+func (s *Server) clusterHealth() clusterhealth.Report {
+	img := s.publisher.Image()
+	leader, _ := s.leader()
+	in := clusterhealth.Input{Controller: leader}
+	for _, b := range img.Brokers {
+		in.Brokers = append(in.Brokers, clusterhealth.Broker{ID: b.ID, Fenced: b.Fenced})
+	}
+	// Topics without overrides of their own all resolve as the cluster
+	// default does: resolve that once.
+	self := strconv.Itoa(int(s.cfg.NodeID))
+	defaultMinISR := config.ResolveTopic(nil, img.BrokerConfig(""), img.BrokerConfig(self), s.cfg).MinInsyncReplicas
+	for name, t := range img.Topics.All() {
+		minISR := defaultMinISR
+		if o := img.TopicConfig(name); len(o) > 0 {
+			minISR = config.ResolveTopic(o, img.BrokerConfig(""), img.BrokerConfig(self), s.cfg).MinInsyncReplicas
+		}
+		for _, p := range t.Partitions {
+			in.Partitions = append(in.Partitions, clusterhealth.Partition{
+				Topic: name, Partition: p.ID, Leader: p.Leader, Replicas: len(p.Replicas), ISR: len(p.ISR), MinISR: minISR,
+			})
+		}
+	}
+	return clusterhealth.Of(in)
+}

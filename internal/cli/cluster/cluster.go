@@ -29,7 +29,7 @@ type clusterFlags struct {
 
 func NewCommand() *cobra.Command {
 	cmd := &cobra.Command{
-		Use:   "cluster (cluster-id | unregister --id N | list-endpoints) (--bootstrap-server | --bootstrap-controller) HOST:PORT",
+		Use:   "cluster (cluster-id | unregister --id N | list-endpoints | health) (--bootstrap-server | --bootstrap-controller) HOST:PORT",
 		Short: "The cluster's id, its endpoints and broker unregistration, like kafka-cluster.sh",
 		Long: `cluster has the subcommands of Apache Kafka's kafka-cluster.sh, with its flags,
 output and exit codes, against weir or Kafka alike:
@@ -44,6 +44,8 @@ output and exit codes, against weir or Kafka alike:
                   without the API prints "The target cluster does not
                   support the broker unregistration API." and exits 0, as
                   Kafka's tool.
+  health          (weir's own) whether the cluster serves every partition:
+                  see weir cluster health --help
   list-endpoints  prints a table of the endpoints DescribeCluster lists: the
                   controllers (ID HOST PORT RACK ENDPOINT_TYPE) with
                   --bootstrap-controller, the brokers (ID HOST PORT RACK
@@ -103,6 +105,7 @@ not stand in for the flags.
 		}
 		cmd.AddCommand(c)
 	}
+	cmd.AddCommand(newHealthCommand())
 	return cmd
 }
 
