@@ -68,7 +68,11 @@ func (c *Console) done(w http.ResponseWriter, r *http.Request, s *session, msg, 
 }
 
 func actCtx(r *http.Request) (context.Context, context.CancelFunc) {
-	return context.WithTimeout(r.Context(), 30*time.Second)
+	return contextWithTimeout(r, 30*time.Second)
+}
+
+func contextWithTimeout(r *http.Request, d time.Duration) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(r.Context(), d)
 }
 
 // createTopic creates a topic with CreateTopics.

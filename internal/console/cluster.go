@@ -29,6 +29,11 @@ type cache struct {
 	dirs    kadm.DescribedAllLogDirs
 	dirsAt  time.Time
 	samples []sample // the overview's throughput samples, oldest first
+	// live is the overview the event streams last sent, read at liveAt;
+	// refresh is held by the stream that reads the next one.
+	live    *overviewData
+	liveAt  time.Time
+	refresh sync.Mutex
 }
 
 // sample is the sum of the log end offsets of every partition at a time.
@@ -303,6 +308,33 @@ func (c *Console) readFeatures(ctx context.Context, cl *client, d *overviewData)
 		d.Features = append(d.Features, feature{Name: f.Name, Level: f.MaxVersionLevel, Min: s.MinVersion, Max: s.MaxVersion})
 	}
 	sort.Slice(d.Features, func(i, j int) bool { return d.Features[i].Name < d.Features[j].Name })
+}
+
+// liveOverview is the overview the event streams send. However many
+// tabs stream it, a client reads it (and adds a throughput sample, the
+// ListOffsets of every partition) at most once per half SampleEvery: the
+// streams that ask meanwhile get the same answer, and those that ask
+// while it is being read wait for it.
+func (c *Console) liveOverview(ctx context.Context, cl *client) (*overviewData, error) {
+	cl.cache.refresh.Lock()
+	defer cl.cache.refresh.Unlock()
+	cl.cache.mu.Lock()
+	d, at := cl.cache.live, cl.cache.liveAt
+	cl.cache.mu.Unlock()
+	if d != nil && c.cfg.Now().Sub(at) < c.cfg.SampleEvery/2 {
+		return d, nil
+	}
+	if err := c.addSample(ctx, cl); err != nil {
+		return nil, err
+	}
+	d, err := c.readOverview(ctx, cl)
+	if err != nil {
+		return nil, err
+	}
+	cl.cache.mu.Lock()
+	cl.cache.live, cl.cache.liveAt = d, c.cfg.Now()
+	cl.cache.mu.Unlock()
+	return d, nil
 }
 
 // addSample records the sum of every partition's end offset now.

@@ -27,8 +27,10 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
-	"github.com/twmb/franz-go/pkg/sasl/plain"
-	"github.com/twmb/franz-go/pkg/sasl/scram"
+	kgosasl "github.com/twmb/franz-go/pkg/sasl"
+
+	"weir/internal/link"
+	wsasl "weir/internal/sasl"
 )
 
 //go:embed templates/*.html
@@ -95,6 +97,7 @@ type client struct {
 	kgo   *kgo.Client
 	adm   *kadm.Client
 	opts  []kgo.Opt
+	links *link.AdminClient // the cluster link admin API, with the same login
 	cache cache
 }
 
@@ -155,31 +158,36 @@ func (c *Console) Close() {
 	}
 }
 
-// newClient makes a client with the given SASL login (none when nil).
-func (c *Console) newClient(login kgo.Opt) (*client, error) {
-	opts := []kgo.Opt{kgo.SeedBrokers(c.cfg.Bootstrap), kgo.Dialer(c.cfg.Dial), kgo.ClientID("weir-console"),
+const clientID = "weir-console"
+
+// newClient makes a client with the given SASL login (none when nil):
+// a franz-go client, and a cluster link admin client whose connections
+// log in with the same mechanism.
+func (c *Console) newClient(login kgosasl.Mechanism) (*client, error) {
+	opts := []kgo.Opt{kgo.SeedBrokers(c.cfg.Bootstrap), kgo.Dialer(c.cfg.Dial), kgo.ClientID(clientID),
 		kgo.RequestRetries(2), kgo.RetryTimeout(5 * time.Second)}
+	dial := c.cfg.Dial
 	if login != nil {
-		opts = append(opts, login)
+		opts = append(opts, kgo.SASL(login))
+		dial = func(ctx context.Context, network, addr string) (net.Conn, error) {
+			nc, err := c.cfg.Dial(ctx, network, addr)
+			if err != nil {
+				return nil, err
+			}
+			if err := wsasl.Login(ctx, nc, login, clientID); err != nil {
+				nc.Close()
+				return nil, err
+			}
+			return nc, nil
+		}
 	}
 	cl, err := kgo.NewClient(opts...)
 	if err != nil {
 		return nil, err
 	}
-	return &client{kgo: cl, adm: kadm.NewClient(cl), opts: opts}, nil
-}
-
-// saslOpt is the login of user with mechanism.
-func saslOpt(mechanism, user, password string) (kgo.Opt, error) {
-	switch mechanism {
-	case "PLAIN":
-		return kgo.SASL(plain.Auth{User: user, Pass: password}.AsMechanism()), nil
-	case "SCRAM-SHA-256":
-		return kgo.SASL(scram.Auth{User: user, Pass: password}.AsSha256Mechanism()), nil
-	case "SCRAM-SHA-512":
-		return kgo.SASL(scram.Auth{User: user, Pass: password}.AsSha512Mechanism()), nil
-	}
-	return nil, fmt.Errorf("unsupported SASL mechanism %q", mechanism)
+	adm := kadm.NewClient(cl)
+	return &client{kgo: cl, adm: adm, opts: opts, links: &link.AdminClient{Bootstrap: c.cfg.Bootstrap, ClientID: clientID,
+		Dial: dial, RequestTimeout: 15 * time.Second, Adm: adm}}, nil
 }
 
 const cookieName = "weir_console"
@@ -345,6 +353,11 @@ func (c *Console) routes() {
 	m.HandleFunc("GET /groups", c.page(c.groups))
 	m.HandleFunc("GET /groups/{group}", c.page(c.group))
 	m.HandleFunc("GET /events/groups/{group}", c.page(c.groupEvents))
+	m.HandleFunc("GET /transactions", c.page(c.transactions))
+	m.HandleFunc("GET /links", c.page(c.links))
+	m.HandleFunc("GET /reassignments", c.page(c.reassignments))
+	m.HandleFunc("GET /events/reassignments", c.page(c.reassignmentEvents))
+	m.HandleFunc("POST /actions/promote-mirror", c.action(c.promoteMirror))
 	m.HandleFunc("POST /actions/create-topic", c.action(c.createTopic))
 	m.HandleFunc("POST /actions/delete-topic", c.action(c.deleteTopic))
 	m.HandleFunc("POST /actions/alter-config", c.action(c.alterConfig))
@@ -394,12 +407,12 @@ func (c *Console) login(w http.ResponseWriter, r *http.Request) {
 		fail("Choose one of the listener's SASL mechanisms.")
 		return
 	}
-	opt, err := saslOpt(mech, user, pass)
+	m, err := wsasl.ClientMechanism(mech, user, pass)
 	if err != nil {
 		fail(err.Error())
 		return
 	}
-	cl, err := c.newClient(opt)
+	cl, err := c.newClient(m)
 	if err != nil {
 		fail(err.Error())
 		return

@@ -159,6 +159,11 @@ func TestConsoleServedByNode(t *testing.T) {
 	must(t, code == 200, "messages: %d\n%s", code, page)
 	must(t, strings.Contains(page, "3 records from partition 1, next offset 5"), "messages summary:\n%s", page)
 	must(t, strings.Contains(page, "&#34;n&#34;: 2") && !strings.Contains(page, "&#34;n&#34;: 5"), "messages: wrong records:\n%s", page)
+	// A read past the last record stops at the high watermark at once.
+	code, page = b.get("/topics/orders/messages?partition=1&max=100")
+	must(t, code == 200 && strings.Contains(page, "7 records from partition 1, next offset 7; at the end of the partition."), "read to the end:\n%s", page)
+	code, page = b.get("/topics/orders/messages?partition=0")
+	must(t, code == 200 && strings.Contains(page, "0 records from partition 0; the partition is empty."), "empty partition:\n%s", page)
 	code, page = b.get("/topics/orders/messages?partition=1&format=hex&max=1")
 	must(t, code == 200 && strings.Contains(page, "6b 30"), "hex messages (key k0):\n%s", page)
 

@@ -12,7 +12,9 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
 // Bounds of one read of the message browser.
@@ -117,12 +119,18 @@ func (c *Console) messages(w http.ResponseWriter, r *http.Request, s *session) {
 }
 
 // read fetches up to d.Max records and maxReadBytes of d.Partition from
-// start with a consumer of its own (no group), waiting at most readWait
-// for records that are not there yet.
+// start with a consumer of its own (no group). It stops at the
+// partition's end as ListOffsets gives it when the read starts (the high
+// watermark, or the last stable offset for read_committed), and waits at
+// most readWait for records that are not there yet.
 func (c *Console) read(ctx context.Context, cl *client, d *messagesData, start kgo.Offset) error {
 	iso := kgo.ReadUncommitted()
 	if d.Committed {
 		iso = kgo.ReadCommitted()
+	}
+	end, err := endOffset(ctx, cl, d.Topic, d.Partition, d.Committed)
+	if err != nil {
+		return err
 	}
 	opts := append(append([]kgo.Opt(nil), cl.opts...),
 		kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{d.Topic: {d.Partition: start}}),
@@ -133,6 +141,10 @@ func (c *Console) read(ctx context.Context, cl *client, d *messagesData, start k
 		return err
 	}
 	defer cons.Close()
+	if end == 0 {
+		d.NextOffset, d.Truncated = -1, "the partition is empty"
+		return nil
+	}
 	deadline, cancel := context.WithTimeout(ctx, readWait)
 	defer cancel()
 	d.NextOffset = -1
@@ -164,9 +176,44 @@ func (c *Console) read(ctx context.Context, cl *client, d *messagesData, start k
 				d.Truncated = fmt.Sprintf("stopped at %s of record data", humanBytes(maxReadBytes))
 				return nil
 			}
+			if rec.Offset+1 >= end && len(d.Rows) < d.Max {
+				d.Truncated = "at the end of the partition"
+				return nil
+			}
 		}
 	}
 	return nil
+}
+
+// endOffset is the partition's high watermark, or its last stable offset
+// when committed.
+func endOffset(ctx context.Context, cl *client, topic string, partition int32, committed bool) (int64, error) {
+	req := kmsg.NewPtrListOffsetsRequest()
+	req.ReplicaID = -1
+	if committed {
+		req.IsolationLevel = 1
+	}
+	rt := kmsg.NewListOffsetsRequestTopic()
+	rt.Topic = topic
+	rp := kmsg.NewListOffsetsRequestTopicPartition()
+	rp.Partition, rp.Timestamp, rp.CurrentLeaderEpoch = partition, -1, -1
+	rt.Partitions = append(rt.Partitions, rp)
+	req.Topics = append(req.Topics, rt)
+	resp, err := req.RequestWith(ctx, cl.kgo)
+	if err != nil {
+		return 0, fmt.Errorf("ListOffsets: %w", err)
+	}
+	for _, t := range resp.Topics {
+		for _, p := range t.Partitions {
+			if t.Topic == topic && p.Partition == partition {
+				if err := kerr.ErrorForCode(p.ErrorCode); err != nil {
+					return 0, fmt.Errorf("ListOffsets: %w", err)
+				}
+				return p.Offset, nil
+			}
+		}
+	}
+	return 0, fmt.Errorf("ListOffsets: no answer for %s-%d", topic, partition)
 }
 
 // formatRecord shows a record's key, value and headers in format.

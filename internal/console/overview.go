@@ -22,15 +22,13 @@ func (c *Console) overview(w http.ResponseWriter, r *http.Request, s *session) {
 
 // overviewEvents streams the overview's live numbers as server-sent
 // events, one "overview" event per sample interval, until the browser
-// goes away or the console closes. Each sample adds a throughput point.
+// goes away or the console closes. The streams of one client share their
+// reads (liveOverview).
 func (c *Console) overviewEvents(w http.ResponseWriter, r *http.Request, s *session) {
 	c.stream(w, r, func() (any, error) {
 		ctx, cancel := reqCtx(r)
 		defer cancel()
-		if err := c.addSample(ctx, s.cl); err != nil {
-			return nil, err
-		}
-		d, err := c.readOverview(ctx, s.cl)
+		d, err := c.liveOverview(ctx, s.cl)
 		if err != nil {
 			return nil, err
 		}

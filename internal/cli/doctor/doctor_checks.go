@@ -17,7 +17,7 @@ import (
 
 	"weir/internal/cli/groups"
 	"weir/internal/cli/tool"
-	"weir/internal/cli/txns"
+	"weir/internal/txnadmin"
 )
 
 // logOverhead is what message.max.bytes allows above max.request.size in
@@ -548,7 +548,8 @@ func (d *doctor) transactionChecks(ctx context.Context) error {
 	if len(d.topics()) == 0 {
 		return nil
 	}
-	hanging, err := txns.FindHanging(ctx, d.tc.Kgo, d.tc.Admin, "", false, 0, -1, time.Duration(d.f.maxTxnTimeoutMin)*time.Minute, true)
+	hanging, err := txnadmin.FindHanging(ctx, d.tc.Kgo, d.tc.Admin, txnadmin.Scope{Broker: -1, SkipOffline: true},
+		time.Duration(d.f.maxTxnTimeoutMin)*time.Minute, time.Now())
 	if err != nil {
 		return fmt.Errorf("looking for hanging transactions: %w", err)
 	}

@@ -4,8 +4,6 @@ package links
 
 import (
 	"context"
-	"encoding/json"
-	"errors"
 	"fmt"
 	"maps"
 	"net"
@@ -15,7 +13,6 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
-	"github.com/twmb/franz-go/pkg/kerr"
 
 	"weir/internal/cli/tool"
 	"weir/internal/clientsec"
@@ -85,8 +82,8 @@ link's are in --config-file.
 			if err != nil {
 				return fail(err.Error())
 			}
-			defer lc.Close()
-			ctx, cancel := lc.Context(cmd)
+			defer lc.conn.Close()
+			ctx, cancel := lc.conn.Context(cmd)
 			defer cancel()
 			out := cmd.OutOrStdout()
 			switch {
@@ -95,7 +92,7 @@ link's are in --config-file.
 				if err != nil {
 					return fail(err.Error())
 				}
-				if _, err := lc.admin(ctx, &link.AdminRequest{Op: "create-link", Link: o.name,
+				if _, err := lc.Admin(ctx, &link.AdminRequest{Op: "create-link", Link: o.name,
 					Configs: props, ValidateOnly: o.validateOnly}); err != nil {
 					return fail(err.Error())
 				}
@@ -105,12 +102,12 @@ link's are in --config-file.
 					fmt.Fprintf(out, "Cluster link '%s' creation successfully completed.\n", o.name)
 				}
 			case o.del:
-				if _, err := lc.admin(ctx, &link.AdminRequest{Op: "delete-link", Link: o.name}); err != nil {
+				if _, err := lc.Admin(ctx, &link.AdminRequest{Op: "delete-link", Link: o.name}); err != nil {
 					return fail(err.Error())
 				}
 				fmt.Fprintf(out, "Cluster link '%s' deletion successfully completed.\n", o.name)
 			default:
-				resp, err := lc.admin(ctx, &link.AdminRequest{Op: "list-links", Link: o.name})
+				resp, err := lc.Admin(ctx, &link.AdminRequest{Op: "list-links", Link: o.name})
 				if err != nil {
 					return fail(err.Error())
 				}
@@ -145,12 +142,10 @@ link's are in --config-file.
 // properties of --command-config as the other tools are (TLS, SASL,
 // client.id, timeouts; any other property is refused).
 type linkClient struct {
-	*tool.Client
-	bootstrap string
-	clientID  string
-	dial      nodeclient.Dialer
-	// plaintext: no TLS and no SASL asked.
-	plaintext bool
+	// conn is the Kafka client; it is not embedded, as its Admin field
+	// would hide AdminClient's Admin method.
+	conn *tool.Client
+	*link.AdminClient
 }
 
 // linkConnect returns the destination's client, connected with c; clientID is the default
@@ -184,77 +179,7 @@ func linkConnect(c *tool.ConnFlags, cmd *cobra.Command, clientID, call string) (
 		}
 	}
 	proto := strings.ToUpper(strings.TrimSpace(props["security.protocol"]))
-	return &linkClient{Client: t, bootstrap: c.BootstrapServer, clientID: clientID, dial: dial,
-		plaintext: proto == "" || proto == "PLAINTEXT"}, nil
-}
-
-// admin sends one call of the cluster link admin API to the first
-// bootstrap server that answers, and returns the answer, or its error
-// (with its Kafka error code's name) when it failed as a whole. A
-// retriable error (NOT_CONTROLLER while the controller moves, ...) is
-// retried until the command's time runs out, as Kafka's admin client
-// retries.
-func (l *linkClient) admin(ctx context.Context, req *link.AdminRequest) (*link.AdminResponse, error) {
-	for {
-		resp, err := l.adminAt(ctx, l.bootstrap, req)
-		if resp == nil || resp.ErrorCode == 0 || !kerr.IsRetriable(kerr.ErrorForCode(resp.ErrorCode)) {
-			return resp, err
-		}
-		select {
-		case <-ctx.Done():
-			return resp, err
-		case <-time.After(adminRetryBackoff):
-		}
-	}
-}
-
-// adminRetryBackoff is the wait before a retriable admin call is sent
-// again (retry.backoff.ms's default).
-const adminRetryBackoff = 100 * time.Millisecond
-
-// adminAt is admin with the servers of bootstrap, each called within
-// request.timeout.ms.
-func (l *linkClient) adminAt(ctx context.Context, bootstrap string, req *link.AdminRequest) (*link.AdminResponse, error) {
-	body, err := json.Marshal(req)
-	if err != nil {
-		return nil, err
-	}
-	var last error
-	for _, addr := range tool.SeedList(bootstrap) {
-		c := nodeclient.New(addr, l.clientID, l.dial)
-		rctx, cancel := context.WithTimeout(ctx, l.RequestTimeout)
-		raw, err := c.RoundTrip(rctx, link.AdminAPIKey, 0, false, body)
-		cancel()
-		c.Close()
-		if err != nil {
-			last = err
-			continue
-		}
-		var resp link.AdminResponse
-		if err := json.Unmarshal(raw, &resp); err != nil {
-			return nil, fmt.Errorf("%s answered something other than weir's cluster link admin API (is it weir?): %v", addr, err)
-		}
-		if resp.ErrorCode != 0 {
-			return &resp, adminError(resp.ErrorCode, resp.ErrorMessage)
-		}
-		return &resp, nil
-	}
-	switch {
-	case last == nil:
-		return nil, errors.New("no bootstrap server given")
-	case l.plaintext:
-		return nil, fmt.Errorf("cannot reach %s: %v (if its listener needs TLS or SASL, give the client settings with --command-config)", bootstrap, last)
-	}
-	return nil, fmt.Errorf("cannot reach %s: %v", bootstrap, last)
-}
-
-func adminError(code int16, msg string) error {
-	name := "UNKNOWN"
-	if e := kerr.ErrorForCode(code); e != nil {
-		var ke *kerr.Error
-		if errors.As(e, &ke) {
-			name = ke.Message
-		}
-	}
-	return fmt.Errorf("Error: %s: %s", name, msg)
+	return &linkClient{conn: t, AdminClient: &link.AdminClient{Bootstrap: c.BootstrapServer, ClientID: clientID, Dial: dial,
+		RequestTimeout: t.RequestTimeout, Adm: t.Admin, Plaintext: proto == "" || proto == "PLAINTEXT",
+		Hint: "give the client settings with --command-config"}}, nil
 }

@@ -2,15 +2,9 @@ package links
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"net"
-	"strconv"
-	"strings"
-	"time"
 
 	"github.com/spf13/cobra"
-	"github.com/twmb/franz-go/pkg/kadm"
 
 	"weir/internal/cli/tool"
 	"weir/internal/link"
@@ -104,16 +98,16 @@ func runMirrors(cmd *cobra.Command, conn *tool.ConnFlags, o *mirrorsOpts) error 
 	if err != nil {
 		return fail(err.Error())
 	}
-	defer lc.Close()
-	ctx, cancel := lc.Context(cmd)
+	defer lc.conn.Close()
+	ctx, cancel := lc.conn.Context(cmd)
 	defer cancel()
 	out := cmd.OutOrStdout()
 	switch {
 	case o.create:
-		resp, err := lc.admin(ctx, &link.AdminRequest{Op: "create-mirror", Topics: []string{o.mirrorTopic}, Link: o.link,
+		resp, err := lc.Admin(ctx, &link.AdminRequest{Op: "create-mirror", Topics: []string{o.mirrorTopic}, Link: o.link,
 			SourceTopic: o.sourceTopic, ReplicationFactor: o.replicationFactor})
 		if err == nil {
-			err = topicResults(resp)
+			err = link.TopicResults(resp)
 		}
 		if err != nil {
 			return fail(err.Error())
@@ -127,9 +121,9 @@ func runMirrors(cmd *cobra.Command, conn *tool.ConnFlags, o *mirrorsOpts) error 
 		if o.resume {
 			op, done = "resume-mirrors", "resumed"
 		}
-		resp, err := lc.admin(ctx, &link.AdminRequest{Op: op, Topics: topics})
+		resp, err := lc.Admin(ctx, &link.AdminRequest{Op: op, Topics: topics})
 		if err == nil {
-			err = topicResults(resp)
+			err = link.TopicResults(resp)
 		}
 		if err != nil {
 			return fail(err.Error())
@@ -143,7 +137,7 @@ func runMirrors(cmd *cobra.Command, conn *tool.ConnFlags, o *mirrorsOpts) error 
 	if o.promote {
 		state, done = link.StatePromoted, "promoted"
 	}
-	if err := lc.stopMirrors(ctx, topics, state); err != nil {
+	if err := lc.StopMirrors(ctx, topics, state); err != nil {
 		return fail(err.Error())
 	}
 	for _, t := range topics {
@@ -152,229 +146,32 @@ func runMirrors(cmd *cobra.Command, conn *tool.ConnFlags, o *mirrorsOpts) error 
 	return nil
 }
 
-// topicResults is the first failed topic of a per-topic answer.
-func topicResults(resp *link.AdminResponse) error {
-	var errs []string
-	for _, r := range resp.Results {
-		if r.ErrorCode != 0 {
-			errs = append(errs, adminError(r.ErrorCode, r.ErrorMessage).Error())
-		}
-	}
-	if len(errs) > 0 {
-		return fmt.Errorf("%s", strings.Join(errs, "\n"))
-	}
-	return nil
-}
-
-// listMirrors returns the descriptions of mirror topics.
-func (l *linkClient) listMirrors(ctx context.Context, linkName string, topics []string) ([]link.MirrorInfo, error) {
-	resp, err := l.admin(ctx, &link.AdminRequest{Op: "list-mirrors", Link: linkName, Topics: topics})
-	if err == nil {
-		err = topicResults(resp)
-	}
-	if err != nil {
-		return nil, err
-	}
-	return resp.Mirrors, nil
-}
-
-// sourceOffsets asks the destination to read the high watermarks of a
-// mirror's source topic through its link (the link has the source's
-// address and security settings).
-func (l *linkClient) sourceOffsets(ctx context.Context, m link.MirrorInfo) (map[int32]int64, error) {
-	if m.Link == "" {
-		return nil, fmt.Errorf("the link of mirror topic %s is deleted", m.Topic)
-	}
-	resp, err := l.admin(ctx, &link.AdminRequest{Op: "source-offsets", Link: m.Link, Topics: []string{m.SourceTopic}})
-	if err != nil {
-		return nil, err
-	}
-	return resp.Offsets[m.SourceTopic], nil
-}
-
-// endOffsets are the high watermarks of the destination's topics.
-func (l *linkClient) endOffsets(ctx context.Context, topics ...string) (kadm.ListedOffsets, error) {
-	lo, err := l.Admin.ListEndOffsets(ctx, topics...)
-	if err == nil {
-		err = lo.Error()
-	}
-	return lo, err
-}
-
 func (l *linkClient) describeMirrors(ctx context.Context, cmd *cobra.Command, linkName string, topics []string) error {
 	fail := tool.FailTo(cmd.ErrOrStderr())
 	out := cmd.OutOrStdout()
-	mirrors, err := l.listMirrors(ctx, linkName, topics)
+	mirrors, err := l.ListMirrors(ctx, linkName, topics)
 	if err != nil {
 		return fail(err.Error())
 	}
 	for _, m := range mirrors {
 		fmt.Fprintf(out, "Topic: %s\tLinkName: %s\tSourceTopic: %s\tState: %s\tPartitionCount: %d\n", m.Topic, m.Link, m.SourceTopic, m.State, m.Partitions)
-		dst, derr := l.endOffsets(ctx, m.Topic)
-		var src map[int32]int64
-		serr := errors.New("stopped")
-		if m.State == "ACTIVE" || m.State == "PAUSED" {
-			src, serr = l.sourceOffsets(ctx, m)
-		}
-		for p := range m.Partitions {
-			line := fmt.Sprintf("\tTopic: %s\tPartition: %d", m.Topic, p)
-			d, dok := dst.Lookup(m.Topic, p)
-			s, sok := src[p]
-			switch {
-			case derr != nil || !dok:
+		for _, p := range l.Lags(ctx, m) {
+			line := fmt.Sprintf("\tTopic: %s\tPartition: %d", m.Topic, p.Partition)
+			if p.MirrorHW < 0 {
 				line += "\tMirrorHighWatermark: unavailable"
-			default:
-				line += fmt.Sprintf("\tMirrorHighWatermark: %d", d.Offset)
+			} else {
+				line += fmt.Sprintf("\tMirrorHighWatermark: %d", p.MirrorHW)
 			}
-			switch {
-			case serr != nil || !sok:
+			if p.SourceHW < 0 {
 				line += "\tSourceHighWatermark: unavailable"
-			default:
-				line += fmt.Sprintf("\tSourceHighWatermark: %d", s)
+			} else {
+				line += fmt.Sprintf("\tSourceHighWatermark: %d", p.SourceHW)
 			}
-			if derr == nil && serr == nil && dok && sok {
-				line += fmt.Sprintf("\tLag: %d", max(0, s-d.Offset))
+			if p.Lag >= 0 {
+				line += fmt.Sprintf("\tLag: %d", p.Lag)
 			}
 			fmt.Fprintln(out, line)
 		}
 	}
 	return nil
-}
-
-// stopMirrors promotes or fails over mirror topics: for a promotion it
-// waits until each mirror's high watermark reaches its source's as of
-// now, and for one consumer offset sync of their links; then it pauses them, asks each partition's leader, once it has
-// applied the pause, for the latest epoch in its log, and has the
-// controller stop them with those epochs (see StopMirror in
-// internal/controller). A leadership that moved in between is read again.
-func (l *linkClient) stopMirrors(ctx context.Context, topics []string, state string) error {
-	mirrors, err := l.listMirrors(ctx, "", topics)
-	if err != nil {
-		return err
-	}
-	if state == link.StatePromoted {
-		for _, m := range mirrors {
-			target, err := l.sourceOffsets(ctx, m)
-			if err != nil {
-				return fmt.Errorf("mirror topic %s: cannot read the source's offsets (use --failover if the source is gone): %v", m.Topic, err)
-			}
-			if err := l.awaitMirror(ctx, m, target); err != nil {
-				return err
-			}
-		}
-		// The consumer offsets as of now, for the groups moving over.
-		synced := map[string]bool{}
-		for _, m := range mirrors {
-			if !synced[m.Link] {
-				synced[m.Link] = true
-				if _, err := l.admin(ctx, &link.AdminRequest{Op: "sync-offsets", Link: m.Link}); err != nil {
-					return err
-				}
-			}
-		}
-	}
-	paused, err := l.admin(ctx, &link.AdminRequest{Op: "pause-mirrors", Topics: topics})
-	if err == nil {
-		err = topicResults(paused)
-	}
-	if err != nil {
-		return err
-	}
-	for {
-		epochs, leaders, err := l.mirrorEpochs(ctx, mirrors, paused.MetadataOffset)
-		if err == nil {
-			var resp *link.AdminResponse
-			resp, err = l.admin(ctx, &link.AdminRequest{Op: "stop-mirrors", Topics: topics, State: state,
-				Epochs: epochs, LeaderEpochs: leaders})
-			if err == nil {
-				if err = topicResults(resp); err == nil {
-					return nil
-				}
-			}
-			if !strings.Contains(err.Error(), "read it again") {
-				return err
-			}
-		}
-		select {
-		case <-ctx.Done():
-			return fmt.Errorf("the mirrors are paused, but their leaders' epochs could not be read (retry, or --resume): %v", err)
-		case <-time.After(100 * time.Millisecond):
-		}
-	}
-}
-
-// mirrorEpochs asks the leader of every partition of mirrors for the
-// latest epoch in its log and its leader epoch, once it has applied the
-// metadata at offset.
-func (l *linkClient) mirrorEpochs(ctx context.Context, mirrors []link.MirrorInfo, offset int64) (map[string]map[int32]int32, map[string]map[int32]int32, error) {
-	var topics []string
-	for _, m := range mirrors {
-		topics = append(topics, m.Topic)
-	}
-	md, err := l.Admin.Metadata(ctx, topics...)
-	if err != nil {
-		return nil, nil, err
-	}
-	addrs := map[int32]string{}
-	for _, b := range md.Brokers {
-		addrs[b.NodeID] = net.JoinHostPort(b.Host, strconv.Itoa(int(b.Port)))
-	}
-	epochs, leaders := map[string]map[int32]int32{}, map[string]map[int32]int32{}
-	asked := map[int32]bool{}
-	for _, m := range mirrors {
-		for p := range m.Partitions {
-			pd, ok := md.Topics[m.Topic].Partitions[p]
-			if !ok || pd.Leader < 0 {
-				return nil, nil, fmt.Errorf("%s-%d has no leader", m.Topic, p)
-			}
-			if asked[pd.Leader] {
-				continue
-			}
-			asked[pd.Leader] = true
-			resp, err := l.adminAt(ctx, addrs[pd.Leader], &link.AdminRequest{Op: "mirror-epochs", Topics: topics, MinOffset: offset})
-			if err != nil {
-				return nil, nil, err
-			}
-			for t, es := range resp.Epochs {
-				if epochs[t] == nil {
-					epochs[t], leaders[t] = map[int32]int32{}, map[int32]int32{}
-				}
-				for part, e := range es {
-					epochs[t][part], leaders[t][part] = e, resp.LeaderEpochs[t][part]
-				}
-			}
-		}
-	}
-	for _, m := range mirrors {
-		for p := range m.Partitions {
-			if _, ok := epochs[m.Topic][p]; !ok {
-				return nil, nil, fmt.Errorf("the leader of %s-%d moved: read it again", m.Topic, p)
-			}
-		}
-	}
-	return epochs, leaders, nil
-}
-
-// awaitMirror waits until every partition of mirror m has reached the
-// source's high watermark in target.
-func (l *linkClient) awaitMirror(ctx context.Context, m link.MirrorInfo, target map[int32]int64) error {
-	for {
-		lo, err := l.endOffsets(ctx, m.Topic)
-		behind := err != nil
-		if err == nil {
-			for p, s := range target {
-				if d, ok := lo.Lookup(m.Topic, p); !ok || d.Offset < s {
-					behind = true
-				}
-			}
-		}
-		if !behind {
-			return nil
-		}
-		select {
-		case <-ctx.Done():
-			return fmt.Errorf("mirror topic %s did not catch up with its source in time: %v", m.Topic, ctx.Err())
-		case <-time.After(100 * time.Millisecond):
-		}
-	}
 }

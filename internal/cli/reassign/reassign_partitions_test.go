@@ -265,7 +265,7 @@ func TestReassignPartitionsWait(t *testing.T) {
 // drawing.
 func TestReassignProgressBars(t *testing.T) {
 	var b strings.Builder
-	p := []replicaProgress{{topicPart{"big", 0}, 2, 50 << 20, 200 << 20}, {topicPart{"big", 1}, 3, 0, 0}}
+	p := []replicaProgress{{Topic: "big", Partition: 0, Broker: 2, Have: 50 << 20, Want: 200 << 20}, {Topic: "big", Partition: 1, Broker: 3}}
 	if n := drawBars(&b, p, 0); n != 2 {
 		t.Fatalf("drew %d lines", n)
 	}

@@ -9,14 +9,14 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"maps"
-	"slices"
 	"strings"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
 
 	"weir/internal/cli/tool"
+	// The shared progress calculation; this package is reassign too.
+	reassignment "weir/internal/reassign"
 )
 
 // waitIntervals are how often --wait redraws its bars on a terminal and
@@ -26,13 +26,7 @@ var waitIntervals = struct{ terminal, plain time.Duration }{time.Second, 10 * ti
 // stdoutIsTerminal reports whether w is a terminal; tests replace it.
 var stdoutIsTerminal = func(w io.Writer) bool { return tool.IsTerminal(w) }
 
-// replicaProgress is a moving replica: the bytes its broker holds of the
-// partition and the bytes of the partition's largest current replica.
-type replicaProgress struct {
-	p          topicPart
-	broker     int32
-	have, want int64
-}
+type replicaProgress = reassignment.ReplicaProgress
 
 // waitAssignment polls the reassignments of order until none is left,
 // showing the progress of each moving replica. Each poll gets the tool's
@@ -60,7 +54,7 @@ func (r *reassigner) waitAssignment(parent context.Context, order []topicPart, t
 			drawn = drawBars(r.out, progress, drawn)
 		} else {
 			for _, p := range progress {
-				fmt.Fprintf(r.out, "%s: broker %d has %s of %s (%.0f%%)\n", p.p, p.broker, byteSize(p.have), byteSize(p.want), percent(p))
+				fmt.Fprintf(r.out, "%s: broker %d has %s of %s (%.0f%%)\n", p.Name(), p.Broker, byteSize(p.Have), byteSize(p.Want), p.Percent())
 			}
 		}
 		select {
@@ -86,58 +80,18 @@ func (r *reassigner) progress(order []topicPart) ([]replicaProgress, error) {
 	if err != nil {
 		return nil, err
 	}
-	var set kadm.TopicsSet
+	var moving []kadm.ListPartitionReassignmentsResponse
 	for _, p := range order {
-		if hasTP(ongoing, p) {
-			set.Add(p.topic, p.partition)
+		if o, ok := ongoing[p]; ok {
+			moving = append(moving, kadm.ListPartitionReassignmentsResponse{Topic: p.topic, Partition: p.partition,
+				Replicas: o.Replicas, AddingReplicas: o.AddingReplicas, RemovingReplicas: o.RemovingReplicas})
 		}
 	}
-	if len(set) == 0 {
-		return nil, nil
-	}
-	dirs, err := r.tc.Admin.DescribeAllLogDirs(r.ctx, set)
+	out, err := reassignment.Progress(r.ctx, r.tc.Admin, moving)
 	if err != nil {
 		return nil, tool.KafkaError(err, nil)
 	}
-	sizes := map[topicPart]map[int32]int64{}
-	for broker, ds := range dirs {
-		for _, d := range ds {
-			if d.Err != nil {
-				continue
-			}
-			d.Topics.Each(func(p kadm.DescribedLogDirPartition) {
-				tp := topicPart{p.Topic, p.Partition}
-				if sizes[tp] == nil {
-					sizes[tp] = map[int32]int64{}
-				}
-				sizes[tp][broker] = max(sizes[tp][broker], p.Size)
-			})
-		}
-	}
-	var out []replicaProgress
-	for _, p := range slices.SortedFunc(maps.Keys(ongoing), compareTP) {
-		if !slices.Contains(order, p) {
-			continue
-		}
-		o := ongoing[p]
-		var want int64
-		for _, b := range o.Replicas {
-			if !slices.Contains(o.AddingReplicas, b) {
-				want = max(want, sizes[p][b])
-			}
-		}
-		for _, b := range slices.Sorted(slices.Values(o.AddingReplicas)) {
-			out = append(out, replicaProgress{p, b, sizes[p][b], want})
-		}
-	}
 	return out, nil
-}
-
-func percent(p replicaProgress) float64 {
-	if p.want <= 0 {
-		return 100
-	}
-	return min(100, 100*float64(p.have)/float64(p.want))
 }
 
 // drawBars draws one bar per moving replica over the drawn lines of the
@@ -149,13 +103,13 @@ func drawBars(w io.Writer, progress []replicaProgress, drawn int) int {
 		fmt.Fprintf(&b, "\x1b[%dA", drawn)
 	}
 	for _, p := range progress {
-		pct := percent(p)
+		pct := p.Percent()
 		full := int(pct / 100 * width)
 		bar := strings.Repeat("=", full)
 		if full < width {
 			bar += ">" + strings.Repeat(" ", width-full-1)
 		}
-		fmt.Fprintf(&b, "\x1b[2K%s -> broker %d [%s] %3.0f%% %s / %s\n", p.p, p.broker, bar, pct, byteSize(p.have), byteSize(p.want))
+		fmt.Fprintf(&b, "\x1b[2K%s -> broker %d [%s] %3.0f%% %s / %s\n", p.Name(), p.Broker, bar, pct, byteSize(p.Have), byteSize(p.Want))
 	}
 	if len(progress) < drawn {
 		b.WriteString("\x1b[J") // fewer lines than before: clear the rest

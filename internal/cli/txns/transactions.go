@@ -17,6 +17,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"weir/internal/cli/tool"
+	"weir/internal/txnadmin"
 )
 
 // txnClientOpts are added to the command's client (tests).
@@ -388,8 +389,8 @@ aborted (see abort).`,
 				broker = -1
 			}
 			return txnRun(cmd, f, func(ctx context.Context, cl *kgo.Client, adm *kadm.Client, out io.Writer) error {
-				hanging, err := FindHanging(ctx, cl, adm, topic, fl.Changed("partition"), partition, broker,
-					time.Duration(maxTimeoutMin)*time.Minute, false)
+				hanging, err := txnadmin.FindHanging(ctx, cl, adm, txnadmin.Scope{Topic: topic, OnePartition: fl.Changed("partition"),
+					Partition: partition, Broker: broker}, time.Duration(maxTimeoutMin)*time.Minute, time.Now())
 				if err != nil {
 					return err
 				}
@@ -411,134 +412,4 @@ aborted (see abort).`,
 	fl.Int32Var(&broker, "broker-id", -1, "broker id to search for hanging transactions")
 	fl.IntVar(&maxTimeoutMin, "max-transaction-timeout", 15, "maximum transaction timeout in minutes, to limit the scope of the search")
 	return cmd
-}
-
-// FindHanging is kafka-transactions.sh's search: candidate open
-// transactions older than maxTimeout, then those no coordinator will end.
-// skipOffline leaves out partitions without a leader (which Kafka's tool
-// fails on).
-func FindHanging(ctx context.Context, cl *kgo.Client, adm *kadm.Client, topic string, onePartition bool, partition, broker int32,
-	maxTimeout time.Duration, skipOffline bool) ([]kadm.DescribedProducer, error) {
-	var topics []string
-	if topic != "" {
-		topics = []string{topic}
-	} else {
-		ls, err := adm.ListTopics(ctx)
-		if err != nil {
-			return nil, fmt.Errorf("Failed to list topics: %w", err)
-		}
-		topics = ls.Names()
-	}
-	var tps kadm.TopicsSet
-	if onePartition {
-		tps.Add(topic, partition)
-	} else {
-		md, err := adm.Metadata(ctx, topics...)
-		if err != nil {
-			return nil, fmt.Errorf("Failed to describe %d topics: %w", len(topics), err)
-		}
-		for _, t := range md.Topics.Sorted() {
-			if t.Err != nil {
-				return nil, fmt.Errorf("Failed to describe %d topics: %w", len(topics), t.Err)
-			}
-			for _, p := range t.Partitions.Sorted() {
-				if (broker < 0 || slices.Contains(p.Replicas, broker)) && !(skipOffline && p.Leader < 0) {
-					tps.Add(t.Topic, p.Partition)
-				}
-			}
-		}
-	}
-	var producers []kadm.DescribedProducer
-	if len(tps) > 0 {
-		if broker >= 0 {
-			req := kmsg.NewPtrDescribeProducersRequest()
-			for _, t := range tps.IntoList() {
-				rt := kmsg.NewDescribeProducersRequestTopic()
-				rt.Topic, rt.Partitions = t.Topic, t.Partitions
-				req.Topics = append(req.Topics, rt)
-			}
-			kresp, err := cl.Broker(int(broker)).Request(ctx, req)
-			if err != nil {
-				return nil, fmt.Errorf("Failed to describe producers for %d partitions on broker %d: %w", countPartitions(tps), broker, err)
-			}
-			for _, t := range kresp.(*kmsg.DescribeProducersResponse).Topics {
-				for _, p := range t.Partitions {
-					if err := kerr.ErrorForCode(p.ErrorCode); err != nil {
-						return nil, fmt.Errorf("Failed to describe producers for %s-%d on broker %d: %w", t.Topic, p.Partition, broker, err)
-					}
-					for _, ap := range p.ActiveProducers {
-						producers = append(producers, kadm.DescribedProducer{Leader: broker, Topic: t.Topic, Partition: p.Partition,
-							ProducerID: ap.ProducerID, ProducerEpoch: int16(ap.ProducerEpoch), LastSequence: ap.LastSequence,
-							LastTimestamp: ap.LastTimestamp, CoordinatorEpoch: ap.CoordinatorEpoch, CurrentTxnStartOffset: ap.CurrentTxnStartOffset})
-					}
-				}
-			}
-		} else {
-			ds, err := adm.DescribeProducers(ctx, tps)
-			if err != nil {
-				return nil, fmt.Errorf("Failed to describe producers for %d partitions: %w", countPartitions(tps), err)
-			}
-			for _, p := range ds.SortedPartitions() {
-				if p.Err != nil {
-					return nil, fmt.Errorf("Failed to describe producers for %s-%d: %w", p.Topic, p.Partition, p.Err)
-				}
-			}
-			producers = ds.SortedProducers()
-		}
-	}
-	now := time.Now().UnixMilli()
-	var candidates []kadm.DescribedProducer
-	pids := map[int64]bool{}
-	for _, p := range producers {
-		if p.CurrentTxnStartOffset >= 0 && now-p.LastTimestamp > maxTimeout.Milliseconds() {
-			candidates = append(candidates, p)
-			pids[p.ProducerID] = true
-		}
-	}
-	if len(candidates) == 0 {
-		return nil, nil
-	}
-	var pidList []int64
-	for pid := range pids {
-		pidList = append(pidList, pid)
-	}
-	slices.Sort(pidList)
-	ls, err := adm.ListTransactions(ctx, pidList, nil)
-	if err != nil {
-		return nil, fmt.Errorf("Failed to list transactions for %d producers: %w", len(pidList), err)
-	}
-	txnOf := map[int64]string{}
-	var ids []string
-	for _, l := range ls.Sorted() {
-		if pids[l.ProducerID] {
-			txnOf[l.ProducerID] = l.TxnID
-			ids = append(ids, l.TxnID)
-		}
-	}
-	described := kadm.DescribedTransactions{}
-	if len(ids) > 0 {
-		if described, err = adm.DescribeTransactions(ctx, ids...); err != nil {
-			return nil, fmt.Errorf("Failed to describe %d transactions: %w", len(ids), err)
-		}
-		for _, d := range described {
-			if d.Err != nil && !errors.Is(d.Err, kerr.TransactionalIDNotFound) {
-				return nil, fmt.Errorf("Failed to describe %d transactions: %w", len(ids), d.Err)
-			}
-		}
-	}
-	var hanging []kadm.DescribedProducer
-	for _, c := range candidates {
-		id, ok := txnOf[c.ProducerID]
-		d, found := described[id]
-		if !ok || !found || d.Err != nil || !d.Topics.Lookup(c.Topic, c.Partition) {
-			hanging = append(hanging, c)
-		}
-	}
-	return hanging, nil
-}
-
-func countPartitions(s kadm.TopicsSet) int {
-	n := 0
-	s.Each(func(string, int32) { n++ })
-	return n
 }

@@ -2,7 +2,9 @@
 // server-sent event stream; each "update" event is a JSON object whose
 // fields fill the elements that name them. data-live="key" takes
 // the text of obj[key] or of obj.brokers[key]; data-live-d="key" takes
-// the path of an inline SVG sparkline; data-live-lag="id" takes obj.lags[id].
+// the path of an inline SVG sparkline; data-live-lag="id" takes obj.lags[id];
+// data-live-value="key" (a progress bar) takes obj.values[key] as its
+// value, and data-live-pct="key" the same number as text.
 "use strict";
 (function () {
   function apply(root, obj) {
@@ -17,6 +19,14 @@
     });
     root.querySelectorAll("[data-live-lag]").forEach(function (el) {
       var v = (obj.lags || {})[el.getAttribute("data-live-lag")];
+      if (v !== undefined) { el.textContent = String(v); }
+    });
+    root.querySelectorAll("[data-live-value]").forEach(function (el) {
+      var v = (obj.values || {})[el.getAttribute("data-live-value")];
+      if (v !== undefined) { el.value = v; el.textContent = String(v) + "%"; }
+    });
+    root.querySelectorAll("[data-live-pct]").forEach(function (el) {
+      var v = (obj.values || {})[el.getAttribute("data-live-pct")];
       if (v !== undefined) { el.textContent = String(v); }
     });
   }
