@@ -208,3 +208,82 @@ func TestConsumerLagOfAPartitionLedElsewhere(t *testing.T) {
 		}
 	}
 }
+
+// An acks=all produce that waits for its followers counts the wait in
+// Produce's RemoteTimeMs (Kafka's purgatory time), not in its LocalTimeMs:
+// with the leader cut from both followers (which stay in the ISR, as
+// replica.lag.time.max.ms is long), the produce waits in the purgatory
+// until the links are mended; its remote time is at least the time
+// between the test seeing it wait and the mend.
+func TestAcksAllProduceRemoteTime(t *testing.T) {
+	c := New(t, Options{Nodes: 3, Overrides: map[string]string{
+		"weir.metrics.listener":        "http://127.0.0.1:0",
+		"replica.lag.time.max.ms":      "60000",
+		"auto.leader.rebalance.enable": "false",
+	}})
+	ctl := c.Leader()
+	leader, f1, f2 := (ctl+1)%3, (ctl+2)%3, ctl
+	id := func(i int) int32 { return int32(i + 1) }
+	createAssigned(t, c, "waited", [][]int32{{id(leader), id(f1), id(f2)}}, nil)
+	waitState(t, c, "waited", 0, "all in sync", isrIs(1, 2, 3))
+	cl := c.Client(t, kgo.DefaultProduceTopic("waited"), kgo.RequiredAcks(kgo.AllISRAcks()))
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	if err := cl.ProduceSync(ctx, &kgo.Record{Value: []byte("warm")}).FirstErr(); err != nil {
+		t.Fatal(err)
+	}
+	const (
+		remoteSum   = `kafka_network_requestmetrics_remotetimems_sum{request="Produce"}`
+		remoteCount = `kafka_network_requestmetrics_remotetimems_count{request="Produce"}`
+		localSum    = `kafka_network_requestmetrics_localtimems_sum{request="Produce"}`
+		waiting     = `kafka_server_delayedoperationpurgatory_purgatorysize{delayedOperation="Produce"}`
+	)
+	before, err := samples(c, leader)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	c.Cut(leader, f1)
+	c.Cut(leader, f2)
+	done := make(chan error, 1)
+	go func() { done <- cl.ProduceSync(ctx, &kgo.Record{Value: []byte("waits")}).FirstErr() }()
+	testwait.For(t, 20*time.Second, "the produce waiting in the purgatory", func() error {
+		s, err := samples(c, leader)
+		if err != nil {
+			return err
+		}
+		if s[waiting] != 1 {
+			return fmt.Errorf("%v produces waiting", s[waiting])
+		}
+		return nil
+	})
+	seen := time.Now()
+	// The produce is still waiting once the scrape is done: the time it
+	// has waited since is at least what the scrape took.
+	if _, err := samples(c, leader); err != nil {
+		t.Fatal(err)
+	}
+	c.Mend(leader, f1)
+	c.Mend(leader, f2)
+	mended := time.Since(seen)
+	if err := <-done; err != nil {
+		t.Fatalf("the waiting produce: %v", err)
+	}
+	testwait.For(t, 10*time.Second, "the produce's times recorded", func() error {
+		s, err := samples(c, leader)
+		if err != nil {
+			return err
+		}
+		if got := s[remoteCount] - before[remoteCount]; got < 1 {
+			return fmt.Errorf("%v more Produce remote times", got)
+		}
+		remote, local := s[remoteSum]-before[remoteSum], s[localSum]-before[localSum]
+		if remote < float64(mended.Milliseconds()) {
+			return fmt.Errorf("remote time %v ms, the produce waited at least %v", remote, mended)
+		}
+		if local >= remote {
+			return fmt.Errorf("local time %v ms not below the remote %v ms", local, remote)
+		}
+		return nil
+	})
+}
