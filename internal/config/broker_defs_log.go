@@ -54,6 +54,22 @@ var brokerLogDefs = []Def{
 	ignored(def("log.local.retention.ms", TypeLong, "-2", atLeast(-2), ClusterWide, "Local retention time for tiered topics; -2 means use retention.ms."), reasonTiered),
 	ignored(def("log.local.retention.bytes", TypeLong, "-2", atLeast(-2), ClusterWide, "Local retention size for tiered topics; -2 means use retention.bytes."), reasonTiered),
 
+	// Tiered storage (issue 27): refused until reads from the store work end
+	// to end. The store's keys carry Kafka's RSM prefix (rsm.config., the
+	// default of remote.log.storage.manager.impl.prefix) and the names of
+	// the common S3 plugin's; internal/objstore implements them.
+	refused(def("remote.log.storage.system.enable", TypeBoolean, "false", nil, ReadOnly, "Enable tiered storage on this broker."), reasonTieredStorage),
+	refused(def("rsm.config.storage.backend", TypeString, nullDefault, nil, ReadOnly, "weir: the object store of tiered storage, s3 or local (a directory, for development)."), reasonTieredStorage),
+	refused(def("rsm.config.storage.local.dir", TypeString, nullDefault, nil, ReadOnly, "weir: the directory of the local object store."), reasonTieredStorage),
+	refused(def("rsm.config.key.prefix", TypeString, "", nil, ReadOnly, "Prefix of every object key in the store."), reasonTieredStorage),
+	refused(def("rsm.config.storage.s3.bucket.name", TypeString, nullDefault, nil, ReadOnly, "S3 bucket of tiered storage."), reasonTieredStorage),
+	refused(def("rsm.config.storage.s3.region", TypeString, nullDefault, nil, ReadOnly, "Region of the S3 bucket; unset lets the client find it."), reasonTieredStorage),
+	refused(def("rsm.config.storage.s3.endpoint.url", TypeString, nullDefault, nil, ReadOnly, "URL of an S3-compatible service; unset for AWS S3."), reasonTieredStorage),
+	refused(def("rsm.config.storage.s3.path.style.access.enabled", TypeBoolean, "false", nil, ReadOnly, "Address the bucket in the URL's path rather than its host name."), reasonTieredStorage),
+	refused(def("rsm.config.storage.s3.multipart.upload.part.size", TypeInt, "16777216", atLeast(5<<20), ReadOnly, "Part size of multi-part uploads (weir: 16 MiB by default)."), reasonTieredStorage),
+	refused(def("rsm.config.storage.aws.access.key.id", TypeString, nullDefault, nil, ReadOnly, "Static access key id; unset for the environment, the shared credentials file or the IAM role."), reasonTieredStorage),
+	refused(def("rsm.config.storage.aws.secret.access.key", TypePassword, nullDefault, nil, ReadOnly, "Static secret access key."), reasonTieredStorage),
+
 	// Flushing and checkpoints.
 	def("log.flush.interval.messages", TypeLong, maxLong, atLeast(1), ClusterWide, "Messages appended to a partition before it is fsynced."),
 	def("log.flush.interval.ms", TypeLong, nullDefault, nil, ClusterWide, "Longest time data stays unflushed; defaults to log.flush.scheduler.interval.ms."),
