@@ -50,17 +50,23 @@ type StatsSnapshot struct {
 	ClassicRebalances, ConsumerRebalances uint64
 }
 
-// Snapshot reads the stats; the zero snapshot (with empty maps) for a nil
-// *Stats.
+// Snapshot reads the stats; zero, with the states present, for a nil
+// *Stats (a node without the broker role).
 func (s *Stats) Snapshot() StatsSnapshot {
 	out := StatsSnapshot{Classic: map[string]int64{}, Consumer: map[string]int64{}}
 	for i, name := range stateNames {
 		if State(i) != Dead { // a Dead group is forgotten at once
-			out.Classic[name] = s.load(&s.classic[i])
+			out.Classic[name] = 0
+			if s != nil {
+				out.Classic[name] = s.classic[i].Load()
+			}
 		}
 	}
 	for i, name := range consumerStates {
-		out.Consumer[name] = s.load(&s.consumer[i])
+		out.Consumer[name] = 0
+		if s != nil {
+			out.Consumer[name] = s.consumer[i].Load()
+		}
 	}
 	if s == nil {
 		return out
@@ -72,13 +78,6 @@ func (s *Stats) Snapshot() StatsSnapshot {
 	out.ClassicRebalances = s.counts[classicRebalances].Load()
 	out.ConsumerRebalances = s.counts[consumerRebalances].Load()
 	return out
-}
-
-func (s *Stats) load(v *atomic.Int64) int64 {
-	if s == nil {
-		return 0
-	}
-	return v.Load()
 }
 
 // count adds n events of a kind.

@@ -88,3 +88,18 @@ func TestStatsConsumerGroupJoinsAndLeaves(t *testing.T) {
 	}
 	wantStates(t, st.Snapshot().Consumer, map[string]int64{"Empty": 1})
 }
+
+// A node without the broker role has no Stats: its snapshot is zero, with
+// every state present (a scrape of it panicked).
+func TestNilStatsSnapshot(t *testing.T) {
+	var s *Stats
+	snap := s.Snapshot()
+	if len(snap.Classic) == 0 || len(snap.Consumer) == 0 || snap.Offsets != 0 || snap.OffsetCommits != 0 {
+		t.Fatalf("nil snapshot %+v", snap)
+	}
+	for name, v := range snap.Classic {
+		if v != 0 {
+			t.Errorf("classic %s = %d", name, v)
+		}
+	}
+}
