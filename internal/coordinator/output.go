@@ -32,12 +32,15 @@ type OutputHooks struct {
 // Output is the plumbing every shard shares: the time of the input being
 // handled, the Ready it builds, and the writes in flight. A shard calls
 // Begin as an input starts and returns End's Ready once it is handled;
-// between them it answers with Respond and writes with Emit. Persisted
-// hands a write's outcome to the callback Emit was given, FailWrites the
-// NOT_COORDINATOR of a partition given up. Write ids are never reused.
-// Its methods are called from the shard's goroutine only.
+// between them it answers with Respond and writes with Emit, which panic
+// outside an input: what they added would be lost, and its requester
+// never answered. Persisted hands a write's outcome to the callback Emit
+// was given, FailWrites the NOT_COORDINATOR of a partition given up; both
+// are called within an input, as their callbacks answer. Write ids are
+// never reused. Its methods are called from the shard's goroutine only.
 type Output[W NumberedWrite[W]] struct {
 	hooks   OutputHooks
+	inInput bool // between Begin and End
 	now     time.Time
 	ready   Ready[W]
 	pending map[uint64]pendingWrite
@@ -56,7 +59,7 @@ func NewOutput[W NumberedWrite[W]](hooks OutputHooks) *Output[W] {
 
 // Begin starts an input at now with an empty Ready.
 func (o *Output[W]) Begin(now time.Time) {
-	o.now = now
+	o.now, o.inInput = now, true
 	o.ready = Ready[W]{}
 }
 
@@ -67,7 +70,7 @@ func (o *Output[W]) End() Ready[W] {
 		o.hooks.Settle()
 	}
 	r := o.ready
-	o.ready = Ready[W]{}
+	o.ready, o.inInput = Ready[W]{}, false
 	r.Deadline = o.hooks.Deadline()
 	return r
 }
@@ -80,6 +83,7 @@ func (o *Output[W]) NowMs() int64 { return o.now.UnixMilli() }
 
 // Respond answers the request of token with body.
 func (o *Output[W]) Respond(token uint64, body kmsg.Response) {
+	o.mustBeInInput("Respond")
 	o.ready.Responses = append(o.ready.Responses, Response{Token: token, Body: body})
 }
 
@@ -89,6 +93,7 @@ func (o *Output[W]) Respond(token uint64, body kmsg.Response) {
 // partition the shard does not serve (Serves) is not emitted: done gets
 // NOT_COORDINATOR at once.
 func (o *Output[W]) Emit(w W, done func(code int16, offset int64)) {
+	o.mustBeInInput("Emit")
 	if _, p := w.Target(); !o.hooks.Serves(p) {
 		done(kerr.NotCoordinator.Code, -1)
 		return
@@ -98,6 +103,12 @@ func (o *Output[W]) Emit(w W, done func(code int16, offset int64)) {
 	_, p := w.Target()
 	o.pending[o.lastID] = pendingWrite{partition: p, done: done}
 	o.ready.Writes = append(o.ready.Writes, w)
+}
+
+func (o *Output[W]) mustBeInInput(what string) {
+	if !o.inInput {
+		panic("coordinator: Output." + what + " outside an input (Begin/End)")
+	}
 }
 
 // Persisted reports the outcome of write id: nil once its records are

@@ -72,3 +72,26 @@ func TestOutput(t *testing.T) {
 		t.Fatalf("trace\n%q\nwant\n%q", trace, wantTrace)
 	}
 }
+
+// Output added outside an input would be dropped by the next Begin, its
+// requester never answered: Respond and Emit refuse it.
+func TestOutputOutsideAnInputPanics(t *testing.T) {
+	o := NewOutput[testWrite](OutputHooks{Serves: func(int32) bool { return true }, Deadline: func() time.Time { return time.Time{} }})
+	o.Begin(time.UnixMilli(1))
+	o.Emit(testWrite{p: 0}, func(int16, int64) { o.Respond(1, kmsg.NewPtrHeartbeatResponse()) })
+	o.End()
+	for name, f := range map[string]func(){
+		"Respond":    func() { o.Respond(2, kmsg.NewPtrHeartbeatResponse()) },
+		"Emit":       func() { o.Emit(testWrite{p: 0}, func(int16, int64) {}) },
+		"FailWrites": func() { o.FailWrites(0, kerr.NotCoordinator.Code) }, // its callback responds
+	} {
+		func() {
+			defer func() {
+				if recover() == nil {
+					t.Errorf("%s outside an input did not panic", name)
+				}
+			}()
+			f()
+		}()
+	}
+}

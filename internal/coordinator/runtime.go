@@ -36,9 +36,10 @@ type Ready[W Write] struct {
 // to Runtime.Request and Runtime.Do; these are the inputs every shard has.
 // All calls come from the Runtime's goroutine.
 type Shard[W Write, Rec any] interface {
-	// BeginLoad: this broker became leader of partition p; its keys
-	// answer COORDINATOR_LOAD_IN_PROGRESS until Load.
-	BeginLoad(p int32)
+	// BeginLoad: this broker became leader of partition p (perhaps again,
+	// in a new epoch); its keys answer COORDINATOR_LOAD_IN_PROGRESS until
+	// Load. The Ready answers what a new epoch fails.
+	BeginLoad(now time.Time, p int32) Ready[W]
 	// Load replays partition p's records (led in epoch); the shard serves
 	// p from now on. skipped are the records it could not read.
 	Load(now time.Time, p, epoch int32, records []Rec) (r Ready[W], skipped []error)
@@ -151,7 +152,7 @@ func (rt *Runtime[W, Rec]) Do(f func(now time.Time) Ready[W]) {
 func (rt *Runtime[W, Rec]) Elected(p, epoch int32) {
 	rt.event(func() {
 		rt.loads[p] = epoch
-		rt.cfg.Shard.BeginLoad(p)
+		rt.process(rt.cfg.Shard.BeginLoad(rt.cfg.Now(), p))
 		go func() {
 			recs, err := rt.cfg.Log.ReadAll(p)
 			rt.event(func() { rt.loaded(p, epoch, recs, err) })

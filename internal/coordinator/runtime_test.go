@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
@@ -25,9 +26,21 @@ func (w testWrite) Target() (uint64, int32) { return w.id, w.p }
 // (Do) or after Run has returned.
 type testShard struct {
 	trace []string
+	// waiting are the tokens of requests left unanswered, which the next
+	// BeginLoad answers, as a shard re-elected in a new epoch answers the
+	// requests waiting on the old epoch's writes.
+	waiting []uint64
 }
 
-func (s *testShard) BeginLoad(p int32) { s.trace = append(s.trace, fmt.Sprintf("begin %d", p)) }
+func (s *testShard) BeginLoad(_ time.Time, p int32) Ready[testWrite] {
+	s.trace = append(s.trace, fmt.Sprintf("begin %d", p))
+	var r Ready[testWrite]
+	for _, tok := range s.waiting {
+		r.Responses = append(r.Responses, Response{Token: tok, Body: &kmsg.HeartbeatResponse{ErrorCode: kerr.NotCoordinator.Code}})
+	}
+	s.waiting = nil
+	return r
+}
 func (s *testShard) Load(_ time.Time, p, epoch int32, recs []string) (Ready[testWrite], []error) {
 	s.trace = append(s.trace, fmt.Sprintf("load %d@%d %v", p, epoch, recs))
 	var skipped []error
@@ -174,5 +187,33 @@ func TestRuntimeDeltasFailWritesBehindAFailedOne(t *testing.T) {
 		if fmt.Sprint(trace) != fmt.Sprint(want) || fmt.Sprint(log.appended) != fmt.Sprint(wantAppended) {
 			t.Errorf("deltas %v: shard saw %q, log appended %v; want %q, %v", deltas, trace, log.appended, want, wantAppended)
 		}
+	}
+}
+
+// What BeginLoad answers reaches the requesters: a shard re-elected in a
+// new epoch answers the requests waiting on the old epoch's writes there.
+func TestRuntimeDeliversBeginLoadsAnswers(t *testing.T) {
+	rt, shard := newTestRuntime(&testLog{}, false, nil)
+	ctx, cancel := context.WithCancel(context.Background())
+	stopped := make(chan struct{})
+	go func() { rt.Run(ctx); close(stopped) }()
+	defer func() { cancel(); <-stopped }()
+	rt.Elected(0, 1)
+	got := make(chan kmsg.Response, 1)
+	taken := make(chan struct{})
+	rt.Request(context.Background(), func(resp kmsg.Response) { got <- resp }, func(_ time.Time, token uint64) Ready[testWrite] {
+		shard.waiting = append(shard.waiting, token)
+		close(taken)
+		return Ready[testWrite]{}
+	})
+	<-taken // the shard holds the request; then the re-election
+	rt.Elected(0, 2)
+	select {
+	case resp := <-got:
+		if code := resp.(*kmsg.HeartbeatResponse).ErrorCode; code != kerr.NotCoordinator.Code {
+			t.Fatalf("answered %v, want NOT_COORDINATOR", kerr.ErrorForCode(code))
+		}
+	case <-time.After(time.Minute):
+		t.Fatal("the request BeginLoad answered never got its answer")
 	}
 }

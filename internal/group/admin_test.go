@@ -119,7 +119,7 @@ func TestListAndDeleteGroups(t *testing.T) {
 	h.autoPersist = true
 
 	// While a partition loads, ListGroups fails as a whole.
-	h.c.BeginLoad(99)
+	h.apply(h.c.BeginLoad(h.now, 99))
 	wantCode(t, "list while loading", h.list(nil, nil).ErrorCode, kerr.CoordinatorLoadInProgress.Code)
 }
 

@@ -252,7 +252,7 @@ func TestConsumerHeartbeatValidation(t *testing.T) {
 	}
 	h.apply(h.c.UnloadPartition(h.now, h.c.PartitionFor(other)))
 	wantCode(t, "not coordinator", h.cgHeartbeat(cgReq{group: other, member: "m", epoch: 0}).ErrorCode, kerr.NotCoordinator.Code)
-	h.c.BeginLoad(h.c.PartitionFor(other))
+	h.apply(h.c.BeginLoad(h.now, h.c.PartitionFor(other)))
 	wantCode(t, "loading", h.cgHeartbeat(cgReq{group: other, member: "m", epoch: 0}).ErrorCode, kerr.CoordinatorLoadInProgress.Code)
 	if d := h.cgDescribe(0, other)[0]; d.ErrorCode != kerr.CoordinatorLoadInProgress.Code {
 		t.Fatalf("describe while loading: %d", d.ErrorCode)

@@ -31,7 +31,7 @@ func ExampleCoordinator_SetTopics() {
 		}
 	}
 	for p := int32(0); p < cfg.OffsetsTopicPartitions; p++ {
-		c.BeginLoad(p)
+		act(c.BeginLoad(now, p))
 		rd, _ := c.LoadPartition(now, p, nil)
 		act(rd)
 	}

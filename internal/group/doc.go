@@ -25,8 +25,10 @@
 //	                                  their assignments.
 //	Tick(now)                         timers: session, rebalance, initial delay, pending
 //	                                  sync, new member join, offsets retention
-//	BeginLoad(p)                      this broker became leader of __consumer_offsets-p;
-//	                                  its groups answer COORDINATOR_LOAD_IN_PROGRESS
+//	BeginLoad(now, p)                 this broker became leader of __consumer_offsets-p;
+//	                                  its groups answer COORDINATOR_LOAD_IN_PROGRESS (a
+//	                                  partition served already, re-elected, is served
+//	                                  until LoadPartition replaces it)
 //	LoadPartition(now, p, records)    the partition's records, in log order, with their
 //	                                  offsets and batch attributes, control records
 //	                                  included; the groups and offsets are rebuilt and

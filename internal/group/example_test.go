@@ -42,7 +42,7 @@ func Example() {
 
 	// This broker leads every __consumer_offsets partition; they are empty.
 	for p := int32(0); p < cfg.OffsetsTopicPartitions; p++ {
-		c.BeginLoad(p)
+		act(c.BeginLoad(now, p))
 		rd, err := c.LoadPartition(now, p, log[p])
 		if err != nil {
 			panic(err)

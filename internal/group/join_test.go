@@ -122,7 +122,7 @@ func TestJoinValidation(t *testing.T) {
 	p := h.c.PartitionFor("g")
 	h.apply(h.c.UnloadPartition(h.now, p))
 	wantCode(t, "unloaded", h.joinResp(h.join("g", "c", "", joinOpts{})).ErrorCode, kerr.NotCoordinator.Code)
-	h.c.BeginLoad(p)
+	h.apply(h.c.BeginLoad(h.now, p))
 	wantCode(t, "loading", h.joinResp(h.join("g", "c", "", joinOpts{})).ErrorCode, kerr.CoordinatorLoadInProgress.Code)
 }
 

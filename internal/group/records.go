@@ -108,11 +108,15 @@ func (gm *groupManager) storeGroup(g *group, assignment map[string][]byte, done 
 }
 
 // BeginLoad marks __consumer_offsets-p as led here but not yet loaded: its
-// groups answer COORDINATOR_LOAD_IN_PROGRESS until LoadPartition.
-func (c *Coordinator) BeginLoad(p int32) {
+// groups answer COORDINATOR_LOAD_IN_PROGRESS until LoadPartition. A
+// partition served here already (re-elected in a new epoch) is served on
+// until LoadPartition replaces it.
+func (c *Coordinator) BeginLoad(now time.Time, p int32) Ready {
+	c.out.Begin(now)
 	if ps := c.parts[p]; ps == nil {
 		c.parts[p] = &offsetsPartition{loading: true}
 	}
+	return c.out.End()
 }
 
 // ErrBadRecord reports a record of __consumer_offsets that cannot be

@@ -142,7 +142,7 @@ func TestReplayReproducesGroupsAndOffsets(t *testing.T) {
 
 	fresh := New(cfg)
 	for p := int32(0); p < cfg.OffsetsTopicPartitions; p++ {
-		fresh.BeginLoad(p)
+		fresh.BeginLoad(h.now, p)
 		if _, err := fresh.LoadPartition(h.now, p, h.log[p]); err != nil {
 			t.Fatal(err)
 		}
@@ -183,7 +183,7 @@ func TestLoadPartition(t *testing.T) {
 		EncodeGroupTombstone("dead"),
 	}
 	h.apply(h.c.UnloadPartition(h.now, p))
-	h.c.BeginLoad(p)
+	h.apply(h.c.BeginLoad(h.now, p))
 	wantCode(t, "join while loading", h.joinResp(h.join("g", "c", "", joinOpts{})).ErrorCode, kerr.CoordinatorLoadInProgress.Code)
 	rd, err := h.c.LoadPartition(h.now, p, logRecords(recs...))
 	if err != nil {

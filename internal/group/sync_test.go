@@ -129,7 +129,7 @@ func TestHeartbeatInEachState(t *testing.T) {
 	p := h.c.PartitionFor("g")
 	h.apply(h.c.UnloadPartition(h.now, p))
 	wantCode(t, "not coordinator", h.heartbeat("g", b, gen, ""), kerr.NotCoordinator.Code)
-	h.c.BeginLoad(p)
+	h.apply(h.c.BeginLoad(h.now, p))
 	wantCode(t, "loading", h.heartbeat("g", b, gen, ""), 0)
 }
 

@@ -142,7 +142,7 @@ func (s *script) run(t *testing.T, d *datadriven.TestData) string {
 		s.apply(s.c.UnloadPartition(s.now, int32(tracetest.Int(t, d, "partition"))))
 	case "reload":
 		p := int32(tracetest.Int(t, d, "partition"))
-		s.c.BeginLoad(p)
+		s.apply(s.c.BeginLoad(s.now, p))
 		rd, skipped := s.c.LoadPartition(s.now, p, s.log[p])
 		for _, err := range skipped {
 			fmt.Fprintf(&s.out, "skipped: %v\n", err)

@@ -387,7 +387,7 @@ func TestTxnOffsetCommitValidation(t *testing.T) {
 	p := h.c.PartitionFor("g")
 	h.apply(h.c.UnloadPartition(h.now, p))
 	wantCode(t, "not coordinator", h.txnCode(txnReq{group: "g"}, map[string]int64{"t": 1}), kerr.NotCoordinator.Code)
-	h.c.BeginLoad(p)
+	h.apply(h.c.BeginLoad(h.now, p))
 	wantCode(t, "loading", h.txnCode(txnReq{group: "g"}, map[string]int64{"t": 1}), kerr.CoordinatorLoadInProgress.Code)
 }
 
@@ -476,7 +476,7 @@ func TestTxnMarkersWhileLoading(t *testing.T) {
 	h.txnCommit(txnReq{group: "g", pid: 5}, map[string]int64{"u": 9})
 	p := h.c.PartitionFor("g")
 	h.apply(h.c.UnloadPartition(h.now, p))
-	h.c.BeginLoad(p)
+	h.apply(h.c.BeginLoad(h.now, p))
 	// The load reads the log before producer 5's marker, after 4's.
 	h.marker("g", 4, true)
 	recs := append([]LogRecord(nil), h.log[p]...)
@@ -541,7 +541,7 @@ func (h *harness) checkReplay() *Coordinator {
 	cfg.Stats = &Stats{}
 	fresh := New(cfg)
 	for p := int32(0); p < h.c.cfg.OffsetsTopicPartitions; p++ {
-		fresh.BeginLoad(p)
+		fresh.BeginLoad(h.now, p)
 		rd, err := fresh.LoadPartition(h.now, p, h.log[p])
 		if err != nil {
 			h.t.Fatal(err)

@@ -319,12 +319,18 @@ func (c *Coordinator) live(m *txnMeta) bool { return c.txns[m.id] == m }
 
 // BeginLoad tells the coordinator this broker became leader of
 // __transaction_state-p: its transactional ids answer
-// COORDINATOR_LOAD_IN_PROGRESS until LoadPartition.
-func (c *Coordinator) BeginLoad(p int32) {
+// COORDINATOR_LOAD_IN_PROGRESS until LoadPartition. If p was served here
+// (re-elected in a new epoch without resigning), its transactions are
+// forgotten and the requests waiting on its writes answered
+// NOT_COORDINATOR, as Kafka answers a write whose coordinator epoch
+// changed.
+func (c *Coordinator) BeginLoad(now time.Time, p int32) Ready {
+	c.begin(now)
 	if ps := c.parts[p]; ps == nil || !ps.loading {
 		c.dropPartition(p)
 		c.parts[p] = &statePartition{loading: true}
 	}
+	return c.end()
 }
 
 // LoadPartition makes this broker the coordinator of the transactional

@@ -205,7 +205,7 @@ func TestFailoverMidCommit(t *testing.T) {
 	// The new coordinator: loading, then loaded from the log.
 	h.c = New(testConfig())
 	h.c.SetTopics(map[string]int32{"t1": 3})
-	h.c.BeginLoad(p)
+	h.apply(h.c.BeginLoad(h.now, p))
 	wantCode(t, "EndTxn while loading", h.end("tx", pid, epoch, true), kerr.CoordinatorLoadInProgress)
 	r, err := h.c.LoadPartition(h.now, p, 6, h.log[p])
 	if err != nil {
@@ -350,7 +350,7 @@ func TestInitProducerIDErrors(t *testing.T) {
 		return h.answer(h.send(r)).(*kmsg.InitProducerIDResponse).ErrorCode
 	}
 	wantCode(t, "not led", code(initReq("tx", 60000)), kerr.NotCoordinator)
-	h.c.BeginLoad(coordinator.PartitionFor("tx", 4))
+	h.apply(h.c.BeginLoad(h.now, coordinator.PartitionFor("tx", 4)))
 	wantCode(t, "loading", code(initReq("tx", 60000)), kerr.CoordinatorLoadInProgress)
 	h.lead(1)
 	wantCode(t, "empty id", code(initReq("", 60000)), kerr.InvalidRequest)
@@ -573,7 +573,7 @@ func TestListTransactions(t *testing.T) {
 	if got := ids(list(1, []string{"Ongoing"}, nil, 5000)); !slices.Equal(got, []string{"a:Ongoing"}) {
 		t.Fatalf("running longer than 5 s: %v", got)
 	}
-	h.c.BeginLoad(0)
+	h.apply(h.c.BeginLoad(h.now, 0))
 	h.c.parts[0].loading = true
 	wantCode(t, "ListTransactions while loading", list(0, nil, nil, -1).ErrorCode, kerr.CoordinatorLoadInProgress)
 }
@@ -686,7 +686,7 @@ func TestLoadSkipsUnreadableRecords(t *testing.T) {
 	h.log[p] = append(append(append([]Record{}, garbage[:2]...), good...), garbage[2:]...)
 	h.c = New(testConfig())
 	h.c.SetTopics(map[string]int32{"t1": 3})
-	h.c.BeginLoad(p)
+	h.apply(h.c.BeginLoad(h.now, p))
 	r, skipped := h.c.LoadPartition(h.now, p, 6, h.log[p])
 	if len(skipped) != len(garbage) {
 		t.Fatalf("skipped %d records (%v), want %d", len(skipped), skipped, len(garbage))

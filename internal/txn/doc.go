@@ -23,8 +23,10 @@
 //	SetTopics(topics)                 the cluster's topics and partition counts
 //	Tick(now)                         timers: marker retries, the timed-out
 //	                                  transaction sweep, id expiration
-//	BeginLoad(p)                      this broker became leader of
-//	                                  __transaction_state-p; its ids answer
+//	BeginLoad(now, p)                 this broker became leader of
+//	                                  __transaction_state-p (again, if in a new
+//	                                  epoch: what it served is dropped,
+//	                                  NOT_COORDINATOR); its ids answer
 //	                                  COORDINATOR_LOAD_IN_PROGRESS
 //	LoadPartition(now, p, epoch, rs)  the partition's records, in log order, and
 //	                                  its leader epoch; prepared transactions

@@ -60,7 +60,7 @@ func (h *harness) lead(epoch int32) {
 }
 
 func (h *harness) load(p, epoch int32) {
-	h.c.BeginLoad(p)
+	h.apply(h.c.BeginLoad(h.now, p))
 	r, err := h.c.LoadPartition(h.now, p, epoch, h.log[p])
 	if err != nil {
 		h.t.Fatalf("loading partition %d: %v", p, err)

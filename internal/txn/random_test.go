@@ -178,7 +178,7 @@ func (r *randRun) failover() {
 	r.coord = New(r.cfg)
 	topics := map[string]int32{"a": 2, "b": 2}
 	r.coord.SetTopics(topics)
-	r.coord.BeginLoad(0)
+	r.apply(r.coord, r.coord.BeginLoad(r.now, 0))
 	rd, err := r.coord.LoadPartition(r.now, 0, r.cEpoch, r.log)
 	if err != nil {
 		r.t.Fatal(err)
@@ -460,7 +460,7 @@ func (r *randRun) checkEnd() {
 	cfg := r.cfg
 	cfg.Stats = nil
 	fresh := New(cfg)
-	fresh.BeginLoad(0)
+	fresh.BeginLoad(r.now, 0)
 	if _, err := fresh.LoadPartition(r.now, 0, r.cEpoch+1, r.log); err != nil {
 		r.t.Fatal(err)
 	}

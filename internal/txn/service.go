@@ -76,7 +76,9 @@ func NewService(cfg Config, log StateLog, cl Cluster, lg *slog.Logger, now func(
 // out the markers and producer id requests of each Ready.
 type shard struct{ s *Service }
 
-func (h shard) BeginLoad(p int32) { h.s.coord.BeginLoad(p) }
+func (h shard) BeginLoad(now time.Time, p int32) coordinator.Ready[Write] {
+	return h.s.carry(h.s.coord.BeginLoad(now, p))
+}
 func (h shard) Load(now time.Time, p, epoch int32, recs []Record) (coordinator.Ready[Write], []error) {
 	r, skipped := h.s.coord.LoadPartition(now, p, epoch, recs)
 	return h.s.carry(r), skipped

@@ -226,3 +226,78 @@ func waitOn(code int16, want *kerr.Error) error {
 	}
 	return nil
 }
+
+// heldLog is a memLog whose appends, while hold is set, are kept in held
+// and never complete on their own.
+type heldLog struct {
+	memLog
+	hold bool
+	held []func(error)
+}
+
+func (l *heldLog) Append(p int32, recs []Record, done func(error)) {
+	l.mu.Lock()
+	if l.hold {
+		l.held = append(l.held, done)
+		l.mu.Unlock()
+		return
+	}
+	l.mu.Unlock()
+	l.memLog.Append(p, recs, done)
+}
+
+// Re-elected without resigning (a new leader epoch on the same broker):
+// the request whose write of the old epoch is in flight is answered
+// NOT_COORDINATOR at once, as Kafka answers a write whose coordinator
+// epoch changed, and the client retries against the reloaded partition.
+func TestServiceReelectedAnswersWritesInFlight(t *testing.T) {
+	cfg := DefaultConfig()
+	cfg.StatePartitions = 1
+	lg := &heldLog{memLog: memLog{recs: map[int32][]Record{}}, hold: true}
+	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	s := NewService(cfg, lg, newFakeCluster(), quiet, time.Now, time.Second, nil)
+	go s.Run(ctx)
+	s.Elected(0, 4)
+	describe := func() int16 {
+		r := kmsg.NewPtrDescribeTransactionsRequest()
+		r.TransactionalIDs = []string{"tx"}
+		return call(t, s, r).(*kmsg.DescribeTransactionsResponse).TransactionStates[0].ErrorCode
+	}
+	testwait.For(t, 10*time.Second, "partition 0 loaded", func() error { return waitOn(describe(), kerr.CoordinatorLoadInProgress) })
+
+	got := make(chan kmsg.Response, 1)
+	s.Handle(context.Background(), initReq("tx", 60000), func(r kmsg.Response) { got <- r })
+	testwait.For(t, 10*time.Second, "the InitProducerId record appended", func() error {
+		lg.mu.Lock()
+		defer lg.mu.Unlock()
+		if len(lg.held) == 0 {
+			return errors.New("no append yet")
+		}
+		return nil
+	})
+	s.Elected(0, 5)
+	select {
+	case r := <-got:
+		wantCode(t, "InitProducerId in flight across the re-election", r.(*kmsg.InitProducerIDResponse).ErrorCode, kerr.NotCoordinator)
+	case <-time.After(10 * time.Second):
+		t.Fatal("InitProducerId in flight across the re-election never answered")
+	}
+
+	// The old epoch's append completing late changes nothing; the retry is
+	// served by the reloaded partition.
+	lg.mu.Lock()
+	lg.hold = false
+	late := lg.held
+	lg.mu.Unlock()
+	for _, done := range late {
+		done(nil)
+	}
+	var r *kmsg.InitProducerIDResponse
+	testwait.For(t, 10*time.Second, "InitProducerId retried", func() error {
+		r = call(t, s, initReq("tx", 60000)).(*kmsg.InitProducerIDResponse)
+		return waitOn(r.ErrorCode, kerr.CoordinatorLoadInProgress)
+	})
+	wantCode(t, "InitProducerId retried", r.ErrorCode, nil)
+}

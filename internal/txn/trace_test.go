@@ -64,7 +64,7 @@ func newScript(t *testing.T) *script {
 	s := &script{t: t, c: New(testConfig()), now: t0, log: map[int32][]Record{}, nextPID: 1000, hold: map[string]bool{}}
 	s.c.SetTopics(map[string]int32{"t1": 3, "t2": 1, OffsetsTopic: s.c.cfg.OffsetsPartitions})
 	for p := range s.c.cfg.StatePartitions {
-		s.c.BeginLoad(p)
+		s.apply(s.c.BeginLoad(s.now, p))
 		rd, _ := s.c.LoadPartition(s.now, p, 0, nil)
 		s.apply(rd)
 	}
@@ -141,7 +141,7 @@ func (s *script) run(t *testing.T, d *datadriven.TestData) string {
 		s.apply(s.c.UnloadPartition(s.now, int32(tracetest.Int(t, d, "partition"))))
 	case "reload":
 		p := int32(tracetest.Int(t, d, "partition"))
-		s.c.BeginLoad(p)
+		s.apply(s.c.BeginLoad(s.now, p))
 		rd, skipped := s.c.LoadPartition(s.now, p, int32(tracetest.Int(t, d, "epoch")), s.log[p])
 		for _, err := range skipped {
 			fmt.Fprintf(&s.out, "skipped: %v\n", err)
