@@ -47,7 +47,15 @@ type ClusterConfig struct {
 	// security are the client options they make, checked at Parse.
 	Security map[string]string
 	security []kgo.Opt
+	// ConnectTimeout is how long a flow waits at its start for the
+	// cluster to answer (`<alias>.default.api.timeout.ms`, or its
+	// `admin.` form, as MM2's admin client waits to describe the cluster:
+	// 60 s by default), warning meanwhile of each broker it cannot reach.
+	ConnectTimeout time.Duration
 }
+
+// defaultConnectTimeout is Kafka's admin client default.api.timeout.ms.
+const defaultConnectTimeout = 60 * time.Second
 
 // FlowConfig is the effective configuration of one enabled flow A->B: the
 // top-level keys overridden by the `A->B.`-prefixed ones.
@@ -238,7 +246,7 @@ func Parse(props map[string]string) (*Config, []string, error) {
 		if a == "" || strings.Contains(a, "->") {
 			return nil, nil, fmt.Errorf("clusters: invalid alias %q", a)
 		}
-		cfg.Clusters[a] = &ClusterConfig{Alias: a, Security: map[string]string{}}
+		cfg.Clusters[a] = &ClusterConfig{Alias: a, Security: map[string]string{}, ConnectTimeout: defaultConnectTimeout}
 	}
 	// Sort every key into its scope: `A->B.` flow, `A.` cluster, top level.
 	flowKeys := map[[2]string]map[string]string{}
@@ -402,6 +410,12 @@ func (c *ClusterConfig) set(key, rest, v string) ([]string, error) {
 		}
 	case rest == "client.id":
 		c.ClientID = strings.TrimSpace(v)
+	case rest == "default.api.timeout.ms" || rest == "admin.default.api.timeout.ms":
+		ms, err := strconv.ParseInt(strings.TrimSpace(v), 10, 32)
+		if err != nil || ms < 0 {
+			return nil, fmt.Errorf("%s: not a non-negative number of milliseconds: %q", key, v)
+		}
+		c.ConnectTimeout = time.Duration(ms) * time.Millisecond
 	case rest == "exactly.once.source.support":
 		on, err := parseSourceSupport(key, v)
 		if err != nil {

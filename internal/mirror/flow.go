@@ -14,7 +14,9 @@ import (
 	"fmt"
 	"log/slog"
 	"maps"
+	"net"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -61,8 +63,11 @@ type flow struct {
 	// a partition its metadata does not know yet).
 	src, dst, out  *kgo.Client
 	srcAdm, dstAdm *kadm.Client
-	newOut         func() (*kgo.Client, error)
-	newGroup       func() (*kgo.Client, error)
+	// clusters are the configurations of the flow's source and target
+	// (and of the mirror's other clusters), by alias.
+	clusters map[string]*ClusterConfig
+	newOut   func() (*kgo.Client, error)
+	newGroup func() (*kgo.Client, error)
 	// txn are the transactional producers of the tasks held, in
 	// exactly-once mode (guarded by own.mu).
 	txn    map[int32]*kgo.Client
@@ -108,7 +113,7 @@ func newFlow(cfg *FlowConfig, clusters map[string]*ClusterConfig, log *slog.Logg
 		opts = append(append([]kgo.Opt{kgo.SeedBrokers(c.Bootstrap...), kgo.ClientID(id)}, c.security...), opts...)
 		return kgo.NewClient(append(opts, extra...)...)
 	}
-	f := &flow{cfg: cfg, log: log.With("flow", cfg.Name()), next: map[topicPartition]int64{},
+	f := &flow{cfg: cfg, clusters: clusters, log: log.With("flow", cfg.Name()), next: map[topicPartition]int64{},
 		remote: map[string]int32{}, rule: newSyncRule(cfg.OffsetLagMax), copied: newCopiedRuns(), own: ownership{tasks: map[int32]bool{}}, txn: map[int32]*kgo.Client{}, remoteNames: map[string]string{},
 		metrics: (&metrics{}).flow(cfg.Source, cfg.Target)}
 	var err error
@@ -141,6 +146,32 @@ func newFlow(cfg *FlowConfig, clusters map[string]*ClusterConfig, log *slog.Logg
 	return f, nil
 }
 
+// awaitCluster waits until one of the cluster's brokers answers, for up
+// to its ConnectTimeout, retrying a refused connection with Kafka's
+// reconnect backoff (50 ms doubling to 1 s), as MM2 waits to describe each
+// cluster at its start; the clients' hooks warn of the brokers they
+// cannot reach meanwhile. It fails with MM2's message when none answered,
+// and returns at once on any other error (the flow's requests report it).
+func awaitCluster(ctx context.Context, cl *kgo.Client, c *ClusterConfig) error {
+	ctx, cancel := context.WithTimeout(ctx, c.ConnectTimeout)
+	defer cancel()
+	backoff := 50 * time.Millisecond
+	for {
+		err := cl.Ping(ctx)
+		var op *net.OpError
+		if err == nil || !errors.As(err, &op) || op.Op != "dial" {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("cluster %s (%s): Failed to connect to and describe Kafka cluster within %s (%s.default.api.timeout.ms). Check the cluster's bootstrap servers and security properties: %w",
+				c.Alias, strings.Join(c.Bootstrap, ","), c.ConnectTimeout, c.Alias, err)
+		case <-time.After(backoff):
+		}
+		backoff = min(2*backoff, time.Second)
+	}
+}
+
 func (f *flow) close() {
 	f.closeTxn(nil)
 	f.src.Close()
@@ -158,6 +189,14 @@ func (f *flow) syncClient() (*kgo.Client, *kadm.Client) {
 
 // run copies until ctx ends; an error stops the flow.
 func (f *flow) run(ctx context.Context) error {
+	for _, c := range []struct {
+		cl  *kgo.Client
+		cfg *ClusterConfig
+	}{{f.src, f.clusters[f.cfg.Source]}, {f.dst, f.clusters[f.cfg.Target]}} {
+		if err := awaitCluster(ctx, c.cl, c.cfg); err != nil {
+			return err
+		}
+	}
 	compact := map[string]*string{"cleanup.policy": kadm.StringPtr("compact")}
 	if err := f.ensureTopic(ctx, f.cfg.Target, f.cfg.PositionsTopic(), 1, f.cfg.PositionsReplicationFactor, "offset.storage.replication.factor", compact); err != nil {
 		return err

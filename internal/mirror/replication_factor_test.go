@@ -3,6 +3,7 @@ package mirror
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"strings"
@@ -10,6 +11,8 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
+
+	"weir/internal/testport"
 )
 
 // A replication factor larger than a one-broker cluster stops the flow
@@ -82,5 +85,42 @@ func TestReplicationFactorTooLargeNamesTheSetting(t *testing.T) {
 				t.Errorf("the error does not wrap INVALID_REPLICATION_FACTOR: %v", err)
 			}
 		})
+	}
+}
+
+// A cluster that does not answer at the start is waited for, as MM2 waits
+// to describe it, for its default.api.timeout.ms; then the flow stops
+// naming the cluster, its address and the setting.
+func TestUnreachableClusterAtStart(t *testing.T) {
+	b := startCluster(t)
+	ports, err := testport.Free(1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	closed := fmt.Sprintf("127.0.0.1:%d", ports[0])
+	props := mirrorProps(b, b, "A->B")
+	props["A.bootstrap.servers"] = closed
+	props["A.default.api.timeout.ms"] = "700"
+	cfg, _, err := Parse(props)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := cfg.Clusters["B"].ConnectTimeout; got != 60*time.Second {
+		t.Errorf("B's connect timeout %v, want Kafka's 60 s", got)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	start := time.Now()
+	err = Run(ctx, cfg, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	took := time.Since(start)
+	want := "cluster A (" + closed + "): Failed to connect to and describe Kafka cluster within 700ms (A.default.api.timeout.ms)"
+	if err == nil || !strings.Contains(err.Error(), want) {
+		t.Fatalf("the mirror ended with %v, want %q", err, want)
+	}
+	if took < 700*time.Millisecond {
+		t.Errorf("gave up after %v, before its 700 ms", took)
+	}
+	if _, _, err := Parse(map[string]string{"clusters": "A, B", "A.bootstrap.servers": closed, "B.bootstrap.servers": closed, "A->B.enabled": "true", "A.default.api.timeout.ms": "soon"}); err == nil {
+		t.Error("A.default.api.timeout.ms=soon accepted")
 	}
 }
