@@ -8,8 +8,7 @@ package kafka
 // broker's configuration (resource name = its id), or the cluster-wide
 // dynamic defaults (empty name); another broker's id is INVALID_REQUEST,
 // as that broker must be asked. Synonyms (v1+) and documentation (v3+)
-// when asked for. Broker loggers are not supported (INVALID_REQUEST). A
-// resource named again is answered once, for its first mention (clients
+// when asked for. Broker loggers: broker_loggers.go. A resource named again is answered once, for its first mention (clients
 // key the answer by resource): a broker's every config with its
 // documentation is tens of KB, which a request could otherwise ask for
 // once per 5 bytes.
@@ -58,6 +57,8 @@ func (s *Server) handleDescribeConfigs(req *Request) *Reply {
 				entries = config.DescribeTopic(img.TopicConfig(rr.ResourceName), img.BrokerConfig(self), img.BrokerConfig(""), s.cfg.Broker)
 				entries = mirrorConfigs(img, rr.ResourceName, entries)
 			}
+		case rr.ResourceType == kmsg.ConfigResourceTypeBrokerLogger:
+			s.describeLoggers(rr, &res)
 		case rr.ResourceType == kmsg.ConfigResourceTypeBroker && rr.ResourceName == "":
 			entries = config.DescribeBrokerDefaults(img.BrokerConfig(""))
 		case rr.ResourceType == kmsg.ConfigResourceTypeBroker && rr.ResourceName == self:

@@ -7,7 +7,8 @@ package kafka
 // removed, as Kafka's legacy API does. Forwarded to the controller, which
 // validates every value (INVALID_CONFIG naming the key) and commits. The
 // change is live on every broker once its metadata catches up; the answer
-// waits for this broker's.
+// waits for this broker's. BROKER_LOGGER resources are refused as
+// Kafka's legacy API refuses them (IncrementalAlterConfigs sets levels).
 
 import (
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -21,15 +22,26 @@ import (
 func (s *Server) handleAlterConfigs(req *Request) *Reply {
 	r := req.Body.(*kmsg.AlterConfigsRequest)
 	resp := respFor(req).(*kmsg.AlterConfigsResponse)
-	changes := make([]controller.ConfigChange, len(r.Resources))
+	errs := make([]error, len(r.Resources))
+	var changes []controller.ConfigChange
+	var sent []int // the index in r.Resources of each of changes
 	for i, rr := range r.Resources {
+		if rr.ResourceType == kmsg.ConfigResourceTypeBrokerLogger {
+			errs[i] = legacyAlterLoggers(rr)
+			continue
+		}
 		ch := controller.ConfigChange{Type: resourceType(rr.ResourceType), Name: rr.ResourceName, Replace: map[string]*string{}}
 		for _, c := range rr.Configs {
 			ch.Replace[c.Name] = c.Value
 		}
-		changes[i] = ch
+		changes = append(changes, ch)
+		sent = append(sent, i)
 	}
-	errs := s.alterConfigs(req, changes, r.ValidateOnly)
+	if len(changes) > 0 {
+		for j, err := range s.alterConfigs(req, changes, r.ValidateOnly) {
+			errs[sent[j]] = err
+		}
+	}
 	for i, rr := range r.Resources {
 		res := kmsg.NewAlterConfigsResponseResource()
 		res.ResourceType, res.ResourceName = rr.ResourceType, rr.ResourceName

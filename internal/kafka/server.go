@@ -21,6 +21,7 @@ import (
 	"weir/internal/controller"
 	"weir/internal/link"
 	"weir/internal/log"
+	"weir/internal/loglevel"
 	"weir/internal/metadata"
 	"weir/internal/metrics"
 	"weir/internal/partition"
@@ -163,6 +164,9 @@ type Deps struct {
 	// Metrics counts the BrokerTopicMetrics and RequestMetrics (nil: not
 	// counted).
 	Metrics *metrics.Metrics
+	// Loggers are this node's loggers, the BROKER_LOGGER config resource
+	// (nil: not served).
+	Loggers *loglevel.Levels
 	Logger  *slog.Logger
 	Now     func() time.Time
 }

@@ -26,6 +26,7 @@ import (
 	"weir/internal/kafka"
 	"weir/internal/link"
 	"weir/internal/log"
+	"weir/internal/loglevel"
 	"weir/internal/metadata"
 	"weir/internal/metrics"
 	"weir/internal/nodeclient"
@@ -63,6 +64,9 @@ type Server struct {
 	cfg  *config.Broker
 	opts Options
 	lg   *slog.Logger
+	// loggers are the levels of lg's loggers, the root and each
+	// component's (the BROKER_LOGGER config resource).
+	loggers *loglevel.Levels
 
 	clusterID  string
 	lifecycle  *lifecycle
@@ -147,7 +151,8 @@ func New(cfg *config.Broker, opts Options) *Server {
 	if opts.Dial == nil {
 		opts.Dial = (&net.Dialer{}).DialContext
 	}
-	s := &Server{cfg: cfg, opts: opts, lg: opts.Logger, listeners: map[string]net.Listener{}, kafka: map[string]*kafka.Server{},
+	loggers, h := loglevel.Wrap(opts.Logger.Handler())
+	s := &Server{cfg: cfg, opts: opts, lg: slog.New(h), loggers: loggers, listeners: map[string]net.Listener{}, kafka: map[string]*kafka.Server{},
 		logsLoaded: make(chan struct{})}
 	s.metrics = metrics.New(metricsSource{s}, metrics.Options{ByTopic: s.cfg.MetricsAggregation == "topic"})
 	s.fastFence = &fastFencer{s: s}
@@ -576,7 +581,8 @@ func (s *Server) listen() error {
 	s.clientQuotas = quota.NewClients(int(s.cfg.QuotaWindowNum), s.cfg.QuotaWindowSize, s.publisher.Image)
 	s.connQuotas = kafka.NewConnQuotas(s.cfg.InterBrokerListenerName, int(s.cfg.QuotaWindowNum), s.cfg.QuotaWindowSize, s.connLimits)
 	for _, l := range s.cfg.Listeners {
-		deps := kafka.Deps{Metadata: s.publisher, ClientQuotas: s.clientQuotas, Logger: s.lg.With("listener", l.Name)}
+		deps := kafka.Deps{Metadata: s.publisher, ClientQuotas: s.clientQuotas, Loggers: s.loggers,
+			Logger: s.lg.With("component", "network", "listener", l.Name)}
 		if s.cfg.MetricsListener != "" {
 			deps.Metrics = s.metrics // else requests are not counted
 		}

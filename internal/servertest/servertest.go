@@ -28,6 +28,10 @@ type Options struct {
 	FS vfs.FS
 	// Logs shows the server's log in the test output.
 	Logs bool
+	// LogOutput, if set, receives the server's log as text at INFO (the
+	// level of weir server's --log-level default) instead: the level its
+	// loggers start at, which the BROKER_LOGGER config resource changes.
+	LogOutput io.Writer
 	// TxnVerifier replaces the KIP-890 check with the transaction
 	// coordinator; nil is the real one.
 	TxnVerifier kafka.TxnVerifier
@@ -86,9 +90,12 @@ func (n *Node) start() error {
 		return err
 	}
 	var lg *slog.Logger
-	if n.opts.Logs {
+	switch {
+	case n.opts.LogOutput != nil:
+		lg = slog.New(slog.NewTextHandler(n.opts.LogOutput, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	case n.opts.Logs:
 		lg = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	} else {
+	default:
 		lg = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
 	n.Server = server.New(cfg, server.Options{Logger: lg, AutoFormat: true, FS: n.opts.FS, TxnVerifier: n.opts.TxnVerifier})

@@ -105,8 +105,9 @@ commas), --add-config-file FILE (a properties file) and --delete-config k,k2
 in one IncrementalAlterConfigs request (quotas: AlterClientQuotas; SCRAM
 credentials: SCRAM-SHA-256=[iterations=8192,password=secret]).
 
-weir serves topic and broker configs, client quotas of users, client ids
-and ips, and SCRAM credentials. It has no broker loggers,
+weir serves topic and broker configs, broker loggers (each node's log
+levels, root and one per component, changed at run time and not stored),
+client quotas of users, client ids and ips, and SCRAM credentials. It has no
 group configs or client-metrics yet: for those the broker's error is
 printed and the exit code is 1, as with a Kafka broker that lacks them.
 

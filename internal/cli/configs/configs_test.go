@@ -84,9 +84,21 @@ func TestConfigsCommand(t *testing.T) {
 	run("--topic", "orders", "--alter", "--add-config", "no.such.config=1")
 	run("--topic", "nope", "--alter", "--add-config", "retention.ms=1")
 
+	// Broker loggers: each broker's own, changed at run time.
+	run("--entity-type", "broker-loggers", "--entity-name", "2", "--describe")
+	run("--entity-type", "broker-loggers", "--entity-name", "2", "--alter", "--add-config", "network=DEBUG,group-coordinator=TRACE")
+	run("--broker-logger", "2", "--describe")
+	run("--broker-logger", "1", "--describe")
+	run("--broker-logger", "2", "--alter", "--delete-config", "network", "--add-config", "root=WARN")
+	run("--broker-logger", "2", "--describe")
+	run("--broker-logger", "2", "--alter", "--add-config", "root=INFO", "--delete-config", "group-coordinator")
+	run("--broker-logger", "2", "--alter", "--add-config", "nope=DEBUG,network=DEBUG")
+	run("--broker-logger", "2", "--alter", "--add-config", "network=debug")
+	run("--broker-logger", "2", "--alter", "--delete-config", "root")
+	run("--broker-logger", "9", "--describe")
+
 	// Entity types weir does not serve fail at once with the error a
 	// Kafka broker without them gives.
-	run("--entity-type", "broker-loggers", "--entity-name", "1", "--describe")
 	run("--entity-type", "groups", "--entity-name", "g1", "--describe")
 	run("--entity-type", "client-metrics", "--describe")
 
