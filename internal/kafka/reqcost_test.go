@@ -283,6 +283,9 @@ func requestAllocs(c *rawClient, frame []byte) float64 {
 }
 
 func TestRequestAllocs(t *testing.T) {
+	if raceEnabled {
+		t.Skip("the race detector adds allocations (sync.Pool drops items at random): the counts hold without it")
+	}
 	addr, batch := costNode(t, true)
 	c := newRawClient(t, addr)
 	req, frame := produceFrame(1, batch)
