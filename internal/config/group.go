@@ -107,17 +107,16 @@ func ValidateGroupConfigs(cfg map[string]string, b *Broker) error {
 	return nil
 }
 
-// GroupTimeouts are a group's effective consumer session timeout and
-// heartbeat interval: its GROUP configs where valid, else the broker's.
-func GroupTimeouts(cfg map[string]string, b *Broker) (session, heartbeat time.Duration) {
-	get := func(key string, def time.Duration) time.Duration {
+// GroupTimeouts are the consumer session timeout and heartbeat interval a
+// group's GROUP configs set (zero where they set none).
+func GroupTimeouts(cfg map[string]string) (session, heartbeat time.Duration) {
+	get := func(key string) time.Duration {
 		if v, err := strconv.ParseInt(strings.TrimSpace(cfg[key]), 10, 32); err == nil && v > 0 {
 			return time.Duration(v) * time.Millisecond
 		}
-		return def
+		return 0
 	}
-	return get(KeyGroupConsumerSessionTimeout, b.ConsumerGroupSessionTimeout),
-		get(KeyGroupConsumerHeartbeatInterval, b.ConsumerGroupHeartbeatInterval)
+	return get(KeyGroupConsumerSessionTimeout), get(KeyGroupConsumerHeartbeatInterval)
 }
 
 // DescribeGroup describes the group config keys of a group with the given
@@ -126,14 +125,17 @@ func GroupTimeouts(cfg map[string]string, b *Broker) (session, heartbeat time.Du
 // other has source DEFAULT_CONFIG and the broker's value of its
 // group.consumer.* synonym. Entries are sorted by name.
 func DescribeGroup(cfg map[string]string, b *Broker) []Entry {
-	session, heartbeat := GroupTimeouts(cfg, b)
-	effective := map[string]time.Duration{KeyGroupConsumerSessionTimeout: session, KeyGroupConsumerHeartbeatInterval: heartbeat}
+	session, heartbeat := GroupTimeouts(cfg)
+	set := map[string]time.Duration{KeyGroupConsumerSessionTimeout: session, KeyGroupConsumerHeartbeatInterval: heartbeat}
+	broker := map[string]time.Duration{KeyGroupConsumerSessionTimeout: b.ConsumerGroupSessionTimeout,
+		KeyGroupConsumerHeartbeatInterval: b.ConsumerGroupHeartbeatInterval}
 	out := make([]Entry, 0, len(groupRegistry.defs))
 	for i := range groupRegistry.defs {
 		d := &groupRegistry.defs[i]
-		v := strconv.FormatInt(effective[d.Name].Milliseconds(), 10)
+		v := strconv.FormatInt(broker[d.Name].Milliseconds(), 10)
 		e := Entry{Name: d.Name, Value: &v, Source: SourceDefault, Type: d.Type, Documentation: d.Doc}
-		if _, err := strconv.ParseInt(strings.TrimSpace(cfg[d.Name]), 10, 32); err == nil {
+		if set[d.Name] > 0 {
+			v = strconv.FormatInt(set[d.Name].Milliseconds(), 10)
 			e.Source = SourceGroup
 			e.Synonyms = []ConfigSynonym{{Name: d.Name, Value: &v, Source: SourceGroup}}
 		}
