@@ -140,4 +140,3 @@ func (h heartbeatCounter) OnBrokerWrite(_ kgo.BrokerMetadata, key int16, _ int, 
 		h.n.Add(1)
 	}
 }
-
