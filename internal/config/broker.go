@@ -84,35 +84,41 @@ type Broker struct {
 	LeaderImbalanceCheckInterval           time.Duration
 
 	// Group coordinator.
-	OffsetsTopicNumPartitions        int32
-	OffsetsTopicReplicationFactor    int16
-	OffsetsTopicSegmentBytes         int32
-	OffsetsCommitTimeout             time.Duration
-	OffsetsRetention                 time.Duration
-	OffsetsRetentionCheckInterval    time.Duration
-	OffsetMetadataMaxBytes           int32
-	GroupInitialRebalanceDelay       time.Duration
-	GroupMinSessionTimeout           time.Duration
-	GroupMaxSessionTimeout           time.Duration
-	GroupMaxSize                     int32
-	ConsumerGroupSessionTimeout      time.Duration
-	ConsumerGroupHeartbeatInterval   time.Duration
-	ConsumerGroupMaxSize             int32
-	ConsumerGroupAssignors           []string
-	TransactionStateLogNumPartitions int32
-	TransactionStateLogReplication   int16
-	TransactionStateLogMinISR        int32
-	TransactionStateLogSegmentBytes  int32
-	TransactionMaxTimeout            time.Duration
-	TransactionalIDExpiration        time.Duration
-	TransactionAbortTimedOutInterval time.Duration
-	TransactionRemoveExpiredInterval time.Duration
-	TransactionPartitionVerification bool
-	ReplicationQuotaWindowNum        int32
-	QuotaWindowNum                   int32
-	ConnectionsMaxIdle               time.Duration // < 0: never
-	QuotaWindowSize                  time.Duration
-	ReplicationQuotaWindowSize       time.Duration
+	OffsetsTopicNumPartitions      int32
+	OffsetsTopicReplicationFactor  int16
+	OffsetsTopicSegmentBytes       int32
+	OffsetsCommitTimeout           time.Duration
+	OffsetsRetention               time.Duration
+	OffsetsRetentionCheckInterval  time.Duration
+	OffsetMetadataMaxBytes         int32
+	GroupInitialRebalanceDelay     time.Duration
+	GroupMinSessionTimeout         time.Duration
+	GroupMaxSessionTimeout         time.Duration
+	GroupMaxSize                   int32
+	ConsumerGroupSessionTimeout    time.Duration
+	ConsumerGroupHeartbeatInterval time.Duration
+	// The bounds of a group's consumer.session.timeout.ms and
+	// consumer.heartbeat.interval.ms (GROUP configs).
+	ConsumerGroupMinSessionTimeout    time.Duration
+	ConsumerGroupMaxSessionTimeout    time.Duration
+	ConsumerGroupMinHeartbeatInterval time.Duration
+	ConsumerGroupMaxHeartbeatInterval time.Duration
+	ConsumerGroupMaxSize              int32
+	ConsumerGroupAssignors            []string
+	TransactionStateLogNumPartitions  int32
+	TransactionStateLogReplication    int16
+	TransactionStateLogMinISR         int32
+	TransactionStateLogSegmentBytes   int32
+	TransactionMaxTimeout             time.Duration
+	TransactionalIDExpiration         time.Duration
+	TransactionAbortTimedOutInterval  time.Duration
+	TransactionRemoveExpiredInterval  time.Duration
+	TransactionPartitionVerification  bool
+	ReplicationQuotaWindowNum         int32
+	QuotaWindowNum                    int32
+	ConnectionsMaxIdle                time.Duration // < 0: never
+	QuotaWindowSize                   time.Duration
+	ReplicationQuotaWindowSize        time.Duration
 
 	// MetricsListener is the host:port of the Prometheus endpoint
 	// (weir.metrics.listener without its http:// prefix); "" disables it.
@@ -317,6 +323,10 @@ func (b *Broker) fill() {
 	b.GroupMaxSize = g.i32("group.max.size")
 	b.ConsumerGroupSessionTimeout = g.ms("group.consumer.session.timeout.ms")
 	b.ConsumerGroupHeartbeatInterval = g.ms("group.consumer.heartbeat.interval.ms")
+	b.ConsumerGroupMinSessionTimeout = g.ms("group.consumer.min.session.timeout.ms")
+	b.ConsumerGroupMaxSessionTimeout = g.ms("group.consumer.max.session.timeout.ms")
+	b.ConsumerGroupMinHeartbeatInterval = g.ms("group.consumer.min.heartbeat.interval.ms")
+	b.ConsumerGroupMaxHeartbeatInterval = g.ms("group.consumer.max.heartbeat.interval.ms")
 	b.ConsumerGroupMaxSize = g.i32("group.consumer.max.size")
 	b.ConsumerGroupAssignors = g.list("group.consumer.assignors")
 	b.TransactionStateLogNumPartitions = g.i32("transaction.state.log.num.partitions")

@@ -49,10 +49,13 @@ const (
 	SourceStaticBroker         Source = 4 // STATIC_BROKER_CONFIG
 	SourceDefault              Source = 5 // DEFAULT_CONFIG
 	SourceDynamicBrokerLogger  Source = 6 // DYNAMIC_BROKER_LOGGER_CONFIG
+	SourceClientMetrics        Source = 7 // CLIENT_METRICS_CONFIG
+	SourceGroup                Source = 8 // GROUP_CONFIG
 )
 
 var sourceNames = [...]string{"UNKNOWN", "DYNAMIC_TOPIC_CONFIG", "DYNAMIC_BROKER_CONFIG",
-	"DYNAMIC_DEFAULT_BROKER_CONFIG", "STATIC_BROKER_CONFIG", "DEFAULT_CONFIG", "DYNAMIC_BROKER_LOGGER_CONFIG"}
+	"DYNAMIC_DEFAULT_BROKER_CONFIG", "STATIC_BROKER_CONFIG", "DEFAULT_CONFIG", "DYNAMIC_BROKER_LOGGER_CONFIG",
+	"CLIENT_METRICS_CONFIG", "GROUP_CONFIG"}
 
 // String returns Kafka's name of the source, e.g. "STATIC_BROKER_CONFIG".
 func (s Source) String() string {

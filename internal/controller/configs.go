@@ -32,8 +32,8 @@ type AlterConfigsResult struct {
 	Errs []error
 }
 
-// AlterConfigs applies config changes to topics and brokers, each
-// resource independently.
+// AlterConfigs applies config changes to topics, brokers and groups,
+// each resource independently.
 func (c *Controller) AlterConfigs(changes []ConfigChange, validateOnly bool) (AlterConfigsResult, error) {
 	return run(c, func(img *metadata.Image) (result[AlterConfigsResult], error) {
 		return c.alterConfigs(img, changes, validateOnly)
@@ -91,6 +91,11 @@ func (c *Controller) planConfigChange(img *metadata.Image, ch ConfigChange) ([]m
 			}
 		}
 		current = img.BrokerConfig(ch.Name)
+	case metadata.ResourceGroup:
+		if ch.Name == "" {
+			return nil, topicErr(kerr.InvalidRequest, "Group name must not be empty.")
+		}
+		current = img.GroupConfig(ch.Name)
 	default:
 		return nil, topicErr(kerr.InvalidRequest, "Unsupported resource type %d.", ch.Type)
 	}
@@ -98,7 +103,7 @@ func (c *Controller) planConfigChange(img *metadata.Image, ch ConfigChange) ([]m
 	if err != nil {
 		return nil, err
 	}
-	if err := validateConfigs(ch, next); err != nil {
+	if err := c.validateConfigs(ch, next); err != nil {
 		return nil, err
 	}
 	if ch.Type == metadata.ResourceTopic {
@@ -177,8 +182,11 @@ func applyChange(current map[string]string, ch ConfigChange) (map[string]string,
 }
 
 func def(typ int8, name string) (config.Def, bool) {
-	if typ == metadata.ResourceTopic {
+	switch typ {
+	case metadata.ResourceTopic:
 		return config.TopicDef(name)
+	case metadata.ResourceGroup:
+		return config.Def{}, false // no group config is a list
 	}
 	return config.BrokerDef(name)
 }
@@ -193,9 +201,17 @@ func listDefault(typ int8, name string) string {
 	return d.Default
 }
 
-func validateConfigs(ch ConfigChange, next map[string]string) error {
-	if ch.Type == metadata.ResourceTopic {
+func (c *Controller) validateConfigs(ch ConfigChange, next map[string]string) error {
+	switch ch.Type {
+	case metadata.ResourceTopic:
 		if err := config.ValidateTopicConfigs(next); err != nil {
+			return topicErr(kerr.InvalidConfig, "%v", err)
+		}
+		return nil
+	case metadata.ResourceGroup:
+		// Against this controller's group.consumer.* bounds, as Kafka's
+		// controller validates with its own configuration.
+		if err := config.ValidateGroupConfigs(next, c.cfg.Static); err != nil {
 			return topicErr(kerr.InvalidConfig, "%v", err)
 		}
 		return nil

@@ -82,6 +82,50 @@ func kafkaUUID() string {
 	}
 }
 
+// GroupSettings are one consumer group's own settings, its GROUP configs
+// (KIP-848); a zero field takes the ConsumerConfig's.
+type GroupSettings struct {
+	// SessionTimeout is the group's consumer.session.timeout.ms.
+	SessionTimeout time.Duration
+	// HeartbeatInterval is the group's consumer.heartbeat.interval.ms.
+	HeartbeatInterval time.Duration
+}
+
+// SetGroupSettings tells the coordinator the groups' own settings: all
+// of them when whole (a metadata snapshot), else those a metadata change
+// changed, where a zero GroupSettings means the group has none left. A
+// member gets its group's settings from its next heartbeat on: the
+// interval in the answer, the session timeout in its expiry.
+func (c *Coordinator) SetGroupSettings(now time.Time, settings map[string]GroupSettings, whole bool) Ready {
+	c.out.Begin(now)
+	gm := c.groups
+	if whole || gm.settings == nil {
+		gm.settings = map[string]GroupSettings{}
+	}
+	for id, s := range settings {
+		if s == (GroupSettings{}) {
+			delete(gm.settings, id)
+		} else {
+			gm.settings[id] = s
+		}
+	}
+	return c.out.End()
+}
+
+// consumerTimeouts are a consumer group's session timeout and heartbeat
+// interval: its own settings, else the broker's.
+func (gm *groupManager) consumerTimeouts(id string) (session, heartbeat time.Duration) {
+	s := gm.settings[id]
+	session, heartbeat = gm.cfg.Consumer.SessionTimeout, gm.cfg.Consumer.HeartbeatInterval
+	if s.SessionTimeout > 0 {
+		session = s.SessionTimeout
+	}
+	if s.HeartbeatInterval > 0 {
+		heartbeat = s.HeartbeatInterval
+	}
+	return session, heartbeat
+}
+
 // TopicInfo is what consumer groups need to know of a topic.
 type TopicInfo struct {
 	ID         [16]byte

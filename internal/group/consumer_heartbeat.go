@@ -205,7 +205,8 @@ func (gm *groupManager) consumerGroupHeartbeat(req Request, r *kmsg.ConsumerGrou
 	resp.Version = r.Version
 	resp.MemberID = &m.id
 	resp.MemberEpoch = m.epoch
-	resp.HeartbeatIntervalMillis = int32(gm.cfg.Consumer.HeartbeatInterval.Milliseconds())
+	_, interval := gm.consumerTimeouts(g.id)
+	resp.HeartbeatIntervalMillis = int32(interval.Milliseconds())
 	full := r.RebalanceTimeoutMillis != -1 && (r.SubscribedTopicNames != nil || r.SubscribedTopicRegex != nil) && r.Topics != nil
 	if join || full || !m.assigned.equal(old.assigned) {
 		resp.Assignment = heartbeatAssignment(m.assigned)
@@ -381,7 +382,8 @@ func (gm *groupManager) cgTimers(g *group, id string) *cTimers {
 }
 
 func (gm *groupManager) cgScheduleSession(g *group, id string) {
-	gm.cgTimers(g, id).session = gm.schedule(timerConsumerSession, gm.cfg.Consumer.SessionTimeout, g.id, id)
+	session, _ := gm.consumerTimeouts(g.id)
+	gm.cgTimers(g, id).session = gm.schedule(timerConsumerSession, session, g.id, id)
 }
 
 // cgScheduleRebalance gives a member that must revoke partitions its

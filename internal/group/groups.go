@@ -13,6 +13,10 @@ type groupManager struct {
 	// topics are the broker's topics, as the last SetTopics gave them.
 	topics topicImage
 
+	// settings are the groups' own settings (their GROUP configs), as
+	// SetGroupSettings gave them; a group absent has none.
+	settings map[string]GroupSettings
+
 	// offsets are the groups' offsets (the offsetManager).
 	offsets offsetHolder
 }

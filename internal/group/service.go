@@ -162,6 +162,13 @@ func (s *Service) queueTopics(fold func(*topicChanges)) {
 	})
 }
 
+// SetGroupSettings gives the coordinator the groups' own settings, as
+// Coordinator.SetGroupSettings takes them (settings is not copied: the
+// caller must not change it). It never blocks.
+func (s *Service) SetGroupSettings(settings map[string]GroupSettings, whole bool) {
+	s.rt.Do(func(now time.Time) Ready { return s.coord.SetGroupSettings(now, settings, whole) })
+}
+
 // TxnMarker tells the service that a COMMIT (commit) or ABORT marker of
 // producerID is committed at offset in __consumer_offsets-p: the
 // producer's pending transactional offsets there are committed or

@@ -8,7 +8,9 @@ package kafka
 // broker's configuration (resource name = its id), or the cluster-wide
 // dynamic defaults (empty name); another broker's id is INVALID_REQUEST,
 // as that broker must be asked. Synonyms (v1+) and documentation (v3+)
-// when asked for. Broker loggers: broker_loggers.go. A resource named again is answered once, for its first mention (clients
+// when asked for. Broker loggers: broker_loggers.go. Groups (KIP-848):
+// the group configs weir serves, GROUP_CONFIG where the group sets them,
+// else DEFAULT_CONFIG with the broker's group.consumer.* value. A resource named again is answered once, for its first mention (clients
 // key the answer by resource): a broker's every config with its
 // documentation is tens of KB, which a request could otherwise ask for
 // once per 5 bytes.
@@ -59,6 +61,12 @@ func (s *Server) handleDescribeConfigs(req *Request) *Reply {
 			}
 		case rr.ResourceType == kmsg.ConfigResourceTypeBrokerLogger:
 			s.describeLoggers(rr, &res)
+		case rr.ResourceType == kmsg.ConfigResourceTypeGroupConfig && !s.authorized(req, acl.OpDescribeConfigs, acl.ResourceGroup, rr.ResourceName):
+			setConfigErr(&res.ErrorCode, &res.ErrorMessage, kerr.GroupAuthorizationFailed, "%s", kerr.GroupAuthorizationFailed.Message)
+		case rr.ResourceType == kmsg.ConfigResourceTypeGroupConfig && rr.ResourceName == "":
+			setConfigErr(&res.ErrorCode, &res.ErrorMessage, kerr.InvalidRequest, "Group name must not be empty.")
+		case rr.ResourceType == kmsg.ConfigResourceTypeGroupConfig:
+			entries = config.DescribeGroup(img.GroupConfig(rr.ResourceName), s.cfg.Broker)
 		case rr.ResourceType == kmsg.ConfigResourceTypeBroker && rr.ResourceName == "":
 			entries = config.DescribeBrokerDefaults(img.BrokerConfig(""))
 		case rr.ResourceType == kmsg.ConfigResourceTypeBroker && rr.ResourceName == self:
@@ -147,6 +155,8 @@ func resourceType(t kmsg.ConfigResourceType) int8 {
 		return metadata.ResourceTopic
 	case kmsg.ConfigResourceTypeBroker:
 		return metadata.ResourceBroker
+	case kmsg.ConfigResourceTypeGroupConfig:
+		return metadata.ResourceGroup
 	}
 	return int8(t)
 }

@@ -2,8 +2,8 @@ package kafka
 
 // AlterConfigs, versions 0-2.
 //
-// Replaces the whole set of dynamic configs of each topic or broker (a
-// broker id, or empty for the cluster-wide default): keys left out are
+// Replaces the whole set of dynamic configs of each topic, broker (a
+// broker id, or empty for the cluster-wide default) or group: keys left out are
 // removed, as Kafka's legacy API does. Forwarded to the controller, which
 // validates every value (INVALID_CONFIG naming the key) and commits. The
 // change is live on every broker once its metadata catches up; the answer
@@ -55,7 +55,7 @@ func (s *Server) handleAlterConfigs(req *Request) *Reply {
 // to reach this broker's metadata.
 func (s *Server) alterConfigs(req *Request, all []controller.ConfigChange, validateOnly bool) []error {
 	// With an authorizer a broker's configs need ALTER_CONFIGS on the
-	// cluster, a topic's on the topic; denied resources never reach the
+	// cluster, a topic's on the topic, a group's on the group; denied resources never reach the
 	// controller.
 	denied := make([]error, len(all))
 	var changes []controller.ConfigChange
@@ -65,6 +65,8 @@ func (s *Server) alterConfigs(req *Request, all []controller.ConfigChange, valid
 			denied[i] = kerr.ClusterAuthorizationFailed
 		case ch.Type == metadata.ResourceTopic && !s.authorized(req, acl.OpAlterConfigs, acl.ResourceTopic, ch.Name):
 			denied[i] = kerr.TopicAuthorizationFailed
+		case ch.Type == metadata.ResourceGroup && !s.authorized(req, acl.OpAlterConfigs, acl.ResourceGroup, ch.Name):
+			denied[i] = kerr.GroupAuthorizationFailed
 		default:
 			changes = append(changes, ch)
 		}

@@ -12,6 +12,8 @@ import (
 const (
 	ResourceTopic  int8 = 2
 	ResourceBroker int8 = 4
+	// ResourceGroup holds one group's configs (KIP-848), named by group id.
+	ResourceGroup int8 = 32
 )
 
 // ConfigResource names a resource with dynamic configs. A broker resource
@@ -141,6 +143,14 @@ func (im *Image) TopicConfig(topic string) map[string]string {
 // cluster-wide defaults) (never nil).
 func (im *Image) BrokerConfig(id string) map[string]string {
 	if c := im.Configs[ConfigResource{ResourceBroker, id}]; c != nil {
+		return c
+	}
+	return map[string]string{}
+}
+
+// GroupConfig returns a group's dynamic configs (never nil).
+func (im *Image) GroupConfig(group string) map[string]string {
+	if c := im.Configs[ConfigResource{ResourceGroup, group}]; c != nil {
 		return c
 	}
 	return map[string]string{}

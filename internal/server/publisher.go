@@ -31,6 +31,10 @@ type publisher struct {
 	// the delivery goroutine, without blocking) with each image whose
 	// topics changed: whole for a snapshot, else with the delta.
 	topicsChanged func(img *metadata.Image, delta *metadata.Delta, whole bool)
+	// groupConfigsChanged, set likewise, is called with each image whose
+	// GROUP configs changed: whole for a snapshot, else with the groups
+	// the delta changed.
+	groupConfigsChanged func(img *metadata.Image, groups []string, whole bool)
 
 	mu      sync.Mutex
 	live    bool          // the reconciler takes the deltas
@@ -82,6 +86,17 @@ func (p *publisher) publish(c quorum.Committed) error {
 	p.mu.Unlock()
 	if p.topicsChanged != nil && (c.Snapshot || len(delta.ChangedTopics) > 0 || len(delta.DeletedTopics) > 0) {
 		p.topicsChanged(img, delta, c.Snapshot)
+	}
+	if p.groupConfigsChanged != nil {
+		var groups []string
+		for r := range delta.ChangedConfigs {
+			if r.Type == metadata.ResourceGroup {
+				groups = append(groups, r.Name)
+			}
+		}
+		if c.Snapshot || len(groups) > 0 {
+			p.groupConfigsChanged(img, groups, c.Snapshot)
+		}
 	}
 	return nil
 }

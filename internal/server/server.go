@@ -250,6 +250,7 @@ func (s *Server) Start() (err error) {
 	subscribe(s.publisher.publish)
 	if isBroker {
 		s.publisher.topicsChanged = s.updateGroupTopics
+		s.publisher.groupConfigsChanged = s.updateGroupSettings
 		s.lifecycle = newLifecycle(s)
 		prev, err := takeCleanShutdown(s.cfg.LogDirs)
 		if err != nil {
@@ -829,6 +830,25 @@ func (s *Server) updateGroupTopics(img *metadata.Image, d *metadata.Delta, whole
 		}
 	}
 	s.groups.UpdateTopics(changed, removed)
+}
+
+// updateGroupSettings gives the group coordinator the GROUP configs of a
+// metadata change: every group's for a snapshot, else the named groups'.
+func (s *Server) updateGroupSettings(img *metadata.Image, groups []string, whole bool) {
+	if whole {
+		groups = nil
+		for r := range img.Configs {
+			if r.Type == metadata.ResourceGroup {
+				groups = append(groups, r.Name)
+			}
+		}
+	}
+	settings := make(map[string]group.GroupSettings, len(groups))
+	for _, g := range groups {
+		session, heartbeat := config.GroupTimeouts(img.GroupConfig(g))
+		settings[g] = group.GroupSettings{SessionTimeout: session, HeartbeatInterval: heartbeat}
+	}
+	s.groups.SetGroupSettings(settings, whole)
 }
 
 // groupTopics is the topic list the group coordinator assigns from.

@@ -97,9 +97,18 @@ func TestConfigsCommand(t *testing.T) {
 	run("--broker-logger", "2", "--alter", "--delete-config", "root")
 	run("--broker-logger", "9", "--describe")
 
+	// Group configs (KIP-848): set, described with their source, and the
+	// refusals of an out-of-bounds value and a share group's key.
+	run("--entity-type", "groups", "--entity-name", "g1", "--alter", "--add-config", "consumer.heartbeat.interval.ms=6000")
+	run("--entity-type", "groups", "--entity-name", "g1", "--describe")
+	run("--group", "g1", "--describe", "--all")
+	run("--group", "g1", "--alter", "--add-config", "consumer.session.timeout.ms=1000")
+	run("--group", "g1", "--alter", "--add-config", "share.record.lock.duration.ms=30000")
+	run("--group", "g1", "--alter", "--delete-config", "consumer.heartbeat.interval.ms")
+	run("--group", "g1", "--describe")
+
 	// Entity types weir does not serve fail at once with the error a
 	// Kafka broker without them gives.
-	run("--entity-type", "groups", "--entity-name", "g1", "--describe")
 	run("--entity-type", "client-metrics", "--describe")
 
 	// Usage errors, as kafka-configs.sh.
