@@ -20,6 +20,7 @@ import (
 	"net"
 	"os"
 	"runtime"
+	"slices"
 	"testing"
 	"time"
 
@@ -448,4 +449,111 @@ func readResponse(br *bufio.Reader, req kmsg.Request, corr int32) (kmsg.Response
 		return nil, err
 	}
 	return decodeResponse(frame, req.Key(), req.GetVersion(), corr)
+}
+
+// TestIdleConnections opens idleConns client connections that each send
+// ApiVersions and Metadata, as a client does on connecting, and a fetch
+// that waits, and then go quiet. What the broker holds for each idle connection must stay small
+// (issue 33: under 16 KiB): its heap (after a GC; the bound covers the
+// client's socket as well, both sides run in this process), its
+// goroutines' stacks and their number. Before the buffers were released
+// while idle it was 136 KiB of heap and two goroutines (10 KiB of stacks).
+func TestIdleConnections(t *testing.T) {
+	const (
+		idleConns        = 2000
+		maxHeapPerConn   = 8 << 10
+		maxMemPerConn    = 16 << 10 // heap and goroutine stacks
+		maxGoroutinesPer = 1
+	)
+	n := servertest.Start(t, servertest.Options{})
+	dial(t, n.Addr).createTopic("idle", 1, nil)
+	api := encodeRequest(nil, kmsg.NewPtrApiVersionsRequest(), 1)
+	mdReq := kmsg.NewPtrMetadataRequest()
+	mdReq.SetVersion(12)
+	md := encodeRequest(nil, mdReq, 2)
+	// A fetch of the empty partition that waits (1 ms): its reply goes
+	// through the connection's writer goroutine, which must then end.
+	poll := encodeRequest(nil, fetchRequest(1, 1, 1<<20, fetchPart{"idle", 0, 0, 1 << 20}), 3)
+	hello := slices.Concat(api, md, poll)
+	var buf []byte
+	open := func() net.Conn {
+		nc, err := net.Dial("tcp", n.Addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { nc.Close() })
+		if _, err := nc.Write(hello); err != nil {
+			t.Fatal(err)
+		}
+		for range 3 {
+			var sz [4]byte
+			if _, err := io.ReadFull(nc, sz[:]); err != nil {
+				t.Fatal(err)
+			}
+			if m := int(binary.BigEndian.Uint32(sz[:])); cap(buf) < m {
+				buf = make([]byte, m)
+			} else {
+				buf = buf[:m]
+			}
+			if _, err := io.ReadFull(nc, buf); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return nc
+	}
+	open() // the broker's first connection builds what later ones share
+	measure := func() (heap, stack uint64, goroutines int, rss int64) {
+		var ms runtime.MemStats
+		runtime.GC()
+		runtime.GC()
+		runtime.ReadMemStats(&ms)
+		return ms.HeapInuse, ms.StackInuse, runtime.NumGoroutine(), residentBytes()
+	}
+	heap0, stack0, g0, rss0 := measure()
+	conns := make([]net.Conn, idleConns)
+	for i := range conns {
+		conns[i] = open()
+	}
+	heap1, stack1, g1, rss1 := measure()
+	heapPer := (int64(heap1) - int64(heap0)) / idleConns
+	stackPer := (int64(stack1) - int64(stack0)) / idleConns
+	gPer := float64(g1-g0) / idleConns
+	t.Logf("per idle connection: heap %d B, stacks %d B, %.2f goroutines; the process's RSS grew %d B per connection (both ends)",
+		heapPer, stackPer, gPer, (rss1-rss0)/idleConns)
+	if heapPer > maxHeapPerConn {
+		t.Errorf("an idle connection holds %d B of heap, more than %d", heapPer, maxHeapPerConn)
+	}
+	if heapPer+stackPer > maxMemPerConn && !raceEnabled {
+		t.Errorf("an idle connection holds %d B of heap and stacks, more than %d", heapPer+stackPer, maxMemPerConn)
+	}
+	if gPer > maxGoroutinesPer {
+		t.Errorf("an idle connection holds %.2f goroutines, more than %d", gPer, maxGoroutinesPer)
+	}
+	// Each is still served.
+	for _, nc := range conns[:10] {
+		if _, err := nc.Write(api); err != nil {
+			t.Fatal(err)
+		}
+		var sz [4]byte
+		if _, err := io.ReadFull(nc, sz[:]); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := io.ReadFull(nc, make([]byte, binary.BigEndian.Uint32(sz[:]))); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// residentBytes is the process's resident set size (0 where /proc does
+// not tell).
+func residentBytes() int64 {
+	b, err := os.ReadFile("/proc/self/statm")
+	if err != nil {
+		return 0
+	}
+	var size, rss int64
+	if _, err := fmt.Sscan(string(b), &size, &rss); err != nil {
+		return 0
+	}
+	return rss * int64(os.Getpagesize())
 }
