@@ -163,9 +163,10 @@ func (cr *connReader) readPlain(p []byte) (int, error) {
 	if p != nil {
 		return cr.c.nc.Read(p)
 	}
-	if cr.buf != nil {
+	if cr.buf != nil && cr.w > cr.r {
 		return cr.c.nc.Read((*cr.buf)[cr.w:])
 	}
+	cr.release()
 	n, err := cr.c.nc.Read(cr.small[:])
 	if n > 0 {
 		cr.take()
