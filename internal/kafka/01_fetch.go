@@ -91,14 +91,23 @@ func (s *Server) handleFetch(req *Request) *Reply {
 	return rep
 }
 
-// longPoll waits for data on the request's partitions, re-reading each
-// time one of them changes, until min bytes are there or max wait passes.
+// longPoll waits for data on the request's partitions until min bytes are
+// there or max wait passes. It re-reads when a partition signals that the
+// bytes it made readable since the last read may make up what is missing
+// (or that its state changed), not on every append (partition.Watcher).
 func (s *Server) longPoll(req *Request, r *kmsg.FetchRequest, rep *Reply, wait time.Duration) {
 	s.reqs.Waiting(true, 1)
 	defer s.reqs.Waiting(true, -1)
 	w := partition.NewWatcher()
 	var watched []*partition.Partition
 	img := s.deps.Metadata.Image()
+	bound := partition.BoundHighWatermark
+	switch {
+	case isFollowerFetch(req):
+		bound = partition.BoundLogEnd
+	case r.IsolationLevel == partition.ReadCommitted:
+		bound = partition.BoundStable
+	}
 	for _, rt := range r.Topics {
 		name := rt.Topic
 		if req.Version >= 13 {
@@ -108,7 +117,7 @@ func (s *Server) longPoll(req *Request, r *kmsg.FetchRequest, rep *Reply, wait t
 		}
 		for _, rp := range rt.Partitions {
 			if p := s.deps.Partitions.Get(log.TopicPartition{Topic: name, Partition: rp.Partition}); p != nil {
-				p.Watch(w)
+				p.Watch(w, rp.FetchOffset, bound)
 				watched = append(watched, p)
 			}
 		}
@@ -121,12 +130,17 @@ func (s *Server) longPoll(req *Request, r *kmsg.FetchRequest, rep *Reply, wait t
 	timer := time.NewTimer(wait)
 	defer timer.Stop()
 	for {
-		// Re-read after registering, so data appended in between is seen.
+		// Re-read after registering, so data appended in between is
+		// seen; bytes counted from here on are those the read may miss.
+		w.Reset()
 		resp, sections, size, urgent := s.readFetch(req, r, false)
 		if urgent || size >= int(r.MinBytes) {
 			resp, rep.sections = s.chargeFetch(req, rep, resp, sections, size)
 			rep.complete(resp)
 			return
+		}
+		if w.Arm(int64(r.MinBytes) - int64(size)) {
+			continue
 		}
 		select {
 		case <-w.C:

@@ -95,24 +95,28 @@ func (r *Reply) complete(resp kmsg.Response) {
 	close(r.ready)
 }
 
-// conn serves one client connection: a reader that decodes requests and
-// runs their handlers one at a time, in order (so a producer's pipelined
-// batches are appended in the order sent), and a writer that sends the
-// replies in the same order as they complete.
+// conn serves one client connection: a reader goroutine that decodes
+// requests and runs their handlers one at a time, in order (so a
+// producer's pipelined batches are appended in the order sent), and
+// writes the replies ready at once; a writer goroutine, running only
+// while some reply waits, sends the others in request order as they
+// complete.
 type conn struct {
-	srv     *Server
-	nc      net.Conn
+	srv *Server
+	nc  net.Conn
+	// replies are the replies handed to the writer (made at the first).
 	replies chan *Reply
 	// inFlight counts the replies handed to the writer goroutine and not
-	// yet written. While it is 0 the reader owns bw, wbuf and broken, and
+	// yet written. While it is 0 the reader owns wb and broken, and
 	// writes a reply that is ready itself: a request answered at once
 	// (most are) costs no hand-off between goroutines. The writer owns
 	// them from a hand-off until inFlight is back to 0, so replies go out
-	// in request order either way.
+	// in request order either way. A writer is started as inFlight leaves
+	// 0 and ends as it returns there; writers counts them.
 	inFlight atomic.Int32
-	bw       *bufio.Writer
-	wbuf     []byte // encoding scratch
-	broken   bool   // a write failed: nothing more is written
+	writers  sync.WaitGroup
+	wb       *writeBufs // nil while nothing is buffered (connbuf.go)
+	broken   bool       // a write failed: nothing more is written
 	ctx      context.Context
 	cancel   context.CancelFunc
 	closeMu  sync.Once
@@ -150,17 +154,6 @@ func (c *conn) touch() {
 	if d := c.srv.cfg.MaxIdle; d > 0 {
 		c.nc.SetReadDeadline(now.Add(d))
 	}
-}
-
-// activeReader notes each read as activity.
-type activeReader struct{ c *conn }
-
-func (r activeReader) Read(p []byte) (int, error) {
-	n, err := r.c.nc.Read(p)
-	if n > 0 {
-		r.c.touch()
-	}
-	return n, err
 }
 
 // brokerPeer is a broker registration: its id and broker epoch.
@@ -203,18 +196,15 @@ func (c *conn) serve() {
 	if c.srv.cfg.SASL == nil {
 		c.sasl = saslDone
 	}
-	c.bw = bufio.NewWriterSize(c.nc, 64<<10)
-	writerDone := make(chan struct{})
-	go func() {
-		defer close(writerDone)
-		c.writeLoop()
-	}()
+	r := newConnReader(c)
 	defer func() {
-		close(c.replies)
-		<-writerDone
+		r.release()
+		if c.replies != nil {
+			close(c.replies)
+		}
+		c.writers.Wait()
 		c.flush() // what the reader left for a pipelined request
 	}()
-	r := bufio.NewReaderSize(activeReader{c}, 64<<10)
 	for {
 		frame, pooled, err := c.readFrame(r)
 		read := time.Now()
@@ -245,7 +235,11 @@ func (c *conn) serve() {
 		}
 		if c.muteUntil.Load() > read.UnixNano() {
 			// A muted channel is not read in Kafka: the request's
-			// time starts when the mute ends.
+			// time starts when the mute ends. The reply that muted it
+			// goes out first, not after the mute.
+			if c.inFlight.Load() == 0 {
+				c.flush()
+			}
 			if !c.awaitUnmuted() {
 				return
 			}
@@ -291,10 +285,17 @@ func (c *conn) serve() {
 	}
 }
 
+// frameSource is what frames are read from: a connection's connReader
+// (a bufio.Reader in the fuzz tests).
+type frameSource interface {
+	io.Reader
+	Peek(n int) ([]byte, error)
+}
+
 // readFrame reads one request frame (without its size). A Produce
 // request's frame is read into a pooled buffer, returned as buf for serve
 // to give back (see there); others are allocated at their size.
-func (c *conn) readFrame(r *bufio.Reader) (frame []byte, buf *frameBuf, err error) {
+func (c *conn) readFrame(r frameSource) (frame []byte, buf *frameBuf, err error) {
 	var sz [4]byte
 	if _, err := io.ReadFull(r, sz[:]); err != nil {
 		return nil, nil, err
@@ -442,7 +443,7 @@ func skipTags(rd *kbin.Reader) {
 // request is already read, so pipelined requests' replies go out in one
 // write), else handed to the writer. It returns false once the
 // connection is closing.
-func (c *conn) reply(rep *Reply, r *bufio.Reader) bool {
+func (c *conn) reply(rep *Reply, r *connReader) bool {
 	if c.inFlight.Load() == 0 {
 		select {
 		case <-rep.ready:
@@ -452,7 +453,13 @@ func (c *conn) reply(rep *Reply, r *bufio.Reader) bool {
 		}
 		c.flush() // the writer now owns the buffer
 	}
-	c.inFlight.Add(1)
+	if c.replies == nil {
+		c.replies = make(chan *Reply, maxInFlight)
+	}
+	if c.inFlight.Add(1) == 1 {
+		c.writers.Add(1)
+		go c.writeLoop()
+	}
 	select {
 	case c.replies <- rep:
 		return true
@@ -462,7 +469,7 @@ func (c *conn) reply(rep *Reply, r *bufio.Reader) bool {
 }
 
 // nextFrameBuffered reports whether r holds the whole of the next frame.
-func nextFrameBuffered(r *bufio.Reader) bool {
+func nextFrameBuffered(r *connReader) bool {
 	if r.Buffered() < 4 {
 		return false
 	}
@@ -471,20 +478,23 @@ func nextFrameBuffered(r *bufio.Reader) bool {
 }
 
 // writeLoop writes the replies handed over by reply, in order, each once
-// it is complete.
+// it is complete, until none is in flight (or the connection closes).
 func (c *conn) writeLoop() {
+	defer c.writers.Done()
 	for rep := range c.replies {
 		select {
 		case <-rep.ready:
 		case <-c.ctx.Done():
 		}
 		c.send(rep, len(c.replies) == 0)
-		c.inFlight.Add(-1)
+		if c.inFlight.Add(-1) == 0 {
+			return
+		}
 	}
 }
 
 // send writes a complete reply (flushing the buffer if flush), counts it
-// and releases what it held. Only the owner of bw calls it (see inFlight).
+// and releases what it held. Only the owner of wb calls it (see inFlight).
 func (c *conn) send(rep *Reply, flush bool) {
 	writing := time.Now()
 	if c.broken || c.ctx.Err() != nil || rep.none {
@@ -503,9 +513,12 @@ func (c *conn) send(rep *Reply, flush bool) {
 		return
 	}
 	var err error
-	c.wbuf, err = c.writeReply(c.bw, rep, c.wbuf[:0])
+	wb := c.writer()
+	wb.scratch, err = c.writeReply(wb.bw, rep, wb.scratch[:0])
 	if err == nil && flush {
-		err = c.bw.Flush()
+		if err = wb.bw.Flush(); err == nil {
+			c.releaseWriter()
+		}
 	}
 	if err == nil {
 		c.srv.observe(rep, writing, time.Now())
@@ -520,15 +533,18 @@ func (c *conn) send(rep *Reply, flush bool) {
 	}
 }
 
-// flush writes what the buffer holds, if anything (the owner of bw only).
+// flush writes what the buffer holds, if anything, and gives the buffers
+// back (the owner of wb only).
 func (c *conn) flush() {
-	if c.broken || c.bw.Buffered() == 0 {
+	if c.broken || c.wb == nil {
 		return
 	}
-	if err := c.bw.Flush(); err != nil {
+	if err := c.wb.bw.Flush(); err != nil {
 		c.broken = true
 		c.close()
+		return
 	}
+	c.releaseWriter()
 }
 
 // setThrottle raises resp's throttle_time_ms to d, if it has one.

@@ -2,6 +2,8 @@
 
 package kafka_test
 
-// raceEnabled: the race detector is on (it makes sync.Pool drop items
-// at random, so allocation counts are not the code's own).
+// raceEnabled: the race detector is on. Its instrumentation makes
+// goroutine stacks larger (TestIdleConnections does not bound them) and
+// its sync.Pool drops items at random (TestRequestAllocs' counts are not
+// the code's own).
 const raceEnabled = true

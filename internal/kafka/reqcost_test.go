@@ -20,6 +20,8 @@ import (
 	"net"
 	"os"
 	"runtime"
+	"slices"
+	"syscall"
 	"testing"
 	"time"
 
@@ -401,6 +403,13 @@ func manyProduce(addr string, part int32, batch []byte, count int, deadline time
 // manyConsume long-polls a partition from offset 0 until it has read want
 // records, which must be at offsets 0 to want-1.
 func manyConsume(addr string, part int32, want int, deadline time.Time) error {
+	return longPollConsume(addr, "many", part, want, 1, deadline)
+}
+
+// longPollConsume long-polls a partition of topic (max wait 500 ms, min
+// bytes minBytes) from offset 0 until it has read want records, which
+// must be at offsets 0 to want-1.
+func longPollConsume(addr, topic string, part int32, want int, minBytes int32, deadline time.Time) error {
 	nc, err := net.Dial("tcp", addr)
 	if err != nil {
 		return err
@@ -410,7 +419,7 @@ func manyConsume(addr string, part int32, want int, deadline time.Time) error {
 	br := bufio.NewReader(nc)
 	next := int64(0)
 	for corr := int32(0); next < int64(want); corr++ {
-		req := fetchRequest(500, 1, 1<<20, fetchPart{"many", part, next, 1 << 20})
+		req := fetchRequest(500, minBytes, 1<<20, fetchPart{topic, part, next, 1 << 20})
 		if _, err := nc.Write(encodeRequest(nil, req, corr)); err != nil {
 			return err
 		}
@@ -420,22 +429,22 @@ func manyConsume(addr string, part int32, want int, deadline time.Time) error {
 		}
 		p := resp.(*kmsg.FetchResponse).Topics[0].Partitions[0]
 		if p.ErrorCode != 0 {
-			return fmt.Errorf("fetch of many-%d: %v", part, kerr.ErrorForCode(p.ErrorCode))
+			return fmt.Errorf("fetch of %s-%d: %v", topic, part, kerr.ErrorForCode(p.ErrorCode))
 		}
 		for data := p.RecordBatches; len(data) > 0; {
 			b, rest, err := record.Next(data)
 			if err != nil {
-				return fmt.Errorf("fetch of many-%d at %d: %v", part, next, err)
+				return fmt.Errorf("fetch of %s-%d at %d: %v", topic, part, next, err)
 			}
 			if b.BaseOffset() != next {
-				return fmt.Errorf("fetch of many-%d: a batch at %d, want %d", part, b.BaseOffset(), next)
+				return fmt.Errorf("fetch of %s-%d: a batch at %d, want %d", topic, part, b.BaseOffset(), next)
 			}
 			next = b.LastOffset() + 1
 			data = rest
 		}
 	}
 	if next != int64(want) {
-		return fmt.Errorf("many-%d: read to offset %d, want %d", part, next, want)
+		return fmt.Errorf("%s-%d: read to offset %d, want %d", topic, part, next, want)
 	}
 	return nil
 }
@@ -451,4 +460,199 @@ func readResponse(br *bufio.Reader, req kmsg.Request, corr int32) (kmsg.Response
 		return nil, err
 	}
 	return decodeResponse(frame, req.Key(), req.GetVersion(), corr)
+}
+
+// TestIdleConnections opens idleConns client connections that each send
+// ApiVersions and Metadata, as a client does on connecting, and a fetch
+// that waits, and then go quiet. What the broker holds for each idle connection must stay small
+// (issue 33: under 16 KiB): its heap (after a GC; the bound covers the
+// client's socket as well, both sides run in this process), its
+// goroutines' stacks and their number. Before the buffers were released
+// while idle it was 136 KiB of heap and two goroutines (10 KiB of stacks).
+func TestIdleConnections(t *testing.T) {
+	const (
+		idleConns        = 2000
+		maxHeapPerConn   = 8 << 10
+		maxMemPerConn    = 16 << 10 // heap and goroutine stacks
+		maxGoroutinesPer = 1
+	)
+	n := servertest.Start(t, servertest.Options{})
+	dial(t, n.Addr).createTopic("idle", 1, nil)
+	api := encodeRequest(nil, kmsg.NewPtrApiVersionsRequest(), 1)
+	mdReq := kmsg.NewPtrMetadataRequest()
+	mdReq.SetVersion(12)
+	md := encodeRequest(nil, mdReq, 2)
+	// A fetch of the empty partition that waits (1 ms): its reply goes
+	// through the connection's writer goroutine, which must then end.
+	poll := encodeRequest(nil, fetchRequest(1, 1, 1<<20, fetchPart{"idle", 0, 0, 1 << 20}), 3)
+	hello := slices.Concat(api, md, poll)
+	var buf []byte
+	open := func() net.Conn {
+		nc, err := net.Dial("tcp", n.Addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { nc.Close() })
+		if _, err := nc.Write(hello); err != nil {
+			t.Fatal(err)
+		}
+		for range 3 {
+			var sz [4]byte
+			if _, err := io.ReadFull(nc, sz[:]); err != nil {
+				t.Fatal(err)
+			}
+			if m := int(binary.BigEndian.Uint32(sz[:])); cap(buf) < m {
+				buf = make([]byte, m)
+			} else {
+				buf = buf[:m]
+			}
+			if _, err := io.ReadFull(nc, buf); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return nc
+	}
+	open() // the broker's first connection builds what later ones share
+	measure := func() (heap, stack uint64, goroutines int, rss int64) {
+		var ms runtime.MemStats
+		runtime.GC()
+		runtime.GC()
+		runtime.ReadMemStats(&ms)
+		return ms.HeapInuse, ms.StackInuse, runtime.NumGoroutine(), residentBytes()
+	}
+	heap0, stack0, g0, rss0 := measure()
+	conns := make([]net.Conn, idleConns)
+	for i := range conns {
+		conns[i] = open()
+	}
+	heap1, stack1, g1, rss1 := measure()
+	heapPer := (int64(heap1) - int64(heap0)) / idleConns
+	stackPer := (int64(stack1) - int64(stack0)) / idleConns
+	gPer := float64(g1-g0) / idleConns
+	t.Logf("per idle connection: heap %d B, stacks %d B, %.2f goroutines; the process's RSS grew %d B per connection (both ends)",
+		heapPer, stackPer, gPer, (rss1-rss0)/idleConns)
+	if heapPer > maxHeapPerConn {
+		t.Errorf("an idle connection holds %d B of heap, more than %d", heapPer, maxHeapPerConn)
+	}
+	if heapPer+stackPer > maxMemPerConn && !raceEnabled {
+		t.Errorf("an idle connection holds %d B of heap and stacks, more than %d", heapPer+stackPer, maxMemPerConn)
+	}
+	if gPer > maxGoroutinesPer {
+		t.Errorf("an idle connection holds %.2f goroutines, more than %d", gPer, maxGoroutinesPer)
+	}
+	// Each is still served.
+	for _, nc := range conns[:10] {
+		if _, err := nc.Write(api); err != nil {
+			t.Fatal(err)
+		}
+		var sz [4]byte
+		if _, err := io.ReadFull(nc, sz[:]); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := io.ReadFull(nc, make([]byte, binary.BigEndian.Uint32(sz[:]))); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// residentBytes is the process's resident set size (0 where /proc does
+// not tell).
+func residentBytes() int64 {
+	b, err := os.ReadFile("/proc/self/statm")
+	if err != nil {
+		return 0
+	}
+	var size, rss int64
+	if _, err := fmt.Sscan(string(b), &size, &rss); err != nil {
+		return 0
+	}
+	return rss * int64(os.Getpagesize())
+}
+
+// longPollWaiters runs consumers long-polling one partition (min bytes
+// minBytes, max wait 500 ms) while one producer appends records batches
+// of one small record at rate a second, each acknowledged (acks=1) before
+// the next; every consumer must read every record. It returns the
+// process's CPU time and context switches (getrusage, all threads) per
+// append.
+func longPollWaiters(tb testing.TB, consumers, records, rate int, minBytes int32) (cpuPerAppend time.Duration, switchesPerAppend float64) {
+	n := servertest.Start(tb, servertest.Options{Overrides: map[string]string{"auto.create.topics.enable": "false"}})
+	dial(tb, n.Addr).createTopic("polled", 1, nil)
+	batch := smallBatch(tb)
+	deadline := time.Now().Add(60 * time.Second)
+	errs := make(chan error, consumers+1)
+	for range consumers {
+		go func() { errs <- longPollConsume(n.Addr, "polled", 0, records, minBytes, deadline) }()
+	}
+	before := usage()
+	go func() {
+		nc, err := net.Dial("tcp", n.Addr)
+		if err != nil {
+			errs <- err
+			return
+		}
+		defer nc.Close()
+		br := bufio.NewReader(nc)
+		req := produceRequest(produceVersion, 1, partData{"polled", 0, batch})
+		tick := time.NewTicker(time.Second / time.Duration(rate))
+		defer tick.Stop()
+		for i := range records {
+			<-tick.C
+			if _, err := nc.Write(encodeRequest(nil, req, int32(i))); err != nil {
+				errs <- err
+				return
+			}
+			if _, err := readResponse(br, req, int32(i)); err != nil {
+				errs <- err
+				return
+			}
+		}
+		errs <- nil
+	}()
+	for range consumers + 1 {
+		if err := <-errs; err != nil {
+			tb.Fatal(err)
+		}
+	}
+	after := usage()
+	return (after.cpu - before.cpu) / time.Duration(records), float64(after.switches-before.switches) / float64(records)
+}
+
+type rusage struct {
+	cpu      time.Duration
+	switches int64
+}
+
+func usage() rusage {
+	var ru syscall.Rusage
+	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	return rusage{cpu: time.Duration(ru.Utime.Nano() + ru.Stime.Nano()), switches: ru.Nvcsw + ru.Nivcsw}
+}
+
+// TestLongPollManyWaiters: 200 consumers long-polling one partition get
+// every record of a producer appending 1,000 a second, whether one byte
+// completes their fetch, a dozen appends do, or it waits for more than the
+// run writes.
+func TestLongPollManyWaiters(t *testing.T) {
+	for _, minBytes := range []int32{1, 2 << 10, 1 << 20} {
+		t.Run(fmt.Sprintf("min.bytes=%d", minBytes), func(t *testing.T) {
+			cpu, sw := longPollWaiters(t, 200, 200, 1000, minBytes)
+			t.Logf("per append: %v of CPU, %.1f context switches", cpu, sw)
+		})
+	}
+}
+
+// BenchmarkLongPollWaiters measures what 200 consumers long-polling one
+// partition cost per append at 1,000 records a second (one run of 2,000
+// records per iteration: use -benchtime 1x).
+func BenchmarkLongPollWaiters(b *testing.B) {
+	for _, minBytes := range []int32{1, 2 << 10, 64 << 10} {
+		b.Run(fmt.Sprintf("min.bytes=%d", minBytes), func(b *testing.B) {
+			for range b.N {
+				cpu, sw := longPollWaiters(b, 200, 2000, 1000, minBytes)
+				b.ReportMetric(float64(cpu.Microseconds()), "cpu-us/append")
+				b.ReportMetric(sw, "ctxsw/append")
+			}
+		})
+	}
 }

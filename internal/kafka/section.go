@@ -141,24 +141,36 @@ func writeSection(bw *bufio.Writer, nc net.Conn, s section) error {
 			return sendfile(tc, f, s.pos, s.size)
 		}
 	}
+	if s.size <= bw.Available() {
+		// Read straight into the buffer's free space: no copy of
+		// our own (a small fetch is one pread and the buffer's write).
+		return readSection(bw, r, s.pos, bw.AvailableBuffer()[:s.size])
+	}
 	buf := make([]byte, min(s.size, 256<<10))
 	pos, left := s.pos, s.size
 	for left > 0 {
 		n := min(left, len(buf))
-		got, err := r.ReadAt(buf[:n], pos)
-		if got < n {
-			if err == nil || err == io.EOF {
-				err = io.ErrUnexpectedEOF
-			}
-			return fmt.Errorf("reading segment for fetch: %w", err)
-		}
-		if _, err := bw.Write(buf[:n]); err != nil {
+		if err := readSection(bw, r, pos, buf[:n]); err != nil {
 			return err
 		}
 		pos += int64(n)
 		left -= n
 	}
 	return nil
+}
+
+// readSection reads len(b) bytes of a segment at pos into b and writes
+// them to bw.
+func readSection(bw *bufio.Writer, r io.ReaderAt, pos int64, b []byte) error {
+	got, err := r.ReadAt(b, pos)
+	if got < len(b) {
+		if err == nil || err == io.EOF {
+			err = io.ErrUnexpectedEOF
+		}
+		return fmt.Errorf("reading segment for fetch: %w", err)
+	}
+	_, err = bw.Write(b)
+	return err
 }
 
 func sendfile(tc *net.TCPConn, f *os.File, pos int64, size int) error {

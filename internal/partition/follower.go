@@ -85,7 +85,10 @@ func (p *Partition) AppendFetched(pos FetchPosition, batches []byte, leaderHW, l
 		}
 	}
 	p.mu.Lock()
-	p.notifyLocked()
+	if len(batches) > 0 {
+		p.appendedLocked(info.BaseOffset, info.LastOffset+1, len(batches))
+	}
+	p.notifyDataLocked()
 	p.mu.Unlock()
 	return info, nil
 }

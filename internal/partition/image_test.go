@@ -549,9 +549,19 @@ func TestDeleteRecords(t *testing.T) {
 func TestWatchersFire(t *testing.T) {
 	p := newPartition(t, topicConfig(t))
 	w := NewWatcher()
-	p.Watch(w)
+	p.Watch(w, 0, BoundHighWatermark)
 	lead(t, p, 0)
-	<-w.C // leadership changes notify
+	<-w.C // leadership changes signal every watcher
+	appendOK(t, p, AcksLeader, batch(t, ms(time.Second)))
+	select {
+	case <-w.C:
+		t.Fatal("a disarmed watcher fired on append")
+	default:
+	}
+	w.Reset()
+	if w.Arm(1) {
+		t.Fatal("bytes counted before the watcher was reset")
+	}
 	appendOK(t, p, AcksLeader, batch(t, ms(time.Second)))
 	appendOK(t, p, AcksLeader, batch(t, ms(time.Second)))
 	select {
@@ -565,7 +575,8 @@ func TestWatchersFire(t *testing.T) {
 	default:
 	}
 	other := NewWatcher()
-	p.Watch(other)
+	p.Watch(other, p.Log().LogEndOffset(), BoundHighWatermark)
+	other.Arm(1)
 	p.Unwatch(w)
 	appendOK(t, p, AcksLeader, batch(t, ms(time.Second)))
 	select {
@@ -577,6 +588,93 @@ func TestWatchersFire(t *testing.T) {
 	case <-other.C:
 	default:
 		t.Fatal("the second watcher did not fire")
+	}
+}
+
+// TestWatchersWakeOnlyWhatCompletes: an append signals the waiting
+// fetches it gives enough bytes to, and no other (issue 33): 200 fetches
+// at the log end, half needing one byte and half ten batches, wait on a
+// partition that gets one batch at a time. Before, every append signalled
+// all 200.
+func TestWatchersWakeOnlyWhatCompletes(t *testing.T) {
+	const waiters, batches = 200, 10
+	p := newPartition(t, topicConfig(t))
+	lead(t, p, 0)
+	one := batch(t, ms(time.Second))
+	ws := make([]*Watcher, waiters)
+	for i := range ws {
+		ws[i] = NewWatcher()
+		p.Watch(ws[i], p.Log().LogEndOffset(), BoundHighWatermark)
+		need := int64(1)
+		if i%2 == 1 {
+			need = int64(batches * len(one))
+		}
+		ws[i].Reset()
+		ws[i].Arm(need)
+	}
+	// A signalled fetch completes: it reads and unwatches.
+	signalled := func() (n int) {
+		for _, w := range ws {
+			select {
+			case <-w.C:
+				n++
+				p.Unwatch(w)
+			default:
+			}
+		}
+		return n
+	}
+	for i := range batches {
+		appendOK(t, p, AcksLeader, batch(t, ms(time.Second)))
+		want := 0
+		switch i {
+		case 0:
+			want = waiters / 2 // the one-byte fetches
+		case batches - 1:
+			want = waiters / 2 // the others, now with ten batches
+		}
+		if got := signalled(); got != want {
+			t.Fatalf("append %d woke %d fetches, want %d", i+1, got, want)
+		}
+	}
+}
+
+// TestWatchersFollowTheirBound: a leader's append the high watermark does
+// not yet cover wakes the followers' fetches (they read to the log end),
+// not the consumers'; the follower's progress that moves the high
+// watermark wakes the consumers'.
+func TestWatchersFollowTheirBound(t *testing.T) {
+	p := newPartition(t, topicConfig(t))
+	lead(t, p, 0, 1, 2)
+	consumer, follower := NewWatcher(), NewWatcher()
+	p.Watch(consumer, 0, BoundHighWatermark)
+	p.Watch(follower, 0, BoundLogEnd)
+	for _, w := range []*Watcher{consumer, follower} {
+		w.Reset()
+		w.Arm(1)
+	}
+	appendOK(t, p, AcksLeader, batch(t, ms(time.Second)))
+	select {
+	case <-consumer.C:
+		t.Fatal("a consumer's fetch woke for data above the high watermark")
+	default:
+	}
+	select {
+	case <-follower.C:
+	default:
+		t.Fatal("the follower's fetch did not wake on append")
+	}
+	if _, err := p.ReadForFollower(FollowerFetch{ReplicaID: 2, BrokerEpoch: -1, FetchOffset: 1, LastFetchedEpoch: -1,
+		CurrentLeaderEpoch: -1, MaxBytes: 1 << 20}); err != nil {
+		t.Fatal(err)
+	}
+	if hw := p.HighWatermark(); hw != 1 {
+		t.Fatalf("high watermark %d after the follower caught up, want 1", hw)
+	}
+	select {
+	case <-consumer.C:
+	default:
+		t.Fatal("the consumer's fetch did not wake when the high watermark passed its offset")
 	}
 }
 

@@ -359,7 +359,7 @@ func (p *Partition) maybeAdvanceHWLocked() {
 	}
 	p.log.SetHighWatermark(hw)
 	p.completeWaitersLocked(p.log.HighWatermark())
-	p.notifyLocked()
+	p.notifyDataLocked()
 }
 
 // becomeLeaderLocked resets the followers' state for a new leadership, or

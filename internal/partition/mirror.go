@@ -113,6 +113,9 @@ func (p *Partition) AppendMirrored(pos MirrorPosition, batches []byte, sourceHW,
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	if len(batches) > 0 {
+		p.appendedLocked(info.BaseOffset, info.LastOffset+1, len(batches))
+	}
 	p.sourceHW = sourceHW
 	p.maybeAdvanceHWLocked()
 	if start := min(sourceLogStart, p.log.HighWatermark()); start > p.log.LogStartOffset() {
@@ -120,7 +123,7 @@ func (p *Partition) AppendMirrored(pos MirrorPosition, batches []byte, sourceHW,
 			return info, storageErr(err)
 		}
 	}
-	p.notifyLocked()
+	p.notifyDataLocked()
 	return info, nil
 }
 

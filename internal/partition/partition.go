@@ -91,13 +91,17 @@ type Partition struct {
 	// source's high watermark as of the link fetcher's last answer.
 	sourceHW   int64
 	ackWaiters []*ackWaiter // sorted by offset
-	watchers   map[*Watcher]struct{}
+	watchers   map[*Watcher]*watch
+	// The watchers' byte counts (read.go): the bytes appended, those the
+	// high watermark has passed, and the appended ranges above it.
+	appendedBytes, hwBytes int64
+	marks                  []byteMark
 }
 
 // New wraps an open log as a replica of tp on broker self.
 func New(tp log.TopicPartition, topicID [16]byte, self int32, l *log.Log, topic config.Topic, lg *slog.Logger, now func() time.Time) *Partition {
 	p := &Partition{tp: tp, topicID: topicID, self: self, log: l, lg: lg.With("partition", tp.String()), now: now,
-		watchers: map[*Watcher]struct{}{}}
+		watchers: map[*Watcher]*watch{}}
 	p.SetConfig(topic)
 	return p
 }

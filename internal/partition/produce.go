@@ -115,8 +115,11 @@ func (p *Partition) appendLeader(b record.Batch, o AppendOptions) (AppendResult,
 	res := AppendResult{AppendInfo: info}
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	if !info.Duplicate {
+		p.appendedLocked(info.BaseOffset, info.LastOffset+1, len(b))
+	}
 	p.maybeAdvanceHWLocked()
-	p.notifyLocked()
+	p.notifyDataLocked()
 	if acks != AcksAll || p.log.HighWatermark() > info.LastOffset {
 		return res, nil
 	}

@@ -3,6 +3,9 @@ package partition
 import (
 	"errors"
 	"fmt"
+	"math"
+	"slices"
+	"sync/atomic"
 
 	"weir/internal/log"
 )
@@ -84,20 +87,79 @@ func (p *Partition) Read(fp FetchParams) (FetchResult, error) {
 // segment compaction keeps replacing (each swap takes a whole clean).
 const maxReadAttempts = 5
 
-// Watcher is notified when a partition it watches gets new data or
-// changes state: a waiting fetch re-reads when its channel fires.
+// Watcher is a waiting fetch's registration on the partitions it reads: a
+// partition signals C when the fetch can complete, not on every append.
+// Each partition counts the bytes made readable to the watcher (per its
+// Bound) into a counter shared by all of them and signals once the count
+// reaches what the fetch still needs (Arm) and the partition has data past
+// the watcher's offset, so an append wakes only the waiters it completes;
+// a change of state (leadership, ISR, truncation, a leader gone) signals
+// every watcher. The count is an estimate that errs high: a woken fetch
+// reads again and re-arms if it still has too little.
 type Watcher struct {
-	C chan struct{}
+	C    chan struct{}
+	got  atomic.Int64 // bytes counted since Reset
+	need atomic.Int64 // the count that signals; math.MaxInt64 while disarmed
 }
 
-// NewWatcher returns a watcher with a one-slot channel; notifications
-// coalesce.
-func NewWatcher() *Watcher { return &Watcher{C: make(chan struct{}, 1)} }
+// NewWatcher returns a disarmed watcher with a one-slot channel;
+// signals coalesce.
+func NewWatcher() *Watcher {
+	w := &Watcher{C: make(chan struct{}, 1)}
+	w.need.Store(math.MaxInt64)
+	return w
+}
 
-// Watch registers w; Unwatch must follow.
-func (p *Partition) Watch(w *Watcher) {
+// Reset disarms w and zeroes its count, before the fetch reads.
+func (w *Watcher) Reset() {
+	w.need.Store(math.MaxInt64)
+	w.got.Store(0)
+}
+
+// Arm makes w signal once need more bytes are counted, after a read that
+// found too little. It reports whether they already are (bytes that came
+// during the read): then the fetch reads again at once.
+func (w *Watcher) Arm(need int64) bool {
+	w.need.Store(max(need, 1))
+	return w.got.Load() >= max(need, 1)
+}
+
+func (w *Watcher) signal() {
+	select {
+	case w.C <- struct{}{}:
+	default:
+	}
+}
+
+// Bound is the offset a watcher's fetch reads up to.
+type Bound int8
+
+const (
+	BoundHighWatermark Bound = iota // a consumer's read_uncommitted fetch
+	BoundStable                     // read_committed: the last stable offset
+	BoundLogEnd                     // a follower's fetch
+)
+
+// watch is a watcher's registration on one partition: the offset its fetch
+// reads from, its bound, and the partition's byte count (visibleBytes of
+// its bound) already counted to it.
+type watch struct {
+	offset  int64
+	bound   Bound
+	counted int64
+}
+
+// byteMark is a range of appended offsets above the high watermark and
+// its bytes: [start, end) holds bytes.
+type byteMark struct {
+	start, end, bytes int64
+}
+
+// Watch registers w for a fetch from offset up to bound; Unwatch must
+// follow.
+func (p *Partition) Watch(w *Watcher, offset int64, bound Bound) {
 	p.mu.Lock()
-	p.watchers[w] = struct{}{}
+	p.watchers[w] = &watch{offset: offset, bound: bound, counted: p.visibleBytesLocked(bound)}
 	p.mu.Unlock()
 }
 
@@ -108,12 +170,102 @@ func (p *Partition) Unwatch(w *Watcher) {
 	p.mu.Unlock()
 }
 
-func (p *Partition) notifyLocked() {
-	for w := range p.watchers {
-		select {
-		case w.C <- struct{}{}:
-		default:
+// appendedLocked notes bytes appended at offsets [start, end), for the
+// watchers' counts.
+func (p *Partition) appendedLocked(start, end int64, bytes int) {
+	if end <= start || bytes <= 0 {
+		return
+	}
+	p.appendedBytes += int64(bytes)
+	m := byteMark{start: start, end: end, bytes: int64(bytes)}
+	// Concurrent appends may note their ranges out of order.
+	i := len(p.marks)
+	for i > 0 && p.marks[i-1].start > start {
+		i--
+	}
+	p.marks = slices.Insert(p.marks, i, m)
+}
+
+// countVisibleLocked moves the appended ranges the high watermark has
+// passed into hwBytes: a range it is inside of counts in proportion,
+// at least a byte and, until it is passed, short of one. Ranges a
+// truncation removed are dropped.
+func (p *Partition) countVisibleLocked() {
+	leo := p.log.LogEndOffset()
+	for n := len(p.marks); n > 0 && p.marks[n-1].start >= leo; n = len(p.marks) {
+		p.marks = p.marks[:n-1]
+	}
+	hw := p.log.HighWatermark()
+	i := 0
+	for ; i < len(p.marks) && p.marks[i].start < hw; i++ {
+		m := &p.marks[i]
+		if m.end <= hw {
+			p.hwBytes += m.bytes
+			continue
 		}
+		part := m.bytes * (hw - m.start) / (m.end - m.start)
+		part = min(max(part, 1), m.bytes-1)
+		if part > 0 {
+			p.hwBytes += part
+			m.bytes -= part
+			m.start = hw
+		}
+		break
+	}
+	if i > 0 {
+		p.marks = p.marks[:copy(p.marks, p.marks[i:])]
+	}
+}
+
+// visibleBytesLocked is the count of bytes readable up to bound, as the
+// watchers count them (since the partition was opened).
+func (p *Partition) visibleBytesLocked(b Bound) int64 {
+	if b == BoundLogEnd {
+		return p.appendedBytes
+	}
+	return p.hwBytes
+}
+
+// boundLocked is the offset bound stands at.
+func (p *Partition) boundLocked(b Bound) int64 {
+	switch b {
+	case BoundLogEnd:
+		return p.log.LogEndOffset()
+	case BoundStable:
+		return p.log.LastStableOffset()
+	}
+	return p.log.HighWatermark()
+}
+
+// notifyDataLocked tells the watchers of new readable data (an append, a
+// high watermark moved): each is counted the bytes its bound passed, and
+// signalled if that completes it.
+func (p *Partition) notifyDataLocked() {
+	p.countVisibleLocked()
+	if len(p.watchers) == 0 {
+		return
+	}
+	var bounds [3]int64
+	for b := range Bound(len(bounds)) {
+		bounds[b] = p.boundLocked(b)
+	}
+	for w, wt := range p.watchers {
+		if v := p.visibleBytesLocked(wt.bound); v > wt.counted {
+			w.got.Add(v - wt.counted)
+			wt.counted = v
+		}
+		if bounds[wt.bound] > wt.offset && w.got.Load() >= w.need.Load() {
+			w.signal()
+		}
+	}
+}
+
+// notifyLocked signals every watcher: the partition's state changed.
+func (p *Partition) notifyLocked() {
+	p.countVisibleLocked()
+	for w, wt := range p.watchers {
+		wt.counted = p.visibleBytesLocked(wt.bound)
+		w.signal()
 	}
 }
 

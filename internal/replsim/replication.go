@@ -84,7 +84,10 @@ func (b *broker) serveFetch(from *broker, id uint64, ff partition.FollowerFetch,
 		return
 	}
 	pf := &parkedFetch{from: from, id: id, ff: ff, pos: pos, p: p, w: partition.NewWatcher()}
-	p.Watch(pf.w)
+	// Woken by an append past its offset (one byte completes it, as
+	// replica.fetch.min.bytes=1) or a change of the partition's state.
+	p.Watch(pf.w, ff.FetchOffset, partition.BoundLogEnd)
+	pf.w.Arm(1)
 	b.parked = append(b.parked, pf)
 	b.s.after(fetchMaxWait, b.id, "fetch long poll expires", func() {
 		if b.unpark(pf) {
