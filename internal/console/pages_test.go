@@ -9,62 +9,13 @@ import (
 	"testing"
 	"time"
 
-	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
-	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"weir/internal/link"
-	"weir/internal/record"
 	"weir/internal/servertest"
 	"weir/internal/testwait"
+	"weir/internal/txntest"
 )
-
-// openHangingTxn leaves a transaction open on topic-0 that no
-// coordinator knows of: a producer initialized with a transactional id
-// writes a transactional batch without adding the partition (the node
-// does not verify: transaction.partition.verification.enable=false), as a client of before KIP-890 could after a
-// timeout. It returns the batch's producer id.
-func openHangingTxn(t *testing.T, ctx context.Context, cl *kgo.Client, txnID, topic string) int64 {
-	t.Helper()
-	ip := kmsg.NewPtrInitProducerIDRequest()
-	ip.TransactionalID, ip.TransactionTimeoutMillis = &txnID, 60000
-	var resp *kmsg.InitProducerIDResponse
-	testwait.For(t, 30*time.Second, "InitProducerId", func() error {
-		r, err := ip.RequestWith(ctx, cl)
-		if err == nil {
-			err = kerr.ErrorForCode(r.ErrorCode)
-		}
-		if err == nil {
-			resp = r
-		}
-		return err
-	})
-	h := record.NewBatchHeader()
-	now := time.Now().UnixMilli()
-	h.BaseTimestamp, h.MaxTimestamp = now, now
-	h.Attributes |= record.TransactionalAttributes
-	h.ProducerID, h.ProducerEpoch, h.BaseSequence = resp.ProducerID, resp.ProducerEpoch, 0
-	b, err := record.Build(h, []record.Record{{Value: []byte("hanging")}}, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	pr := kmsg.NewPtrProduceRequest()
-	pr.Version, pr.Acks, pr.TimeoutMillis, pr.TransactionID = 11, -1, 10000, &txnID
-	pt := kmsg.NewProduceRequestTopic()
-	pt.Topic = topic
-	pp := kmsg.NewProduceRequestTopicPartition()
-	pp.Records = b
-	pt.Partitions = append(pt.Partitions, pp)
-	pr.Topics = append(pr.Topics, pt)
-	presp, err := pr.RequestWith(ctx, cl)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := kerr.ErrorForCode(presp.Topics[0].Partitions[0].ErrorCode); err != nil {
-		t.Fatalf("transactional produce: %v", err)
-	}
-	return resp.ProducerID
-}
 
 // openTxn begins a transaction of txnID on topic and leaves it open.
 func openTxn(t *testing.T, ctx context.Context, addr, txnID, topic string) *kgo.Client {
@@ -98,7 +49,7 @@ func TestTransactionsPage(t *testing.T) {
 	openTxn(t, ctx, n.Addr, "tx-open", "orders")
 	cl, _ := kgo.NewClient(kgo.SeedBrokers(n.Addr))
 	defer cl.Close()
-	hangingPID := openHangingTxn(t, ctx, cl, "tx-hang", "hang")
+	hangingPID, _ := txntest.OpenHanging(t, ctx, cl, cl, "tx-hang", "hang")
 
 	ds, err := adm.DescribeTransactions(ctx, "tx-open", "tx-hang")
 	must(t, err == nil && ds["tx-open"].Err == nil, "DescribeTransactions: %v %v", err, ds)

@@ -8,12 +8,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
-	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"weir/internal/clustertest"
-	"weir/internal/record"
 	"weir/internal/testwait"
 )
 
@@ -59,53 +56,6 @@ func TxnTestClient(t *testing.T, addr string, opts ...kgo.Opt) *kgo.Client {
 	}
 	t.Cleanup(cl.Close)
 	return cl
-}
-
-// OpenHangingTxnVia is openHangingTxn with the transactional batch sent
-// through leader (topic-0's leader, in a cluster).
-func OpenHangingTxnVia(t *testing.T, ctx context.Context, cl *kgo.Client, leader kmsg.Requestor, txnID, topic string) (int64, int16) {
-	t.Helper()
-	ip := kmsg.NewPtrInitProducerIDRequest()
-	ip.TransactionalID, ip.TransactionTimeoutMillis = &txnID, 60000
-	var resp *kmsg.InitProducerIDResponse
-	for {
-		r, err := ip.RequestWith(ctx, cl)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := kerr.ErrorForCode(r.ErrorCode); err == nil {
-			resp = r
-			break
-		} else if !kerr.IsRetriable(err) || ctx.Err() != nil {
-			t.Fatalf("InitProducerId: %v", err)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	h := record.NewBatchHeader()
-	now := time.Now().UnixMilli()
-	h.BaseTimestamp, h.MaxTimestamp = now, now
-	h.Attributes |= record.TransactionalAttributes
-	h.ProducerID, h.ProducerEpoch, h.BaseSequence = resp.ProducerID, resp.ProducerEpoch, 0
-	b, err := record.Build(h, []record.Record{{Value: []byte("hanging")}}, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	pr := kmsg.NewPtrProduceRequest()
-	pr.Version, pr.Acks, pr.TimeoutMillis, pr.TransactionID = 11, -1, 10000, &txnID
-	pt := kmsg.NewProduceRequestTopic()
-	pt.Topic = topic
-	pp := kmsg.NewProduceRequestTopicPartition()
-	pp.Records = b
-	pt.Partitions = append(pt.Partitions, pp)
-	pr.Topics = append(pr.Topics, pt)
-	presp, err := pr.RequestWith(ctx, leader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := kerr.ErrorForCode(presp.Topics[0].Partitions[0].ErrorCode); err != nil {
-		t.Fatalf("transactional produce: %v", err)
-	}
-	return resp.ProducerID, resp.ProducerEpoch
 }
 
 // MatchLines checks out line by line against patterns (anchored regular

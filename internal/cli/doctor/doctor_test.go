@@ -25,6 +25,7 @@ import (
 	"weir/internal/cli/txns"
 	"weir/internal/clustertest"
 	"weir/internal/testwait"
+	"weir/internal/txntest"
 )
 
 // runDoctor runs weir doctor with --output json and returns its findings
@@ -134,7 +135,7 @@ func TestDoctorFindsEachMisconfiguration(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	clitest.OpenHangingTxnVia(t, ctx, cl, cl.Broker(1), "h", "hang")
+	txntest.OpenHanging(t, ctx, cl, cl.Broker(1), "h", "hang")
 
 	// stuck: a group whose committed offset stays while events grow;
 	// nocommit: a group with a member that commits nothing.

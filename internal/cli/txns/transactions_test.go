@@ -13,6 +13,7 @@ import (
 	"weir/internal/cli/clitest"
 	"weir/internal/cli/tool"
 	"weir/internal/servertest"
+	"weir/internal/txntest"
 )
 
 // tableRows splits a table printed by printTable into its cells.
@@ -34,7 +35,7 @@ func tableRows(out string) [][]string {
 // does not verify), as a client of before KIP-890 could after a timeout.
 func openHangingTxn(t *testing.T, ctx context.Context, cl *kgo.Client, txnID, topic string) (int64, int16) {
 	t.Helper()
-	return clitest.OpenHangingTxnVia(t, ctx, cl, cl, txnID, topic)
+	return txntest.OpenHanging(t, ctx, cl, cl, txnID, topic)
 }
 
 func TestTransactionsCommand(t *testing.T) {
