@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"net"
 	"os"
 	"path/filepath"
@@ -577,13 +578,19 @@ func partitionDir(n *servertest.Node, topic string, partition int32) string {
 	return filepath.Join(n.Dir, "logs", fmt.Sprintf("%s-%d", topic, partition))
 }
 
+// logFileSizes are the sizes of a partition's segment files. A new
+// partition's directory is made in the background (or by its first
+// write): until then it has no files.
 func logFileSizes(t testing.TB, dir string) map[string]int64 {
 	t.Helper()
+	sizes := map[string]int64{}
 	ents, err := os.ReadDir(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return sizes
+	}
 	if err != nil {
 		t.Fatalf("partition directory: %v", err)
 	}
-	sizes := map[string]int64{}
 	for _, e := range ents {
 		if !strings.HasSuffix(e.Name(), ".log") {
 			continue
