@@ -527,7 +527,12 @@ func incrementalAlter(ctx context.Context, tc *tool.Client, typ kmsg.ConfigResou
 		res.Configs = append(res.Configs, c)
 	}
 	req.Resources = append(req.Resources, res)
-	resp, err := req.RequestWith(ctx, tc.Kgo)
+	// A broker's loggers live on that broker: the request goes there.
+	var to kmsg.Requestor = tc.Kgo
+	if id, err := strconv.ParseInt(name, 10, 32); err == nil && typ == kmsg.ConfigResourceTypeBrokerLogger {
+		to = tc.Kgo.Broker(int(id))
+	}
+	resp, err := req.RequestWith(ctx, to)
 	if err != nil {
 		return err
 	}
