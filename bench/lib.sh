@@ -39,3 +39,29 @@ median() {
 		else printf f, (v[NR / 2] + v[NR / 2 + 1]) / 2
 	}'
 }
+
+# single_node_setup NAME: for a script that runs one broker at a time
+# (broker_pid). Makes $workdir (a temp dir removed at exit when it is
+# empty) with bin/ and logs/, makes it absolute, sets bin, stops
+# $broker_pid at exit, and builds weir into $bin.
+single_node_setup() {
+	local name=$1
+	trap_rm=""
+	if [[ -z $workdir ]]; then
+		workdir=$(mktemp -d "${TMPDIR:-/tmp}/$name.XXXXXX")
+		trap_rm=$workdir
+	fi
+	mkdir -p "$workdir/bin" "$workdir/logs"
+	workdir=$(cd "$workdir" && pwd)
+	bin=$workdir/bin
+	broker_pid=""
+	trap single_node_cleanup EXIT
+	trap 'exit 130' INT TERM
+	echo "$name: building weir into $bin"
+	(cd "$(dirname "${BASH_SOURCE[0]}")/.." && ${GO:-go} build -o "$bin/weir" ./cmd/weir) || die "building weir failed"
+}
+
+single_node_cleanup() {
+	if [[ -n $broker_pid ]]; then kill "$broker_pid" 2>/dev/null || true; wait "$broker_pid" 2>/dev/null || true; fi
+	if [[ -n $trap_rm ]]; then rm -rf "$trap_rm"; fi
+}

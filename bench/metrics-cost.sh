@@ -46,32 +46,12 @@ die() { echo "metrics-cost: $*" >&2; exit 1; }
 IFS=, read -r -a size_list <<<"$sizes"
 (( $(nproc) >= 2 )) || die "needs 2 cores: one for the broker, the rest for the client"
 
-repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-trap_rm=""
-if [[ -z $workdir ]]; then
-	workdir=$(mktemp -d "${TMPDIR:-/tmp}/metrics-cost.XXXXXX")
-	trap_rm=$workdir
-fi
-mkdir -p "$workdir/bin" "$workdir/logs"
-workdir=$(cd "$workdir" && pwd)
-bin=$workdir/bin
-results=$workdir/results.csv
-echo "size,metrics,round,mb_per_s,cpu_s,cpu_s_per_gb,series" >"$results"
-
-broker_pid=""
-cleanup() {
-	if [[ -n $broker_pid ]]; then kill "$broker_pid" 2>/dev/null || true; wait "$broker_pid" 2>/dev/null || true; fi
-	if [[ -n $trap_rm ]]; then rm -rf "$trap_rm"; fi
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
-
 # shellcheck source=bench/lib.sh
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
-
+single_node_setup metrics-cost
+results=$workdir/results.csv
+echo "size,metrics,round,mb_per_s,cpu_s,cpu_s_per_gb,series" >"$results"
 client_cores=1-$(( $(nproc) - 1 ))
-echo "metrics-cost: building weir into $bin"
-(cd "$repo" && ${GO:-go} build -o "$bin/weir" ./cmd/weir) || die "building weir failed"
 
 # run SIZE METRICS ROUND: one fresh node, one produce run; appends a row.
 run() {

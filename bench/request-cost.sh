@@ -72,31 +72,12 @@ wants() { [[ ",$loads," == *",$1,"* ]]; }
 (( $(nproc) >= 2 )) || die "needs 2 cores: one for the broker, the rest for the clients"
 
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-trap_rm=""
-if [[ -z $workdir ]]; then
-	workdir=$(mktemp -d "${TMPDIR:-/tmp}/request-cost.XXXXXX")
-	trap_rm=$workdir
-fi
-mkdir -p "$workdir/bin" "$workdir/logs"
-workdir=$(cd "$workdir" && pwd)
-bin=$workdir/bin
-results=$workdir/results.csv
-echo "load,system,rate,acks,requests,cpu_s,cpu_us_per_request,cpu_s_per_gb,p99_ms" >"$results"
-
-broker_pid=""
-cleanup() {
-	if [[ -n $broker_pid ]]; then kill "$broker_pid" 2>/dev/null || true; wait "$broker_pid" 2>/dev/null || true; fi
-	if [[ -n $trap_rm ]]; then rm -rf "$trap_rm"; fi
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
-
 # shellcheck source=bench/lib.sh
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
-
+single_node_setup request-cost
+results=$workdir/results.csv
+echo "load,system,rate,acks,requests,cpu_s,cpu_us_per_request,cpu_s_per_gb,p99_ms" >"$results"
 client_cores=1-$(( $(nproc) - 1 ))
-echo "request-cost: building weir into $bin"
-(cd "$repo" && ${GO:-go} build -o "$bin/weir" ./cmd/weir) || die "building weir failed"
 java=${JAVA:-java}
 if [[ " ${system_list[*]} " == *" kafka "* ]]; then
 	echo "request-cost: resolving Apache Kafka 4.4.0 with Maven (bench/kafka/pom.xml)"
